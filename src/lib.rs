@@ -1,0 +1,16 @@
+//! boinc-core: the pure, deterministic scheduling core of boinc-rs.
+//!
+//! Everything here is a function of a snapshot of the client state and the time `now`
+//! (plus a random source where a policy is randomised): no clock, no I/O, no threads.
+//! The emulator, the actors and the host service all call these same functions.
+
+#![warn(missing_docs)]
+
+pub mod model;
+pub mod policy;
+pub mod rr_sim;
+
+pub use policy::Policy;
+
+/// Time in seconds since the Unix epoch (wall or virtual), as BOINC keeps it.
+pub type Time = f64;

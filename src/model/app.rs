@@ -1,0 +1,92 @@
+//! Apps and app versions (seed 000 notes 1–2): an app version says how many CPUs and
+//! which coprocessor instances its jobs use, and how fast it runs.
+
+use super::ids::{AppId, ProjectId};
+use super::resource::ResourceType;
+use serde::{Deserialize, Serialize};
+
+/// An application of a project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct App {
+    /// The project the app belongs to.
+    pub project: ProjectId,
+    /// Short name (`<name>`).
+    pub name: String,
+    /// Don't run more than this many of its jobs at once (`None`: no limit).
+    pub max_concurrent: Option<u32>,
+    /// The app barely uses the CPU; its jobs always run.
+    pub non_cpu_intensive: bool,
+    /// How an emulated project generates this app's jobs (emulator scenarios only).
+    pub emulation: Option<AppEmulation>,
+}
+
+/// The BOINC client emulator's per-app tags (`<latency_bound>`, `<fpops_est>`,
+/// `<fpops><mean><std_dev>`, `<weight>`, `<checkpoint_period>`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AppEmulation {
+    /// Deadline = time sent + this, seconds.
+    pub latency_bound: f64,
+    /// The flops estimate the server sends with each job.
+    pub fpops_est: f64,
+    /// Mean of the jobs' true flops.
+    pub fpops_mean: f64,
+    /// Standard deviation of the jobs' true flops.
+    pub fpops_std_dev: f64,
+    /// Relative probability this app is chosen for a new job.
+    pub weight: f64,
+    /// The app checkpoints every this many seconds of running (0: never).
+    pub checkpoint_period: f64,
+}
+
+/// What one job of an app version occupies (seed 003: "some number (possibly
+/// fractional) of CPUs, and some number of instances of a particular coprocessor type").
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ResourceUsage {
+    /// CPUs used (1 for a plain app, N for a multithread app, a fraction for a GPU app).
+    pub avg_ncpus: f64,
+    /// The coprocessor type and instances used (0.5 = half a GPU), if any.
+    pub coprocessor: Option<(ResourceType, f64)>,
+}
+
+impl ResourceUsage {
+    /// The resource the job is scheduled on: its coprocessor if it has one, else the CPU.
+    pub fn main_resource(&self) -> ResourceType {
+        self.coprocessor.map_or(ResourceType::Cpu, |(r, _)| r)
+    }
+
+    /// Instances of the main resource used.
+    pub fn main_usage(&self) -> f64 {
+        self.coprocessor.map_or(self.avg_ncpus, |(_, n)| n)
+    }
+
+    /// Instances of `resource` used.
+    pub fn usage_of(&self, resource: ResourceType) -> f64 {
+        match (resource, self.coprocessor) {
+            (ResourceType::Cpu, _) => self.avg_ncpus,
+            (r, Some((c, n))) if r == c => n,
+            _ => 0.0,
+        }
+    }
+
+    /// Whether this is a multithread CPU job (more than one CPU, no coprocessor).
+    pub fn is_multithread(&self) -> bool {
+        self.coprocessor.is_none() && self.avg_ncpus > 1.0
+    }
+}
+
+/// A version of an app for one platform and plan class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppVersion {
+    /// The project.
+    pub project: ProjectId,
+    /// The app.
+    pub app: AppId,
+    /// Version number.
+    pub version_num: u32,
+    /// Plan class (`mt`, `cuda`, …; empty for plain CPU).
+    pub plan_class: String,
+    /// What each of its jobs occupies.
+    pub usage: ResourceUsage,
+    /// Estimated flops of one job running on it (seed 000 note 1).
+    pub flops: f64,
+}

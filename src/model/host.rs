@@ -1,0 +1,97 @@
+//! The host: CPUs, coprocessors, memory, disk, and the time statistics the estimates of
+//! seed 000 ("Normalized CPU time": on-fraction, active-fraction) are made from.
+
+use super::resource::{Coprocessor, ResourceMap, ResourceType};
+use serde::{Deserialize, Serialize};
+
+/// What the client knows about the machine it runs on (`<host_info>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    /// Logical CPUs (counting hyperthreads), `<p_ncpus>`.
+    pub p_ncpus: u32,
+    /// Benchmarked floating-point speed of one CPU, flops (`<p_fpops>`).
+    pub p_fpops: f64,
+    /// Physical memory, bytes (`<m_nbytes>`).
+    pub m_nbytes: f64,
+    /// Swap, bytes (`<m_swap>`).
+    pub m_swap: f64,
+    /// Size of the disk holding the data directory, bytes (`<d_total>`).
+    pub d_total: f64,
+    /// Free space on that disk, bytes (`<d_free>`).
+    pub d_free: f64,
+    /// Coprocessors by type; `None` where the host has none of that type.
+    pub coprocessors: ResourceMap<Option<Coprocessor>>,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Host {
+            p_ncpus: 1,
+            p_fpops: 1e9,
+            m_nbytes: 0.0,
+            m_swap: 0.0,
+            d_total: 0.0,
+            d_free: 0.0,
+            coprocessors: ResourceMap::default(),
+        }
+    }
+}
+
+impl Host {
+    /// Number of instances of a processing resource the hardware has (CPU: `p_ncpus`).
+    pub fn hardware_instances(&self, resource: ResourceType) -> u32 {
+        match resource {
+            ResourceType::Cpu => self.p_ncpus,
+            gpu => self.coprocessors[gpu].as_ref().map_or(0, |c| c.count),
+        }
+    }
+
+    /// Flops one instance of the resource delivers to a real app.
+    pub fn instance_flops(&self, resource: ResourceType) -> f64 {
+        match resource {
+            ResourceType::Cpu => self.p_fpops,
+            gpu => self.coprocessors[gpu].as_ref().map_or(0.0, Coprocessor::effective_flops),
+        }
+    }
+
+    /// Speed of one instance relative to one CPU: the weight seed 003 gives a resource's
+    /// instance-seconds when debts of different resources are added up.
+    pub fn relative_speed(&self, resource: ResourceType) -> f64 {
+        if self.p_fpops > 0.0 { self.instance_flops(resource) / self.p_fpops } else { 1.0 }
+    }
+}
+
+/// Long-run fractions of time the client runs and may compute (`<time_stats>`), used to
+/// turn processing time into wall time (seed 000 "Normalized CPU time", note 5).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimeStats {
+    /// Fraction of time the client is running at all.
+    pub on_frac: f64,
+    /// Fraction of that time the host is connected to the network (negative: unknown).
+    pub connected_frac: f64,
+    /// Fraction of running time computation is allowed.
+    pub active_frac: f64,
+    /// Fraction of running time GPU computation is allowed.
+    pub gpu_active_frac: f64,
+}
+
+impl Default for TimeStats {
+    fn default() -> Self {
+        TimeStats { on_frac: 1.0, connected_frac: 1.0, active_frac: 1.0, gpu_active_frac: 1.0 }
+    }
+}
+
+impl TimeStats {
+    /// Fraction of wall time one instance of `resource` actually computes. BOINC's
+    /// `gpu_active_frac` already includes `active_frac`'s suspensions.
+    pub fn available_frac(&self, resource: ResourceType) -> f64 {
+        let on = self.on_frac.clamp(0.0, 1.0);
+        let frac = if resource.is_gpu() {
+            on * self.gpu_active_frac.clamp(0.0, 1.0)
+        } else {
+            on * self.active_frac.clamp(0.0, 1.0)
+        };
+        // A zero fraction would make every estimate infinite; BOINC floors it the same way.
+        frac.max(0.01)
+    }
+}

@@ -1,0 +1,177 @@
+//! Jobs (BOINC's "results") and their active tasks: what the estimates of seed 000 notes
+//! 3–5 and the scheduling and enforcement policies read and change.
+
+use super::ids::{AppVersionId, ProjectId, WorkunitId};
+use crate::Time;
+use serde::{Deserialize, Serialize};
+
+/// Where a job is in its life (BOINC's result `<state>` numbering, 0–7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum JobState {
+    /// Received, input download not started (0).
+    New,
+    /// Input files downloading (1).
+    FilesDownloading,
+    /// Input present: the job can compute (2).
+    FilesDownloaded,
+    /// The computation failed (3).
+    ComputeError,
+    /// Output files uploading (4).
+    FilesUploading,
+    /// Output uploaded: ready to report (5).
+    FilesUploaded,
+    /// Aborted by the user or the project (6).
+    Aborted,
+    /// An output upload failed for good (7).
+    UploadFailed,
+}
+
+impl JobState {
+    /// The state from BOINC's number; `None` for a number BOINC doesn't define.
+    pub fn from_code(code: i64) -> Option<JobState> {
+        Some(match code {
+            0 => JobState::New,
+            1 => JobState::FilesDownloading,
+            2 => JobState::FilesDownloaded,
+            3 => JobState::ComputeError,
+            4 => JobState::FilesUploading,
+            5 => JobState::FilesUploaded,
+            6 => JobState::Aborted,
+            7 => JobState::UploadFailed,
+            _ => return None,
+        })
+    }
+
+    /// BOINC's number for the state.
+    pub fn code(self) -> i64 {
+        match self {
+            JobState::New => 0,
+            JobState::FilesDownloading => 1,
+            JobState::FilesDownloaded => 2,
+            JobState::ComputeError => 3,
+            JobState::FilesUploading => 4,
+            JobState::FilesUploaded => 5,
+            JobState::Aborted => 6,
+            JobState::UploadFailed => 7,
+        }
+    }
+
+    /// Whether computing is over (successfully or not).
+    pub fn computing_done(self) -> bool {
+        !matches!(self, JobState::New | JobState::FilesDownloading | JobState::FilesDownloaded)
+    }
+}
+
+/// Whether a task holds its processing resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SchedulerState {
+    /// Has a slot but has never been started, or was quit.
+    Uninitialized,
+    /// Running now.
+    Running,
+    /// Suspended (kept in memory) or quit after a checkpoint.
+    Preempted,
+}
+
+/// A job that has started at some point: it has a slot directory (seed 001 "active").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActiveTask {
+    /// Running or preempted.
+    pub scheduler_state: SchedulerState,
+    /// Wall time the task has run, seconds (seed 000 note 3: estimates use elapsed time).
+    pub elapsed_time: f64,
+    /// CPU time the task has used, seconds.
+    pub current_cpu_time: f64,
+    /// Fraction done the app last reported (0–1).
+    pub fraction_done: f64,
+    /// Elapsed time at the task's last checkpoint: what survives a quit.
+    pub checkpoint_elapsed_time: f64,
+    /// CPU time at the last checkpoint.
+    pub checkpoint_cpu_time: f64,
+    /// Wall-clock time of the last checkpoint (0: none yet).
+    pub checkpoint_wall_time: Time,
+    /// When the current run episode started (the step 6 hysteresis of seed 000 asks
+    /// whether it has run less than a scheduling period).
+    pub run_start_time: Time,
+    /// Resident memory of the task, bytes (0: unknown).
+    pub working_set_size: f64,
+    /// The task has run in EDF mode at some time.
+    pub once_ran_edf: bool,
+    /// Slot directory number.
+    pub slot: u32,
+}
+
+impl ActiveTask {
+    /// A task that is about to start for the first time.
+    pub fn new(slot: u32) -> Self {
+        ActiveTask {
+            scheduler_state: SchedulerState::Uninitialized,
+            elapsed_time: 0.0,
+            current_cpu_time: 0.0,
+            fraction_done: 0.0,
+            checkpoint_elapsed_time: 0.0,
+            checkpoint_cpu_time: 0.0,
+            checkpoint_wall_time: 0.0,
+            run_start_time: 0.0,
+            working_set_size: 0.0,
+            once_ran_edf: false,
+            slot,
+        }
+    }
+
+    /// Whether the task holds its resources now.
+    pub fn is_running(&self) -> bool {
+        self.scheduler_state == SchedulerState::Running
+    }
+
+    /// Elapsed time that would be lost if the task were quit now.
+    pub fn time_since_checkpoint(&self) -> f64 {
+        (self.elapsed_time - self.checkpoint_elapsed_time).max(0.0)
+    }
+}
+
+/// One job (BOINC's result): an instance of a workunit the client must compute and report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// The project.
+    pub project: ProjectId,
+    /// Name, unique within the project.
+    pub name: String,
+    /// The workunit it computes.
+    pub workunit: WorkunitId,
+    /// The app version it runs with (`None`: the state named a version we don't have;
+    /// such a job is never runnable).
+    pub app_version: Option<AppVersionId>,
+    /// When the client received it.
+    pub received_time: Time,
+    /// When it must be reported.
+    pub report_deadline: Time,
+    /// Life-cycle state.
+    pub state: JobState,
+    /// The user suspended this job.
+    pub suspended: bool,
+    /// Computing finished and outputs uploaded: report at the next RPC.
+    pub ready_to_report: bool,
+    /// The server acknowledged the report: the job can be forgotten.
+    pub got_server_ack: bool,
+    /// When computing finished (0: not yet).
+    pub completed_time: Time,
+    /// Elapsed time of the finished computation.
+    pub final_elapsed_time: f64,
+    /// Exit status of the app (for finished jobs).
+    pub exit_status: i32,
+    /// The task, if it has started.
+    pub task: Option<ActiveTask>,
+}
+
+impl Job {
+    /// Whether the job's task is running now.
+    pub fn is_running(&self) -> bool {
+        self.task.as_ref().is_some_and(ActiveTask::is_running)
+    }
+
+    /// Elapsed time so far (0 for a job never started).
+    pub fn elapsed_time(&self) -> f64 {
+        self.task.as_ref().map_or(0.0, |t| t.elapsed_time)
+    }
+}

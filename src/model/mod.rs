@@ -1,0 +1,25 @@
+//! The client's data model (seed 000 "Concepts and terms", seed 003 "Terminology"):
+//! host and processing resources, projects, apps, app versions, workunits, jobs, files,
+//! preferences, and the result and project predicates the policies are written in.
+
+mod app;
+mod client_state;
+mod host;
+mod ids;
+mod job;
+mod predicates;
+mod prefs;
+mod project;
+mod resource;
+mod workunit;
+
+pub use app::{App, AppEmulation, AppVersion, ResourceUsage};
+pub use client_state::{ClientState, RunMode};
+pub use host::{Host, TimeStats};
+pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
+pub use job::{ActiveTask, Job, JobState, SchedulerState};
+pub use predicates::ProjectFacts;
+pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
+pub use project::{Project, ProjectResource};
+pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
+pub use workunit::{FileInfo, FileStatus, Workunit};

@@ -1,0 +1,157 @@
+//! The result and project predicates of seed 000 ("Result states", "Project states"):
+//! runnable, nearly runnable, downloading, fetchable, latency-limited, potentially
+//! runnable, and overworked (seed 000 "Work-fetch policy").
+//!
+//! Project predicates need facts about all of a project's jobs; [`ProjectFacts`] gathers
+//! them in one pass over the jobs so a decision never rescans the job list per project.
+
+use super::client_state::ClientState;
+use super::ids::{JobId, ProjectId};
+use super::job::{Job, JobState};
+use super::resource::{ResourceMap, ResourceType};
+use crate::Time;
+use serde::Serialize;
+
+impl ClientState {
+    /// Whether any input file of the job waits for a deferred (retrying) download.
+    fn job_has_deferred_input(&self, job: &Job) -> bool {
+        self.workunit(job.workunit).input_files.iter().any(|&f| self.file(f).transfer_deferred)
+    }
+
+    fn job_not_suspended(&self, job: &Job) -> bool {
+        !job.suspended && !self.project(job.project).suspended
+    }
+
+    /// Seed 000: R is runnable if neither R nor its project is suspended, its input files
+    /// are downloaded and it hasn't finished computing. A job without a known app version
+    /// can never run.
+    pub fn job_runnable(&self, id: JobId) -> bool {
+        let job = self.job(id);
+        job.app_version.is_some()
+            && self.job_not_suspended(job)
+            && job.state == JobState::FilesDownloaded
+    }
+
+    /// Seed 000: R is nearly runnable if neither R nor its project is suspended, none of
+    /// its input files is in a "download deferred" state, and it hasn't finished computing.
+    pub fn job_nearly_runnable(&self, id: JobId) -> bool {
+        let job = self.job(id);
+        job.app_version.is_some()
+            && self.job_not_suspended(job)
+            && !job.state.computing_done()
+            && !self.job_has_deferred_input(job)
+    }
+
+    /// Whether the job's input is still downloading with no deferred transfer.
+    pub fn job_downloading(&self, id: JobId) -> bool {
+        let job = self.job(id);
+        self.job_not_suspended(job)
+            && matches!(job.state, JobState::New | JobState::FilesDownloading)
+            && !self.job_has_deferred_input(job)
+    }
+
+    /// The project's overall long-term debt: the per-resource debts weighted by the speed
+    /// of each resource (seed 003 "overall LTD"), in CPU-seconds.
+    pub fn overall_long_term_debt(&self, id: ProjectId) -> f64 {
+        let project = self.project(id);
+        ResourceType::ALL
+            .into_iter()
+            .filter(|&r| self.instances(r) > 0)
+            .map(|r| project.resources[r].long_term_debt * self.host.relative_speed(r))
+            .sum()
+    }
+
+    /// Seed 000: P is overworked if its long-term debt is below minus the scheduling
+    /// period (it ran in EDF mode beyond its share).
+    pub fn project_overworked(&self, id: ProjectId) -> bool {
+        self.overall_long_term_debt(id) < -self.prefs.scheduling_period()
+    }
+
+    /// Seed 000: P is latency-limited if its last reply said "no work because of
+    /// deadlines" and the reply's requested delay has not elapsed.
+    pub fn project_latency_limited(&self, id: ProjectId, now: Time) -> bool {
+        self.project(id).latency_limited_until.is_some_and(|until| now < until)
+    }
+
+    /// Seed 000: P is fetchable if it is not suspended, not deferred (min_rpc_time
+    /// passed), has no no-new-work flag, is not overworked and no master fetch is pending.
+    pub fn project_fetchable(&self, id: ProjectId, now: Time) -> bool {
+        let p = self.project(id);
+        !p.suspended
+            && p.min_rpc_time <= now
+            && !p.dont_request_more_work
+            && !p.master_fetch_pending
+            && !self.project_overworked(id)
+    }
+}
+
+/// Per-project facts gathered in one pass over the jobs, from which the project states of
+/// seed 000 follow.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProjectFacts {
+    /// Runnable jobs per main resource.
+    pub runnable: ResourceMap<u32>,
+    /// Nearly runnable jobs per main resource.
+    pub nearly_runnable: ResourceMap<u32>,
+    /// Jobs whose input is downloading (no deferred transfer).
+    pub downloading: u32,
+    /// Jobs computed and waiting to be reported.
+    pub ready_to_report: u32,
+}
+
+impl ProjectFacts {
+    /// The facts of every project, indexed by project id.
+    pub fn gather(state: &ClientState) -> Vec<ProjectFacts> {
+        let mut facts = vec![ProjectFacts::default(); state.projects.len()];
+        for id in state.job_ids() {
+            let job = state.job(id);
+            let f = &mut facts[job.project.index()];
+            if job.ready_to_report && !job.got_server_ack {
+                f.ready_to_report += 1;
+            }
+            let Some(av) = job.app_version else { continue };
+            let resource = state.app_version(av).usage.main_resource();
+            if state.job_runnable(id) {
+                f.runnable[resource] += 1;
+            }
+            if state.job_nearly_runnable(id) {
+                f.nearly_runnable[resource] += 1;
+            }
+            if state.job_downloading(id) {
+                f.downloading += 1;
+            }
+        }
+        facts
+    }
+
+    /// Seed 000: P is runnable if it has at least one runnable result.
+    pub fn runnable(&self) -> bool {
+        self.runnable.0.iter().any(|&n| n > 0)
+    }
+
+    /// Seed 000: P is downloading if it has a result whose files are being downloaded
+    /// with none deferred (the project's suspension is folded into the job facts).
+    pub fn is_downloading(&self) -> bool {
+        self.downloading > 0
+    }
+}
+
+impl ClientState {
+    /// Seed 000: P is potentially runnable if it is runnable, downloading, fetchable,
+    /// overworked or latency-limited: as far as the client knows, it could do work for P.
+    pub fn project_potentially_runnable(
+        &self,
+        id: ProjectId,
+        facts: &ProjectFacts,
+        now: Time,
+    ) -> bool {
+        if self.project(id).suspended {
+            return false;
+        }
+        facts.runnable()
+            || facts.is_downloading()
+            || self.project_fetchable(id, now)
+            || self.project_overworked(id)
+            || self.project_latency_limited(id, now)
+    }
+}

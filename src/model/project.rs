@@ -1,0 +1,111 @@
+//! Projects and the per-project state the policies keep: debts (seed 000, 003), the
+//! per-resource work-fetch state (seed 003 "PRSC_PROJECT_DATA"), RPC timing (seed 002)
+//! and recent estimated credit (modern BOINC).
+
+use super::resource::ResourceMap;
+use crate::Time;
+use serde::{Deserialize, Serialize};
+
+/// One attached project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Project {
+    /// Human-readable name (`<project_name>`); keys the project in `explain` output.
+    pub name: String,
+    /// The project's master URL, its identity.
+    pub master_url: String,
+    /// Scheduler URLs from the master page.
+    pub scheduler_urls: Vec<String>,
+    /// Resource share (relative weight, ≥ 0).
+    pub resource_share: f64,
+    /// Suspended by the user: no computation, no fetch.
+    pub suspended: bool,
+    /// "No new tasks": the user asked not to fetch work.
+    pub dont_request_more_work: bool,
+    /// A fetch of the master page is pending (seed 002, after repeated RPC failures).
+    pub master_fetch_pending: bool,
+    /// Earliest time of the next scheduler RPC (seed 002 "Minimum RPC time").
+    pub min_rpc_time: Time,
+    /// Consecutive failed scheduler RPCs.
+    pub nrpc_failures: u32,
+    /// Consecutive failed master-page fetches.
+    pub master_fetch_failures: u32,
+    /// Time of the last scheduler RPC (0: never).
+    pub last_rpc_time: Time,
+    /// The user or the project asked for an RPC at the next opportunity.
+    pub sched_rpc_pending: bool,
+    /// The project's apps don't use the CPU intensively (no scheduling, fetch by presence).
+    pub non_cpu_intensive: bool,
+    /// The last reply said "no work because of deadlines" and its delay lasts until this
+    /// time (seed 000 "latency-limited"); `None` when not latency-limited.
+    pub latency_limited_until: Option<Time>,
+    /// Duration correction factor (seed 000 note 3), per project as in BOINC.
+    pub duration_correction_factor: f64,
+    /// Short-term debt, seconds (seed 000): owed processing, for the CPU scheduler.
+    pub short_term_debt: f64,
+    /// Per-resource state for work fetch (seed 003).
+    pub resources: ResourceMap<ProjectResource>,
+    /// Recent estimated credit (peak-flops-seconds, decaying) for the `rec` policy.
+    pub rec: f64,
+    /// When `rec` was last brought up to date.
+    pub rec_time: Time,
+    /// Exponentially averaged processing time (seed 002 "Resource debt").
+    pub exp_avg_cpu: f64,
+    /// When `exp_avg_cpu` was last updated.
+    pub exp_avg_time: Time,
+    /// Failed computations in a row, for the app-failure backoff of seed 002.
+    pub app_failures: u32,
+}
+
+impl Project {
+    /// A project with BOINC's initial values and the given identity and share.
+    pub fn new(
+        name: impl Into<String>,
+        master_url: impl Into<String>,
+        resource_share: f64,
+    ) -> Self {
+        Project {
+            name: name.into(),
+            master_url: master_url.into(),
+            scheduler_urls: Vec::new(),
+            resource_share,
+            suspended: false,
+            dont_request_more_work: false,
+            master_fetch_pending: false,
+            min_rpc_time: 0.0,
+            nrpc_failures: 0,
+            master_fetch_failures: 0,
+            last_rpc_time: 0.0,
+            sched_rpc_pending: false,
+            non_cpu_intensive: false,
+            latency_limited_until: None,
+            duration_correction_factor: 1.0,
+            short_term_debt: 0.0,
+            resources: ResourceMap::default(),
+            rec: 0.0,
+            rec_time: 0.0,
+            exp_avg_cpu: 0.0,
+            exp_avg_time: 0.0,
+            app_failures: 0,
+        }
+    }
+}
+
+/// A project's state for one processing resource (seed 003 "PRSC_PROJECT_DATA" plus the
+/// per-resource long-term debt and the accumulate-debt flag D(P, R)).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProjectResource {
+    /// Long-term debt for this resource, instance-seconds (seed 003 "P.R.LTD").
+    pub long_term_debt: f64,
+    /// D(P, R): whether the project accumulates debt for this resource, i.e. it is
+    /// likely to supply a job of this type if asked.
+    pub accumulate_debt: bool,
+    /// Don't ask for this resource's work before this time.
+    pub backoff_time: Time,
+    /// The current backoff interval, doubled on each empty reply up to the limit.
+    pub backoff_interval: f64,
+    /// The project said it has no app for this resource (`<no_rsc_apps>`, or an app
+    /// list without one): never ask it for this resource's work.
+    pub no_apps: bool,
+    /// The project has an app version for this resource (it has sent one).
+    pub has_app_version: bool,
+}

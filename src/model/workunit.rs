@@ -1,0 +1,75 @@
+//! Workunits and files (seed 000 note 2: the flops estimate lives on the workunit; seed
+//! 004: files are what disk usage is made of).
+
+use super::ids::{AppId, FileId, ProjectId};
+use crate::Time;
+use serde::{Deserialize, Serialize};
+
+/// The input side of a job: what to compute and the bounds on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workunit {
+    /// The project.
+    pub project: ProjectId,
+    /// Name, unique within the project.
+    pub name: String,
+    /// The app.
+    pub app: AppId,
+    /// Estimated flops (`<rsc_fpops_est>`).
+    pub rsc_fpops_est: f64,
+    /// Flops after which the job is aborted (`<rsc_fpops_bound>`).
+    pub rsc_fpops_bound: f64,
+    /// Memory bound, bytes.
+    pub rsc_memory_bound: f64,
+    /// Disk bound, bytes.
+    pub rsc_disk_bound: f64,
+    /// Input files.
+    pub input_files: Vec<FileId>,
+}
+
+/// Where a file stands (BOINC's `<status>`; negative values are errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FileStatus {
+    /// Not yet downloaded (or output not yet produced).
+    NotPresent,
+    /// Present and verified.
+    Present,
+    /// Download or upload failed; the file is unusable.
+    Error(i32),
+}
+
+/// A file a project asked the client to hold (`<file_info>` / `<file>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileInfo {
+    /// The project.
+    pub project: ProjectId,
+    /// File name, unique within the project.
+    pub name: String,
+    /// Size in bytes (0 when not known yet).
+    pub nbytes: f64,
+    /// Largest size allowed for an output file (0: no limit).
+    pub max_nbytes: f64,
+    /// Expected MD5 of the content, hex.
+    pub md5_cksum: String,
+    /// Download/upload state.
+    pub status: FileStatus,
+    /// The file is an executable (must carry a signature).
+    pub executable: bool,
+    /// Keep the file after its jobs are gone (seed 004 "sticky").
+    pub sticky: bool,
+    /// Produced by a job, to be uploaded.
+    pub upload_when_present: bool,
+    /// Upload finished.
+    pub uploaded: bool,
+    /// A transfer failed temporarily and is waiting to be retried (seed 000 "deferred").
+    pub transfer_deferred: bool,
+    /// Download URLs.
+    pub download_urls: Vec<String>,
+    /// Upload URLs.
+    pub upload_urls: Vec<String>,
+    /// Deletion priority from the project's template (seed 004).
+    pub priority: Option<i32>,
+    /// Expiry in days from the project's template (seed 004).
+    pub exp_days: Option<f64>,
+    /// When the download finished (seed 004 ordering); 0 when unknown.
+    pub download_time: Time,
+}
