@@ -6,9 +6,16 @@
 
 #![warn(missing_docs)]
 
+pub mod accounting;
+pub mod cpu_sched;
+pub mod enforce;
+pub mod estimate;
 pub mod model;
 pub mod policy;
+pub mod protocol;
+pub mod rpc_policy;
 pub mod rr_sim;
+pub mod work_fetch;
 
 pub use policy::Policy;
 

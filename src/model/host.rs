@@ -73,11 +73,28 @@ pub struct TimeStats {
     pub active_frac: f64,
     /// Fraction of running time GPU computation is allowed.
     pub gpu_active_frac: f64,
+    /// Emulator scenarios: mean length of an "on" period, seconds (`<on_lambda>`).
+    pub on_lambda: Option<f64>,
+    /// Emulator scenarios: mean length of a "connected" period (`<connected_lambda>`).
+    pub connected_lambda: Option<f64>,
+    /// Emulator scenarios: mean length of an "active" period (`<active_lambda>`).
+    pub active_lambda: Option<f64>,
+    /// Emulator scenarios: mean length of a "GPU active" period (`<gpu_active_lambda>`).
+    pub gpu_active_lambda: Option<f64>,
 }
 
 impl Default for TimeStats {
     fn default() -> Self {
-        TimeStats { on_frac: 1.0, connected_frac: 1.0, active_frac: 1.0, gpu_active_frac: 1.0 }
+        TimeStats {
+            on_frac: 1.0,
+            connected_frac: 1.0,
+            active_frac: 1.0,
+            gpu_active_frac: 1.0,
+            on_lambda: None,
+            connected_lambda: None,
+            active_lambda: None,
+            gpu_active_lambda: None,
+        }
     }
 }
 

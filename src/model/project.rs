@@ -54,6 +54,18 @@ pub struct Project {
     pub exp_avg_time: Time,
     /// Failed computations in a row, for the app-failure backoff of seed 002.
     pub app_failures: u32,
+    /// Emulator scenarios only: the project's server is up this fraction of the time.
+    pub availability: Option<Availability>,
+}
+
+/// An emulated project server's up/down process (`<available><frac><lambda>`): up a
+/// fraction `frac` of the time, in periods whose mean length is `lambda` seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Availability {
+    /// Long-run fraction of time the server is up.
+    pub frac: f64,
+    /// Mean length of an up period, seconds.
+    pub lambda: f64,
 }
 
 impl Project {
@@ -86,6 +98,7 @@ impl Project {
             exp_avg_cpu: 0.0,
             exp_avg_time: 0.0,
             app_failures: 0,
+            availability: None,
         }
     }
 }

@@ -1,0 +1,1 @@
+//! Per-resource long-term debt weighted by resource speed (seed 003 "Long-term debt").

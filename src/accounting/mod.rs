@@ -1,0 +1,7 @@
+//! Debt and credit accounting: short-term debt for the CPU scheduler (seed 000, 001),
+//! per-resource long-term debt for work fetch (seed 003), and recent estimated credit
+//! for the `rec` policy (modern BOINC).
+
+pub mod long_term_debt;
+pub mod rec;
+pub mod short_term_debt;

@@ -1,0 +1,1 @@
+//! CPU scheduling policy (seed 000 "CPU scheduling policy", seed 001).

@@ -1,0 +1,1 @@
+//! CPU schedule enforcement (seed 000 "CPU schedule enforcement").

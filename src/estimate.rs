@@ -1,0 +1,1 @@
+//! Duration estimates (seed 000 notes 1-5).

@@ -1,0 +1,1 @@
+//! Scheduler RPC timing and retry policy (seed 002).
