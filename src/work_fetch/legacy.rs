@@ -123,3 +123,114 @@ pub(crate) fn choose_legacy(
         None => (None, FetchReason::NoFetchableProject(ResourceType::Cpu)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        ActiveTask, AppId, AppVersion, AppVersionId, JobState, Project, ProjectId, ResourceUsage,
+        Workunit, WorkunitId,
+    };
+
+    /// Adds a CPU job of `cpu_seconds` (on a 1 GFLOPS CPU) with a deadline.
+    fn add_job(state: &mut ClientState, project: u32, cpu_seconds: f64, deadline: f64) {
+        let wu = WorkunitId::from_index(state.workunits.len());
+        state.workunits.push(Workunit {
+            project: ProjectId(project),
+            name: format!("wu{}", wu.0),
+            app: AppId(0),
+            rsc_fpops_est: cpu_seconds * 1e9,
+            rsc_fpops_bound: cpu_seconds * 1e10,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            input_files: Vec::new(),
+        });
+        state.jobs.push(Job {
+            project: ProjectId(project),
+            name: format!("job{}", wu.0),
+            workunit: wu,
+            app_version: Some(AppVersionId(project)),
+            received_time: 0.0,
+            report_deadline: deadline,
+            state: JobState::FilesDownloaded,
+            suspended: false,
+            ready_to_report: false,
+            got_server_ack: false,
+            completed_time: 0.0,
+            final_elapsed_time: 0.0,
+            exit_status: 0,
+            task: None,
+        });
+    }
+
+    fn state(ncpus: u32, shares: &[f64]) -> ClientState {
+        let mut state = ClientState::default();
+        state.host.p_ncpus = ncpus;
+        state.host.p_fpops = 1e9;
+        for (i, &share) in shares.iter().enumerate() {
+            let id = ProjectId::from_index(i);
+            state.projects.push(Project::new(format!("p{i}"), format!("http://p{i}/"), share));
+            state.app_versions.push(AppVersion {
+                project: id,
+                app: AppId(0),
+                version_num: 1,
+                plan_class: String::new(),
+                usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
+                flops: 1e9,
+            });
+        }
+        state
+    }
+
+    /// Seed 001 worked through: 2 CPUs, equal shares, T = 0.1 day = 8640 s, so each
+    /// project processes at 1 CPU-second per second and needs min_results = 1.
+    #[test]
+    fn ettprc_example() {
+        let mut state = state(2, &[1.0, 1.0]);
+        add_job(&mut state, 0, 3600.0, 5e4);
+        add_job(&mut state, 0, 1800.0, 9e4);
+        let legacy = legacy_work_requests(&state);
+        let t = 8640.0;
+        // P0: ETTPRC(P0, 0) = 5400 < T: NEED_WORK, asks (2T − 5400) × 1.
+        assert_eq!(legacy.time_to_starvation[0], 5400.0);
+        assert_eq!(legacy.work_request[0], 2.0 * t - 5400.0);
+        // P1 has nothing: starved now.
+        assert_eq!(legacy.time_to_starvation[1], 0.0);
+        assert_eq!(legacy.work_request[1], 2.0 * t);
+        assert_eq!(legacy.urgency, Urgency::NeedWorkImmediately);
+
+        // P1 gets a long job: nobody starves within T and nobody asks.
+        add_job(&mut state, 1, 20_000.0, 9e4);
+        add_job(&mut state, 0, 20_000.0, 9e4);
+        let legacy = legacy_work_requests(&state);
+        assert_eq!(legacy.urgency, Urgency::DontNeedWork);
+        assert_eq!(legacy.work_request, vec![0.0, 0.0]);
+    }
+
+    /// With 4 CPUs and equal shares each project needs 2 jobs, so ETTPRC skips the job
+    /// with the latest deadline; a half-done job counts half.
+    #[test]
+    fn ettprc_skips_latest_deadlines_and_counts_progress() {
+        let mut state = state(4, &[1.0, 1.0]);
+        add_job(&mut state, 0, 4000.0, 1e4);
+        add_job(&mut state, 0, 1e6, 1e5);
+        add_job(&mut state, 0, 2000.0, 2e4);
+        let mut task = ActiveTask::new(0);
+        task.fraction_done = 0.5;
+        state.jobs[2].task = Some(task);
+        let legacy = legacy_work_requests(&state);
+        // avg_proc_rate = 0.5 × 4 = 2; (4000 + 1000) / 2 = 2500.
+        assert_eq!(legacy.time_to_starvation[0], 2500.0);
+        assert_eq!(legacy.urgency, Urgency::NeedWorkImmediately);
+        assert_eq!(legacy.work_request[0], (2.0 * 8640.0 - 2500.0) * 2.0);
+    }
+
+    #[test]
+    fn zero_share_project_never_starves() {
+        let state = state(1, &[0.0, 1.0]);
+        let legacy = legacy_work_requests(&state);
+        assert_eq!(legacy.time_to_starvation[0], f64::INFINITY);
+        assert_eq!(legacy.work_request[0], 0.0);
+        assert!(legacy.work_request[1] > 0.0);
+    }
+}
