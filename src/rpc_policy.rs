@@ -6,7 +6,7 @@
 use crate::Time;
 use crate::model::{ClientState, Job, JobId, Project, ProjectId, RunMode, SECONDS_PER_DAY};
 use rand::Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Base of the RPC backoff, seconds: the wait before the first retry is 60 × U[0.5, 1).
@@ -102,7 +102,7 @@ pub fn on_app_success(project: &mut Project) {
 }
 
 /// Why a project's results should be reported now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReportReason {
     /// The user (or the project) asked for an RPC.
     UserRequest,
@@ -243,7 +243,7 @@ pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason
 }
 
 /// The two kinds of scheduler session of seed 002.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SessionKind {
     /// Get work; results are reported on the side.
     GetWork,

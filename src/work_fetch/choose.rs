@@ -8,6 +8,7 @@
 //! and is not backed off for, except that a request made for idle GPUs asks no CPU work
 //! and one made for idle CPUs asks no GPU work.
 
+use super::backoff::backed_off;
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
@@ -15,8 +16,6 @@ use crate::Time;
 use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap, ResourceType, RunMode};
 use crate::policy::Policy;
 use crate::rr_sim::RrSimOutput;
-
-use super::backoff::backed_off;
 
 /// Decides whether to ask a project for work now, which project and how much.
 ///
@@ -645,6 +644,19 @@ mod tests {
         assert!((request.resources[CPU].req_seconds - 2.0 * t).abs() < 1e-6);
         assert_eq!(request.work_req_seconds, request.resources[CPU].req_seconds);
         assert!(!request.requests(NVIDIA));
+    }
+
+    #[test]
+    fn decision_round_trips_through_json() {
+        let mut state = host();
+        add_project(&mut state, "both", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        let json = serde_json::to_string(&d).expect("serialisable");
+        assert!(json.contains("IdleInstances"));
+        let back: FetchDecision = serde_json::from_str(&json).expect("deserialisable");
+        assert_eq!(back, d);
     }
 
     #[test]

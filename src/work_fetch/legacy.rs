@@ -5,10 +5,10 @@
 use super::choose::askable;
 use super::request::{FetchReason, ProjectFetchInfo, ResourceRequest, Urgency, WorkRequest};
 use crate::model::{ClientState, Job, ResourceMap, ResourceType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Seed 001's figures for every project.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LegacyWorkRequests {
     /// The overall urgency.
     pub urgency: Urgency,

@@ -3,11 +3,11 @@
 //! for old servers), with what `explain` needs to show why.
 
 use crate::model::{ProjectId, ResourceMap, ResourceType};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What to ask for one resource.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResourceRequest {
     /// Instance-seconds of work requested (seed 003 `req_seconds`).
     pub req_seconds: f64,
@@ -16,7 +16,7 @@ pub struct ResourceRequest {
 }
 
 /// A work request to one project.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct WorkRequest {
     /// The project to ask.
     pub project: ProjectId,
@@ -35,7 +35,7 @@ impl WorkRequest {
 }
 
 /// The urgency levels of seed 001's work fetch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Urgency {
     /// No project will starve within the connection period.
     DontNeedWork,
@@ -46,7 +46,7 @@ pub enum Urgency {
 }
 
 /// Why a request is made, or why none is.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum FetchReason {
     /// Instances of the resource are idle now (seed 003 `nidle`).
     IdleInstances(ResourceType),
@@ -100,7 +100,7 @@ impl fmt::Display for FetchReason {
 }
 
 /// How one project looked to the work-fetch decision.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ProjectFetchInfo {
     /// The project.
     pub project: ProjectId,
@@ -125,7 +125,7 @@ pub struct ProjectFetchInfo {
 }
 
 /// The outcome of one work-fetch decision.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchDecision {
     /// The request to make, if any.
     pub request: Option<WorkRequest>,
