@@ -1,1 +1,545 @@
-//! Scheduler RPC timing and retry policy (seed 002).
+//! Scheduler RPC timing and retry policy (seed 002): minimum RPC time, randomised
+//! exponential backoff after failed RPCs and crashing computations, master-page
+//! refetch, when results must be reported, which session to start, and the
+//! exponentially averaged resource debt. Constants are BOINC 8.x's (DESIGN.md).
+
+use crate::Time;
+use crate::model::{ClientState, Job, JobId, Project, ProjectId, RunMode, SECONDS_PER_DAY};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Base of the RPC backoff, seconds: the wait before the first retry is 60 × U[0.5, 1).
+pub const RPC_BACKOFF_MIN: f64 = 60.0;
+
+/// The longest RPC backoff, seconds (4 hours).
+pub const RPC_BACKOFF_MAX: f64 = 14_400.0;
+
+/// The backoff exponent stops growing here (60 · 2¹⁰ is already past the maximum).
+pub const RPC_BACKOFF_MAX_EXPONENT: u32 = 10;
+
+/// Every this many consecutive RPC failures the master page is fetched again, in case
+/// the project's scheduler URLs changed.
+pub const MASTER_FETCH_PERIOD: u32 = 10;
+
+/// Seed 002 EXP_DECAY_RATE: `exp_avg_cpu` decays by a factor e every week (per second).
+pub const EXP_DECAY_RATE: f64 = 1.0 / (7.0 * SECONDS_PER_DAY);
+
+/// Below this `exp_avg_cpu` (seconds) a project counts as having had this much, so its
+/// resource debt stays finite: large, and still ordered by resource share.
+pub const MIN_EXP_AVG_CPU: f64 = 1.0;
+
+/// Report a result once it has been waiting this long after completion, seconds.
+pub const REPORT_DELAY_AFTER_COMPLETION: f64 = 3600.0;
+
+/// Report when a project has this many results ready.
+pub const MAX_READY_RESULTS: u32 = 64;
+
+/// The wait after `nfailures` earlier consecutive failures: min(60 · 2ⁿ, 14400) ×
+/// U[0.5, 1), n capped at [`RPC_BACKOFF_MAX_EXPONENT`]; the randomness spreads clients
+/// out so that a server coming back up doesn't meet them all at once.
+pub fn rpc_backoff_delay(nfailures: u32, rng: &mut impl Rng) -> f64 {
+    let n = nfailures.min(RPC_BACKOFF_MAX_EXPONENT);
+    let base = (RPC_BACKOFF_MIN * f64::from(1u32 << n)).min(RPC_BACKOFF_MAX);
+    base * rng.random_range(0.5..1.0)
+}
+
+/// A scheduler RPC to every URL of the project failed: back off (the first failure
+/// waits about a minute) and, every [`MASTER_FETCH_PERIOD`] failures, ask for the
+/// master page to be fetched again.
+pub fn on_rpc_failure(project: &mut Project, now: Time, rng: &mut impl Rng) {
+    project.nrpc_failures = project.nrpc_failures.saturating_add(1);
+    let delay = rpc_backoff_delay(project.nrpc_failures - 1, rng);
+    project.min_rpc_time = project.min_rpc_time.max(now + delay);
+    if project.nrpc_failures % MASTER_FETCH_PERIOD == 0 {
+        project.master_fetch_pending = true;
+    }
+}
+
+/// A scheduler RPC succeeded: the failure count resets, a pending user request is
+/// served, and the reply's `request_delay` can only push the next RPC later, never
+/// earlier (a project's request is honoured even if another rule would allow sooner).
+pub fn on_rpc_success(project: &mut Project, request_delay: Option<f64>, now: Time) {
+    project.nrpc_failures = 0;
+    project.last_rpc_time = now;
+    project.sched_rpc_pending = false;
+    if let Some(delay) = request_delay.filter(|d| d.is_finite() && *d > 0.0) {
+        project.min_rpc_time = project.min_rpc_time.max(now + delay);
+    }
+}
+
+/// Fetching the master page failed: back off by the master-fetch failure count; the
+/// fetch stays pending.
+pub fn on_master_fetch_failure(project: &mut Project, now: Time, rng: &mut impl Rng) {
+    project.master_fetch_failures = project.master_fetch_failures.saturating_add(1);
+    let delay = rpc_backoff_delay(project.master_fetch_failures - 1, rng);
+    project.min_rpc_time = project.min_rpc_time.max(now + delay);
+}
+
+/// The master page was read. If it named new scheduler URLs, the RPC failures were
+/// probably the old URLs' fault: the failure count and the backoff are cleared.
+pub fn on_master_fetch_success(project: &mut Project, scheduler_urls_changed: bool) {
+    project.master_fetch_pending = false;
+    project.master_fetch_failures = 0;
+    if scheduler_urls_changed {
+        project.nrpc_failures = 0;
+        project.min_rpc_time = 0.0;
+    }
+}
+
+/// One of the project's computations failed (the app crashed, or a transfer failed):
+/// hold its RPCs back by an exponential backoff so that a broken app doesn't cycle
+/// through jobs as fast as the server sends them.
+pub fn on_app_failure(project: &mut Project, now: Time, rng: &mut impl Rng) {
+    project.app_failures = project.app_failures.saturating_add(1);
+    let delay = rpc_backoff_delay(project.app_failures - 1, rng);
+    project.min_rpc_time = project.min_rpc_time.max(now + delay);
+}
+
+/// A computation of the project succeeded: the app-failure backoff starts over.
+pub fn on_app_success(project: &mut Project) {
+    project.app_failures = 0;
+}
+
+/// Why a project's results should be reported now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReportReason {
+    /// The user (or the project) asked for an RPC.
+    UserRequest,
+    /// A ready result's deadline is within max(1 day, work_buf_min).
+    DeadlineNear(JobId),
+    /// The project has at least [`MAX_READY_RESULTS`] results ready.
+    TooManyResults(u32),
+    /// cc_config `report_results_immediately`.
+    ReportImmediately,
+    /// A result completed more than an hour ago (or at an unknown time).
+    CompletedLongAgo(JobId),
+}
+
+impl ReportReason {
+    /// Rank for choosing among projects: lower is more urgent.
+    fn rank(self) -> u8 {
+        match self {
+            ReportReason::UserRequest => 0,
+            ReportReason::DeadlineNear(_) => 1,
+            ReportReason::TooManyResults(_) => 2,
+            ReportReason::ReportImmediately => 3,
+            ReportReason::CompletedLongAgo(_) => 4,
+        }
+    }
+}
+
+impl fmt::Display for ReportReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReportReason::UserRequest => f.write_str("requested by user or project"),
+            ReportReason::DeadlineNear(job) => {
+                write!(f, "the deadline of result #{} is near", job.0)
+            }
+            ReportReason::TooManyResults(n) => write!(f, "{n} results are ready to report"),
+            ReportReason::ReportImmediately => {
+                f.write_str("report_results_immediately is set in cc_config.xml")
+            }
+            ReportReason::CompletedLongAgo(job) => {
+                write!(f, "result #{} completed more than an hour ago", job.0)
+            }
+        }
+    }
+}
+
+/// What one pass over the jobs tells about a project's unreported results.
+#[derive(Clone, Copy, Default)]
+struct Ready {
+    count: u32,
+    earliest_deadline: Option<(Time, JobId)>,
+    earliest_completion: Option<(Time, JobId)>,
+}
+
+impl Ready {
+    fn add(&mut self, id: JobId, job: &Job) {
+        self.count += 1;
+        if self.earliest_deadline.is_none_or(|(d, _)| job.report_deadline < d) {
+            self.earliest_deadline = Some((job.report_deadline, id));
+        }
+        if self.earliest_completion.is_none_or(|(c, _)| job.completed_time < c) {
+            self.earliest_completion = Some((job.completed_time, id));
+        }
+    }
+}
+
+/// Whether a job waits to be reported.
+fn unreported(job: &Job) -> bool {
+    job.ready_to_report && !job.got_server_ack
+}
+
+fn ready_results(state: &ClientState) -> Vec<Ready> {
+    let mut ready = vec![Ready::default(); state.projects.len()];
+    for id in state.job_ids() {
+        let job = state.job(id);
+        if unreported(job) {
+            if let Some(r) = ready.get_mut(job.project.index()) {
+                r.add(id, job);
+            }
+        }
+    }
+    ready
+}
+
+fn reason_from(
+    state: &ClientState,
+    project: &Project,
+    ready: &Ready,
+    now: Time,
+) -> Option<ReportReason> {
+    if project.sched_rpc_pending {
+        return Some(ReportReason::UserRequest);
+    }
+    let margin = SECONDS_PER_DAY.max(state.prefs.work_buf_min());
+    if let Some((deadline, job)) = ready.earliest_deadline {
+        if deadline <= now + margin {
+            return Some(ReportReason::DeadlineNear(job));
+        }
+    }
+    if ready.count >= MAX_READY_RESULTS {
+        return Some(ReportReason::TooManyResults(ready.count));
+    }
+    if ready.count > 0 && state.config.report_results_immediately {
+        return Some(ReportReason::ReportImmediately);
+    }
+    match ready.earliest_completion {
+        // An unknown completion time (0) counts as long ago: the result is ready.
+        Some((completed, job))
+            if completed <= 0.0 || completed + REPORT_DELAY_AFTER_COMPLETION <= now =>
+        {
+            Some(ReportReason::CompletedLongAgo(job))
+        }
+        _ => None,
+    }
+}
+
+/// Why the project's results should be reported now, if they should: a user request;
+/// a ready, unacknowledged result whose deadline is within max(1 day, work_buf_min);
+/// [`MAX_READY_RESULTS`] or more ready; `report_results_immediately`; a result
+/// completed more than an hour ago. The most urgent reason is given.
+pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Option<ReportReason> {
+    let p = state.projects.get(project.index())?;
+    let mut ready = Ready::default();
+    for id in state.job_ids() {
+        let job = state.job(id);
+        if job.project == project && unreported(job) {
+            ready.add(id, job);
+        }
+    }
+    reason_from(state, p, &ready, now)
+}
+
+/// [`report_reason`] for every project (indexed by id), in one pass over the jobs.
+pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason>> {
+    ready_results(state)
+        .iter()
+        .zip(&state.projects)
+        .map(|(ready, project)| reason_from(state, project, ready, now))
+        .collect()
+}
+
+/// The two kinds of scheduler session of seed 002.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SessionKind {
+    /// Get work; results are reported on the side.
+    GetWork,
+    /// Report results; work may be fetched on the side.
+    ReportResults,
+}
+
+/// Seed 002's poll function: whether to start a scheduler session now, and with whom.
+///
+/// With the work buffer below the low water mark (`work_buffer_low`, from the rr_sim
+/// saturated times), a get-work session goes to the fetchable, not latency-limited
+/// project with the greatest resource debt (the per-resource request itself is
+/// `work_fetch::choose_work_fetch`'s). Otherwise, or if no project can be asked for
+/// work, a report session goes to a project with results to report now (most urgent
+/// reason first, then lowest id). Projects before their min_rpc_time, and suspended
+/// projects unless the user asked, are not contacted; with the network mode "never",
+/// nobody is.
+pub fn poll_session(
+    state: &ClientState,
+    work_buffer_low: bool,
+    now: Time,
+) -> Option<(SessionKind, ProjectId)> {
+    if state.network_mode == RunMode::Never {
+        return None;
+    }
+    if work_buffer_low {
+        let mut best: Option<(f64, ProjectId)> = None;
+        for p in state.project_ids() {
+            if !state.project_fetchable(p, now) || state.project_latency_limited(p, now) {
+                continue;
+            }
+            let debt = resource_debt(state.project(p));
+            if best.is_none_or(|(b, _)| debt > b) {
+                best = Some((debt, p));
+            }
+        }
+        if let Some((_, p)) = best {
+            return Some((SessionKind::GetWork, p));
+        }
+    }
+    let mut best: Option<(u8, ProjectId)> = None;
+    for (index, reason) in report_reasons(state, now).into_iter().enumerate() {
+        let Some(reason) = reason else { continue };
+        let project = &state.projects[index];
+        if project.min_rpc_time > now || (project.suspended && reason != ReportReason::UserRequest)
+        {
+            continue;
+        }
+        if best.is_none_or(|(rank, _)| reason.rank() < rank) {
+            best = Some((reason.rank(), ProjectId::from_index(index)));
+        }
+    }
+    best.map(|(_, p)| (SessionKind::ReportResults, p))
+}
+
+/// Adds `cpu_seconds` of processing to the project's exponential average, first
+/// decaying the average by e per week since its last update (a clock that went back
+/// decays nothing).
+pub fn update_exp_avg_cpu(project: &mut Project, cpu_seconds: f64, now: Time) {
+    let elapsed =
+        if project.exp_avg_time > 0.0 { (now - project.exp_avg_time).max(0.0) } else { 0.0 };
+    let decayed = project.exp_avg_cpu * (-elapsed * EXP_DECAY_RATE).exp();
+    let added = if cpu_seconds.is_finite() { cpu_seconds.max(0.0) } else { 0.0 };
+    let average = decayed + added;
+    project.exp_avg_cpu = if average.is_finite() { average } else { 0.0 };
+    project.exp_avg_time = now;
+}
+
+/// Seed 002 resource debt = resource_share / exp_avg_cpu, with `exp_avg_cpu` floored at
+/// [`MIN_EXP_AVG_CPU`] so a project that has had no processing gets a large finite debt.
+pub fn resource_debt(project: &Project) -> f64 {
+    let average = if project.exp_avg_cpu.is_finite() { project.exp_avg_cpu } else { 0.0 };
+    project.resource_share.max(0.0) / average.max(MIN_EXP_AVG_CPU)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AppId, JobState, Workunit, WorkunitId};
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn rng() -> ChaCha8Rng {
+        ChaCha8Rng::seed_from_u64(42)
+    }
+
+    #[test]
+    fn backoff_delay_doubles_and_caps() {
+        let mut rng = rng();
+        for n in 0..12u32 {
+            let base = (60.0 * 2f64.powi(n.min(10) as i32)).min(14_400.0);
+            for _ in 0..20 {
+                let d = rpc_backoff_delay(n, &mut rng);
+                assert!(d >= 0.5 * base && d < base, "n={n} d={d}");
+            }
+        }
+        let d = rpc_backoff_delay(u32::MAX, &mut rng);
+        assert!((7200.0..14_400.0).contains(&d));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn backoff_delay_within_bounds(n in any::<u32>(), seed in any::<u64>()) {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let d = rpc_backoff_delay(n, &mut rng);
+            prop_assert!((30.0..14_400.0).contains(&d));
+        }
+    }
+
+    #[test]
+    fn request_delay_only_extends_min_rpc_time() {
+        let mut p = Project::new("p", "http://p/", 1.0);
+        p.min_rpc_time = 5000.0;
+        on_rpc_success(&mut p, Some(100.0), 1000.0);
+        assert_eq!(p.min_rpc_time, 5000.0);
+        on_rpc_success(&mut p, Some(10_000.0), 1000.0);
+        assert_eq!(p.min_rpc_time, 11_000.0);
+        on_rpc_success(&mut p, None, 2000.0);
+        assert_eq!(p.min_rpc_time, 11_000.0);
+        on_rpc_success(&mut p, Some(f64::NAN), 2000.0);
+        assert_eq!(p.min_rpc_time, 11_000.0);
+        assert_eq!(p.last_rpc_time, 2000.0);
+    }
+
+    #[test]
+    fn master_fetch_after_ten_failures() {
+        let mut rng = rng();
+        let mut p = Project::new("p", "http://p/", 1.0);
+        for i in 1..=9 {
+            on_rpc_failure(&mut p, 1000.0, &mut rng);
+            assert_eq!(p.nrpc_failures, i);
+            assert!(!p.master_fetch_pending);
+        }
+        on_rpc_failure(&mut p, 1000.0, &mut rng);
+        assert!(p.master_fetch_pending);
+        assert!(p.min_rpc_time >= 1000.0 + 0.5 * 14_400.0 * 0.5);
+
+        on_master_fetch_failure(&mut p, 2000.0, &mut rng);
+        assert!(p.master_fetch_pending);
+        assert_eq!(p.master_fetch_failures, 1);
+        on_master_fetch_success(&mut p, false);
+        assert!(!p.master_fetch_pending);
+        assert_eq!(p.nrpc_failures, 10);
+        assert!(p.min_rpc_time > 2000.0);
+        on_master_fetch_success(&mut p, true);
+        assert_eq!((p.nrpc_failures, p.min_rpc_time), (0, 0.0));
+
+        for _ in 0..10 {
+            on_rpc_failure(&mut p, 3000.0, &mut rng);
+        }
+        assert!(p.master_fetch_pending);
+        on_rpc_success(&mut p, None, 4000.0);
+        assert_eq!(p.nrpc_failures, 0);
+    }
+
+    #[test]
+    fn first_failure_waits_about_a_minute() {
+        let mut rng = rng();
+        let mut p = Project::new("p", "http://p/", 1.0);
+        on_rpc_failure(&mut p, 1000.0, &mut rng);
+        assert!(p.min_rpc_time >= 1030.0 && p.min_rpc_time < 1060.0);
+    }
+
+    #[test]
+    fn app_failures_back_off_exponentially_and_reset() {
+        let mut rng = rng();
+        let mut p = Project::new("p", "http://p/", 1.0);
+        on_app_failure(&mut p, 0.0, &mut rng);
+        let first = p.min_rpc_time;
+        assert!((30.0..60.0).contains(&first));
+        for _ in 0..5 {
+            on_app_failure(&mut p, 0.0, &mut rng);
+        }
+        assert!(p.min_rpc_time >= 0.5 * 60.0 * 32.0);
+        on_app_success(&mut p);
+        assert_eq!(p.app_failures, 0);
+    }
+
+    fn state_with_ready(jobs: &[(Time, Time)]) -> ClientState {
+        let mut state = ClientState::default();
+        state.projects.push(Project::new("a", "http://a/", 1.0));
+        state.projects.push(Project::new("b", "http://b/", 1.0));
+        state.workunits.push(Workunit {
+            project: ProjectId(0),
+            name: "wu".into(),
+            app: AppId(0),
+            rsc_fpops_est: 1e9,
+            rsc_fpops_bound: 1e10,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            input_files: Vec::new(),
+        });
+        for (i, &(deadline, completed)) in jobs.iter().enumerate() {
+            state.jobs.push(Job {
+                project: ProjectId(0),
+                name: format!("j{i}"),
+                workunit: WorkunitId(0),
+                app_version: None,
+                received_time: 0.0,
+                report_deadline: deadline,
+                state: JobState::FilesUploaded,
+                suspended: false,
+                ready_to_report: true,
+                got_server_ack: false,
+                completed_time: completed,
+                final_elapsed_time: 100.0,
+                exit_status: 0,
+                task: None,
+            });
+        }
+        state
+    }
+
+    #[test]
+    fn report_reasons_follow_the_rules() {
+        let now = 1e6;
+        let far = now + 10.0 * SECONDS_PER_DAY;
+        let a = ProjectId(0);
+        // Completed 10 minutes ago, deadline far: nothing yet.
+        let mut state = state_with_ready(&[(far, now - 600.0)]);
+        assert_eq!(report_reason(&state, a, now), None);
+        // An hour after completion.
+        assert_eq!(
+            report_reason(&state, a, now + 3000.0),
+            Some(ReportReason::CompletedLongAgo(JobId(0)))
+        );
+        // Deadline within a day.
+        state.jobs[0].report_deadline = now + 80_000.0;
+        assert_eq!(report_reason(&state, a, now), Some(ReportReason::DeadlineNear(JobId(0))));
+        // A longer work buffer widens the margin.
+        state.jobs[0].report_deadline = now + 2.0 * SECONDS_PER_DAY;
+        assert_eq!(report_reason(&state, a, now), None);
+        state.prefs.work_buf_min_days = 3.0;
+        assert_eq!(report_reason(&state, a, now), Some(ReportReason::DeadlineNear(JobId(0))));
+        state.prefs.work_buf_min_days = 0.1;
+        // Acknowledged results don't count.
+        state.jobs[0].got_server_ack = true;
+        state.config.report_results_immediately = true;
+        assert_eq!(report_reason(&state, a, now), None);
+        state.jobs[0].got_server_ack = false;
+        assert_eq!(report_reason(&state, a, now), Some(ReportReason::ReportImmediately));
+        state.config.report_results_immediately = false;
+        state.projects[0].sched_rpc_pending = true;
+        assert_eq!(report_reason(&state, a, now), Some(ReportReason::UserRequest));
+        assert_eq!(report_reasons(&state, now), vec![Some(ReportReason::UserRequest), None]);
+
+        let many = state_with_ready(&vec![(far, now - 60.0); 64]);
+        assert_eq!(report_reason(&many, a, now), Some(ReportReason::TooManyResults(64)));
+        let fewer = state_with_ready(&vec![(far, now - 60.0); 63]);
+        assert_eq!(report_reason(&fewer, a, now), None);
+        assert_eq!(report_reasons(&fewer, now), vec![None, None]);
+        assert!(ReportReason::TooManyResults(64).to_string().contains("64"));
+    }
+
+    #[test]
+    fn poll_prefers_get_work_when_buffer_low_else_reports() {
+        let now = 1e6;
+        let mut state = state_with_ready(&[(now + 1000.0, now - 60.0)]);
+        state.projects[0].exp_avg_cpu = 1000.0;
+        state.projects[1].exp_avg_cpu = 10.0;
+        assert_eq!(poll_session(&state, true, now), Some((SessionKind::GetWork, ProjectId(1))));
+        assert_eq!(
+            poll_session(&state, false, now),
+            Some((SessionKind::ReportResults, ProjectId(0)))
+        );
+        // b can't be asked: a has the next greatest debt.
+        state.projects[1].dont_request_more_work = true;
+        assert_eq!(poll_session(&state, true, now), Some((SessionKind::GetWork, ProjectId(0))));
+        // Nobody can be asked for work: report instead.
+        state.projects[0].latency_limited_until = Some(now + 10.0);
+        assert_eq!(
+            poll_session(&state, true, now),
+            Some((SessionKind::ReportResults, ProjectId(0)))
+        );
+        // A project-requested delay holds the report back too.
+        state.projects[0].min_rpc_time = now + 10.0;
+        assert_eq!(poll_session(&state, false, now), None);
+        state.projects[0].min_rpc_time = 0.0;
+        state.network_mode = RunMode::Never;
+        assert_eq!(poll_session(&state, true, now), None);
+    }
+
+    #[test]
+    fn exp_avg_cpu_decays_by_e_per_week() {
+        let mut p = Project::new("p", "http://p/", 2.0);
+        assert_eq!(resource_debt(&p), 2.0 / MIN_EXP_AVG_CPU);
+        update_exp_avg_cpu(&mut p, 1000.0, 100.0);
+        assert_eq!(p.exp_avg_cpu, 1000.0);
+        update_exp_avg_cpu(&mut p, 0.0, 100.0 + 7.0 * SECONDS_PER_DAY);
+        assert!((p.exp_avg_cpu - 1000.0 / std::f64::consts::E).abs() < 1e-9);
+        update_exp_avg_cpu(&mut p, 50.0, 0.0);
+        assert!((p.exp_avg_cpu - (1000.0 / std::f64::consts::E + 50.0)).abs() < 1e-9);
+        assert!((resource_debt(&p) - 2.0 / p.exp_avg_cpu).abs() < 1e-12);
+        p.exp_avg_cpu = f64::NAN;
+        assert!(resource_debt(&p).is_finite());
+    }
+}

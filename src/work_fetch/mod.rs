@@ -1,1 +1,23 @@
-//! Work fetch (seed 003; seed 000 scalar fallback; seed 001 ETTPRC for `legacy`).
+//! Work fetch (seed 003; seed 000 scalar fallback; seed 001 ETTPRC for `legacy`): when
+//! to ask which project for how much of which processing resource's work, per-(project,
+//! resource) backoff, and what a scheduler reply changes.
+
+mod backoff;
+mod choose;
+mod legacy;
+mod may_supply;
+mod reply;
+mod request;
+mod scalar;
+
+pub use backoff::{
+    MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
+};
+pub use choose::{choose_work_fetch, rec_priorities};
+pub use legacy::{LegacyWorkRequests, legacy_work_requests};
+pub use may_supply::{may_supply, may_supply_all};
+pub use reply::{MIN_LATENCY_LIMIT, WorkReply, handle_work_reply};
+pub use request::{
+    FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, Urgency, WorkRequest,
+};
+pub use scalar::{project_normalised_work_request, scalar_work_request_sizes};

@@ -1,0 +1,667 @@
+//! The per-resource work-fetch decision (seed 003 "Work fetch", "select_project()",
+//! "send_req()"), with seed 002's low and high water marks: which resource needs work,
+//! which project to ask, and how much of each resource to ask it for.
+//!
+//! The order is seed 003's: idle GPUs (NVIDIA, AMD, Intel), idle CPUs, GPU shortfall,
+//! CPU shortfall. The first resource in that order for which some project may be asked
+//! decides the project; the request then covers every resource that project may supply
+//! and is not backed off for, except that a request made for idle GPUs asks no CPU work
+//! and one made for idle CPUs asks no GPU work.
+
+use super::backoff::backed_off;
+use super::legacy::choose_legacy;
+use super::may_supply::may_supply_all;
+use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
+use crate::Time;
+use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap, ResourceType, RunMode};
+use crate::policy::Policy;
+use crate::rr_sim::RrSimOutput;
+
+/// Decides whether to ask a project for work now, which project and how much.
+///
+/// `policy` picks how projects are ranked: `Seed` by overall LTD + the project's
+/// shortfall for the resource (seed 003), `Rec` by REC priority (see
+/// [`rec_priorities`]), `Legacy` by seed 001's ETTPRC work requests (CPU only).
+pub fn choose_work_fetch(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    policy: Policy,
+    now: Time,
+) -> FetchDecision {
+    let mut candidates = project_infos(state, rr, now);
+    let reason = if state.network_mode == RunMode::Never {
+        Some(FetchReason::NetworkSuspended)
+    } else if state.run_mode == RunMode::Never {
+        Some(FetchReason::ComputingSuspended)
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        return FetchDecision { request: None, reason, candidates };
+    }
+    if let Some(request) = non_cpu_intensive_request(state, facts, &candidates) {
+        return FetchDecision {
+            request: Some(request),
+            reason: FetchReason::NonCpuIntensiveIdle,
+            candidates,
+        };
+    }
+    match policy {
+        Policy::Legacy => {
+            let (request, reason) = choose_legacy(state, &mut candidates);
+            FetchDecision { request, reason, candidates }
+        }
+        Policy::Seed | Policy::Rec => {
+            let (request, reason) = choose_per_resource(state, rr, policy, &mut candidates);
+            FetchDecision { request, reason, candidates }
+        }
+    }
+}
+
+/// What the decision knows about each project, gathered once per call.
+fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<ProjectFetchInfo> {
+    let may_supply = may_supply_all(state);
+    state
+        .project_ids()
+        .map(|id| {
+            let project = state.project(id);
+            let shortfall = rr
+                .projects
+                .get(id.index())
+                .map_or_else(ResourceMap::default, |p| p.shortfall.map(|_, &s| s.max(0.0)));
+            ProjectFetchInfo {
+                project: id,
+                overall_long_term_debt: state.overall_long_term_debt(id),
+                shortfall,
+                backed_off: ResourceMap::from_fn(|r| backed_off(project, r, now)),
+                may_supply: may_supply[id.index()],
+                fetchable: state.project_fetchable(id, now),
+                overworked: state.project_overworked(id),
+                latency_limited: state.project_latency_limited(id, now),
+                score: ResourceMap::default(),
+            }
+        })
+        .collect()
+}
+
+/// Whether the project may be asked for work at all now (resource aside).
+pub(crate) fn askable(state: &ClientState, info: &ProjectFetchInfo) -> bool {
+    info.fetchable && !info.latency_limited && !state.project(info.project).non_cpu_intensive
+}
+
+/// Seed 000: a non-CPU-intensive project is asked for work whenever it has no nearly
+/// runnable job; it doesn't compete for processors, so it comes before the others.
+fn non_cpu_intensive_request(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    candidates: &[ProjectFetchInfo],
+) -> Option<WorkRequest> {
+    let info = candidates.iter().find(|info| {
+        let project = state.project(info.project);
+        let has_job = facts
+            .get(info.project.index())
+            .is_some_and(|f| f.nearly_runnable.0.iter().any(|&n| n > 0) || f.downloading > 0);
+        project.non_cpu_intensive
+            && info.fetchable
+            && !info.latency_limited
+            && !info.backed_off[ResourceType::Cpu]
+            && !has_job
+    })?;
+    let mut resources = ResourceMap::<ResourceRequest>::default();
+    resources[ResourceType::Cpu] = ResourceRequest { req_seconds: 1.0, req_ninstances: 0.0 };
+    Some(WorkRequest { project: info.project, resources, work_req_seconds: 1.0 })
+}
+
+/// One step of seed 003's order: the resource, why, and which resources the request
+/// must leave out.
+struct Step {
+    resource: ResourceType,
+    reason: FetchReason,
+    zeroed: ResourceMap<bool>,
+}
+
+fn steps(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    usable: &ResourceMap<bool>,
+) -> impl Iterator<Item = Step> {
+    let work_buf_min = state.prefs.work_buf_min();
+    let minimal = state.config.fetch_minimal_work;
+    let idle = ResourceMap::from_fn(|r| usable[r] && rr.resources[r].nidle > 0.0);
+    let short = ResourceMap::from_fn(|r| {
+        let sim = rr.resources[r];
+        usable[r] && !minimal && sim.shortfall > 0.0 && sim.saturated_time < work_buf_min
+    });
+    let only_gpus = ResourceMap::from_fn(|r| r == ResourceType::Cpu);
+    let only_cpu = ResourceMap::from_fn(|r| r.is_gpu());
+    let none = ResourceMap::default();
+    let gpu_idle = ResourceType::GPUS.into_iter().filter(move |&r| idle[r]).map(move |r| Step {
+        resource: r,
+        reason: FetchReason::IdleInstances(r),
+        zeroed: only_gpus,
+    });
+    let cpu_idle = idle[ResourceType::Cpu].then_some(Step {
+        resource: ResourceType::Cpu,
+        reason: FetchReason::IdleInstances(ResourceType::Cpu),
+        zeroed: only_cpu,
+    });
+    let gpu_short = ResourceType::GPUS.into_iter().filter(move |&r| short[r]).map(move |r| Step {
+        resource: r,
+        reason: FetchReason::Shortfall(r),
+        zeroed: none,
+    });
+    let cpu_short = short[ResourceType::Cpu].then_some(Step {
+        resource: ResourceType::Cpu,
+        reason: FetchReason::Shortfall(ResourceType::Cpu),
+        zeroed: none,
+    });
+    gpu_idle.chain(cpu_idle).chain(gpu_short).chain(cpu_short)
+}
+
+fn choose_per_resource(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    policy: Policy,
+    candidates: &mut [ProjectFetchInfo],
+) -> (Option<WorkRequest>, FetchReason) {
+    let usable = ResourceMap::from_fn(|r| {
+        state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
+    });
+    let priorities = (policy == Policy::Rec).then(|| rec_priorities(state));
+    let mut unserved = None;
+    for step in steps(state, rr, &usable) {
+        let idle_now = rr.resources[step.resource].nidle > 0.0;
+        match select_project(state, rr, step.resource, idle_now, priorities.as_deref(), candidates)
+        {
+            Some(project) => {
+                let request = send_req(state, rr, &candidates[project.index()], &usable, &step);
+                return (Some(request), step.reason);
+            }
+            None => {
+                unserved.get_or_insert(step.resource);
+            }
+        }
+    }
+    (None, unserved.map_or(FetchReason::BufferFull, FetchReason::NoFetchableProject))
+}
+
+/// Seed 003 select_project(R): among the projects that may be asked, are not backed off
+/// for R and may supply it, the one ranked highest. Projects with a zero resource share
+/// are backups: asked only when R has idle instances and no project with a share can
+/// be (so that they don't fetch every few minutes).
+fn select_project(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    resource: ResourceType,
+    idle_now: bool,
+    rec_priority: Option<&[f64]>,
+    candidates: &mut [ProjectFetchInfo],
+) -> Option<ProjectId> {
+    let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
+    let mut best: Option<(bool, f64, f64, ProjectId)> = None;
+    for info in candidates.iter_mut() {
+        if !askable(state, info) || info.backed_off[resource] || !info.may_supply[resource] {
+            continue;
+        }
+        let has_share = state.project(info.project).resource_share > 0.0;
+        if !has_share && !idle_now {
+            continue;
+        }
+        let shortfall = info.shortfall[resource];
+        // Seed: one score, LTD + shortfall. Rec: the REC priority first, the
+        // project's shortfall (as a fraction of the horizon) breaking ties.
+        let (primary, secondary) = match rec_priority {
+            Some(priorities) => {
+                (priorities.get(info.project.index()).copied().unwrap_or(0.0), shortfall / horizon)
+            }
+            None => (info.overall_long_term_debt + shortfall, 0.0),
+        };
+        info.score[resource] = Some(primary);
+        let key = (has_share, primary, secondary, info.project);
+        let better = match best {
+            None => true,
+            Some((b_share, b_primary, b_secondary, _)) => {
+                (has_share && !b_share)
+                    || (has_share == b_share
+                        && (primary > b_primary
+                            || (primary == b_primary && secondary > b_secondary)))
+            }
+        };
+        if better {
+            best = Some(key);
+        }
+    }
+    best.map(|(_, _, _, p)| p)
+}
+
+/// Seed 003 send_req(p): every resource the project may supply and is not backed off
+/// for gets its whole shortfall and idle instances, unless the step zeroes it.
+fn send_req(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    info: &ProjectFetchInfo,
+    usable: &ResourceMap<bool>,
+    step: &Step,
+) -> WorkRequest {
+    let minimal = state.config.fetch_minimal_work;
+    let resources = ResourceMap::from_fn(|r| {
+        if !usable[r] || step.zeroed[r] || info.backed_off[r] || !info.may_supply[r] {
+            return ResourceRequest::default();
+        }
+        let sim = rr.resources[r];
+        let nidle = sim.nidle.max(0.0);
+        // fetch_minimal_work: just enough jobs for the idle instances; the seconds are
+        // a token so servers that read only seconds still send something.
+        let req_seconds =
+            if minimal { if nidle > 0.0 { 1.0 } else { 0.0 } } else { sim.shortfall.max(0.0) };
+        ResourceRequest { req_seconds, req_ninstances: nidle }
+    });
+    let work_req_seconds = resources.0.iter().map(|r| r.req_seconds).fold(0.0, f64::max);
+    WorkRequest { project: info.project, resources, work_req_seconds }
+}
+
+/// REC priority of every project (modern BOINC, `--policy rec`): minus the project's
+/// fraction of the recent estimated credit over its fraction of the resource share,
+/// both among the projects that are not suspended. Higher is asked first; a project
+/// that got less than its share recently is above one that got more.
+///
+/// Kept local to work fetch for now; `accounting::rec` computes the same figure for the
+/// CPU scheduler, and the two are to be unified. REC is used as stored (not decayed to
+/// `now`): the decay scales every project alike when they were updated together.
+pub fn rec_priorities(state: &ClientState) -> Vec<f64> {
+    let active = |p: ProjectId| !state.project(p).suspended;
+    let total_share = state.total_share(active);
+    let total_rec: f64 = state
+        .project_ids()
+        .filter(|&p| active(p))
+        .map(|p| state.project(p).rec.max(0.0))
+        .filter(|r| r.is_finite())
+        .sum();
+    state
+        .projects
+        .iter()
+        .map(|project| {
+            if total_rec <= 0.0 || total_share <= 0.0 || !project.rec.is_finite() {
+                return 0.0;
+            }
+            let rec_fraction = project.rec.max(0.0) / total_rec;
+            let share_fraction = (project.resource_share.max(0.0) / total_share).max(1e-6);
+            -rec_fraction / share_fraction
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AppId, AppVersion, Coprocessor, Project, ResourceUsage};
+    use crate::rr_sim::{ProjectSim, ResourceSim};
+    use crate::work_fetch::request::Urgency;
+
+    const CPU: ResourceType = ResourceType::Cpu;
+    const NVIDIA: ResourceType = ResourceType::Nvidia;
+    const AMD: ResourceType = ResourceType::Amd;
+    const INTEL: ResourceType = ResourceType::Intel;
+
+    fn gpu(resource: ResourceType) -> Coprocessor {
+        Coprocessor { resource, name: "gpu".into(), count: 1, peak_flops: 1e10, available_ram: 0.0 }
+    }
+
+    /// A host with 2 CPUs and one NVIDIA GPU twice as fast as a CPU.
+    fn host() -> ClientState {
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 2;
+        state.host.p_fpops = 1e9;
+        state.host.coprocessors[NVIDIA] = Some(gpu(NVIDIA));
+        state
+    }
+
+    /// Adds a project with app versions for the given resources.
+    fn add_project(state: &mut ClientState, name: &str, supplies: &[ResourceType]) -> ProjectId {
+        let id = ProjectId::from_index(state.projects.len());
+        state.projects.push(Project::new(name, format!("http://{name}/"), 1.0));
+        for &r in supplies {
+            state.app_versions.push(AppVersion {
+                project: id,
+                app: AppId(0),
+                version_num: 1,
+                plan_class: String::new(),
+                usage: ResourceUsage {
+                    avg_ncpus: 1.0,
+                    coprocessor: r.is_gpu().then_some((r, 1.0)),
+                },
+                flops: 1e9,
+            });
+        }
+        id
+    }
+
+    /// A simulation output where every resource is busy past the high water mark.
+    fn busy_rr(state: &ClientState) -> RrSimOutput {
+        let horizon = state.prefs.work_buf_total();
+        RrSimOutput {
+            jobs: Vec::new(),
+            resources: ResourceMap::from_fn(|r| ResourceSim {
+                instances: f64::from(state.instances(r)),
+                shortfall: 0.0,
+                nidle: 0.0,
+                saturated_time: horizon,
+                deadlines_missed: 0,
+            }),
+            projects: vec![ProjectSim::default(); state.projects.len()],
+            horizon,
+        }
+    }
+
+    fn idle(rr: &mut RrSimOutput, r: ResourceType, nidle: f64) {
+        rr.resources[r].nidle = nidle;
+        rr.resources[r].saturated_time = 0.0;
+        rr.resources[r].shortfall = nidle * rr.horizon;
+    }
+
+    fn short(rr: &mut RrSimOutput, r: ResourceType, shortfall: f64) {
+        rr.resources[r].saturated_time = 100.0;
+        rr.resources[r].shortfall = shortfall;
+    }
+
+    fn decide(state: &ClientState, rr: &RrSimOutput, policy: Policy) -> FetchDecision {
+        let facts = ProjectFacts::gather(state);
+        choose_work_fetch(state, rr, &facts, policy, 1000.0)
+    }
+
+    #[test]
+    fn request_order_is_gpu_idle_cpu_idle_gpu_shortfall_cpu_shortfall() {
+        let mut state = host();
+        let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+        assert_eq!(decide(&state, &rr, Policy::Seed).request, None);
+
+        // CPU shortfall only.
+        short(&mut rr, CPU, 500.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::Shortfall(CPU));
+        let request = d.request.expect("a request");
+        assert_eq!(request.project, both);
+        assert_eq!(request.resources[CPU].req_seconds, 500.0);
+        assert_eq!(request.work_req_seconds, 500.0);
+
+        // GPU shortfall comes before CPU shortfall; both are asked for.
+        short(&mut rr, NVIDIA, 800.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::Shortfall(NVIDIA));
+        let request = d.request.expect("a request");
+        assert_eq!(request.resources[CPU].req_seconds, 500.0);
+        assert_eq!(request.resources[NVIDIA].req_seconds, 800.0);
+        assert_eq!(request.work_req_seconds, 800.0);
+
+        // Idle CPUs come before GPU shortfall, and the GPU request is zeroed.
+        idle(&mut rr, CPU, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::IdleInstances(CPU));
+        let request = d.request.expect("a request");
+        assert_eq!(request.resources[CPU].req_ninstances, 1.0);
+        assert_eq!(request.resources[CPU].req_seconds, rr.horizon);
+        assert_eq!(request.resources[NVIDIA], ResourceRequest::default());
+
+        // Idle GPUs come first, and the CPU request is zeroed.
+        idle(&mut rr, NVIDIA, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::IdleInstances(NVIDIA));
+        let request = d.request.expect("a request");
+        assert_eq!(request.resources[NVIDIA].req_ninstances, 1.0);
+        assert_eq!(request.resources[CPU], ResourceRequest::default());
+    }
+
+    #[test]
+    fn gpu_types_are_asked_nvidia_amd_intel() {
+        let mut state = host();
+        state.host.coprocessors[AMD] = Some(gpu(AMD));
+        state.host.coprocessors[INTEL] = Some(gpu(INTEL));
+        add_project(&mut state, "all", &[CPU, NVIDIA, AMD, INTEL]);
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, INTEL, 1.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::IdleInstances(INTEL));
+        idle(&mut rr, AMD, 1.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::IdleInstances(AMD));
+        idle(&mut rr, NVIDIA, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::IdleInstances(NVIDIA));
+        // The other idle GPU types ride along; the CPU doesn't.
+        let request = d.request.expect("a request");
+        assert!(request.requests(AMD) && request.requests(INTEL) && !request.requests(CPU));
+    }
+
+    #[test]
+    fn cpu_only_project_is_not_asked_for_gpu_work() {
+        let mut state = host();
+        let cpu_only = add_project(&mut state, "cpu", &[CPU]);
+        let gpu_only = add_project(&mut state, "gpu", &[NVIDIA]);
+        state.projects[cpu_only.index()].resources[CPU].long_term_debt = 1e3;
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.request.map(|r| r.project), Some(gpu_only));
+        assert_eq!(d.candidates[cpu_only.index()].score[NVIDIA], None);
+        assert!(!d.candidates[cpu_only.index()].may_supply[NVIDIA]);
+    }
+
+    /// Seed 003's example: A supplies only GPU jobs, B both. Who is asked for GPU work
+    /// flips from A to B exactly when A's overall LTD + GPU shortfall falls below B's
+    /// (ties go to the lower id).
+    #[test]
+    fn gpu_choice_flips_with_overall_debt() {
+        let mut state = host();
+        let a = add_project(&mut state, "A", &[NVIDIA]);
+        let b = add_project(&mut state, "B", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        rr.projects[a.index()].shortfall[NVIDIA] = 100.0;
+        rr.projects[b.index()].shortfall[NVIDIA] = 40.0;
+        // B's CPU debt counts at speed 1, GPU debt at speed 2.
+        state.projects[b.index()].resources[CPU].long_term_debt = 20.0;
+        let chosen =
+            |state: &ClientState| decide(state, &rr, Policy::Seed).request.unwrap().project;
+        // A: 2·gA + 100, B: 20 + 2·5 + 40 = 70.
+        state.projects[b.index()].resources[NVIDIA].long_term_debt = 5.0;
+        for (gpu_debt_a, expected) in [(0.0, a), (-15.0, a), (-15.5, b), (-100.0, b)] {
+            state.projects[a.index()].resources[NVIDIA].long_term_debt = gpu_debt_a;
+            assert_eq!(chosen(&state), expected, "A's GPU debt {gpu_debt_a}");
+        }
+        state.projects[a.index()].resources[NVIDIA].long_term_debt = 0.0;
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.candidates[a.index()].score[NVIDIA], Some(100.0));
+        assert_eq!(d.candidates[b.index()].score[NVIDIA], Some(70.0));
+    }
+
+    #[test]
+    fn backed_off_latency_limited_and_unfetchable_projects_are_skipped() {
+        let mut state = host();
+        let a = add_project(&mut state, "A", &[NVIDIA]);
+        let b = add_project(&mut state, "B", &[NVIDIA]);
+        state.projects[b.index()].resources[NVIDIA].long_term_debt = 1e3;
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).request.unwrap().project, b);
+
+        state.projects[b.index()].resources[NVIDIA].backoff_time = 2000.0;
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.request.unwrap().project, a);
+        assert!(d.candidates[b.index()].backed_off[NVIDIA]);
+
+        state.projects[a.index()].latency_limited_until = Some(5000.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.request, None);
+        assert_eq!(d.reason, FetchReason::NoFetchableProject(NVIDIA));
+
+        state.projects[a.index()].latency_limited_until = Some(900.0);
+        state.projects[a.index()].dont_request_more_work = true;
+        assert_eq!(decide(&state, &rr, Policy::Seed).request, None);
+        state.projects[a.index()].dont_request_more_work = false;
+        state.projects[a.index()].min_rpc_time = 1001.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).request, None);
+        state.projects[a.index()].min_rpc_time = 1000.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).request.unwrap().project, a);
+    }
+
+    #[test]
+    fn request_leaves_out_backed_off_resources_of_the_chosen_project() {
+        let mut state = host();
+        let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
+        state.projects[both.index()].resources[CPU].backoff_time = 2000.0;
+        let mut rr = busy_rr(&state);
+        short(&mut rr, NVIDIA, 300.0);
+        short(&mut rr, CPU, 700.0);
+        let request = decide(&state, &rr, Policy::Seed).request.unwrap();
+        assert_eq!(request.resources[NVIDIA].req_seconds, 300.0);
+        assert_eq!(request.resources[CPU], ResourceRequest::default());
+        assert_eq!(request.work_req_seconds, 300.0);
+    }
+
+    #[test]
+    fn low_water_mark_decides_shortfall_fetch() {
+        let mut state = host();
+        add_project(&mut state, "cpu", &[CPU]);
+        let mut rr = busy_rr(&state);
+        rr.resources[CPU].shortfall = 1000.0;
+        rr.resources[CPU].saturated_time = state.prefs.work_buf_min();
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+        rr.resources[CPU].saturated_time = state.prefs.work_buf_min() - 1.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::Shortfall(CPU));
+    }
+
+    #[test]
+    fn modes_and_minimal_fetch() {
+        let mut state = host();
+        add_project(&mut state, "both", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        short(&mut rr, CPU, 700.0);
+
+        state.network_mode = RunMode::Never;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::NetworkSuspended);
+        state.network_mode = RunMode::Auto;
+        state.run_mode = RunMode::Never;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::ComputingSuspended);
+        state.run_mode = RunMode::Auto;
+        state.gpu_mode = RunMode::Never;
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::Shortfall(CPU));
+        assert!(!d.request.unwrap().requests(NVIDIA));
+        state.gpu_mode = RunMode::Auto;
+
+        state.config.fetch_minimal_work = true;
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::IdleInstances(NVIDIA));
+        let request = d.request.unwrap();
+        assert_eq!(
+            request.resources[NVIDIA],
+            ResourceRequest { req_seconds: 1.0, req_ninstances: 1.0 }
+        );
+        rr.resources[NVIDIA] = busy_rr(&state).resources[NVIDIA];
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+    }
+
+    #[test]
+    fn zero_share_project_is_a_backup_for_idle_instances_only() {
+        let mut state = host();
+        let backup = add_project(&mut state, "backup", &[CPU]);
+        state.projects[backup.index()].resource_share = 0.0;
+        let mut rr = busy_rr(&state);
+        short(&mut rr, CPU, 500.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).request, None);
+        idle(&mut rr, CPU, 1.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).request.unwrap().project, backup);
+        let main = add_project(&mut state, "main", &[CPU]);
+        state.projects[main.index()].resources[CPU].long_term_debt = -100.0;
+        rr.projects.push(ProjectSim::default());
+        assert_eq!(decide(&state, &rr, Policy::Seed).request.unwrap().project, main);
+    }
+
+    #[test]
+    fn non_cpu_intensive_project_without_jobs_is_asked_first() {
+        let mut state = host();
+        add_project(&mut state, "cpu", &[CPU]);
+        let nci = add_project(&mut state, "nci", &[CPU]);
+        state.projects[nci.index()].non_cpu_intensive = true;
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, CPU, 2.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::NonCpuIntensiveIdle);
+        assert_eq!(d.request.unwrap().project, nci);
+        // Even when it may not be asked, it never competes for the processors.
+        state.projects[nci.index()].dont_request_more_work = true;
+        let d = decide(&state, &rr, Policy::Seed);
+        assert_eq!(d.reason, FetchReason::IdleInstances(CPU));
+        assert_ne!(d.request.unwrap().project, nci);
+    }
+
+    #[test]
+    fn rec_policy_asks_the_project_furthest_below_its_share() {
+        let mut state = host();
+        let a = add_project(&mut state, "A", &[CPU]);
+        let b = add_project(&mut state, "B", &[CPU]);
+        let c = add_project(&mut state, "C", &[CPU]);
+        state.projects[a.index()].resource_share = 2.0;
+        state.projects[a.index()].rec = 500.0;
+        state.projects[b.index()].rec = 300.0;
+        state.projects[c.index()].rec = 200.0;
+        // Large LTD for C must not matter under rec.
+        state.projects[c.index()].resources[CPU].long_term_debt = 1e3;
+        let priorities = rec_priorities(&state);
+        // Shares 2:1:1 → fractions .5, .25, .25; REC fractions .5, .3, .2.
+        assert!((priorities[a.index()] + 1.0).abs() < 1e-12);
+        assert!((priorities[b.index()] + 1.2).abs() < 1e-12);
+        assert!((priorities[c.index()] + 0.8).abs() < 1e-12);
+        let mut rr = busy_rr(&state);
+        short(&mut rr, CPU, 500.0);
+        assert_eq!(decide(&state, &rr, Policy::Rec).request.unwrap().project, c);
+        state.projects[c.index()].rec = 1000.0;
+        assert_eq!(decide(&state, &rr, Policy::Rec).request.unwrap().project, a);
+
+        // No REC yet: all equal, the shortfall decides.
+        for p in &mut state.projects {
+            p.rec = 0.0;
+        }
+        rr.projects[b.index()].shortfall[CPU] = 50.0;
+        assert_eq!(decide(&state, &rr, Policy::Rec).request.unwrap().project, b);
+    }
+
+    #[test]
+    fn legacy_policy_asks_the_project_with_the_largest_work_request() {
+        let mut state = host();
+        add_project(&mut state, "A", &[CPU]);
+        add_project(&mut state, "B", &[CPU]);
+        let rr = busy_rr(&state);
+        let d = decide(&state, &rr, Policy::Legacy);
+        // Both are starved: each asks 2T × its processing rate (1 CPU): the tie goes to A.
+        assert_eq!(d.reason, FetchReason::Legacy(Urgency::NeedWorkImmediately));
+        let request = d.request.unwrap();
+        assert_eq!(request.project, ProjectId(0));
+        let t = state.prefs.work_buf_min();
+        assert!((request.resources[CPU].req_seconds - 2.0 * t).abs() < 1e-6);
+        assert_eq!(request.work_req_seconds, request.resources[CPU].req_seconds);
+        assert!(!request.requests(NVIDIA));
+    }
+
+    #[test]
+    fn decision_round_trips_through_json() {
+        let mut state = host();
+        add_project(&mut state, "both", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+        idle(&mut rr, NVIDIA, 1.0);
+        let d = decide(&state, &rr, Policy::Seed);
+        let json = serde_json::to_string(&d).expect("serialisable");
+        assert!(json.contains("IdleInstances"));
+        let back: FetchDecision = serde_json::from_str(&json).expect("deserialisable");
+        assert_eq!(back, d);
+    }
+
+    #[test]
+    fn reasons_display() {
+        assert_eq!(FetchReason::IdleInstances(NVIDIA).to_string(), "nvidia instances are idle");
+        assert!(FetchReason::NoFetchableProject(CPU).to_string().contains("no project"));
+    }
+}
