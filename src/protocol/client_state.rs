@@ -8,6 +8,7 @@
 use super::error::{XmlError, XmlProblem};
 use super::host_info::{parse_host_info, parse_time_stats};
 use super::project::parse_project;
+use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::{
     ActiveTask, App, AppEmulation, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo,
@@ -50,7 +51,8 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
                 let project = parse_project(child)?;
                 let id = ProjectId::from_index(state.projects.len());
                 if project_ids.insert(project.master_url.clone(), id).is_some() {
-                    return Err(child.error(XmlProblem::DuplicateProject(project.master_url)));
+                    return Err(child
+                        .error(XmlProblem::DuplicateProject(quoted_value(&project.master_url))));
                 }
                 state.projects.push(project);
                 groups.push(ProjectElements::default());
@@ -179,8 +181,9 @@ impl<'e> Linker<'e> {
         }
     }
 
+    /// The project's master URL as quoted in an error message.
     fn master_url(&self, project: ProjectId) -> String {
-        self.state.project(project).master_url.clone()
+        quoted_value(&self.state.project(project).master_url)
     }
 
     fn duplicate(
@@ -192,7 +195,7 @@ impl<'e> Linker<'e> {
     ) -> XmlError {
         element.error(XmlProblem::Duplicate {
             kind,
-            name: name.to_owned(),
+            name: quoted_value(name),
             project: self.master_url(project),
         })
     }
@@ -202,7 +205,7 @@ impl<'e> Linker<'e> {
         self.apps.get(&(project, name)).copied().ok_or_else(|| {
             let at = element.child("app_name").unwrap_or(element);
             at.error(XmlProblem::UnknownApp {
-                app: name.to_owned(),
+                app: quoted_value(name),
                 project: self.master_url(project),
             })
         })
@@ -374,7 +377,7 @@ impl<'e> Linker<'e> {
         let workunit = self.workunits.get(&(project, wu_name)).copied().ok_or_else(|| {
             let at = element.child("wu_name").unwrap_or(element);
             at.error(XmlProblem::UnknownWorkunit {
-                workunit: wu_name.to_owned(),
+                workunit: quoted_value(wu_name),
                 project: self.master_url(project),
             })
         })?;
@@ -525,7 +528,7 @@ fn coprocessor_usage(element: &Element) -> Result<Option<(ResourceType, f64)>, X
     let kind = required(element, "type")?;
     let resource = ResourceType::from_boinc_name(kind.trimmed())
         .filter(|r| r.is_gpu())
-        .ok_or_else(|| kind.error(XmlProblem::UnknownCoprocessor(kind.string())))?;
+        .ok_or_else(|| kind.error(XmlProblem::UnknownCoprocessor(quoted_value(kind.trimmed()))))?;
     let count = match element.child("count") {
         Some(count) => count.non_negative_f64()?,
         None => 1.0,
@@ -671,6 +674,22 @@ mod tests {
         let error = parse_client_state("<cc_config/>", "x.xml").expect_err("root");
         assert_eq!(error.problem, XmlProblem::WrongRoot { expected: "client_state" });
         assert_eq!(error.file, "x.xml");
+    }
+
+    #[test]
+    fn ten_thousand_jobs_link_to_their_workunits() {
+        let mut body = String::from(PROJECT);
+        for i in 0..10_000 {
+            body.push_str(&format!(
+                "<workunit><name>w{i}</name><app_name>a</app_name></workunit>\n\
+                 <result><name>r{i}</name><wu_name>w{i}</wu_name><state>2</state></result>\n"
+            ));
+        }
+        let state = parse(&body).expect("valid");
+        assert_eq!(state.jobs.len(), 10_000);
+        for (i, job) in state.jobs.iter().enumerate() {
+            assert_eq!(state.workunit(job.workunit).name, format!("w{i}"));
+        }
     }
 
     #[test]

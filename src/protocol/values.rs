@@ -6,6 +6,16 @@
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::Element;
 
+/// A value as quoted in an error message: long values (a hostile or corrupted file can
+/// hold megabytes of text in one element) are cut so the message stays readable.
+pub(crate) fn quoted_value(text: &str) -> String {
+    const MAX_CHARS: usize = 60;
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 impl Element {
     /// An error about this element.
     pub(crate) fn error(&self, problem: XmlProblem) -> XmlError {
@@ -32,7 +42,7 @@ impl Element {
         let text = self.trimmed();
         match text.parse::<f64>() {
             Ok(value) if value.is_finite() => Ok(value),
-            _ => Err(self.error(XmlProblem::NotANumber(text.to_owned()))),
+            _ => Err(self.error(XmlProblem::NotANumber(quoted_value(text)))),
         }
     }
 
@@ -52,7 +62,8 @@ impl Element {
         if (low..=high).contains(&value) {
             Ok(value)
         } else {
-            Err(self.error(XmlProblem::OutOfRange { value: self.string(), expected }))
+            Err(self
+                .error(XmlProblem::OutOfRange { value: quoted_value(self.trimmed()), expected }))
         }
     }
 
@@ -67,7 +78,7 @@ impl Element {
         const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
         match text.parse::<f64>() {
             Ok(value) if value.fract() == 0.0 && value.abs() < I64_LIMIT => Ok(value as i64),
-            _ => Err(self.error(XmlProblem::NotAnInteger(text.to_owned()))),
+            _ => Err(self.error(XmlProblem::NotAnInteger(quoted_value(text)))),
         }
     }
 
@@ -76,7 +87,7 @@ impl Element {
         let value = self.i64()?;
         i32::try_from(value).map_err(|_| {
             self.error(XmlProblem::OutOfRange {
-                value: self.string(),
+                value: quoted_value(self.trimmed()),
                 expected: "between -2147483648 and 2147483647",
             })
         })
@@ -87,7 +98,7 @@ impl Element {
         let value = self.i64()?;
         u32::try_from(value).map_err(|_| {
             self.error(XmlProblem::OutOfRange {
-                value: self.string(),
+                value: quoted_value(self.trimmed()),
                 expected: "a whole number between 0 and 4294967295",
             })
         })
@@ -105,7 +116,7 @@ impl Element {
         }
         text.parse::<i64>()
             .map(|value| value != 0)
-            .map_err(|_| self.error(XmlProblem::NotAFlag(text.to_owned())))
+            .map_err(|_| self.error(XmlProblem::NotAFlag(quoted_value(text))))
     }
 }
 
@@ -146,6 +157,14 @@ mod tests {
         assert!(element("1e30").i64().is_err());
         assert_eq!(element("-186").i32(), Ok(-186));
         assert!(element("4294967296").i32().is_err());
+    }
+
+    #[test]
+    fn long_values_are_cut_in_messages() {
+        let long = "9".repeat(1000) + "x";
+        let error = element(&long).f64().expect_err("not a number");
+        assert_eq!(error.problem, XmlProblem::NotANumber(format!("{}...", "9".repeat(60))));
+        assert_eq!(quoted_value("ééé"), "ééé");
     }
 
     #[test]
