@@ -78,7 +78,10 @@ impl Element {
         const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
         match text.parse::<f64>() {
             Ok(value) if value.fract() == 0.0 && value.abs() < I64_LIMIT => Ok(value as i64),
-            _ => Err(self.error(XmlProblem::NotAnInteger(quoted_value(text)))),
+            Ok(value) if value.is_finite() => {
+                Err(self.error(XmlProblem::NotAnInteger(quoted_value(text))))
+            }
+            _ => Err(self.error(XmlProblem::NotANumber(quoted_value(text)))),
         }
     }
 
@@ -152,7 +155,14 @@ mod tests {
     fn integers() {
         assert_eq!(element("100").u32(), Ok(100));
         assert_eq!(element("100.000000").u32(), Ok(100));
-        assert!(element("1.5").i64().is_err());
+        assert_eq!(
+            element("1.5").i64().expect_err("fraction").problem,
+            XmlProblem::NotAnInteger("1.5".into())
+        );
+        assert_eq!(
+            element("abc").u32().expect_err("text").problem,
+            XmlProblem::NotANumber("abc".into())
+        );
         assert!(element("-1").u32().is_err());
         assert!(element("1e30").i64().is_err());
         assert_eq!(element("-186").i32(), Ok(-186));

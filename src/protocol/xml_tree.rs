@@ -49,6 +49,9 @@ impl<'a> LineCounter<'a> {
 
 /// Parses a whole document into its root element.
 pub(crate) fn parse_document(text: &str) -> Result<Element, XmlError> {
+    // The reader skips a byte order mark without counting it in its offsets; dropping it
+    // here keeps those offsets aligned with the text the lines are counted in.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut reader = Reader::from_str(text);
     let config = reader.config_mut();
     config.check_end_names = true;
@@ -170,6 +173,12 @@ mod tests {
         assert_eq!(root.children[0].line, 3);
         assert_eq!(root.children[1].line, 4);
         assert_eq!(root.children[2].text, "x<y & z");
+    }
+
+    #[test]
+    fn byte_order_mark_is_not_text() {
+        let root = parse_document("\u{feff}<?xml version=\"1.0\"?>\n<a/>").expect("bom");
+        assert_eq!((root.name.as_str(), root.line), ("a", 2));
     }
 
     #[test]
