@@ -1,0 +1,710 @@
+//! client_state.xml into the model (seed 000 "Concepts and terms": projects, apps, app
+//! versions, workunits, results and their active tasks; seed 004: files). Per-project
+//! elements (`<app>`, `<file>`, `<app_version>`, `<workunit>`, `<result>`) belong to the
+//! `<project>` before them, as in BOINC's own reader. They are linked in dependency order
+//! (apps, files, app versions, workunits, results, then active tasks) so that a hand-made
+//! file need not list them in the real client's order.
+
+use super::error::{XmlError, XmlProblem};
+use super::host_info::{parse_host_info, parse_time_stats};
+use super::project::parse_project;
+use super::values::quoted_value;
+use super::xml_tree::{Element, parse_document};
+use crate::model::{
+    ActiveTask, App, AppEmulation, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo,
+    FileStatus, Job, JobId, JobState, ProjectId, ResourceType, ResourceUsage, RunMode,
+    SchedulerState, Workunit, WorkunitId,
+};
+use std::collections::HashMap;
+
+/// Reads client_state.xml (the real client's, or the BOINC client emulator's input with
+/// its extra tags). `name` is the file name errors are reported under.
+pub fn parse_client_state(text: &str, name: &str) -> Result<ClientState, XmlError> {
+    let root = parse_document(text).map_err(|e| e.in_file(name))?;
+    build_client_state(&root).map_err(|e| e.in_file(name))
+}
+
+/// The per-project elements that follow one `<project>`.
+#[derive(Default)]
+struct ProjectElements<'e> {
+    apps: Vec<&'e Element>,
+    files: Vec<&'e Element>,
+    app_versions: Vec<&'e Element>,
+    workunits: Vec<&'e Element>,
+    results: Vec<&'e Element>,
+}
+
+fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
+    if root.name != "client_state" {
+        return Err(root.error(XmlProblem::WrongRoot { expected: "client_state" }));
+    }
+    let mut state = ClientState::default();
+    let mut groups: Vec<ProjectElements<'_>> = Vec::new();
+    let mut active_tasks: Vec<&Element> = Vec::new();
+    let mut project_ids: HashMap<String, ProjectId> = HashMap::new();
+
+    for child in &root.children {
+        match child.name.as_str() {
+            "host_info" => state.host = parse_host_info(child)?,
+            "time_stats" => state.time_stats = parse_time_stats(child)?,
+            "project" => {
+                let project = parse_project(child)?;
+                let id = ProjectId::from_index(state.projects.len());
+                if project_ids.insert(project.master_url.clone(), id).is_some() {
+                    return Err(child
+                        .error(XmlProblem::DuplicateProject(quoted_value(&project.master_url))));
+                }
+                state.projects.push(project);
+                groups.push(ProjectElements::default());
+            }
+            kind @ ("app" | "file" | "file_info" | "app_version" | "workunit" | "result") => {
+                let group =
+                    groups.last_mut().ok_or_else(|| child.error(XmlProblem::BeforeProject))?;
+                let list = match kind {
+                    "app" => &mut group.apps,
+                    "file" | "file_info" => &mut group.files,
+                    "app_version" => &mut group.app_versions,
+                    "workunit" => &mut group.workunits,
+                    _ => &mut group.results,
+                };
+                list.push(child);
+            }
+            "active_task_set" => {
+                active_tasks.extend(child.children.iter().filter(|c| c.name == "active_task"))
+            }
+            "user_run_request" => state.run_mode = run_mode(child)?,
+            "user_gpu_request" => state.gpu_mode = run_mode(child)?,
+            "user_network_request" => state.network_mode = run_mode(child)?,
+            _ => {}
+        }
+    }
+
+    let mut linker = Linker::new(state, project_ids);
+    let projects = || groups.iter().enumerate().map(|(i, g)| (ProjectId::from_index(i), g));
+    for (project, group) in projects() {
+        group.apps.iter().try_for_each(|e| linker.add_app(project, e))?;
+    }
+    for (project, group) in projects() {
+        group.files.iter().try_for_each(|e| linker.add_file(project, e))?;
+    }
+    for (project, group) in projects() {
+        group.app_versions.iter().try_for_each(|e| linker.add_app_version(project, e))?;
+    }
+    for (project, group) in projects() {
+        group.workunits.iter().try_for_each(|e| linker.add_workunit(project, e))?;
+    }
+    for (project, group) in projects() {
+        group.results.iter().try_for_each(|e| linker.add_job(project, e))?;
+    }
+    active_tasks.iter().try_for_each(|e| linker.add_active_task(e))?;
+    Ok(linker.state)
+}
+
+fn run_mode(element: &Element) -> Result<RunMode, XmlError> {
+    let code = element.i64()?;
+    RunMode::from_code(code).ok_or_else(|| element.error(XmlProblem::UnknownRunMode(code)))
+}
+
+/// A child that must be present.
+fn required<'e>(element: &'e Element, name: &'static str) -> Result<&'e Element, XmlError> {
+    element.child(name).ok_or_else(|| element.error(XmlProblem::Missing(name)))
+}
+
+/// A child whose trimmed text must be present and non-empty (a name or a reference).
+fn required_text<'e>(element: &'e Element, name: &'static str) -> Result<&'e str, XmlError> {
+    match element.child(name).map(Element::trimmed) {
+        Some(text) if !text.is_empty() => Ok(text),
+        _ => Err(element.error(XmlProblem::Missing(name))),
+    }
+}
+
+/// The emulator's per-app tags as they appear; an app is emulated only when it has a
+/// `<latency_bound>` or `<fpops>`.
+#[derive(Default)]
+struct EmulationTags {
+    latency_bound: Option<f64>,
+    fpops_est: Option<f64>,
+    /// `<fpops>` was given, with or without a `<mean>`.
+    fpops: bool,
+    fpops_mean: Option<f64>,
+    fpops_std_dev: Option<f64>,
+    weight: Option<f64>,
+    checkpoint_period: Option<f64>,
+}
+
+impl EmulationTags {
+    fn into_emulation(self) -> Option<AppEmulation> {
+        if self.latency_bound.is_none() && !self.fpops {
+            return None;
+        }
+        // Either flops figure stands in for the other: the server's estimate is the mean
+        // when the scenario gives only one of them.
+        let fpops_mean = self.fpops_mean.or(self.fpops_est).unwrap_or(0.0);
+        Some(AppEmulation {
+            latency_bound: self.latency_bound.unwrap_or(0.0),
+            fpops_est: self.fpops_est.unwrap_or(fpops_mean),
+            fpops_mean,
+            fpops_std_dev: self.fpops_std_dev.unwrap_or(0.0),
+            weight: self.weight.unwrap_or(1.0),
+            checkpoint_period: self.checkpoint_period.unwrap_or(0.0),
+        })
+    }
+}
+
+/// Builds the model's vectors and the name lookups that tie them together. Names are
+/// unique within a project, so every lookup is keyed by (project, name).
+struct Linker<'e> {
+    state: ClientState,
+    project_ids: HashMap<String, ProjectId>,
+    apps: HashMap<(ProjectId, &'e str), AppId>,
+    files: HashMap<(ProjectId, &'e str), FileId>,
+    workunits: HashMap<(ProjectId, &'e str), WorkunitId>,
+    jobs: HashMap<(ProjectId, &'e str), JobId>,
+    /// App versions of each app, by [`AppId`] index.
+    versions_of_app: Vec<Vec<AppVersionId>>,
+    /// `<version_num>` of each workunit, by [`WorkunitId`] index: the fallback for a
+    /// result that names none.
+    workunit_version_num: Vec<Option<u32>>,
+}
+
+impl<'e> Linker<'e> {
+    fn new(state: ClientState, project_ids: HashMap<String, ProjectId>) -> Self {
+        Linker {
+            state,
+            project_ids,
+            apps: HashMap::new(),
+            files: HashMap::new(),
+            workunits: HashMap::new(),
+            jobs: HashMap::new(),
+            versions_of_app: Vec::new(),
+            workunit_version_num: Vec::new(),
+        }
+    }
+
+    /// The project's master URL as quoted in an error message.
+    fn master_url(&self, project: ProjectId) -> String {
+        quoted_value(&self.state.project(project).master_url)
+    }
+
+    fn duplicate(
+        &self,
+        element: &Element,
+        kind: &'static str,
+        project: ProjectId,
+        name: &str,
+    ) -> XmlError {
+        element.error(XmlProblem::Duplicate {
+            kind,
+            name: quoted_value(name),
+            project: self.master_url(project),
+        })
+    }
+
+    fn app_named(&self, project: ProjectId, element: &'e Element) -> Result<AppId, XmlError> {
+        let name = required_text(element, "app_name")?;
+        self.apps.get(&(project, name)).copied().ok_or_else(|| {
+            let at = element.child("app_name").unwrap_or(element);
+            at.error(XmlProblem::UnknownApp {
+                app: quoted_value(name),
+                project: self.master_url(project),
+            })
+        })
+    }
+
+    fn add_app(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
+        let name = required_text(element, "name")?;
+        let mut app = App {
+            project,
+            name: name.to_owned(),
+            max_concurrent: None,
+            non_cpu_intensive: false,
+            emulation: None,
+        };
+        let mut tags = EmulationTags::default();
+        for child in &element.children {
+            match child.name.as_str() {
+                // BOINC's 0 means "no limit".
+                "max_concurrent" => app.max_concurrent = Some(child.u32()?).filter(|&n| n > 0),
+                "non_cpu_intensive" => app.non_cpu_intensive = child.flag()?,
+                "latency_bound" => tags.latency_bound = Some(child.non_negative_f64()?),
+                "fpops_est" => tags.fpops_est = Some(child.non_negative_f64()?),
+                "fpops" => {
+                    let mean = child.child("mean").map(Element::non_negative_f64).transpose()?;
+                    let std_dev =
+                        child.child("std_dev").map(Element::non_negative_f64).transpose()?;
+                    tags.fpops = true;
+                    tags.fpops_mean = mean;
+                    tags.fpops_std_dev = std_dev;
+                }
+                "weight" => tags.weight = Some(child.non_negative_f64()?),
+                "checkpoint_period" => tags.checkpoint_period = Some(child.non_negative_f64()?),
+                _ => {}
+            }
+        }
+        app.emulation = tags.into_emulation();
+        let id = AppId::from_index(self.state.apps.len());
+        if self.apps.insert((project, name), id).is_some() {
+            return Err(self.duplicate(element, "app", project, name));
+        }
+        self.state.apps.push(app);
+        self.versions_of_app.push(Vec::new());
+        Ok(())
+    }
+
+    fn add_file(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
+        let name = required_text(element, "name")?;
+        let mut file = FileInfo {
+            project,
+            name: name.to_owned(),
+            nbytes: 0.0,
+            max_nbytes: 0.0,
+            md5_cksum: String::new(),
+            status: FileStatus::NotPresent,
+            executable: false,
+            sticky: false,
+            upload_when_present: false,
+            uploaded: false,
+            transfer_deferred: false,
+            download_urls: Vec::new(),
+            upload_urls: Vec::new(),
+            priority: None,
+            exp_days: None,
+            download_time: 0.0,
+        };
+        for child in &element.children {
+            match child.name.as_str() {
+                "nbytes" => file.nbytes = child.non_negative_f64()?,
+                "max_nbytes" => file.max_nbytes = child.non_negative_f64()?,
+                "md5_cksum" => file.md5_cksum = child.string(),
+                "status" => file.status = file_status(child)?,
+                "executable" => file.executable = child.flag()?,
+                "sticky" => file.sticky = child.flag()?,
+                "upload_when_present" => file.upload_when_present = child.flag()?,
+                "uploaded" => file.uploaded = child.flag()?,
+                "download_url" | "url" => push_url(&mut file.download_urls, child),
+                "upload_url" => push_url(&mut file.upload_urls, child),
+                "priority" => file.priority = Some(child.i32()?),
+                "exp_days" => file.exp_days = Some(child.non_negative_f64()?),
+                _ => {}
+            }
+        }
+        let id = FileId::from_index(self.state.files.len());
+        if self.files.insert((project, name), id).is_some() {
+            return Err(self.duplicate(element, "file", project, name));
+        }
+        self.state.files.push(file);
+        Ok(())
+    }
+
+    fn add_app_version(
+        &mut self,
+        project: ProjectId,
+        element: &'e Element,
+    ) -> Result<(), XmlError> {
+        let app = self.app_named(project, element)?;
+        let mut version = AppVersion {
+            project,
+            app,
+            version_num: 0,
+            plan_class: String::new(),
+            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
+            flops: self.state.host.p_fpops,
+        };
+        for child in &element.children {
+            match child.name.as_str() {
+                "version_num" => version.version_num = child.u32()?,
+                "plan_class" => version.plan_class = child.string(),
+                "avg_ncpus" => version.usage.avg_ncpus = child.non_negative_f64()?,
+                "flops" => {
+                    version.flops = child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?
+                }
+                "coproc" => version.usage.coprocessor = coprocessor_usage(child)?,
+                _ => {}
+            }
+        }
+        let resource = version.usage.main_resource();
+        self.state.projects[project.index()].resources[resource].has_app_version = true;
+        let id = AppVersionId::from_index(self.state.app_versions.len());
+        self.versions_of_app[app.index()].push(id);
+        self.state.app_versions.push(version);
+        Ok(())
+    }
+
+    fn add_workunit(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
+        let name = required_text(element, "name")?;
+        let app = self.app_named(project, element)?;
+        let mut workunit = Workunit {
+            project,
+            name: name.to_owned(),
+            app,
+            rsc_fpops_est: 0.0,
+            rsc_fpops_bound: 0.0,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            input_files: Vec::new(),
+        };
+        let mut version_num = None;
+        for child in &element.children {
+            match child.name.as_str() {
+                "version_num" => version_num = Some(child.u32()?),
+                "rsc_fpops_est" => workunit.rsc_fpops_est = child.non_negative_f64()?,
+                "rsc_fpops_bound" => workunit.rsc_fpops_bound = child.non_negative_f64()?,
+                "rsc_memory_bound" => workunit.rsc_memory_bound = child.non_negative_f64()?,
+                "rsc_disk_bound" => workunit.rsc_disk_bound = child.non_negative_f64()?,
+                // A reference to a file the state doesn't list can't be acted on; the
+                // real client tolerates it too, so it is dropped rather than fatal.
+                "file_ref" => {
+                    let file = child
+                        .child("file_name")
+                        .and_then(|f| self.files.get(&(project, f.trimmed())).copied());
+                    workunit.input_files.extend(file);
+                }
+                _ => {}
+            }
+        }
+        let id = WorkunitId::from_index(self.state.workunits.len());
+        if self.workunits.insert((project, name), id).is_some() {
+            return Err(self.duplicate(element, "workunit", project, name));
+        }
+        self.state.workunits.push(workunit);
+        self.workunit_version_num.push(version_num);
+        Ok(())
+    }
+
+    fn add_job(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
+        let name = required_text(element, "name")?;
+        let wu_name = required_text(element, "wu_name")?;
+        let workunit = self.workunits.get(&(project, wu_name)).copied().ok_or_else(|| {
+            let at = element.child("wu_name").unwrap_or(element);
+            at.error(XmlProblem::UnknownWorkunit {
+                workunit: quoted_value(wu_name),
+                project: self.master_url(project),
+            })
+        })?;
+        let mut job = Job {
+            project,
+            name: name.to_owned(),
+            workunit,
+            app_version: None,
+            received_time: 0.0,
+            report_deadline: 0.0,
+            state: JobState::New,
+            suspended: false,
+            ready_to_report: false,
+            got_server_ack: false,
+            completed_time: 0.0,
+            final_elapsed_time: 0.0,
+            exit_status: 0,
+            task: None,
+        };
+        let mut version_num = None;
+        let mut plan_class = None;
+        for child in &element.children {
+            match child.name.as_str() {
+                "version_num" => version_num = Some(child.u32()?),
+                "plan_class" => plan_class = Some(child.trimmed()),
+                "received_time" => job.received_time = child.f64()?,
+                "report_deadline" => job.report_deadline = child.f64()?,
+                "state" => {
+                    let code = child.i64()?;
+                    job.state = JobState::from_code(code)
+                        .ok_or_else(|| child.error(XmlProblem::UnknownJobState(code)))?;
+                }
+                "ready_to_report" => job.ready_to_report = child.flag()?,
+                "got_server_ack" => job.got_server_ack = child.flag()?,
+                "suspended_via_gui" => job.suspended = child.flag()?,
+                "completed_time" => job.completed_time = child.f64()?,
+                "final_elapsed_time" => job.final_elapsed_time = child.non_negative_f64()?,
+                "exit_status" => job.exit_status = child.i32()?,
+                _ => {}
+            }
+        }
+        let version_num = version_num.or(self.workunit_version_num[workunit.index()]);
+        let app = self.state.workunit(workunit).app;
+        job.app_version = self.choose_app_version(app, version_num, plan_class);
+        let id = JobId::from_index(self.state.jobs.len());
+        if self.jobs.insert((project, name), id).is_some() {
+            return Err(self.duplicate(element, "result", project, name));
+        }
+        self.state.jobs.push(job);
+        Ok(())
+    }
+
+    /// The app version a result runs with: the one it names (version and, if given, plan
+    /// class); failing that the app's newest version, which is what the real client
+    /// would pick for a new job of the app.
+    fn choose_app_version(
+        &self,
+        app: AppId,
+        version_num: Option<u32>,
+        plan_class: Option<&str>,
+    ) -> Option<AppVersionId> {
+        let candidates = &self.versions_of_app[app.index()];
+        let version = |id: &AppVersionId| self.state.app_version(*id);
+        let named = version_num.and_then(|num| {
+            candidates.iter().find(|id| {
+                let v = version(id);
+                v.version_num == num && plan_class.is_none_or(|pc| v.plan_class == pc)
+            })
+        });
+        named.or_else(|| candidates.iter().max_by_key(|id| version(id).version_num)).copied()
+    }
+
+    /// Attaches an `<active_task>` to its job. A task whose project or result is gone is
+    /// a leftover the real client also drops, so it is skipped without error.
+    fn add_active_task(&mut self, element: &Element) -> Result<(), XmlError> {
+        let Some(project) = element
+            .child("project_master_url")
+            .and_then(|url| self.project_ids.get(url.trimmed()).copied())
+        else {
+            return Ok(());
+        };
+        let Some(job) = element
+            .child("result_name")
+            .and_then(|name| self.jobs.get(&(project, name.trimmed())).copied())
+        else {
+            return Ok(());
+        };
+        let mut task = ActiveTask::new(0);
+        let mut elapsed_time = None;
+        let mut fraction_done = None;
+        let mut checkpoint_fraction_done = None;
+        for child in &element.children {
+            match child.name.as_str() {
+                "active_task_state" => {
+                    task.scheduler_state = match child.i64()? {
+                        0 => SchedulerState::Uninitialized,
+                        1 => SchedulerState::Running,
+                        // Suspended (9) and the exit/abort states hold no resources.
+                        _ => SchedulerState::Preempted,
+                    }
+                }
+                "slot" => task.slot = child.u32()?,
+                "checkpoint_cpu_time" => task.checkpoint_cpu_time = child.non_negative_f64()?,
+                "checkpoint_elapsed_time" => {
+                    task.checkpoint_elapsed_time = child.non_negative_f64()?
+                }
+                "current_cpu_time" => task.current_cpu_time = child.non_negative_f64()?,
+                "elapsed_time" => elapsed_time = Some(child.non_negative_f64()?),
+                "fraction_done" => fraction_done = Some(fraction(child)?),
+                "checkpoint_fraction_done" => checkpoint_fraction_done = Some(fraction(child)?),
+                "working_set_size_smoothed" => task.working_set_size = child.non_negative_f64()?,
+                "once_ran_edf" => task.once_ran_edf = child.flag()?,
+                _ => {}
+            }
+        }
+        // The real client saves only checkpoint figures; they are what a restart resumes from.
+        task.elapsed_time = elapsed_time.unwrap_or(task.checkpoint_elapsed_time);
+        task.fraction_done = fraction_done.or(checkpoint_fraction_done).unwrap_or(0.0);
+        self.state.jobs[job.index()].task = Some(task);
+        Ok(())
+    }
+}
+
+fn fraction(element: &Element) -> Result<f64, XmlError> {
+    element.f64_in(0.0, 1.0, "between 0 and 1")
+}
+
+fn push_url(urls: &mut Vec<String>, element: &Element) {
+    let url = element.string();
+    if !url.is_empty() {
+        urls.push(url);
+    }
+}
+
+/// BOINC's file status: 0 not present, 1 present, 2 downloaded but not yet verified
+/// (treated as not present: it can't be used until verified), negative an error code.
+fn file_status(element: &Element) -> Result<FileStatus, XmlError> {
+    match element.i64()? {
+        0 | 2 => Ok(FileStatus::NotPresent),
+        1 => Ok(FileStatus::Present),
+        code if code < 0 => Ok(FileStatus::Error(i32::try_from(code).unwrap_or(i32::MIN))),
+        code => Err(element.error(XmlProblem::UnknownFileStatus(code))),
+    }
+}
+
+/// An app version's `<coproc><type/><count/></coproc>`; a zero count uses no coprocessor.
+fn coprocessor_usage(element: &Element) -> Result<Option<(ResourceType, f64)>, XmlError> {
+    let kind = required(element, "type")?;
+    let resource = ResourceType::from_boinc_name(kind.trimmed())
+        .filter(|r| r.is_gpu())
+        .ok_or_else(|| kind.error(XmlProblem::UnknownCoprocessor(quoted_value(kind.trimmed()))))?;
+    let count = match element.child("count") {
+        Some(count) => count.non_negative_f64()?,
+        None => 1.0,
+    };
+    Ok((count > 0.0).then_some((resource, count)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str =
+        "<client_state>\n<host_info><p_ncpus>2</p_ncpus><p_fpops>3e9</p_fpops></host_info>\n";
+
+    fn parse(body: &str) -> Result<ClientState, XmlError> {
+        parse_client_state(&format!("{HEAD}{body}</client_state>\n"), "client_state.xml")
+    }
+
+    const PROJECT: &str = "<project><master_url>http://p/</master_url></project>\n\
+        <app><name>a</name></app>\n\
+        <app_version><app_name>a</app_name><version_num>1</version_num></app_version>\n\
+        <app_version><app_name>a</app_name><version_num>3</version_num><plan_class>cuda</plan_class>\
+        <avg_ncpus>0.1</avg_ncpus><coproc><type>CUDA</type><count>0.5</count></coproc></app_version>\n\
+        <app_version><app_name>a</app_name><version_num>2</version_num></app_version>\n\
+        <workunit><name>w</name><app_name>a</app_name><rsc_fpops_est>1e12</rsc_fpops_est></workunit>\n";
+
+    #[test]
+    fn result_picks_named_version_else_newest() {
+        let state = parse(&format!(
+            "{PROJECT}<result><name>r1</name><wu_name>w</wu_name><version_num>2</version_num></result>\n\
+             <result><name>r2</name><wu_name>w</wu_name><version_num>9</version_num></result>\n\
+             <result><name>r3</name><wu_name>w</wu_name></result>\n"
+        ))
+        .expect("valid");
+        let versions: Vec<_> = state
+            .jobs
+            .iter()
+            .map(|j| j.app_version.map(|v| state.app_version(v).version_num))
+            .collect();
+        assert_eq!(versions, [Some(2), Some(3), Some(3)]);
+        let gpu = state.app_version(AppVersionId(1));
+        assert_eq!(gpu.usage.coprocessor, Some((ResourceType::Nvidia, 0.5)));
+        assert_eq!(state.app_version(AppVersionId(0)).flops, 3e9);
+        let resources = &state.projects[0].resources;
+        assert!(resources[ResourceType::Cpu].has_app_version);
+        assert!(resources[ResourceType::Nvidia].has_app_version);
+        assert!(!resources[ResourceType::Amd].has_app_version);
+    }
+
+    #[test]
+    fn app_without_versions_gives_no_version() {
+        let state = parse(
+            "<project><master_url>u</master_url></project><app><name>a</name></app>\
+             <workunit><name>w</name><app_name>a</app_name></workunit>\
+             <result><name>r</name><wu_name>w</wu_name><state>2</state></result>",
+        )
+        .expect("valid");
+        assert_eq!(state.jobs[0].app_version, None);
+        assert_eq!(state.jobs[0].state, JobState::FilesDownloaded);
+    }
+
+    #[test]
+    fn elements_belong_to_preceding_project() {
+        let state = parse(
+            "<project><master_url>u1</master_url></project><app><name>a</name></app>\
+             <project><master_url>u2</master_url></project><app><name>a</name></app>",
+        )
+        .expect("same app name in two projects");
+        assert_eq!(state.apps[0].project, ProjectId(0));
+        assert_eq!(state.apps[1].project, ProjectId(1));
+    }
+
+    #[test]
+    fn element_before_project_is_an_error() {
+        let error = parse("<app><name>a</name></app>").expect_err("no project");
+        assert_eq!(error.problem, XmlProblem::BeforeProject);
+        assert_eq!(error.line, 3);
+        assert_eq!(error.element.as_deref(), Some("app"));
+    }
+
+    #[test]
+    fn duplicates_and_unknown_references_are_errors() {
+        let dup = parse(
+            "<project><master_url>u</master_url></project>\n<project><master_url>u</master_url></project>",
+        )
+        .expect_err("duplicate");
+        assert_eq!(dup.problem, XmlProblem::DuplicateProject("u".into()));
+        assert_eq!(dup.line, 4);
+        let unknown_wu =
+            parse(&format!("{PROJECT}<result><name>r</name>\n<wu_name>nope</wu_name></result>"))
+                .expect_err("unknown workunit");
+        assert_eq!(unknown_wu.element.as_deref(), Some("wu_name"));
+        assert!(unknown_wu.to_string().contains("\"nope\""));
+        let unknown_app =
+            parse("<project><master_url>u</master_url></project><app_version><app_name>x</app_name></app_version>")
+                .expect_err("unknown app");
+        assert!(matches!(unknown_app.problem, XmlProblem::UnknownApp { .. }));
+        let bad_state = parse(&format!(
+            "{PROJECT}<result><name>r</name><wu_name>w</wu_name><state>12</state></result>"
+        ))
+        .expect_err("state");
+        assert_eq!(bad_state.problem, XmlProblem::UnknownJobState(12));
+        let bad_coproc = parse(
+            "<project><master_url>u</master_url></project><app><name>a</name></app>\
+             <app_version><app_name>a</app_name><coproc><type>quantum</type></coproc></app_version>",
+        )
+        .expect_err("coproc");
+        assert_eq!(bad_coproc.problem, XmlProblem::UnknownCoprocessor("quantum".into()));
+    }
+
+    #[test]
+    fn active_tasks_attach_or_are_skipped() {
+        let state = parse(&format!(
+            "{PROJECT}<result><name>r</name><wu_name>w</wu_name><state>2</state></result>\n\
+             <active_task_set>\
+             <active_task><project_master_url>http://p/</project_master_url><result_name>r</result_name>\
+             <active_task_state>9</active_task_state><slot>3</slot>\
+             <checkpoint_elapsed_time>50</checkpoint_elapsed_time>\
+             <checkpoint_fraction_done>0.25</checkpoint_fraction_done></active_task>\
+             <active_task><project_master_url>http://p/</project_master_url><result_name>gone</result_name></active_task>\
+             <active_task><project_master_url>http://q/</project_master_url><result_name>r</result_name></active_task>\
+             </active_task_set>"
+        ))
+        .expect("valid");
+        let task = state.jobs[0].task.as_ref().expect("task");
+        assert_eq!(task.scheduler_state, SchedulerState::Preempted);
+        assert_eq!((task.slot, task.elapsed_time, task.fraction_done), (3, 50.0, 0.25));
+    }
+
+    #[test]
+    fn run_modes_and_wrong_root() {
+        let state =
+            parse("<user_run_request>3</user_run_request><user_gpu_request>1</user_gpu_request>")
+                .expect("valid");
+        assert_eq!(
+            (state.run_mode, state.gpu_mode, state.network_mode),
+            (RunMode::Never, RunMode::Always, RunMode::Auto)
+        );
+        assert_eq!(
+            parse("<user_run_request>5</user_run_request>").expect_err("mode").problem,
+            XmlProblem::UnknownRunMode(5)
+        );
+        let error = parse_client_state("<cc_config/>", "x.xml").expect_err("root");
+        assert_eq!(error.problem, XmlProblem::WrongRoot { expected: "client_state" });
+        assert_eq!(error.file, "x.xml");
+    }
+
+    #[test]
+    fn ten_thousand_jobs_link_to_their_workunits() {
+        let mut body = String::from(PROJECT);
+        for i in 0..10_000 {
+            body.push_str(&format!(
+                "<workunit><name>w{i}</name><app_name>a</app_name></workunit>\n\
+                 <result><name>r{i}</name><wu_name>w{i}</wu_name><state>2</state></result>\n"
+            ));
+        }
+        let state = parse(&body).expect("valid");
+        assert_eq!(state.jobs.len(), 10_000);
+        for (i, job) in state.jobs.iter().enumerate() {
+            assert_eq!(state.workunit(job.workunit).name, format!("w{i}"));
+        }
+    }
+
+    #[test]
+    fn emulation_only_for_emulated_apps() {
+        let state = parse(
+            "<project><master_url>u</master_url></project>\
+             <app><name>plain</name><max_concurrent>0</max_concurrent></app>\
+             <app><name>emu</name><latency_bound>86400</latency_bound><fpops_est>1e12</fpops_est>\
+             <max_concurrent>2</max_concurrent></app>",
+        )
+        .expect("valid");
+        assert_eq!(state.apps[0].emulation, None);
+        assert_eq!(state.apps[0].max_concurrent, None);
+        let emulation = state.apps[1].emulation.expect("emulated");
+        assert_eq!((emulation.fpops_mean, emulation.weight), (1e12, 1.0));
+        assert_eq!(state.apps[1].max_concurrent, Some(2));
+    }
+}

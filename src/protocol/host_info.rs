@@ -1,0 +1,154 @@
+//! `<host_info>` and `<time_stats>` of client_state.xml: the processing resources of
+//! seed 003 "Terminology" (CPU count and speed, coprocessor instances and peak flops) and
+//! the availability fractions of seed 000 "Normalized CPU time".
+
+use super::error::XmlError;
+use super::xml_tree::Element;
+use crate::model::{Coprocessor, Host, ResourceType, TimeStats};
+
+/// Reads `<host_info>`; elements not present keep [`Host::default`]'s values.
+pub(crate) fn parse_host_info(element: &Element) -> Result<Host, XmlError> {
+    let mut host = Host::default();
+    for child in &element.children {
+        match child.name.as_str() {
+            "p_ncpus" => host.p_ncpus = child.u32()?,
+            "p_fpops" => {
+                // A client that has not run its benchmarks yet writes 0; BOINC then
+                // assumes its default speed, as the model's default does.
+                let p_fpops = child.non_negative_f64()?;
+                if p_fpops > 0.0 {
+                    host.p_fpops = p_fpops;
+                }
+            }
+            "m_nbytes" => host.m_nbytes = child.non_negative_f64()?,
+            "m_swap" => host.m_swap = child.non_negative_f64()?,
+            "d_total" => host.d_total = child.non_negative_f64()?,
+            "d_free" => host.d_free = child.non_negative_f64()?,
+            "coprocs" => parse_coprocs(child, &mut host)?,
+            _ => {}
+        }
+    }
+    Ok(host)
+}
+
+/// Reads `<coprocs>`: the vendor elements BOINC writes (`<coproc_cuda>`, `<coproc_ati>`,
+/// `<coproc_intel_gpu>`) and the generic `<coproc><type>` form. Types the model has no
+/// resource for are skipped: the host simply doesn't use those devices.
+fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
+    for child in &element.children {
+        let resource = match child.name.as_str() {
+            "coproc_cuda" => ResourceType::Nvidia,
+            "coproc_ati" => ResourceType::Amd,
+            "coproc_intel_gpu" => ResourceType::Intel,
+            "coproc" => {
+                let Some(resource) =
+                    child.child("type").and_then(|t| ResourceType::from_boinc_name(t.trimmed()))
+                else {
+                    continue;
+                };
+                if !resource.is_gpu() {
+                    continue;
+                }
+                resource
+            }
+            _ => continue,
+        };
+        let coprocessor = parse_coprocessor(child, resource)?;
+        host.coprocessors[resource] = (coprocessor.count > 0).then_some(coprocessor);
+    }
+    Ok(())
+}
+
+fn parse_coprocessor(element: &Element, resource: ResourceType) -> Result<Coprocessor, XmlError> {
+    let mut coprocessor = Coprocessor {
+        resource,
+        name: String::new(),
+        count: 0,
+        peak_flops: 0.0,
+        available_ram: 0.0,
+    };
+    for child in &element.children {
+        match child.name.as_str() {
+            "count" => coprocessor.count = child.u32()?,
+            "name" => coprocessor.name = child.string(),
+            "peak_flops" => coprocessor.peak_flops = child.non_negative_f64()?,
+            "available_ram" => coprocessor.available_ram = child.non_negative_f64()?,
+            _ => {}
+        }
+    }
+    Ok(coprocessor)
+}
+
+/// Reads `<time_stats>`, including the emulator's `*_lambda` period lengths.
+pub(crate) fn parse_time_stats(element: &Element) -> Result<TimeStats, XmlError> {
+    const FRACTION: &str = "between 0 and 1";
+    let mut stats = TimeStats::default();
+    for child in &element.children {
+        match child.name.as_str() {
+            "on_frac" => stats.on_frac = child.f64_in(0.0, 1.0, FRACTION)?,
+            // BOINC writes -1 while it doesn't know yet.
+            "connected_frac" => {
+                stats.connected_frac = child.f64_in(-1.0, 1.0, "between 0 and 1, or -1")?
+            }
+            "active_frac" => stats.active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
+            "gpu_active_frac" => stats.gpu_active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
+            "on_lambda" => stats.on_lambda = Some(child.non_negative_f64()?),
+            "connected_lambda" => stats.connected_lambda = Some(child.non_negative_f64()?),
+            "active_lambda" => stats.active_lambda = Some(child.non_negative_f64()?),
+            "gpu_active_lambda" => stats.gpu_active_lambda = Some(child.non_negative_f64()?),
+            _ => {}
+        }
+    }
+    Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::error::XmlProblem;
+    use crate::protocol::xml_tree::parse_document;
+
+    #[test]
+    fn vendor_and_generic_coprocessors() {
+        let root = parse_document(
+            "<host_info><p_ncpus>8</p_ncpus><p_fpops>4e+09</p_fpops><coprocs>\
+             <coproc_cuda><count>2</count><name>GTX</name><peak_flops>1e13</peak_flops>\
+             <available_ram>8e9</available_ram></coproc_cuda>\
+             <coproc><type>intel_gpu</type><count>1</count></coproc>\
+             <coproc><type>apple_gpu</type><count>1</count></coproc>\
+             <coproc_ati><count>0</count></coproc_ati>\
+             </coprocs></host_info>",
+        )
+        .expect("well-formed");
+        let host = parse_host_info(&root).expect("valid");
+        assert_eq!(host.p_ncpus, 8);
+        assert_eq!(host.p_fpops, 4e9);
+        let nvidia = host.coprocessors[ResourceType::Nvidia].as_ref().expect("nvidia");
+        assert_eq!((nvidia.count, nvidia.peak_flops, nvidia.name.as_str()), (2, 1e13, "GTX"));
+        let intel = host.coprocessors[ResourceType::Intel].as_ref().expect("intel");
+        assert_eq!((intel.count, intel.peak_flops), (1, 0.0));
+        assert!(host.coprocessors[ResourceType::Amd].is_none());
+    }
+
+    #[test]
+    fn unbenchmarked_speed_keeps_default() {
+        let root = parse_document("<host_info><p_fpops>0</p_fpops></host_info>").expect("xml");
+        assert_eq!(parse_host_info(&root).expect("valid").p_fpops, Host::default().p_fpops);
+    }
+
+    #[test]
+    fn fractions_are_checked() {
+        let root =
+            parse_document("<time_stats>\n<on_frac>1.5</on_frac></time_stats>").expect("xml");
+        let error = parse_time_stats(&root).expect_err("out of range");
+        assert_eq!(error.line, 2);
+        assert!(matches!(error.problem, XmlProblem::OutOfRange { .. }));
+        let root = parse_document(
+            "<time_stats><connected_frac>-1</connected_frac><on_lambda>14400</on_lambda></time_stats>",
+        )
+        .expect("xml");
+        let stats = parse_time_stats(&root).expect("valid");
+        assert_eq!(stats.connected_frac, -1.0);
+        assert_eq!(stats.on_lambda, Some(14400.0));
+    }
+}
