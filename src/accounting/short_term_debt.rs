@@ -69,14 +69,19 @@ fn update_debt(
     }
     let nprojects = state.projects.len();
     let member: Vec<bool> = (0..nprojects)
-        .map(|p| facts.get(p).is_some_and(ProjectFacts::runnable) && !state.projects[p].non_cpu_intensive)
+        .map(|p| {
+            facts.get(p).is_some_and(ProjectFacts::runnable) && !state.projects[p].non_cpu_intensive
+        })
         .collect();
-    let work: Vec<f64> =
-        (0..nprojects).map(|p| usage.get(p).map_or(0.0, |u| cpu_equivalent_seconds(state, u))).collect();
+    let work: Vec<f64> = (0..nprojects)
+        .map(|p| usage.get(p).map_or(0.0, |u| cpu_equivalent_seconds(state, u)))
+        .collect();
     let members = member.iter().filter(|&&m| m).count();
     let total_work: f64 = (0..nprojects).filter(|&p| member[p]).map(|p| work[p]).sum();
-    let total_share: f64 =
-        (0..nprojects).filter(|&p| member[p]).map(|p| state.projects[p].resource_share.max(0.0)).sum();
+    let total_share: f64 = (0..nprojects)
+        .filter(|&p| member[p])
+        .map(|p| state.projects[p].resource_share.max(0.0))
+        .sum();
     for (p, project) in state.projects.iter_mut().enumerate() {
         if !member[p] {
             project.short_term_debt = 0.0;
@@ -136,13 +141,23 @@ mod tests {
         let facts = ProjectFacts::gather(&state);
         // Start B high enough that normalisation leaves both changes visible.
         state.projects[1].short_term_debt = 1000.0;
-        update_legacy_debt(&mut state, &facts, &[cpu_usage(25.0 * 60.0), cpu_usage(15.0 * 60.0)], 2400.0);
+        update_legacy_debt(
+            &mut state,
+            &facts,
+            &[cpu_usage(25.0 * 60.0), cpu_usage(15.0 * 60.0)],
+            2400.0,
+        );
         // A: −25 + 30 = +5 min → 300; B: 1000 − 15 + 10 min = 700; normalised by −300.
         assert!((state.projects[0].short_term_debt - 0.0).abs() < 1e-9);
         assert!((state.projects[1].short_term_debt - 400.0).abs() < 1e-9);
 
         let mut state = seed_001_example();
-        update_short_term_debt(&mut state, &facts, &[cpu_usage(25.0 * 60.0), cpu_usage(15.0 * 60.0)], 2400.0);
+        update_short_term_debt(
+            &mut state,
+            &facts,
+            &[cpu_usage(25.0 * 60.0), cpu_usage(15.0 * 60.0)],
+            2400.0,
+        );
         // From zero: A +5 min, B −5 min; normalised so B = 0, A = 10 min.
         assert!((state.projects[0].short_term_debt - 600.0).abs() < 1e-9);
         assert_eq!(state.projects[1].short_term_debt, 0.0);

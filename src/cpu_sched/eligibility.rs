@@ -26,5 +26,8 @@ pub(crate) fn job_may_run(state: &ClientState, id: JobId) -> bool {
 pub(crate) fn job_is_non_cpu_intensive(state: &ClientState, id: JobId) -> bool {
     let job = state.job(id);
     state.project(job.project).non_cpu_intensive
-        || state.apps.get(state.workunit(job.workunit).app.index()).is_some_and(|a| a.non_cpu_intensive)
+        || state
+            .apps
+            .get(state.workunit(job.workunit).app.index())
+            .is_some_and(|a| a.non_cpu_intensive)
 }

@@ -93,7 +93,9 @@ impl InstancePool {
             // Best fit: the fullest instance that still holds the job; ties to the lowest.
             let mut best: Option<(usize, f64)> = None;
             for (index, &f) in free.iter().enumerate() {
-                if f >= amount - FIT_TOLERANCE && f > FIT_TOLERANCE && best.is_none_or(|(_, b)| f < b)
+                if f >= amount - FIT_TOLERANCE
+                    && f > FIT_TOLERANCE
+                    && best.is_none_or(|(_, b)| f < b)
                 {
                     best = Some((index, f));
                 }
@@ -105,8 +107,11 @@ impl InstancePool {
             if preferred.len() == needed && preferred.iter().all(|&i| wholly_free(i as usize)) {
                 return Some(preferred.to_vec());
             }
-            let chosen: Vec<u32> =
-                (0..free.len()).filter(|&i| wholly_free(i)).take(needed).map(|i| i as u32).collect();
+            let chosen: Vec<u32> = (0..free.len())
+                .filter(|&i| wholly_free(i))
+                .take(needed)
+                .map(|i| i as u32)
+                .collect();
             (chosen.len() == needed).then_some(chosen)
         }
     }

@@ -3,17 +3,18 @@
 //! `--policy seed` follows seed 000 "CPU scheduling policy", done per processing resource
 //! with the GPU types first so GPUs are kept busy (6.4 note 7), then the CPU:
 //!
-//! 1. every project's anticipated debt starts at its short-term debt;
-//! 2–4. EDF: while the resource has room and some project has `deadlines_missed(P, R) > 0`
-//!    in the rr_sim, its earliest-deadline runnable job is scheduled (ties: lowest job
-//!    index), the project's anticipated debt drops by the expected payoff and its count
-//!    of deadline misses by one;
-//! 6. hysteresis: a job running for less than the scheduling period keeps its place
-//!    (reason `slice`), so projects rotate once per period rather than at every
-//!    scheduling run (seed 000 scenario 1). Its project is charged the payoff too, so the
-//!    final anticipated debts say what each project is expected to get;
-//! 7–9. then the project with the greatest anticipated debt gets one of its runnable jobs
-//!    (a running one if it has one, else the one received first), and pays the payoff.
+//! - step 1: every project's anticipated debt starts at its short-term debt;
+//! - steps 2–4, EDF: while the resource has room and some project has
+//!   `deadlines_missed(P, R) > 0` in the rr_sim, its earliest-deadline runnable job is
+//!   scheduled (ties: lowest job index), the project's anticipated debt drops by the
+//!   expected payoff and its count of deadline misses by one;
+//! - step 6, hysteresis: a job running for less than the scheduling period keeps its
+//!   place (reason `slice`), so projects rotate once per period rather than at every
+//!   scheduling run (seed 000 scenario 1). Its project is charged the payoff too, so the
+//!   final anticipated debts say what each project is expected to get;
+//! - steps 7–9: then the project with the greatest anticipated debt gets one of its
+//!   runnable jobs (a running one if it has one, else the one received first), and
+//!   pays the payoff.
 //!
 //! The expected payoff generalises seed 000's "scheduling period divided by NCPUS" (the
 //! payoff of a one-CPU job) to any job: `period × Σ_R usage(R) × relative_speed(R) /
@@ -157,7 +158,10 @@ impl Candidates {
                 if misses > 0 {
                     candidates.edf[resource].push(id);
                 }
-                if job.task.as_ref().is_some_and(|t| t.is_running() && now - t.run_start_time < period)
+                if job
+                    .task
+                    .as_ref()
+                    .is_some_and(|t| t.is_running() && now - t.run_start_time < period)
                 {
                     candidates.slice[resource].push(id);
                 }
@@ -365,7 +369,12 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Seed 000 steps 7–9 (or the REC-priority order) on one resource.
-    fn by_project_order(&mut self, resource: ResourceType, lists: &[Vec<JobId>], reason: RunReason) {
+    fn by_project_order(
+        &mut self,
+        resource: ResourceType,
+        lists: &[Vec<JobId>],
+        reason: RunReason,
+    ) {
         let mut cursor = vec![0usize; lists.len()];
         let mut active: Vec<usize> = (0..lists.len()).filter(|&p| !lists[p].is_empty()).collect();
         while self.pool.has_room(resource) && !active.is_empty() {
@@ -632,10 +641,7 @@ mod tests {
         b.state.projects[n.index()].non_cpu_intensive = true;
         let state = b.build();
         let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
-        assert_eq!(
-            scheduled(&list),
-            vec![(jn, RunReason::NonCpuIntensive), (ja, RunReason::Debt)]
-        );
+        assert_eq!(scheduled(&list), vec![(jn, RunReason::NonCpuIntensive), (ja, RunReason::Debt)]);
     }
 
     #[test]

@@ -165,10 +165,11 @@ impl StateBuilder {
 
 /// A random host with projects, CPU, multithread and GPU jobs (some running, some
 /// preempted, some endangered in the rr_sim), debts and RECs, for the invariant tests.
-pub(crate) fn random_scenario() -> impl proptest::strategy::Strategy<Value = (ClientState, RrSimOutput)>
-{
+pub(crate) fn random_scenario()
+-> impl proptest::strategy::Strategy<Value = (ClientState, RrSimOutput)> {
     use proptest::prelude::*;
-    let job = (0usize..4, 0usize..6, 0.0f64..1e5, 1e4f64..1e6, 0u8..4, 0.0f64..7200.0, any::<bool>());
+    let job =
+        (0usize..4, 0usize..6, 0.0f64..1e5, 1e4f64..1e6, 0u8..4, 0.0f64..7200.0, any::<bool>());
     (
         1u32..9,
         0u32..4,
