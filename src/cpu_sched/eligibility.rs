@@ -22,12 +22,14 @@ pub(crate) fn job_may_run(state: &ClientState, id: JobId) -> bool {
 }
 
 /// Whether the job belongs to a non-CPU-intensive project or app: such jobs always run
-/// and don't count against the processors.
+/// and don't count against the processors. The app is taken from the job's app version
+/// (the workunit's app), which the caller has at hand already.
 pub(crate) fn job_is_non_cpu_intensive(state: &ClientState, id: JobId) -> bool {
     let job = state.job(id);
     state.project(job.project).non_cpu_intensive
-        || state
-            .apps
-            .get(state.workunit(job.workunit).app.index())
+        || job
+            .app_version
+            .and_then(|v| state.app_versions.get(v.index()))
+            .and_then(|v| state.apps.get(v.app.index()))
             .is_some_and(|a| a.non_cpu_intensive)
 }

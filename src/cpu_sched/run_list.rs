@@ -34,14 +34,17 @@
 //! Jobs of non-CPU-intensive projects and apps always run and take no processors; they
 //! lead the list.
 
-use super::eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage};
+use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
-use crate::model::{ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage};
+use crate::model::{
+    ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
+};
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
 use serde::Serialize;
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// Why a job is in the run list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -95,13 +98,13 @@ pub fn make_run_list(
     now: Time,
 ) -> RunList {
     let mut scheduler = Scheduler::new(state, policy);
-    let candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler);
+    let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler);
     for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
         if !scheduler.pool.has_room(resource) {
             continue;
         }
         if policy != Policy::Legacy {
-            scheduler.earliest_deadline_first(resource, &candidates.edf[resource], rr);
+            scheduler.earliest_deadline_first(resource, &mut candidates.edf[resource], rr);
             for &id in &candidates.slice[resource] {
                 if !scheduler.pool.has_room(resource) {
                     break;
@@ -110,19 +113,60 @@ pub fn make_run_list(
             }
         }
         let reason = if policy == Policy::Rec { RunReason::Priority } else { RunReason::Debt };
-        scheduler.by_project_order(resource, &candidates.by_project[resource], reason);
+        scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason);
     }
     scheduler.finish()
 }
 
+/// A candidate job with the key a pass orders it by: rank, then a time, then the job
+/// index (smallest first). Keys are computed once so ordering touches no other memory.
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    rank: u8,
+    time: Time,
+    job: JobId,
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank
+            .cmp(&other.rank)
+            .then(self.time.total_cmp(&other.time))
+            .then(self.job.cmp(&other.job))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
+/// One project's candidates for a pass, smallest key first. A heap rather than a sorted
+/// list: it is built in linear time and a pass usually takes only a few jobs from it
+/// (at most the instances of the resource, plus those that don't fit), whereas a host
+/// may hold thousands of queued jobs.
+type Queue = BinaryHeap<Reverse<Ranked>>;
+
 /// The candidate jobs of each pass, per resource, gathered in one pass over the jobs.
 struct Candidates {
-    /// Jobs of projects with deadline misses on the resource, earliest deadline first.
-    edf: ResourceMap<Vec<JobId>>,
+    /// Per project with deadline misses on the resource (indexed by project id): its
+    /// jobs, earliest deadline first, ties to the lowest job index (seed 000 step 2).
+    edf: ResourceMap<Vec<Queue>>,
     /// Running jobs still inside their scheduling period, by job index.
     slice: ResourceMap<Vec<JobId>>,
-    /// Per project (indexed by project id), in the order the project would pick them.
-    by_project: ResourceMap<Vec<Vec<JobId>>>,
+    /// Per project (indexed by project id), in the order the project would pick them:
+    /// running first, then the earliest received (seed 000 step 7), or for `legacy`
+    /// running, preempted, new, each earliest deadline first (seed 001).
+    by_project: ResourceMap<Vec<Queue>>,
 }
 
 impl Candidates {
@@ -135,74 +179,96 @@ impl Candidates {
         scheduler: &mut Scheduler,
     ) -> Self {
         let nprojects = state.projects.len();
-        let mut candidates = Candidates {
-            edf: ResourceMap::default(),
-            slice: ResourceMap::default(),
-            by_project: ResourceMap::from_fn(|_| vec![Vec::new(); nprojects]),
+        // The facts count each project's runnable jobs per resource: exact capacities.
+        let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
+            ResourceMap::from_fn(|r| {
+                (0..nprojects)
+                    .map(|p| {
+                        let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
+                        Vec::<Ranked>::with_capacity(if include(p, r) { n } else { 0 })
+                    })
+                    .collect::<Vec<_>>()
+            })
         };
+        let endangered = |p: usize, r: ResourceType| {
+            policy != Policy::Legacy
+                && rr.projects.get(p).is_some_and(|s| s.deadlines_missed[r] > 0)
+        };
+        let mut edf = sized(&endangered);
+        let mut by_project = sized(&|_, _| true);
+        let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
         let period = state.prefs.scheduling_period();
-        for id in state.job_ids() {
-            let job = state.job(id);
+        // The test of `job_may_run`, with what it depends on looked up once per app
+        // version and project rather than once per job (there are thousands of jobs and
+        // few of the others).
+        let computing = state.run_mode != RunMode::Never;
+        let gpus_usable = state.gpu_mode != RunMode::Never;
+        let versions: Vec<(ResourceType, bool, bool)> = state
+            .app_versions
+            .iter()
+            .map(|v| {
+                let resource = v.usage.main_resource();
+                let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
+                let non_cpu_intensive =
+                    state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
+                (resource, usable, non_cpu_intensive)
+            })
+            .collect();
+        let projects: Vec<bool> = (0..nprojects)
+            .map(|p| computing && facts.get(p).is_none_or(ProjectFacts::runnable))
+            .collect();
+        for (index, job) in state.jobs.iter().enumerate() {
+            let id = JobId::from_index(index);
             let project = job.project.index();
-            if facts.get(project).is_some_and(|f| !f.runnable()) || !job_may_run(state, id) {
+            let Some(&(resource, usable, non_cpu_intensive_app)) =
+                job.app_version.and_then(|v| versions.get(v.index()))
+            else {
+                continue;
+            };
+            if !usable || !projects.get(project).is_some_and(|&ok| ok) || !state.job_runnable(id) {
                 continue;
             }
-            if job_is_non_cpu_intensive(state, id) {
+            if non_cpu_intensive_app || state.project(job.project).non_cpu_intensive {
                 scheduler.schedule_non_cpu_intensive(id);
                 continue;
             }
-            let Some(usage) = job_usage(state, id) else { continue };
-            let resource = usage.main_resource();
+            let running = job.is_running();
             if policy != Policy::Legacy {
                 let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
                 if misses > 0 {
-                    candidates.edf[resource].push(id);
+                    let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
+                    edf[resource][project].push(ranked);
                 }
-                if job
-                    .task
-                    .as_ref()
-                    .is_some_and(|t| t.is_running() && now - t.run_start_time < period)
-                {
-                    candidates.slice[resource].push(id);
+                if running && job.task.as_ref().is_some_and(|t| now - t.run_start_time < period) {
+                    slice[resource].push(id);
                 }
             }
-            candidates.by_project[resource][project].push(id);
+            let ranked = match policy {
+                Policy::Legacy => {
+                    let rank = match &job.task {
+                        _ if running => 0,
+                        Some(_) => 1,
+                        None => 2,
+                    };
+                    Ranked { rank, time: job.report_deadline, job: id }
+                }
+                Policy::Seed | Policy::Rec => {
+                    Ranked { rank: u8::from(!running), time: job.received_time, job: id }
+                }
+            };
+            by_project[resource][project].push(ranked);
         }
-        for (_, list) in candidates.edf.iter_mut() {
-            list.sort_by(|&a, &b| by_deadline(state, a, b));
+        let into_queues = |lists: &mut Vec<Vec<Ranked>>| -> Vec<Queue> {
+            lists
+                .drain(..)
+                .map(|list| list.into_iter().map(Reverse).collect::<Vec<_>>().into())
+                .collect()
+        };
+        Candidates {
+            edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
+            slice,
+            by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
         }
-        for (_, lists) in candidates.by_project.iter_mut() {
-            for list in lists.iter_mut() {
-                list.sort_by(|&a, &b| match policy {
-                    Policy::Legacy => legacy_rank(state, a)
-                        .cmp(&legacy_rank(state, b))
-                        .then_with(|| by_deadline(state, a, b)),
-                    Policy::Seed | Policy::Rec => state
-                        .job(b)
-                        .is_running()
-                        .cmp(&state.job(a).is_running())
-                        .then_with(|| {
-                            state.job(a).received_time.total_cmp(&state.job(b).received_time)
-                        })
-                        .then(a.cmp(&b)),
-                });
-            }
-        }
-        candidates
-    }
-}
-
-/// Earliest deadline first, ties to the lowest job index (seed 000 step 2).
-fn by_deadline(state: &ClientState, a: JobId, b: JobId) -> Ordering {
-    state.job(a).report_deadline.total_cmp(&state.job(b).report_deadline).then(a.cmp(&b))
-}
-
-/// Seed 001's preference within a project: running (0) > preempted (1) > new (2).
-fn legacy_rank(state: &ClientState, id: JobId) -> u8 {
-    match &state.job(id).task {
-        Some(task) if task.is_running() => 0,
-        Some(_) => 1,
-        None => 2,
     }
 }
 
@@ -345,17 +411,30 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Seed 000 steps 2–4 on one resource.
-    fn earliest_deadline_first(&mut self, resource: ResourceType, edf: &[JobId], rr: &RrSimOutput) {
-        let mut misses: Vec<u32> = (0..self.state.projects.len())
+    fn earliest_deadline_first(
+        &mut self,
+        resource: ResourceType,
+        queues: &mut [Queue],
+        rr: &RrSimOutput,
+    ) {
+        let mut misses: Vec<u32> = (0..queues.len())
             .map(|p| rr.projects.get(p).map_or(0, |s| s.deadlines_missed[resource]))
             .collect();
-        for &id in edf {
-            if !self.pool.has_room(resource) {
+        let mut active: Vec<usize> =
+            (0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()).collect();
+        while self.pool.has_room(resource) {
+            // The project with the earliest-deadline job among those still missing.
+            let Some(best) = (0..active.len()).min_by_key(|&k| queues[active[k]].peek()) else {
                 break;
-            }
-            let project = self.state.job(id).project.index();
-            if misses[project] > 0 && self.try_schedule(id, RunReason::Edf) {
+            };
+            let project = active[best];
+            if let Some(Reverse(next)) = queues[project].pop()
+                && self.try_schedule(next.job, RunReason::Edf)
+            {
                 misses[project] -= 1;
+            }
+            if misses[project] == 0 || queues[project].is_empty() {
+                active.swap_remove(best);
             }
         }
     }
@@ -372,11 +451,10 @@ impl<'a> Scheduler<'a> {
     fn by_project_order(
         &mut self,
         resource: ResourceType,
-        lists: &[Vec<JobId>],
+        queues: &mut [Queue],
         reason: RunReason,
     ) {
-        let mut cursor = vec![0usize; lists.len()];
-        let mut active: Vec<usize> = (0..lists.len()).filter(|&p| !lists[p].is_empty()).collect();
+        let mut active: Vec<usize> = (0..queues.len()).filter(|&p| !queues[p].is_empty()).collect();
         while self.pool.has_room(resource) && !active.is_empty() {
             let mut best = 0;
             for k in 1..active.len() {
@@ -387,17 +465,14 @@ impl<'a> Scheduler<'a> {
                 }
             }
             let project = active[best];
-            let list = &lists[project];
             // A job that doesn't fit now never will in this pass (the pool only fills),
-            // so the cursor only moves forward.
-            while cursor[project] < list.len() {
-                let id = list[cursor[project]];
-                cursor[project] += 1;
-                if self.try_schedule(id, reason) {
+            // so it can be dropped from the queue.
+            while let Some(Reverse(next)) = queues[project].pop() {
+                if self.try_schedule(next.job, reason) {
                     break;
                 }
             }
-            if cursor[project] >= list.len() {
+            if queues[project].is_empty() {
                 active.swap_remove(best);
             }
         }
