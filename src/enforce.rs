@@ -4,8 +4,8 @@
 //! scheduler last ran:
 //!
 //! 1. scheduled running jobs keep running;
-//! 2. a job of Y that may no longer run at all (suspended, finished its input's
-//!    validity, run mode "never") is preempted at once; one that has checkpointed since
+//! 2. a job of Y that may no longer run at all (it or its project suspended, run mode
+//!    "never", its GPU type suspended) is preempted at once; one that has checkpointed since
 //!    T is preempted; one that has not keeps running, so its work since the checkpoint
 //!    is not lost, until it checkpoints;
 //! 3. jobs of X that would miss their deadline (`deadline_missed` in the rr_sim) start
@@ -18,7 +18,7 @@
 //! `max_concurrent`, and the working sets of the running jobs (a task's measured working
 //! set, else its workunit's memory bound) stay within `ram_max_used_busy_pct` percent of
 //! the host's memory (when the host's memory is known). Jobs of non-CPU-intensive
-//! projects and apps take no processors and always start.
+//! projects and apps take no processors: only the app and memory limits hold them back.
 //!
 //! A preempted task is removed from memory (quit, to restart from its checkpoint) unless
 //! the user leaves apps in memory; GPU tasks are always removed, since a suspended GPU
@@ -27,7 +27,8 @@
 
 use crate::Time;
 use crate::cpu_sched::{
-    InstancePool, RunList, RunReason, job_is_non_cpu_intensive, job_may_run, job_usage,
+    InstancePool, RunList, RunListEntry, RunReason, job_is_non_cpu_intensive, job_may_run,
+    job_usage,
 };
 use crate::model::{ActiveTask, ClientState, JobId, ResourceUsage, SchedulerState};
 use crate::rr_sim::RrSimOutput;
@@ -164,11 +165,15 @@ pub fn enforce(
         let job = state.job(id);
         !job.is_running() && !job.state.computing_done()
     };
-    let endangered = |id: JobId| rr.jobs.get(id.index()).is_some_and(|j| j.deadline_missed);
-    for entry in run_list.entries.iter().filter(|e| not_running(e.job) && endangered(e.job)) {
+    // Non-CPU-intensive jobs take no processors, so they never need room made for them.
+    let endangered = |e: &&RunListEntry| {
+        e.reason != RunReason::NonCpuIntensive
+            && rr.jobs.get(e.job.index()).is_some_and(|j| j.deadline_missed)
+    };
+    for entry in run_list.entries.iter().filter(|e| not_running(e.job) && endangered(e)) {
         enforcer.start_endangered(entry.job, &entry.gpu_instances, &mut waiting_for_checkpoint);
     }
-    for entry in run_list.entries.iter().filter(|e| not_running(e.job) && !endangered(e.job)) {
+    for entry in run_list.entries.iter().filter(|e| not_running(e.job) && !endangered(e)) {
         let non_cpu_intensive = entry.reason == RunReason::NonCpuIntensive;
         if let Err(reason) = enforcer.try_start(entry.job, &entry.gpu_instances, non_cpu_intensive)
         {
@@ -455,10 +460,10 @@ fn lowest_free_slot(sorted_slots: &[u32]) -> u32 {
 mod tests {
     use super::*;
     use crate::Policy;
+    use crate::cpu_sched::make_run_list;
     use crate::cpu_sched::test_support::{
         StateBuilder, cpu, gpu, mark_deadline_missed, quiet_rr, random_scenario,
     };
-    use crate::cpu_sched::{RunListEntry, make_run_list};
     use crate::model::{ProjectFacts, ResourceType};
     use proptest::prelude::*;
 
@@ -672,6 +677,28 @@ mod tests {
         let t1 = state.job(j1).task.as_ref().unwrap();
         assert_eq!((t1.gpu_instances.clone(), t0.gpu_instances.clone()), (vec![0], vec![1]));
         assert!(t1.once_ran_edf && !t0.once_ran_edf);
+    }
+
+    #[test]
+    fn actions_serialise_with_snake_case_tags() {
+        let action = TaskAction {
+            job: JobId(3),
+            kind: ActionKind::Preempt { remove_from_memory: true },
+            reason: ActionReason::RoomForDeadline,
+        };
+        assert_eq!(
+            serde_json::to_value(&action).unwrap(),
+            serde_json::json!({
+                "job": 3,
+                "kind": {"action": "preempt", "remove_from_memory": true},
+                "reason": "room_for_deadline"
+            })
+        );
+        let keep = serde_json::to_value(ActionKind::KeepRunning).unwrap();
+        assert_eq!(keep, serde_json::json!({"action": "keep_running"}));
+        let reason = serde_json::to_value(RunReason::NonCpuIntensive).unwrap();
+        assert_eq!(reason, serde_json::json!("non_cpu_intensive"));
+        assert_eq!(serde_json::to_value(RunReason::Slice).unwrap(), serde_json::json!("slice"));
     }
 
     #[test]
