@@ -99,6 +99,10 @@ pub struct ActiveTask {
     pub once_ran_edf: bool,
     /// Slot directory number.
     pub slot: u32,
+    /// The coprocessor instances the task runs on while it holds them (empty for CPU
+    /// tasks and tasks not running): enforcement keeps a running GPU task on its device.
+    #[serde(default)]
+    pub gpu_instances: Vec<u32>,
 }
 
 impl ActiveTask {
@@ -116,6 +120,7 @@ impl ActiveTask {
             working_set_size: 0.0,
             once_ran_edf: false,
             slot,
+            gpu_instances: Vec::new(),
         }
     }
 

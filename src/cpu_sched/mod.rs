@@ -1,0 +1,13 @@
+//! CPU scheduling policy (seed 000 "CPU scheduling policy" with 6.4 note 7, seed 001 for
+//! `--policy legacy`, recent estimated credit for `--policy rec`): which runnable jobs
+//! should hold the processors, and on which GPU instances.
+
+mod eligibility;
+mod instance_pool;
+mod run_list;
+#[cfg(test)]
+pub(crate) mod test_support;
+
+pub(crate) use eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage};
+pub use instance_pool::{FIT_TOLERANCE, InstancePool};
+pub use run_list::{RunList, RunListEntry, RunReason, make_run_list};

@@ -1,0 +1,811 @@
+//! Building the run list: the ordered jobs that should hold the processors now.
+//!
+//! `--policy seed` follows seed 000 "CPU scheduling policy", done per processing resource
+//! with the GPU types first so GPUs are kept busy (6.4 note 7), then the CPU:
+//!
+//! - step 1: every project's anticipated debt starts at its short-term debt;
+//! - steps 2–4, EDF: while the resource has room and some project has
+//!   `deadlines_missed(P, R) > 0` in the rr_sim, its earliest-deadline runnable job is
+//!   scheduled (ties: lowest job index), the project's anticipated debt drops by the
+//!   expected payoff and its count of deadline misses by one;
+//! - step 6, hysteresis: a job running for less than the scheduling period keeps its
+//!   place (reason `slice`), so projects rotate once per period rather than at every
+//!   scheduling run (seed 000 scenario 1). Its project is charged the payoff too, so the
+//!   final anticipated debts say what each project is expected to get;
+//! - steps 7–9: then the project with the greatest anticipated debt gets one of its
+//!   runnable jobs (a running one if it has one, else the one received first), and
+//!   pays the payoff.
+//!
+//! The expected payoff generalises seed 000's "scheduling period divided by NCPUS" (the
+//! payoff of a one-CPU job) to any job: `period × Σ_R usage(R) × relative_speed(R) /
+//! ncpus`, i.e. the job's CPU-equivalent instances, in the units short-term debt is kept
+//! in (see `accounting::short_term_debt`).
+//!
+//! `--policy legacy` is seed 001: no EDF and no slice, projects in anticipated-debt
+//! order, and within a project a running job before a preempted one before a new one
+//! (the earliest deadline first among each kind).
+//!
+//! `--policy rec` is BOINC 8: the same EDF pass and time slice as `seed`, then projects
+//! by REC priority (`accounting::rec`). Each scheduled job adds what it is expected to
+//! earn over a scheduling period (its peak flops × period) to its project's REC, and the
+//! priority is recomputed from that, so a project's priority falls by its share of the
+//! expected usage and the others get their turn.
+//!
+//! Jobs of non-CPU-intensive projects and apps always run and take no processors; they
+//! lead the list.
+
+use super::eligibility::job_usage;
+use super::instance_pool::InstancePool;
+use crate::accounting::rec::priority_from;
+use crate::model::{
+    ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
+};
+use crate::rr_sim::RrSimOutput;
+use crate::{Policy, Time};
+use serde::Serialize;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// Why a job is in the run list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunReason {
+    /// Earliest deadline first: its project would miss deadlines (seed 000 steps 2–4).
+    Edf,
+    /// It is running and has not used up its scheduling period (seed 000 step 6).
+    Slice,
+    /// Its project had the greatest anticipated debt (seed 000 steps 7–9, seed 001).
+    Debt,
+    /// Its project had the highest REC priority (`--policy rec`).
+    Priority,
+    /// Non-CPU-intensive: it always runs and takes no processors.
+    #[serde(rename = "non_cpu_intensive")]
+    NonCpuIntensive,
+}
+
+/// One scheduled job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunListEntry {
+    /// The job.
+    pub job: JobId,
+    /// The resource it is scheduled on (its main resource).
+    pub resource: ResourceType,
+    /// Why it was chosen.
+    pub reason: RunReason,
+    /// The GPU instances it was fitted onto (empty for CPU jobs).
+    pub gpu_instances: Vec<u32>,
+}
+
+/// The jobs that should run, in the order they were chosen.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct RunList {
+    /// Scheduled jobs; enforcement starts them in this order.
+    pub entries: Vec<RunListEntry>,
+    /// Each project's anticipated debt once the list was built, indexed by project id.
+    pub anticipated_debt: Vec<f64>,
+    /// `--policy rec` only: each project's REC priority once the list was built
+    /// (empty for the other policies).
+    pub rec_priority: Vec<f64>,
+}
+
+/// Builds the run list for the state at `now`. `facts` must be
+/// [`ProjectFacts::gather`] of this state; `rr` the rr_sim of this state.
+pub fn make_run_list(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    policy: Policy,
+    now: Time,
+) -> RunList {
+    let mut scheduler = Scheduler::new(state, policy);
+    let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler);
+    for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
+        if !scheduler.pool.has_room(resource) {
+            continue;
+        }
+        if policy != Policy::Legacy {
+            scheduler.earliest_deadline_first(resource, &mut candidates.edf[resource], rr);
+            for &id in &candidates.slice[resource] {
+                if !scheduler.pool.has_room(resource) {
+                    break;
+                }
+                scheduler.try_schedule(id, RunReason::Slice);
+            }
+        }
+        let reason = if policy == Policy::Rec { RunReason::Priority } else { RunReason::Debt };
+        scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason);
+    }
+    scheduler.finish()
+}
+
+/// A candidate job with the key a pass orders it by: rank, then a time, then the job
+/// index (smallest first). Keys are computed once so ordering touches no other memory.
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    rank: u8,
+    time: Time,
+    job: JobId,
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank
+            .cmp(&other.rank)
+            .then(self.time.total_cmp(&other.time))
+            .then(self.job.cmp(&other.job))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked {}
+
+/// One project's candidates for a pass, smallest key first. A heap rather than a sorted
+/// list: it is built in linear time and a pass usually takes only a few jobs from it
+/// (at most the instances of the resource, plus those that don't fit), whereas a host
+/// may hold thousands of queued jobs.
+type Queue = BinaryHeap<Reverse<Ranked>>;
+
+/// The candidate jobs of each pass, per resource, gathered in one pass over the jobs.
+struct Candidates {
+    /// Per project with deadline misses on the resource (indexed by project id): its
+    /// jobs, earliest deadline first, ties to the lowest job index (seed 000 step 2).
+    edf: ResourceMap<Vec<Queue>>,
+    /// Running jobs still inside their scheduling period, by job index.
+    slice: ResourceMap<Vec<JobId>>,
+    /// Per project (indexed by project id), in the order the project would pick them:
+    /// running first, then the earliest received (seed 000 step 7), or for `legacy`
+    /// running, preempted, new, each earliest deadline first (seed 001).
+    by_project: ResourceMap<Vec<Queue>>,
+}
+
+impl Candidates {
+    fn gather(
+        state: &ClientState,
+        rr: &RrSimOutput,
+        facts: &[ProjectFacts],
+        policy: Policy,
+        now: Time,
+        scheduler: &mut Scheduler,
+    ) -> Self {
+        let nprojects = state.projects.len();
+        // The facts count each project's runnable jobs per resource: exact capacities.
+        let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
+            ResourceMap::from_fn(|r| {
+                (0..nprojects)
+                    .map(|p| {
+                        let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
+                        Vec::<Ranked>::with_capacity(if include(p, r) { n } else { 0 })
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        let endangered = |p: usize, r: ResourceType| {
+            policy != Policy::Legacy
+                && rr.projects.get(p).is_some_and(|s| s.deadlines_missed[r] > 0)
+        };
+        let mut edf = sized(&endangered);
+        let mut by_project = sized(&|_, _| true);
+        let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
+        let period = state.prefs.scheduling_period();
+        // The test of `job_may_run`, with what it depends on looked up once per app
+        // version and project rather than once per job (there are thousands of jobs and
+        // few of the others).
+        let computing = state.run_mode != RunMode::Never;
+        let gpus_usable = state.gpu_mode != RunMode::Never;
+        let versions: Vec<(ResourceType, bool, bool)> = state
+            .app_versions
+            .iter()
+            .map(|v| {
+                let resource = v.usage.main_resource();
+                let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
+                let non_cpu_intensive =
+                    state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
+                (resource, usable, non_cpu_intensive)
+            })
+            .collect();
+        let projects: Vec<bool> = (0..nprojects)
+            .map(|p| computing && facts.get(p).is_none_or(ProjectFacts::runnable))
+            .collect();
+        for (index, job) in state.jobs.iter().enumerate() {
+            let id = JobId::from_index(index);
+            let project = job.project.index();
+            let Some(&(resource, usable, non_cpu_intensive_app)) =
+                job.app_version.and_then(|v| versions.get(v.index()))
+            else {
+                continue;
+            };
+            if !usable || !projects.get(project).is_some_and(|&ok| ok) || !state.job_runnable(id) {
+                continue;
+            }
+            if non_cpu_intensive_app || state.project(job.project).non_cpu_intensive {
+                scheduler.schedule_non_cpu_intensive(id);
+                continue;
+            }
+            let running = job.is_running();
+            if policy != Policy::Legacy {
+                let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
+                if misses > 0 {
+                    let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
+                    edf[resource][project].push(ranked);
+                }
+                if running && job.task.as_ref().is_some_and(|t| now - t.run_start_time < period) {
+                    slice[resource].push(id);
+                }
+            }
+            let ranked = match policy {
+                Policy::Legacy => {
+                    let rank = match &job.task {
+                        _ if running => 0,
+                        Some(_) => 1,
+                        None => 2,
+                    };
+                    Ranked { rank, time: job.report_deadline, job: id }
+                }
+                Policy::Seed | Policy::Rec => {
+                    Ranked { rank: u8::from(!running), time: job.received_time, job: id }
+                }
+            };
+            by_project[resource][project].push(ranked);
+        }
+        let into_queues = |lists: &mut Vec<Vec<Ranked>>| -> Vec<Queue> {
+            lists
+                .drain(..)
+                .map(|list| list.into_iter().map(Reverse).collect::<Vec<_>>().into())
+                .collect()
+        };
+        Candidates {
+            edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
+            slice,
+            by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
+        }
+    }
+}
+
+/// REC priorities as they change while the list is built.
+struct RecTracker {
+    rec: Vec<f64>,
+    /// The Σrec the priorities are relative to (see [`Scheduler::new`]).
+    rec_scale: f64,
+    share: Vec<f64>,
+    share_sum: f64,
+    priority: Vec<f64>,
+}
+
+impl RecTracker {
+    fn charge(&mut self, project: usize, flops_seconds: f64) {
+        self.rec[project] += flops_seconds;
+        self.priority[project] =
+            priority_from(self.rec[project], self.rec_scale, self.share[project], self.share_sum);
+    }
+}
+
+/// The list under construction and what it has taken so far.
+struct Scheduler<'a> {
+    state: &'a ClientState,
+    period: f64,
+    ncpus: f64,
+    pool: InstancePool,
+    chosen: Vec<bool>,
+    app_running: Vec<u32>,
+    anticipated_debt: Vec<f64>,
+    rec: Option<RecTracker>,
+    entries: Vec<RunListEntry>,
+}
+
+impl<'a> Scheduler<'a> {
+    fn new(state: &'a ClientState, policy: Policy) -> Self {
+        let period = state.prefs.scheduling_period();
+        let rec = (policy == Policy::Rec).then(|| {
+            let counted = |p: &crate::model::Project| !p.suspended;
+            let rec: Vec<f64> = state.projects.iter().map(|p| p.rec.max(0.0)).collect();
+            let rec_sum: f64 =
+                state.projects.iter().filter(|p| counted(p)).map(|p| p.rec.max(0.0)).sum();
+            let share: Vec<f64> = state
+                .projects
+                .iter()
+                .map(|p| if counted(p) { p.resource_share.max(0.0) } else { 0.0 })
+                .collect();
+            let share_sum = share.iter().sum();
+            // With no REC yet, priorities are all 0 (as `rec_priority` says) and the
+            // charges need a scale: what the whole host earns in one scheduling period.
+            let rec_scale = if rec_sum > 0.0 {
+                rec_sum
+            } else {
+                let host: f64 = ResourceType::ALL
+                    .into_iter()
+                    .map(|r| f64::from(state.instances(r)) * state.host.instance_flops(r))
+                    .sum();
+                if host > 0.0 { host * period } else { 1.0 }
+            };
+            let priority = (0..rec.len())
+                .map(|p| priority_from(rec[p], rec_scale, share[p], share_sum))
+                .collect();
+            RecTracker { rec, rec_scale, share, share_sum, priority }
+        });
+        Scheduler {
+            state,
+            period,
+            ncpus: f64::from(state.ncpus()),
+            pool: InstancePool::new(state),
+            chosen: vec![false; state.jobs.len()],
+            app_running: vec![0; state.apps.len()],
+            anticipated_debt: state.projects.iter().map(|p| p.short_term_debt).collect(),
+            rec,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Seed 000's expected payoff of running a job for a scheduling period.
+    fn payoff(&self, usage: &ResourceUsage) -> f64 {
+        let weight: f64 = ResourceType::ALL
+            .into_iter()
+            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.relative_speed(r))
+            .sum();
+        self.period * weight / self.ncpus
+    }
+
+    fn schedule_non_cpu_intensive(&mut self, id: JobId) {
+        let Some(usage) = job_usage(self.state, id) else { return };
+        self.chosen[id.index()] = true;
+        self.entries.push(RunListEntry {
+            job: id,
+            resource: usage.main_resource(),
+            reason: RunReason::NonCpuIntensive,
+            gpu_instances: Vec::new(),
+        });
+    }
+
+    /// Schedules the job if it isn't yet, its app is under max_concurrent and it fits.
+    fn try_schedule(&mut self, id: JobId, reason: RunReason) -> bool {
+        if self.chosen[id.index()] {
+            return false;
+        }
+        let state = self.state;
+        let job = state.job(id);
+        let Some(usage) = job_usage(state, id) else { return false };
+        let app = job.app_version.map(|v| state.app_version(v).app.index());
+        let limit = app.and_then(|a| state.apps.get(a)).and_then(|a| a.max_concurrent);
+        if let (Some(app), Some(limit)) = (app, limit)
+            && self.app_running[app] >= limit
+        {
+            return false;
+        }
+        let preferred = match &job.task {
+            Some(task) if task.is_running() => task.gpu_instances.as_slice(),
+            _ => &[],
+        };
+        let Some(gpu_instances) = self.pool.try_place(usage, preferred) else { return false };
+        self.chosen[id.index()] = true;
+        if let Some(app) = app
+            && let Some(count) = self.app_running.get_mut(app)
+        {
+            *count += 1;
+        }
+        let project = job.project.index();
+        self.anticipated_debt[project] -= self.payoff(usage);
+        if let Some(rec) = &mut self.rec {
+            let peak: f64 = ResourceType::ALL
+                .into_iter()
+                .map(|r| usage.usage_of(r).max(0.0) * state.host.instance_flops(r))
+                .sum();
+            rec.charge(project, peak * self.period);
+        }
+        self.entries.push(RunListEntry {
+            job: id,
+            resource: usage.main_resource(),
+            reason,
+            gpu_instances,
+        });
+        true
+    }
+
+    /// Seed 000 steps 2–4 on one resource.
+    fn earliest_deadline_first(
+        &mut self,
+        resource: ResourceType,
+        queues: &mut [Queue],
+        rr: &RrSimOutput,
+    ) {
+        let mut misses: Vec<u32> = (0..queues.len())
+            .map(|p| rr.projects.get(p).map_or(0, |s| s.deadlines_missed[resource]))
+            .collect();
+        let mut active: Vec<usize> =
+            (0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()).collect();
+        while self.pool.has_room(resource) {
+            // The project with the earliest-deadline job among those still missing.
+            let Some(best) = (0..active.len()).min_by_key(|&k| queues[active[k]].peek()) else {
+                break;
+            };
+            let project = active[best];
+            if let Some(Reverse(next)) = queues[project].pop()
+                && self.try_schedule(next.job, RunReason::Edf)
+            {
+                misses[project] -= 1;
+            }
+            if misses[project] == 0 || queues[project].is_empty() {
+                active.swap_remove(best);
+            }
+        }
+    }
+
+    /// The ordering key of a project in the debt or priority pass.
+    fn project_key(&self, project: usize) -> f64 {
+        match &self.rec {
+            Some(rec) => rec.priority[project],
+            None => self.anticipated_debt[project],
+        }
+    }
+
+    /// Seed 000 steps 7–9 (or the REC-priority order) on one resource.
+    fn by_project_order(
+        &mut self,
+        resource: ResourceType,
+        queues: &mut [Queue],
+        reason: RunReason,
+    ) {
+        let mut active: Vec<usize> = (0..queues.len()).filter(|&p| !queues[p].is_empty()).collect();
+        while self.pool.has_room(resource) && !active.is_empty() {
+            let mut best = 0;
+            for k in 1..active.len() {
+                let (p, b) = (active[k], active[best]);
+                let ordering = self.project_key(p).total_cmp(&self.project_key(b));
+                if ordering == Ordering::Greater || (ordering == Ordering::Equal && p < b) {
+                    best = k;
+                }
+            }
+            let project = active[best];
+            // A job that doesn't fit now never will in this pass (the pool only fills),
+            // so it can be dropped from the queue.
+            while let Some(Reverse(next)) = queues[project].pop() {
+                if self.try_schedule(next.job, reason) {
+                    break;
+                }
+            }
+            if queues[project].is_empty() {
+                active.swap_remove(best);
+            }
+        }
+    }
+
+    fn finish(self) -> RunList {
+        RunList {
+            entries: self.entries,
+            anticipated_debt: self.anticipated_debt,
+            rec_priority: self.rec.map(|r| r.priority).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu_sched::InstancePool;
+    use crate::cpu_sched::test_support::{
+        StateBuilder, cpu, gpu, mark_deadline_missed, quiet_rr, random_scenario,
+    };
+    use crate::model::{RunMode, SchedulerState};
+    use proptest::prelude::*;
+
+    const NOW: Time = 100_000.0;
+
+    fn run_list(state: &ClientState, rr: &RrSimOutput, policy: Policy) -> RunList {
+        make_run_list(state, rr, &ProjectFacts::gather(state), policy, NOW)
+    }
+
+    fn scheduled(list: &RunList) -> Vec<(JobId, RunReason)> {
+        list.entries.iter().map(|e| (e.job, e.reason)).collect()
+    }
+
+    #[test]
+    fn edf_picks_the_endangered_job_over_high_debt() {
+        let mut b = StateBuilder::new(1);
+        let rich = b.project("rich", 100.0);
+        let late = b.project("late", 100.0);
+        let vr = b.app_version(rich, cpu(1.0));
+        let vl = b.app_version(late, cpu(1.0));
+        b.job(rich, vr, 0.0, NOW + 1e5);
+        let relaxed = b.job(late, vl, 0.0, NOW + 9e4);
+        let urgent = b.job(late, vl, 10.0, NOW + 5e3);
+        b.state.projects[rich.index()].short_term_debt = 50_000.0;
+        let state = b.build();
+        let mut rr = quiet_rr(&state);
+        mark_deadline_missed(&state, &mut rr, &[relaxed]);
+        let list = run_list(&state, &rr, Policy::Seed);
+        // The project's earliest-deadline job, not necessarily the one rr_sim flagged.
+        assert_eq!(scheduled(&list), vec![(urgent, RunReason::Edf)]);
+        assert!((list.anticipated_debt[late.index()] + 3600.0).abs() < 1e-9);
+        // Without the deadline miss, debt decides.
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(list.entries[0].reason, RunReason::Debt);
+        assert_eq!(state.job(list.entries[0].job).project, rich);
+    }
+
+    /// Seed 000 scenario 1: P1(0.1, 1, .5) P2(1, 24, .25) P3(1, 24, .25), two CPUs, a
+    /// one-hour period.
+    fn scenario_1(p2_running_for: f64) -> (ClientState, [JobId; 3]) {
+        let mut b = StateBuilder::new(2);
+        let p1 = b.project("P1", 50.0);
+        let p2 = b.project("P2", 25.0);
+        let p3 = b.project("P3", 25.0);
+        let v1 = b.app_version(p1, cpu(1.0));
+        let v2 = b.app_version(p2, cpu(1.0));
+        let v3 = b.app_version(p3, cpu(1.0));
+        let j1 = b.job(p1, v1, 0.0, NOW + 3600.0);
+        let j2 = b.job(p2, v2, 0.0, NOW + 86_400.0);
+        let j3 = b.job(p3, v3, 0.0, NOW + 86_400.0);
+        b.task(j2, SchedulerState::Running, NOW - p2_running_for, p2_running_for, 0.0, 0.0);
+        b.state.projects[p1.index()].short_term_debt = 3000.0;
+        b.state.projects[p3.index()].short_term_debt = 2000.0;
+        (b.build(), [j1, j2, j3])
+    }
+
+    #[test]
+    fn step_6_keeps_a_job_inside_its_scheduling_period() {
+        let (state, [j1, j2, _]) = scenario_1(20.0 * 60.0);
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(j2, RunReason::Slice), (j1, RunReason::Debt)]);
+    }
+
+    #[test]
+    fn after_its_period_the_job_competes_by_debt() {
+        let (state, [j1, _, j3]) = scenario_1(70.0 * 60.0);
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(j1, RunReason::Debt), (j3, RunReason::Debt)]);
+    }
+
+    #[test]
+    fn debt_order_charges_the_payoff_and_prefers_running_then_earliest_received() {
+        let mut b = StateBuilder::new(2);
+        let a = b.project("a", 100.0);
+        let c = b.project("c", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vc = b.app_version(c, cpu(1.0));
+        let a_late = b.job(a, va, 50.0, NOW + 1e5);
+        let a_early = b.job(a, va, 10.0, NOW + 2e5);
+        let c_new = b.job(c, vc, 5.0, NOW + 1e5);
+        let c_running = b.job(c, vc, 20.0, NOW + 1e5);
+        b.task(c_running, SchedulerState::Running, NOW - 7200.0, 7200.0, 0.0, 0.0);
+        b.state.projects[a.index()].short_term_debt = 1000.0;
+        b.state.projects[c.index()].short_term_debt = 900.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(
+            scheduled(&list),
+            vec![(a_early, RunReason::Debt), (c_running, RunReason::Debt)]
+        );
+        // Payoff of a one-CPU job: period / ncpus = 1800 s.
+        assert!((list.anticipated_debt[a.index()] - (1000.0 - 1800.0)).abs() < 1e-9);
+        assert!((list.anticipated_debt[c.index()] - (900.0 - 1800.0)).abs() < 1e-9);
+        let _ = (a_late, c_new);
+    }
+
+    #[test]
+    fn debt_order_rotates_when_the_payoff_drops_the_leader() {
+        let mut b = StateBuilder::new(3);
+        let a = b.project("a", 100.0);
+        let c = b.project("c", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vc = b.app_version(c, cpu(1.0));
+        let jobs_a: Vec<_> = (0..3).map(|i| b.job(a, va, f64::from(i), NOW + 1e5)).collect();
+        let jobs_c: Vec<_> = (0..3).map(|i| b.job(c, vc, f64::from(i), NOW + 1e5)).collect();
+        b.state.projects[a.index()].short_term_debt = 1000.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        // Payoff 1200: a 1000 → −200, then c (0 → −1200), then a again (−200 → −1400).
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        assert_eq!(order, vec![jobs_a[0], jobs_c[0], jobs_a[1]]);
+    }
+
+    #[test]
+    fn gpu_jobs_are_placed_first_and_half_gpu_jobs_pack_two_per_instance() {
+        let mut b = StateBuilder::new(2).gpus(ResourceType::Nvidia, 1);
+        let cpu_project = b.project("cpu", 100.0);
+        let gpu_project = b.project("gpu", 100.0);
+        let vc = b.app_version(cpu_project, cpu(1.0));
+        let vg = b.app_version(gpu_project, gpu(ResourceType::Nvidia, 0.5, 0.5));
+        let c1 = b.job(cpu_project, vc, 0.0, NOW + 1e5);
+        let c2 = b.job(cpu_project, vc, 1.0, NOW + 1e5);
+        let g: Vec<_> = (0..3).map(|i| b.job(gpu_project, vg, f64::from(i), NOW + 1e5)).collect();
+        b.state.projects[cpu_project.index()].short_term_debt = 80_000.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(list.entries.len(), 3);
+        assert_eq!((list.entries[0].job, list.entries[0].gpu_instances.clone()), (g[0], vec![0]));
+        assert_eq!((list.entries[1].job, list.entries[1].gpu_instances.clone()), (g[1], vec![0]));
+        // The two GPU jobs hold one CPU: one CPU job fits, a second would exceed ncpus.
+        assert_eq!(list.entries[2].job, c1);
+        assert!(list.entries.iter().all(|e| e.job != c2 && e.job != g[2]));
+    }
+
+    #[test]
+    fn multithread_job_may_overcommit_by_one_cpu() {
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let m = b.project("mt", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vm = b.app_version(m, cpu(2.0));
+        let singles: Vec<_> = (0..3).map(|i| b.job(a, va, f64::from(i), NOW + 1e5)).collect();
+        let mt = b.job(m, vm, 0.0, NOW + 1e5);
+        b.state.projects[a.index()].short_term_debt = 80_000.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        // Payoff of a single is 900: a stays ahead for its 3 jobs; 3 + 2 = 5 = ncpus + 1.
+        assert_eq!(order, vec![singles[0], singles[1], singles[2], mt]);
+    }
+
+    #[test]
+    fn multithread_job_that_would_overcommit_by_more_than_one_waits() {
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let m = b.project("mt", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vm = b.app_version(m, cpu(4.0));
+        let singles: Vec<_> = (0..4).map(|i| b.job(a, va, f64::from(i), NOW + 1e5)).collect();
+        b.job(m, vm, 0.0, NOW + 1e5);
+        b.state.projects[a.index()].short_term_debt = 900.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        // a first (1 CPU), then the MT job can't fit (1 + 4 > 5): the singles fill up.
+        assert_eq!(order, singles);
+    }
+
+    #[test]
+    fn max_concurrent_limits_an_apps_jobs() {
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let limited = b.app_version(a, cpu(1.0));
+        let free = b.app_version(a, cpu(1.0));
+        b.max_concurrent(limited, 1);
+        let l: Vec<_> = (0..3).map(|i| b.job(a, limited, f64::from(i), NOW + 1e5)).collect();
+        let f = b.job(a, free, 10.0, NOW + 1e5);
+        let state = b.build();
+        let mut rr = quiet_rr(&state);
+        // Two misses: EDF takes l[0], can't take l[1] or l[2] (limit 1), then f.
+        mark_deadline_missed(&state, &mut rr, &l[1..]);
+        let list = run_list(&state, &rr, Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(l[0], RunReason::Edf), (f, RunReason::Edf)]);
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(l[0], RunReason::Debt), (f, RunReason::Debt)]);
+    }
+
+    #[test]
+    fn suspended_project_and_run_modes_exclude_jobs() {
+        let mut b = StateBuilder::new(2).gpus(ResourceType::Nvidia, 1);
+        let a = b.project("a", 100.0);
+        let s = b.project("suspended", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vg = b.app_version(a, gpu(ResourceType::Nvidia, 0.1, 1.0));
+        let vs = b.app_version(s, cpu(1.0));
+        let ja = b.job(a, va, 0.0, NOW + 1e5);
+        let jg = b.job(a, vg, 0.0, NOW + 1e5);
+        b.job(s, vs, 0.0, NOW + 1e5);
+        b.state.projects[s.index()].suspended = true;
+        b.state.projects[s.index()].short_term_debt = 80_000.0;
+        let mut state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(list.entries.iter().map(|e| e.job).collect::<Vec<_>>(), vec![jg, ja]);
+        state.gpu_mode = RunMode::Never;
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(list.entries.iter().map(|e| e.job).collect::<Vec<_>>(), vec![ja]);
+        state.run_mode = RunMode::Never;
+        assert!(run_list(&state, &quiet_rr(&state), Policy::Seed).entries.is_empty());
+    }
+
+    #[test]
+    fn non_cpu_intensive_jobs_always_run_without_taking_processors() {
+        let mut b = StateBuilder::new(1);
+        let a = b.project("a", 100.0);
+        let n = b.project("monitor", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vn = b.app_version(n, cpu(1.0));
+        let ja = b.job(a, va, 0.0, NOW + 1e5);
+        let jn = b.job(n, vn, 0.0, NOW + 1e5);
+        b.state.projects[n.index()].non_cpu_intensive = true;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(jn, RunReason::NonCpuIntensive), (ja, RunReason::Debt)]);
+    }
+
+    #[test]
+    fn legacy_prefers_running_then_preempted_then_new_and_ignores_deadlines() {
+        let mut b = StateBuilder::new(3);
+        let a = b.project("a", 100.0);
+        let other = b.project("other", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vo = b.app_version(other, cpu(1.0));
+        let new_late = b.job(a, va, 0.0, NOW + 9e4);
+        let new_early = b.job(a, va, 5.0, NOW + 5e4);
+        let preempted = b.job(a, va, 9.0, NOW + 1e5);
+        let running = b.job(a, va, 9.0, NOW + 2e5);
+        let endangered = b.job(other, vo, 0.0, NOW + 10.0);
+        b.task(preempted, SchedulerState::Preempted, NOW - 9000.0, 100.0, 50.0, 1.0);
+        b.task(running, SchedulerState::Running, NOW - 60.0, 60.0, 0.0, 0.0);
+        b.state.projects[a.index()].short_term_debt = 80_000.0;
+        let state = b.build();
+        let mut rr = quiet_rr(&state);
+        mark_deadline_missed(&state, &mut rr, &[endangered]);
+        let list = run_list(&state, &rr, Policy::Legacy);
+        assert_eq!(
+            scheduled(&list),
+            vec![
+                (running, RunReason::Debt),
+                (preempted, RunReason::Debt),
+                (new_early, RunReason::Debt)
+            ]
+        );
+        let _ = new_late;
+    }
+
+    #[test]
+    fn rec_runs_the_project_furthest_below_its_share_and_lowers_its_priority() {
+        let mut b = StateBuilder::new(2);
+        let ahead = b.project("ahead", 100.0);
+        let behind = b.project("behind", 100.0);
+        let va = b.app_version(ahead, cpu(1.0));
+        let vb = b.app_version(behind, cpu(1.0));
+        let a1 = b.job(ahead, va, 0.0, NOW + 1e5);
+        let b1 = b.job(behind, vb, 0.0, NOW + 1e5);
+        let b2 = b.job(behind, vb, 1.0, NOW + 1e5);
+        b.state.projects[ahead.index()].rec = 9.0e12;
+        b.state.projects[behind.index()].rec = 7.0e12;
+        // Debt would say otherwise.
+        b.state.projects[ahead.index()].short_term_debt = 80_000.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Rec);
+        // behind: −0.875 → after one hour of a 1 Gflops CPU (+3.6e12) −1.325 < ahead −1.125.
+        assert_eq!(scheduled(&list), vec![(b1, RunReason::Priority), (a1, RunReason::Priority)]);
+        assert!(list.rec_priority[behind.index()] < -1.3);
+        let _ = b2;
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn run_list_respects_the_processors(
+            (state, rr) in random_scenario(),
+            policy in prop::sample::select(Policy::ALL.to_vec()),
+        ) {
+            let list = run_list(&state, &rr, policy);
+            let ncpus = f64::from(state.ncpus());
+            let mut pool = InstancePool::new(&state);
+            let (mut cpu_only, mut gpu_cpu) = (0.0, 0.0);
+            let mut seen = vec![false; state.jobs.len()];
+            for entry in &list.entries {
+                prop_assert!(!seen[entry.job.index()], "job twice");
+                seen[entry.job.index()] = true;
+                prop_assert!(state.job_runnable(entry.job));
+                let usage = job_usage(&state, entry.job).unwrap();
+                prop_assert_eq!(entry.resource, usage.main_resource());
+                pool.occupy(usage, &entry.gpu_instances);
+                if usage.coprocessor.is_some() {
+                    gpu_cpu += usage.avg_ncpus.min(ncpus);
+                    let needed = (usage.main_usage() - 1e-9).ceil().max(1.0) as usize;
+                    prop_assert_eq!(entry.gpu_instances.len(), needed);
+                } else {
+                    cpu_only += usage.avg_ncpus.min(ncpus);
+                }
+            }
+            // GPU jobs are never refused for CPU, so only they may push past ncpus + 1.
+            prop_assert!(cpu_only + gpu_cpu <= (ncpus + 1.0).max(gpu_cpu) + 1e-9);
+            for r in ResourceType::GPUS {
+                for &free in pool.gpu_free(r) {
+                    prop_assert!(free >= -1e-9);
+                }
+            }
+            prop_assert_eq!(list.anticipated_debt.len(), state.projects.len());
+        }
+    }
+}
