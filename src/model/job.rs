@@ -69,7 +69,7 @@ pub enum SchedulerState {
     Uninitialized,
     /// Running now.
     Running,
-    /// Suspended (kept in memory) or quit after a checkpoint.
+    /// Suspended and kept in memory (a quit task goes back to `Uninitialized`).
     Preempted,
 }
 

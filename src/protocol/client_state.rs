@@ -15,7 +15,7 @@ use crate::model::{
     FileStatus, Job, JobId, JobState, ProjectId, ResourceType, ResourceUsage, RunMode,
     SchedulerState, Workunit, WorkunitId,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Reads client_state.xml (the real client's, or the BOINC client emulator's input with
 /// its extra tags). `name` is the file name errors are reported under.
@@ -165,6 +165,9 @@ struct Linker<'e> {
     /// `<version_num>` of each workunit, by [`WorkunitId`] index: the fallback for a
     /// result that names none.
     workunit_version_num: Vec<Option<u32>>,
+    /// App versions for a coprocessor boinc-rs doesn't know (e.g. a Mac's `apple_gpu`):
+    /// kept so results still find their version by number, but never run.
+    unsupported_versions: HashSet<AppVersionId>,
 }
 
 impl<'e> Linker<'e> {
@@ -178,6 +181,7 @@ impl<'e> Linker<'e> {
             jobs: HashMap::new(),
             versions_of_app: Vec::new(),
             workunit_version_num: Vec::new(),
+            unsupported_versions: HashSet::new(),
         }
     }
 
@@ -310,6 +314,7 @@ impl<'e> Linker<'e> {
             usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
             flops: self.state.host.p_fpops,
         };
+        let mut unsupported = false;
         for child in &element.children {
             match child.name.as_str() {
                 "version_num" => version.version_num = child.u32()?,
@@ -318,13 +323,25 @@ impl<'e> Linker<'e> {
                 "flops" => {
                     version.flops = child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?
                 }
-                "coproc" => version.usage.coprocessor = coprocessor_usage(child)?,
+                "coproc" => match coprocessor_usage(child) {
+                    Ok(usage) => version.usage.coprocessor = usage,
+                    // A state file from a host with a GPU type we can't drive must still
+                    // load: the version's jobs are kept but never scheduled.
+                    Err(e) if matches!(e.problem, XmlProblem::UnknownCoprocessor(_)) => {
+                        unsupported = true
+                    }
+                    Err(e) => return Err(e),
+                },
                 _ => {}
             }
         }
-        let resource = version.usage.main_resource();
-        self.state.projects[project.index()].resources[resource].has_app_version = true;
         let id = AppVersionId::from_index(self.state.app_versions.len());
+        if unsupported {
+            self.unsupported_versions.insert(id);
+        } else {
+            let resource = version.usage.main_resource();
+            self.state.projects[project.index()].resources[resource].has_app_version = true;
+        }
         self.versions_of_app[app.index()].push(id);
         self.state.app_versions.push(version);
         Ok(())
@@ -447,7 +464,10 @@ impl<'e> Linker<'e> {
                 v.version_num == num && plan_class.is_none_or(|pc| v.plan_class == pc)
             })
         });
-        named.or_else(|| candidates.iter().max_by_key(|id| version(id).version_num)).copied()
+        named
+            .or_else(|| candidates.iter().max_by_key(|id| version(id).version_num))
+            .copied()
+            .filter(|id| !self.unsupported_versions.contains(id))
     }
 
     /// Attaches an `<active_task>` to its job. A task whose project or result is gone is
@@ -631,12 +651,17 @@ mod tests {
         ))
         .expect_err("state");
         assert_eq!(bad_state.problem, XmlProblem::UnknownJobState(12));
-        let bad_coproc = parse(
+        // A GPU type we can't drive loads, but its jobs have no usable app version.
+        let unknown_gpu = parse(
             "<project><master_url>u</master_url></project><app><name>a</name></app>\
-             <app_version><app_name>a</app_name><coproc><type>quantum</type></coproc></app_version>",
+             <app_version><app_name>a</app_name><version_num>5</version_num>\
+             <coproc><type>apple_gpu</type></coproc></app_version>\
+             <workunit><name>w</name><app_name>a</app_name></workunit>\
+             <result><name>r</name><wu_name>w</wu_name><version_num>5</version_num><state>2</state></result>",
         )
-        .expect_err("coproc");
-        assert_eq!(bad_coproc.problem, XmlProblem::UnknownCoprocessor("quantum".into()));
+        .expect("a state with an unknown GPU type loads");
+        assert_eq!(unknown_gpu.jobs[0].app_version, None);
+        assert!(!unknown_gpu.projects[0].resources.0.iter().any(|r| r.has_app_version));
     }
 
     #[test]

@@ -1,0 +1,41 @@
+//! One complete scheduling decision for a snapshot of the client state: the seed 000
+//! pipeline of round-robin simulation, CPU scheduling and enforcement, followed by the
+//! seed 003 work-fetch choice, all made from the same simulation.
+
+use crate::cpu_sched::{RunList, make_run_list};
+use crate::enforce::{Enforcement, enforce};
+use crate::model::{ClientState, ProjectFacts};
+use crate::rr_sim::{RrSimOutput, simulate};
+use crate::work_fetch::{FetchDecision, choose_work_fetch};
+use crate::{Policy, Time};
+
+/// Everything the core decides at one instant, and the intermediate results it was
+/// decided from (so a caller can explain it).
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// When the decision was made.
+    pub now: Time,
+    /// The policy family it was made with.
+    pub policy: Policy,
+    /// Per-project job facts the predicates were evaluated on.
+    pub facts: Vec<ProjectFacts>,
+    /// The round-robin simulation.
+    pub rr_sim: RrSimOutput,
+    /// The jobs that should run, in priority order, with why.
+    pub run_list: RunList,
+    /// What to do to the tasks to get there.
+    pub enforcement: Enforcement,
+    /// The scheduler request to send, or why none.
+    pub work_fetch: FetchDecision,
+}
+
+/// Makes one decision. `last_schedule_time` is when the previous decision was enforced:
+/// running jobs that have not checkpointed since then are left running (seed 000).
+pub fn decide(state: &ClientState, policy: Policy, last_schedule_time: Time, now: Time) -> Decision {
+    let facts = ProjectFacts::gather(state);
+    let rr_sim = simulate(state, &facts, now);
+    let run_list = make_run_list(state, &rr_sim, &facts, policy, now);
+    let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);
+    let work_fetch = choose_work_fetch(state, &rr_sim, &facts, policy, now);
+    Decision { now, policy, facts, rr_sim, run_list, enforcement, work_fetch }
+}

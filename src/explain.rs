@@ -1,0 +1,412 @@
+//! The `explain` view: one decision (see [`crate::decision`]) turned into what a user
+//! asks — what runs and why, when each job finishes, where work is short, what is owed
+//! to whom, and what would be asked of which project. Serialisable as one JSON object
+//! and printable as text.
+
+use crate::cpu_sched::RunReason;
+use crate::decision::Decision;
+use crate::enforce::{ActionKind, ActionReason};
+use crate::model::{ClientState, JobId, JobState, ResourceType};
+use crate::work_fetch::scalar_work_request_sizes;
+use crate::{Policy, Time};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The latest time recorded in a state: when it was saved, near enough. `explain` uses
+/// it as `now` when none is given, so a saved state is explained as of its own time.
+pub fn state_time(state: &ClientState) -> Time {
+    let jobs = state.jobs.iter().flat_map(|j| [j.received_time, j.completed_time]);
+    let projects = state.projects.iter().flat_map(|p| [p.last_rpc_time, p.rec_time]);
+    jobs.chain(projects).filter(|t| t.is_finite()).fold(0.0, f64::max)
+}
+
+/// One entry of the run list.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunListView {
+    /// Job name.
+    pub job: String,
+    /// Project name.
+    pub project: String,
+    /// The resource it is scheduled on.
+    pub resource: ResourceType,
+    /// Why it is in the run list.
+    pub reason: RunReason,
+    /// GPU instances it is placed on (empty for CPU jobs).
+    pub gpu_instances: Vec<u32>,
+}
+
+/// One enforcement action.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionView {
+    /// Job name.
+    pub job: String,
+    /// Project name.
+    pub project: String,
+    /// What happens to the task.
+    pub action: ActionKind,
+    /// Why.
+    pub reason: ActionReason,
+}
+
+/// One job with its simulated future.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobView {
+    /// Job name.
+    pub name: String,
+    /// Project name.
+    pub project: String,
+    /// The resource it runs on (`None` when its app version is unknown).
+    pub resource: Option<ResourceType>,
+    /// Life-cycle state.
+    pub state: JobState,
+    /// Running now.
+    pub running: bool,
+    /// Elapsed time so far, seconds.
+    pub elapsed_time: f64,
+    /// Estimated processing time left, seconds.
+    pub remaining_duration: f64,
+    /// Projected completion under round robin, absolute time (`None`: not simulated).
+    pub projected_completion: Option<f64>,
+    /// Report deadline, absolute time.
+    pub deadline: f64,
+    /// Whether round robin would miss the deadline.
+    pub deadline_missed: bool,
+}
+
+/// One processing resource.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceView {
+    /// Instances usable.
+    pub instances: f64,
+    /// Instances idle after the initial assignment.
+    pub nidle: f64,
+    /// Idle instance-seconds over the work-buffer horizon.
+    pub shortfall: f64,
+    /// Seconds until the first instance idles.
+    pub saturated_time: f64,
+    /// Jobs that would miss their deadlines.
+    pub deadlines_missed: u32,
+}
+
+/// One project's view of one resource.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectResourceView {
+    /// Instances its share entitles it to.
+    pub share: f64,
+    /// Its shortfall, instance-seconds over the horizon.
+    pub shortfall: f64,
+    /// Its jobs on this resource that would miss their deadlines.
+    pub deadlines_missed: u32,
+    /// Long-term debt for this resource, instance-seconds.
+    pub long_term_debt: f64,
+    /// D(P, R): it accumulates debt for this resource.
+    pub accumulate_debt: bool,
+    /// Backed off for this resource until (absolute time; `None`: not backed off).
+    pub backoff_until: Option<f64>,
+    /// It may supply jobs for this resource.
+    pub may_supply: bool,
+}
+
+/// One project.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectView {
+    /// Resource share.
+    pub resource_share: f64,
+    /// Share as a fraction of all projects' shares.
+    pub share_fraction: f64,
+    /// Short-term debt, seconds.
+    pub short_term_debt: f64,
+    /// Anticipated debt after this run list, seconds.
+    pub anticipated_debt: f64,
+    /// Overall long-term debt (per-resource debts weighted by speed), CPU-seconds.
+    pub long_term_debt: f64,
+    /// Recent estimated credit.
+    pub rec: f64,
+    /// Jobs that would miss their deadlines, all resources.
+    pub deadlines_missed: u32,
+    /// Seed 000's scalar work request size, normalised CPU seconds.
+    pub work_request_size: f64,
+    /// Seed 000 predicates.
+    pub runnable: bool,
+    /// Seed 000 predicates.
+    pub fetchable: bool,
+    /// Seed 000 predicates.
+    pub overworked: bool,
+    /// Seed 000 predicates.
+    pub latency_limited: bool,
+    /// Seed 000 predicates.
+    pub potentially_runnable: bool,
+    /// Per resource, keyed `cpu`, `nvidia`, `amd`, `intel`.
+    pub resources: BTreeMap<&'static str, ProjectResourceView>,
+}
+
+/// One resource of the work request.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResourceRequestView {
+    /// Instance-seconds requested.
+    pub req_seconds: f64,
+    /// Instances to occupy.
+    pub req_ninstances: f64,
+}
+
+/// The scheduler request the fetch policy would send, or why none.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkRequestView {
+    /// The project asked (`None`: no request).
+    pub project: Option<String>,
+    /// Why this request, or why none.
+    pub reason: String,
+    /// The request's scalar `work_req_seconds` (old servers read only this).
+    pub work_req_seconds: f64,
+    /// Per resource, keyed `cpu`, `nvidia`, `amd`, `intel`.
+    pub resources: BTreeMap<&'static str, ResourceRequestView>,
+}
+
+/// Everything `boinc-rs explain` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Explanation {
+    /// The instant explained.
+    pub now: Time,
+    /// The policy family.
+    pub policy: Policy,
+    /// Jobs to run, in priority order.
+    pub run_list: Vec<RunListView>,
+    /// What enforcement does to each task it touches.
+    pub actions: Vec<ActionView>,
+    /// Every job that is not yet acknowledged by its server.
+    pub jobs: Vec<JobView>,
+    /// Per resource, keyed `cpu`, `nvidia`, `amd`, `intel`.
+    pub resources: BTreeMap<&'static str, ResourceView>,
+    /// Per project, keyed by project name.
+    pub projects: BTreeMap<String, ProjectView>,
+    /// The work request.
+    pub work_request: WorkRequestView,
+}
+
+impl Explanation {
+    /// Builds the view of a decision made on `state`.
+    pub fn new(state: &ClientState, decision: &Decision) -> Explanation {
+        let job_name = |id: JobId| state.job(id).name.clone();
+        let project_of = |id: JobId| state.project(state.job(id).project).name.clone();
+        let run_list = decision
+            .run_list
+            .entries
+            .iter()
+            .map(|e| RunListView {
+                job: job_name(e.job),
+                project: project_of(e.job),
+                resource: e.resource,
+                reason: e.reason,
+                gpu_instances: e.gpu_instances.clone(),
+            })
+            .collect();
+        let actions = decision
+            .enforcement
+            .actions
+            .iter()
+            .map(|a| ActionView {
+                job: job_name(a.job),
+                project: project_of(a.job),
+                action: a.kind.clone(),
+                reason: a.reason,
+            })
+            .collect();
+        let jobs = state
+            .job_ids()
+            .filter(|&id| !state.job(id).got_server_ack)
+            .map(|id| {
+                let job = state.job(id);
+                let sim = decision.rr_sim.jobs.get(id.index()).copied().unwrap_or_default();
+                JobView {
+                    name: job.name.clone(),
+                    project: state.project(job.project).name.clone(),
+                    resource: job.app_version.map(|av| state.app_version(av).usage.main_resource()),
+                    state: job.state,
+                    running: job.is_running(),
+                    elapsed_time: job.elapsed_time(),
+                    remaining_duration: if job.state.computing_done() {
+                        0.0
+                    } else {
+                        crate::estimate::remaining_duration(state, id)
+                    },
+                    projected_completion: sim.simulated.then_some(sim.projected_completion),
+                    deadline: job.report_deadline,
+                    deadline_missed: sim.simulated && sim.deadline_missed,
+                }
+            })
+            .collect();
+        let resources = ResourceType::ALL
+            .iter()
+            .map(|&r| {
+                let sim = &decision.rr_sim.resources[r];
+                let view = ResourceView {
+                    instances: sim.instances,
+                    nidle: sim.nidle,
+                    shortfall: sim.shortfall,
+                    saturated_time: sim.saturated_time,
+                    deadlines_missed: sim.deadlines_missed,
+                };
+                (r.key(), view)
+            })
+            .collect();
+        let total_share = state.total_share(|_| true);
+        let sizes = scalar_work_request_sizes(state, &decision.rr_sim, decision.now);
+        let mut projects = BTreeMap::new();
+        for id in state.project_ids() {
+            let project = state.project(id);
+            let sim = decision.rr_sim.projects.get(id.index()).copied().unwrap_or_default();
+            let info = decision.work_fetch.candidates.iter().find(|c| c.project == id);
+            let facts = &decision.facts[id.index()];
+            let resources = ResourceType::ALL
+                .iter()
+                .map(|&r| {
+                    let pr = &project.resources[r];
+                    let view = ProjectResourceView {
+                        share: sim.share[r],
+                        shortfall: sim.shortfall[r],
+                        deadlines_missed: sim.deadlines_missed[r],
+                        long_term_debt: pr.long_term_debt,
+                        accumulate_debt: pr.accumulate_debt,
+                        backoff_until: (pr.backoff_time > decision.now).then_some(pr.backoff_time),
+                        may_supply: info.is_some_and(|i| i.may_supply[r]),
+                    };
+                    (r.key(), view)
+                })
+                .collect();
+            let view = ProjectView {
+                resource_share: project.resource_share,
+                share_fraction: if total_share > 0.0 { project.resource_share.max(0.0) / total_share } else { 0.0 },
+                short_term_debt: project.short_term_debt,
+                anticipated_debt: decision.run_list.anticipated_debt.get(id.index()).copied().unwrap_or(0.0),
+                long_term_debt: state.overall_long_term_debt(id),
+                rec: project.rec,
+                deadlines_missed: sim.total_deadlines_missed(),
+                work_request_size: sizes.get(id.index()).copied().unwrap_or(0.0),
+                runnable: facts.runnable(),
+                fetchable: state.project_fetchable(id, decision.now),
+                overworked: state.project_overworked(id),
+                latency_limited: state.project_latency_limited(id, decision.now),
+                potentially_runnable: state.project_potentially_runnable(id, facts, decision.now),
+                resources,
+            };
+            projects.insert(project.name.clone(), view);
+        }
+        let fetch = &decision.work_fetch;
+        let work_request = WorkRequestView {
+            project: fetch.request.as_ref().map(|r| state.project(r.project).name.clone()),
+            reason: fetch.reason.to_string(),
+            work_req_seconds: fetch.request.as_ref().map_or(0.0, |r| r.work_req_seconds),
+            resources: ResourceType::ALL
+                .iter()
+                .map(|&r| {
+                    let req = fetch.request.as_ref().map(|w| w.resources[r]).unwrap_or_default();
+                    (r.key(), ResourceRequestView { req_seconds: req.req_seconds, req_ninstances: req.req_ninstances })
+                })
+                .collect(),
+        };
+        Explanation {
+            now: decision.now,
+            policy: decision.policy,
+            run_list,
+            actions,
+            jobs,
+            resources,
+            projects,
+            work_request,
+        }
+    }
+}
+
+fn hours(seconds: f64) -> String {
+    if seconds.is_finite() { format!("{:.2} h", seconds / 3600.0) } else { "never".to_string() }
+}
+
+/// The explanation as text for a terminal.
+pub fn render_text(e: &Explanation) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "boinc-rs explain: policy {}, now = {:.0}", e.policy, e.now);
+    let _ = writeln!(out, "\nRun list ({} jobs, highest priority first):", e.run_list.len());
+    for (i, r) in e.run_list.iter().enumerate() {
+        let gpus = if r.gpu_instances.is_empty() {
+            String::new()
+        } else {
+            format!(" on {} {:?}", r.resource, r.gpu_instances)
+        };
+        let _ = writeln!(out, "  {:>3}. {:<28} {:<12} {:<7} {:?}{}", i + 1, r.job, r.project, r.resource.key(), r.reason, gpus);
+    }
+    let _ = writeln!(out, "\nEnforcement:");
+    for a in &e.actions {
+        let _ = writeln!(out, "  {:<28} {:<12} {:<40} ({:?})", a.job, a.project, format!("{:?}", a.action), a.reason);
+    }
+    let _ = writeln!(out, "\nJobs (projected by weighted round robin):");
+    let _ = writeln!(out, "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  deadline", "job", "project", "rsc", "run", "left", "finishes in", "deadline in");
+    for j in &e.jobs {
+        let finish = j.projected_completion.map_or("-".to_string(), |t| hours(t - e.now));
+        let _ = writeln!(
+            out,
+            "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  {}",
+            j.name,
+            j.project,
+            j.resource.map_or("?", ResourceType::key),
+            if j.running { "yes" } else { "" },
+            hours(j.remaining_duration),
+            finish,
+            hours(j.deadline - e.now),
+            if j.deadline_missed { "MISSED" } else { "met" },
+        );
+    }
+    let _ = writeln!(out, "\nResources:");
+    for (key, r) in e.resources.iter().filter(|(_, r)| r.instances > 0.0) {
+        let _ = writeln!(
+            out,
+            "  {:<7} instances {:>5}  idle {:>5.2}  shortfall {:>10.0} s  saturated {:>10}  deadline misses {}",
+            key, r.instances, r.nidle, r.shortfall, hours(r.saturated_time), r.deadlines_missed
+        );
+    }
+    let _ = writeln!(out, "\nProjects:");
+    for (name, p) in &e.projects {
+        let _ = writeln!(
+            out,
+            "  {:<16} share {:>5.1} ({:>4.1}%)  STD {:>9.0}  anticipated {:>9.0}  LTD {:>10.0}  REC {:>10.3e}  misses {}{}{}",
+            name,
+            p.resource_share,
+            p.share_fraction * 100.0,
+            p.short_term_debt,
+            p.anticipated_debt,
+            p.long_term_debt,
+            p.rec,
+            p.deadlines_missed,
+            if p.fetchable { "" } else { "  [not fetchable]" },
+            if p.overworked { "  [overworked]" } else { "" },
+        );
+        for (key, r) in p.resources.iter().filter(|(k, _)| e.resources.get(*k).is_some_and(|x| x.instances > 0.0)) {
+            let backoff = r.backoff_until.map_or(String::new(), |t| format!("  backed off {}", hours(t - e.now)));
+            let _ = writeln!(
+                out,
+                "      {:<7} share {:>5.2}  shortfall {:>10.0} s  LTD {:>10.0}  D={}{}{}",
+                key,
+                r.share,
+                r.shortfall,
+                r.long_term_debt,
+                r.accumulate_debt as u8,
+                if r.may_supply { "" } else { "  (no apps)" },
+                backoff
+            );
+        }
+    }
+    let w = &e.work_request;
+    let _ = writeln!(out, "\nWork request:");
+    match &w.project {
+        Some(project) => {
+            let _ = writeln!(out, "  ask {project} ({}): work_req_seconds {:.0}", w.reason, w.work_req_seconds);
+            for (key, r) in w.resources.iter().filter(|(_, r)| r.req_seconds > 0.0 || r.req_ninstances > 0.0) {
+                let _ = writeln!(out, "    {:<7} req_seconds {:>10.0}  req_ninstances {:.2}", key, r.req_seconds, r.req_ninstances);
+            }
+        }
+        None => {
+            let _ = writeln!(out, "  none: {}", w.reason);
+        }
+    }
+    out
+}
