@@ -51,7 +51,8 @@
 //!
 //! Each project's jobs on a resource progress at one common rate, so a queue keeps one
 //! "progress clock" and a heap of its active jobs keyed by the clock value at which they
-//! finish; a global heap holds each queue's next completion. A completion whose project
+//! finish; a global heap holds each queue's next completion. A reallocation changes a
+//! queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
 //! still wants at least its allocation leaves every allocation unchanged, so it touches
 //! only its own queue: the simulation is O(jobs · log jobs) plus O(projects) per
 //! reallocation, with no per-event pass over all jobs.
@@ -127,7 +128,10 @@ pub struct RrSimOutput {
     pub horizon: f64,
 }
 
-/// Runs the simulation for the state at `now`.
+/// Runs the simulation for the state at `now` (see the module documentation for the
+/// model). `facts` are the [`ProjectFacts`] of the same state; they only size the
+/// buffers. Completion times in the output are absolute; every job has an entry, and
+/// those that took no part are left at `JobSim::default()`.
 pub fn simulate(state: &ClientState, facts: &[ProjectFacts], now: Time) -> RrSimOutput {
     let mut simulation = Simulation::new(state, facts);
     simulation.run();
@@ -282,6 +286,34 @@ fn job_usage(declared: f64, instances: f64) -> f64 {
     if instances > 0.0 { usage.min(instances) } else { usage }
 }
 
+/// Sorts the jobs' keys: a counting sort by queue (the top bits), then each queue's keys
+/// are sorted only when they are not in order already, as they usually are (jobs arrive
+/// in deadline order, and the running ones are the oldest).
+fn sort_by_queue(keys: Vec<u128>, queues: usize) -> Vec<u128> {
+    let queue_of = |key: u128| (key >> 97) as usize;
+    let mut starts = vec![0usize; queues + 1];
+    for &key in &keys {
+        starts[queue_of(key) + 1] += 1;
+    }
+    for q in 0..queues {
+        starts[q + 1] += starts[q];
+    }
+    let mut sorted = vec![0u128; keys.len()];
+    let mut fill = starts.clone();
+    for &key in &keys {
+        let q = queue_of(key);
+        sorted[fill[q]] = key;
+        fill[q] += 1;
+    }
+    for q in 0..queues {
+        let bucket = &mut sorted[starts[q]..starts[q + 1]];
+        if !bucket.is_sorted() {
+            bucket.sort_unstable();
+        }
+    }
+    sorted
+}
+
 /// A float's bits as an integer with the same order (`f64::total_cmp`'s).
 fn order_bits(x: f64) -> u64 {
     let bits = x.to_bits();
@@ -310,6 +342,7 @@ impl Simulation {
         // first, deadline, position) is sorted, which is several times faster than
         // sorting the jobs. Jobs with equal deadlines are then put in the order received,
         // which the key leaves out.
+        let queues_count = nprojects * NRESOURCES;
         let expected: usize =
             facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
         let capacity = expected.min(state.jobs.len());
@@ -364,7 +397,7 @@ impl Simulation {
                 done: false,
             });
         }
-        order.sort_unstable();
+        let mut order = sort_by_queue(order, queues_count);
         // Jobs usually arrive in order, so a run of equal deadlines is usually in the
         // order received already.
         let tie = |key: u128| key >> 32;
@@ -1420,55 +1453,21 @@ pub(crate) mod tests {
         }
         let facts = ProjectFacts::gather(&b.state);
         let out = simulate(&b.state, &facts, 0.0);
-        if std::env::var("RR_SIM_TIMING").is_ok() {
-            let best = |f: &mut dyn FnMut()| {
-                (0..30)
-                    .map(|_| {
-                        let start = std::time::Instant::now();
-                        f();
-                        start.elapsed()
-                    })
-                    .min()
-            };
-            eprintln!(
-                "simulate {:?}",
-                best(&mut || {
-                    std::hint::black_box(simulate(&b.state, &facts, 0.0));
-                })
-            );
-            eprintln!(
-                "new {:?}",
-                best(&mut || {
-                    std::hint::black_box(Simulation::new(&b.state, &facts));
-                })
-            );
-            if std::env::var("RR_SIM_RUN_ONLY").is_ok() {
-                for _ in 0..30 {
-                    let mut sims: Vec<Simulation> =
-                        (0..30).map(|_| Simulation::new(&b.state, &facts)).collect();
-                    let start = std::time::Instant::now();
-                    for sim in &mut sims {
-                        sim.run();
-                    }
-                    eprintln!("run {:?}", start.elapsed() / 30);
-                }
-            }
-            if std::env::var("RR_SIM_NEW_ONLY").is_ok() {
-                for _ in 0..3000 {
-                    std::hint::black_box(Simulation::new(&b.state, &facts));
-                }
-            }
-            eprintln!(
-                "estimates {:?}",
-                best(&mut || {
-                    for id in b.state.job_ids() {
-                        std::hint::black_box(crate::estimate::remaining_duration(&b.state, id));
-                        std::hint::black_box(b.state.job_nearly_runnable(id));
-                    }
-                })
-            );
-        }
         assert!(out.jobs.iter().all(|j| j.simulated && j.projected_completion.is_finite()));
         assert!(out.resources[CPU].deadlines_missed > 0);
+        // Far more work than the horizon: everything stays busy.
+        assert_close!(out.resources[CPU].shortfall, 0.0);
+        assert_close!(out.resources[NVIDIA].shortfall, 0.0);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+        // Nothing runs faster than the CPUs allow: the CPU work takes at least its total
+        // over 64 CPUs (less the CPUs the GPU jobs hold at the start).
+        let (mut cpu_work, mut last) = (0.0, 0.0f64);
+        for (id, job) in b.state.jobs.iter().enumerate() {
+            if b.state.app_version(job.app_version.unwrap()).usage.coprocessor.is_none() {
+                cpu_work += crate::estimate::remaining_duration(&b.state, JobId::from_index(id));
+                last = last.max(out.jobs[id].projected_completion);
+            }
+        }
+        assert!(last >= cpu_work / 64.0 * (1.0 - 1e-9), "{last} < {}", cpu_work / 64.0);
     }
 }
