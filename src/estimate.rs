@@ -1,1 +1,271 @@
-//! Duration estimates (seed 000 notes 1-5).
+//! Duration estimates (seed 000 notes 1-5) and the duration correction factor (note 3,
+//! DESIGN.md "DCF").
+//!
+//! All durations here are *processing seconds*: seconds of dedicated running on the job's
+//! resources. Turning them into wall time (on-fraction, active-fraction, resource share)
+//! is the round-robin simulation's business.
+//!
+//! The remaining time of a started job blends two estimates (note 5):
+//!
+//! - the *static* estimate, `unstarted_duration − elapsed`: what the flops estimate, the
+//!   app version's speed and the project's DCF still leave to do;
+//! - the *dynamic* estimate, `elapsed / fraction_done − elapsed`: what the job's own
+//!   progress report implies, measured in elapsed (wall) time, not CPU time, so a GPU job
+//!   that used little CPU is not judged nearly finished.
+//!
+//! The weight of the dynamic estimate is the fraction done itself: a job that just started
+//! reports a noisy fraction and is judged by its static estimate, a job near the end by its
+//! progress. A job that has run past its static estimate without a progress report is not
+//! declared finished: its static remainder is floored at a small positive time
+//! ([`OVERRUN_REMAINING_FRACTION`] of its elapsed time, at least
+//! [`MIN_OVERRUN_REMAINING`]), so the simulation still sees it occupying its resources.
+
+use crate::model::{ClientState, JobId, Project};
+
+/// The smallest duration correction factor (DESIGN.md: clamped to [0.01, 100]).
+pub const DCF_MIN: f64 = 0.01;
+/// The largest duration correction factor.
+pub const DCF_MAX: f64 = 100.0;
+/// A job that ran longer than this multiple of its estimate makes the DCF jump up to the
+/// observed ratio at once: overestimating is harmless, underestimating misses deadlines.
+pub const DCF_JUMP_RATIO: f64 = 1.1;
+/// Weight of the newest observation when the DCF is smoothed rather than jumped.
+pub const DCF_SMOOTHING_WEIGHT: f64 = 0.1;
+/// Flops assumed when neither the app version nor the host benchmark gives a usable speed.
+pub const FALLBACK_FLOPS: f64 = 1e9;
+/// A job past its static estimate with no progress report still has this fraction of its
+/// elapsed time left.
+pub const OVERRUN_REMAINING_FRACTION: f64 = 0.01;
+/// ... and at least this many seconds.
+pub const MIN_OVERRUN_REMAINING: f64 = 1.0;
+
+/// A usable duration correction factor: BOINC's clamp, with 1 for a corrupt value.
+fn sane_dcf(dcf: f64) -> f64 {
+    if dcf.is_finite() && dcf > 0.0 { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 }
+}
+
+/// Seed 000 note 2: estimated processing seconds of a job that has not started: the
+/// workunit's flops estimate over the app version's flops, scaled by the project's DCF.
+/// A missing or non-positive app-version speed falls back to the host's CPU benchmark,
+/// then to [`FALLBACK_FLOPS`]; a corrupt flops estimate counts as no work.
+pub fn unstarted_duration(state: &ClientState, job: JobId) -> f64 {
+    let job = state.job(job);
+    let usable = |flops: f64| flops.is_finite() && flops > 0.0;
+    let av_flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
+    let flops = if usable(av_flops) {
+        av_flops
+    } else if usable(state.host.p_fpops) {
+        state.host.p_fpops
+    } else {
+        FALLBACK_FLOPS
+    };
+    let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+    let fpops_est = if fpops_est.is_finite() && fpops_est > 0.0 { fpops_est } else { 0.0 };
+    let dcf = sane_dcf(state.project(job.project).duration_correction_factor);
+    let duration = fpops_est / flops * dcf;
+    if duration.is_finite() { duration } else { f64::MAX }
+}
+
+/// The dynamic estimate of note 5: processing seconds left if the job keeps progressing
+/// as it has, judged by elapsed time. `None` when there is no progress to judge by.
+pub fn dynamic_remaining(elapsed: f64, fraction_done: f64) -> Option<f64> {
+    if fraction_done.is_nan() || fraction_done <= 0.0 || !elapsed.is_finite() {
+        return None;
+    }
+    let fraction_done = fraction_done.min(1.0);
+    let elapsed = elapsed.max(0.0);
+    Some((elapsed / fraction_done - elapsed).max(0.0))
+}
+
+/// The static estimate for a started job: what its unstarted estimate leaves after
+/// `elapsed`, floored at a small positive time for a job that overran it.
+pub fn static_remaining(unstarted: f64, elapsed: f64) -> f64 {
+    let left = unstarted - elapsed;
+    let floor = (elapsed * OVERRUN_REMAINING_FRACTION).max(MIN_OVERRUN_REMAINING);
+    if left > floor { left } else { floor }
+}
+
+/// Seed 000 notes 2 and 5: estimated processing seconds until the job finishes computing.
+/// Unstarted jobs get [`unstarted_duration`]; started ones the blend described in the
+/// module documentation; jobs done computing 0. Never negative, always finite.
+pub fn remaining_duration(state: &ClientState, job: JobId) -> f64 {
+    let unstarted = unstarted_duration(state, job);
+    let record = state.job(job);
+    if record.state.computing_done() {
+        return 0.0;
+    }
+    let Some(task) = &record.task else { return unstarted };
+    let elapsed = if task.elapsed_time.is_finite() { task.elapsed_time.max(0.0) } else { 0.0 };
+    let fraction_done =
+        if task.fraction_done.is_finite() { task.fraction_done.clamp(0.0, 1.0) } else { 0.0 };
+    if elapsed == 0.0 && fraction_done == 0.0 {
+        return unstarted;
+    }
+    let static_part = static_remaining(unstarted, elapsed);
+    let blended = match dynamic_remaining(elapsed, fraction_done) {
+        Some(dynamic) => fraction_done * dynamic + (1.0 - fraction_done) * static_part,
+        None => static_part,
+    };
+    if blended.is_finite() { blended.max(0.0) } else { f64::MAX }
+}
+
+/// Seed 000 note 3: updates the project's duration correction factor after one of its
+/// jobs finished. `estimated_duration` is the estimate made with the current DCF (what
+/// [`unstarted_duration`] said), `actual_elapsed` the job's final elapsed time.
+///
+/// The DCF jumps straight to the observed ratio when the job ran more than
+/// [`DCF_JUMP_RATIO`] times its estimate, and is otherwise smoothed 0.9/0.1 towards it;
+/// it stays within [[`DCF_MIN`], [`DCF_MAX`]]. Unusable inputs leave it unchanged.
+pub fn update_duration_correction_factor(
+    project: &mut Project,
+    estimated_duration: f64,
+    actual_elapsed: f64,
+) {
+    let usable = estimated_duration.is_finite()
+        && estimated_duration > 0.0
+        && actual_elapsed.is_finite()
+        && actual_elapsed >= 0.0;
+    if !usable {
+        return;
+    }
+    let dcf = sane_dcf(project.duration_correction_factor);
+    let uncorrected = estimated_duration / dcf;
+    let raw_ratio = actual_elapsed / uncorrected;
+    let corrected_ratio = actual_elapsed / estimated_duration;
+    let updated = if corrected_ratio > DCF_JUMP_RATIO {
+        raw_ratio
+    } else {
+        dcf * (1.0 - DCF_SMOOTHING_WEIGHT) + raw_ratio * DCF_SMOOTHING_WEIGHT
+    };
+    project.duration_correction_factor = updated.clamp(DCF_MIN, DCF_MAX);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ActiveTask, ResourceType, ResourceUsage, SchedulerState};
+    use crate::rr_sim::tests::StateBuilder;
+
+    fn cpu() -> ResourceUsage {
+        ResourceUsage { avg_ncpus: 1.0, coprocessor: None }
+    }
+
+    fn started(state: &mut ClientState, job: JobId, elapsed: f64, fraction_done: f64) {
+        let mut task = ActiveTask::new(0);
+        task.scheduler_state = SchedulerState::Running;
+        task.elapsed_time = elapsed;
+        task.fraction_done = fraction_done;
+        state.jobs[job.index()].task = Some(task);
+    }
+
+    #[test]
+    fn unstarted_is_flops_over_app_speed_times_dcf() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let av = b.app_version(p, cpu(), 2e9);
+        let j = b.job(p, av, 0.0, 1e9);
+        b.state.workunits[b.state.jobs[j.index()].workunit.index()].rsc_fpops_est = 4e12;
+        b.state.projects[p.index()].duration_correction_factor = 1.5;
+        assert!((unstarted_duration(&b.state, j) - 3000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bad_app_speed_falls_back_to_host_then_default() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let av = b.app_version(p, cpu(), 0.0);
+        let j = b.job(p, av, 0.0, 1e9);
+        b.state.workunits[b.state.jobs[j.index()].workunit.index()].rsc_fpops_est = 4e12;
+        b.state.host.p_fpops = 4e9;
+        assert!((unstarted_duration(&b.state, j) - 1000.0).abs() < 1e-9);
+        b.state.host.p_fpops = f64::NAN;
+        assert!((unstarted_duration(&b.state, j) - 4e12 / FALLBACK_FLOPS).abs() < 1e-9);
+        b.state.workunits[0].rsc_fpops_est = f64::INFINITY;
+        assert_eq!(unstarted_duration(&b.state, j), 0.0);
+    }
+
+    #[test]
+    fn note_5_gpu_job_dynamic_estimate_uses_elapsed_time() {
+        // Running 5 min, 25% done, 1 min of CPU: 20 min in all, 15 min left (not 4 min).
+        assert_eq!(dynamic_remaining(300.0, 0.25), Some(900.0));
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let gpu = ResourceUsage { avg_ncpus: 0.2, coprocessor: Some((ResourceType::Nvidia, 1.0)) };
+        let av = b.app_version(p, gpu, 1e9);
+        let j = b.job(p, av, 1200.0, 1e9);
+        started(&mut b.state, j, 300.0, 0.25);
+        if let Some(task) = b.state.jobs[j.index()].task.as_mut() {
+            task.current_cpu_time = 60.0;
+        }
+        // Static and dynamic agree at 15 minutes, so the blend does too.
+        assert!((remaining_duration(&b.state, j) - 900.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn blend_weights_dynamic_by_fraction_done() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let av = b.app_version(p, cpu(), 1e9);
+        let j = b.job(p, av, 1000.0, 1e9);
+        // Static: 1000 − 100 = 900; dynamic at 50%: 100. Blend: 0.5·100 + 0.5·900.
+        started(&mut b.state, j, 100.0, 0.5);
+        assert!((remaining_duration(&b.state, j) - 500.0).abs() < 1e-9);
+        // No progress report: static only.
+        started(&mut b.state, j, 100.0, 0.0);
+        assert!((remaining_duration(&b.state, j) - 900.0).abs() < 1e-9);
+        // Done according to the app: dynamic only, which is nothing left.
+        started(&mut b.state, j, 100.0, 1.0);
+        assert_eq!(remaining_duration(&b.state, j), 0.0);
+    }
+
+    #[test]
+    fn overrun_without_progress_keeps_a_small_positive_remainder() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let av = b.app_version(p, cpu(), 1e9);
+        let j = b.job(p, av, 1000.0, 1e9);
+        started(&mut b.state, j, 5000.0, 0.0);
+        let left = remaining_duration(&b.state, j);
+        assert!(left > 0.0 && left <= 5000.0 * OVERRUN_REMAINING_FRACTION + 1e-9, "{left}");
+    }
+
+    #[test]
+    fn finished_or_nonsense_progress_is_never_negative() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let av = b.app_version(p, cpu(), 1e9);
+        let j = b.job(p, av, 1000.0, 1e9);
+        started(&mut b.state, j, f64::NAN, f64::INFINITY);
+        assert!((remaining_duration(&b.state, j) - 1000.0).abs() < 1e-9);
+        started(&mut b.state, j, -5.0, -1.0);
+        assert!(remaining_duration(&b.state, j) >= 0.0);
+        b.state.jobs[j.index()].state = crate::model::JobState::FilesUploading;
+        assert_eq!(remaining_duration(&b.state, j), 0.0);
+    }
+
+    #[test]
+    fn dcf_jumps_up_on_overrun_and_smooths_otherwise() {
+        let mut project = Project::new("A", "http://a/", 1.0);
+        // Estimated 100 s with DCF 1, took 200 s: jump to 2.
+        update_duration_correction_factor(&mut project, 100.0, 200.0);
+        assert!((project.duration_correction_factor - 2.0).abs() < 1e-12);
+        // Estimated 200 s (100 s uncorrected × 2), took 100 s: raw ratio 1, smoothed.
+        update_duration_correction_factor(&mut project, 200.0, 100.0);
+        assert!((project.duration_correction_factor - (2.0 * 0.9 + 0.1)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn dcf_stays_clamped_and_ignores_garbage() {
+        let mut project = Project::new("A", "http://a/", 1.0);
+        update_duration_correction_factor(&mut project, 1.0, 1e9);
+        assert_eq!(project.duration_correction_factor, DCF_MAX);
+        for _ in 0..200 {
+            update_duration_correction_factor(&mut project, 1e6, 0.0);
+        }
+        assert_eq!(project.duration_correction_factor, DCF_MIN);
+        update_duration_correction_factor(&mut project, f64::NAN, 10.0);
+        update_duration_correction_factor(&mut project, 0.0, 10.0);
+        update_duration_correction_factor(&mut project, 10.0, -1.0);
+        assert_eq!(project.duration_correction_factor, DCF_MIN);
+    }
+}

@@ -3,10 +3,71 @@
 //! project getting its resource share of each processing resource, and reports which
 //! jobs would miss their deadlines, the shortfall per resource and per project over the
 //! work-buffer horizon, the idle instances now, and how long each resource stays busy.
+//!
+//! # The model
+//!
+//! - **Jobs.** Every nearly-runnable job of a CPU-intensive project and app takes part. It
+//!   runs on its main resource (its coprocessor, else the CPU) and occupies
+//!   `main_usage` instances of it; a coprocessor job also holds `avg_ncpus` CPUs. Its
+//!   work is [`remaining_duration`], in processing seconds, computed once.
+//! - **Sharing a resource.** The projects with jobs on a resource R share R's instances
+//!   in proportion to their resource shares, by water-filling: a project whose remaining
+//!   jobs cannot use its whole part (their usage summed, at most the instances) gets what
+//!   they can use, and the rest goes to the others by share. Projects with zero share get
+//!   only what the others leave, split evenly. On the CPU, the instances shared among CPU
+//!   jobs are those the running coprocessor jobs leave free.
+//! - **Within a project.** Its jobs on R are queued running ones first, then by earliest
+//!   deadline, then in the order received. The head of the queue is active: jobs are taken
+//!   until their usage covers the project's allocation, and every active job progresses at
+//!   `allocation / Σ usage(active) ≤ 1` times the resource's availability
+//!   ([`crate::model::TimeStats::available_frac`]) processing seconds per wall second.
+//!   So in seed 000's example (shares 2:1, A1 A2 B1 on two CPUs) all three jobs run at
+//!   2/3 until A2 finishes, then A1 and B1 at 1.
+//! - **Events.** The simulation steps from one job completion to the next, reallocating
+//!   only the resource whose job finished (and the CPU after a coprocessor job finished),
+//!   and continues until every job finished, so `deadline_missed` is known for all. Jobs
+//!   on a resource without instances never progress: they complete at infinity and miss
+//!   their deadlines.
+//!
+//! # The outputs
+//!
+//! - **Shortfall(R)** (seed 003 `accumulate_shortfall`): over the horizon H (the high
+//!   water mark, [`crate::model::Prefs::work_buf_total`]), the integral of
+//!   `instances − used`, where `used` is capped at the instances and, on the CPU, counts
+//!   the CPUs held by coprocessor jobs as used (note 6: CPUs idle because GPU jobs hold
+//!   them are no shortfall).
+//! - **Shortfall(P, R)** (seed 003 `PRSC_PROJECT_DATA`): the integral over H of
+//!   `max(0, share(P, R) − used(P, R))`, where `share(P, R) = instances × share_P /
+//!   Σ share` over the projects that can supply R, and `used(P, R)` the instances its jobs
+//!   occupy (on the CPU including what its coprocessor jobs hold). A project can supply R
+//!   when it is not suspended, not "no new tasks", CPU-intensive, not told by the server
+//!   that it has no app for R, and it has an app version for R or a job of R here.
+//! - **nidle(R)** (seed 003 `set_nidle`): instances idle after the initial assignment.
+//! - **saturated_time(R)**: seconds until R's usage first drops below its instances,
+//!   capped at H (so H means "busy through the horizon"); 0 for a resource without
+//!   instances.
+//!
+//! # Cost
+//!
+//! Each project's jobs on a resource progress at one common rate, so a queue keeps one
+//! "progress clock" and a heap of its active jobs keyed by the clock value at which they
+//! finish; a global heap holds each queue's next completion. A reallocation changes a
+//! queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
+//! still wants at least its allocation leaves every allocation unchanged, so it touches
+//! only its own queue: the simulation is O(jobs · log jobs) plus O(projects) per
+//! reallocation, with no per-event pass over all jobs.
+//!
+//! Allowances: a job using more instances than the resource has is treated as using all
+//! of them (BOINC runs such a job alone), and coprocessor jobs hold their CPUs whatever
+//! the CPU count, so the CPU usage right after the initial assignment is at most
+//! `max(instances, CPUs held by coprocessor jobs)`.
 
 use crate::Time;
-use crate::model::{ClientState, ProjectFacts, ResourceMap};
+use crate::estimate::remaining_duration;
+use crate::model::{ClientState, JobId, ProjectFacts, ResourceMap, ResourceType};
 use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// What the simulation says about one job.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -67,8 +128,1346 @@ pub struct RrSimOutput {
     pub horizon: f64,
 }
 
-/// Runs the simulation for the state at `now`.
+/// Runs the simulation for the state at `now` (see the module documentation for the
+/// model). `facts` are the [`ProjectFacts`] of the same state; they only size the
+/// buffers. Completion times in the output are absolute; every job has an entry, and
+/// those that took no part are left at `JobSim::default()`.
 pub fn simulate(state: &ClientState, facts: &[ProjectFacts], now: Time) -> RrSimOutput {
-    let _ = (state, facts, now);
-    todo!("rr_sim implementation")
+    let mut simulation = Simulation::new(state, facts);
+    simulation.run();
+    simulation.output(state, now)
+}
+
+/// A job that declares no use of its main resource is taken to use this many instances,
+/// so that a resource is always shared among finitely many jobs.
+pub(crate) const MIN_JOB_USAGE: f64 = 0.01;
+
+/// Slack for comparing instance counts and progress, far below anything observable.
+const EPSILON: f64 = 1e-9;
+
+/// Marks a sort key whose job is already in place.
+const PERMUTED: u128 = u128::MAX;
+
+/// "No job" in the intrusive queue links.
+const NO_JOB: u32 = u32::MAX;
+
+/// An entry of a min-heap, packed into one integer so that a single comparison orders
+/// it: the key (in an order-preserving encoding), then the id, then the stamp, so ties
+/// break deterministically. Reversed, because `BinaryHeap` pops its greatest entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct HeapEntry(Reverse<u128>);
+
+impl HeapEntry {
+    fn new(key: f64, id: u32, stamp: u32) -> Self {
+        HeapEntry(Reverse(
+            u128::from(order_bits(key)) << 64 | u128::from(id) << 32 | u128::from(stamp),
+        ))
+    }
+
+    fn key(self) -> f64 {
+        let ordered = (self.0.0 >> 64) as u64;
+        f64::from_bits(if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered })
+    }
+
+    fn id(self) -> u32 {
+        (self.0.0 >> 32) as u32
+    }
+
+    fn stamp(self) -> u32 {
+        self.0.0 as u32
+    }
+}
+
+/// One simulated job.
+#[derive(Debug, Clone)]
+struct SimJob {
+    job: JobId,
+    queue: u32,
+    /// Instances of the main resource it occupies.
+    usage: f64,
+    /// CPUs a coprocessor job holds besides (0 for CPU jobs).
+    cpu: f64,
+    /// Processing seconds left, valid while the job is not active.
+    remaining: f64,
+    /// The queue's progress clock value at which it finishes, valid while active.
+    target: f64,
+    completed_at: f64,
+    /// Bumped on every activation and deactivation, to recognise stale heap entries.
+    generation: u32,
+    prev: u32,
+    next: u32,
+    active: bool,
+    done: bool,
+}
+
+/// The jobs of one project on one resource, and that project's accounting on it.
+#[derive(Debug, Default)]
+struct Queue {
+    project: usize,
+    resource: usize,
+    /// The project's resource share, the water-filling weight.
+    weight: f64,
+    /// First live job; the active jobs are `head ..= active_end` along the links.
+    head: u32,
+    active_end: u32,
+    active_usage: f64,
+    active_cpu: f64,
+    /// Usage of all live jobs, and their number.
+    total_usage: f64,
+    live: u32,
+    demand: f64,
+    pending_alloc: f64,
+    /// Instances allocated to the project on this resource.
+    alloc: f64,
+    /// Fraction of the time each active job runs (allocation / active usage).
+    rate: f64,
+    /// Processing seconds each active job has received since the start (the clock the
+    /// completion keys are on), as of `progress_time`.
+    progress: f64,
+    progress_time: f64,
+    completions: BinaryHeap<HeapEntry>,
+    /// Bumped whenever the next completion may have moved, to recognise stale events.
+    version: u32,
+    dirty: bool,
+    /// seed 003 share(P, R), instances.
+    share: f64,
+    /// Instances the project uses on the resource, since `used_since`.
+    used: f64,
+    used_since: f64,
+    shortfall: f64,
+}
+
+/// One processing resource.
+#[derive(Debug, Default)]
+struct ResourceState {
+    instances: f64,
+    availability: f64,
+    /// The capacity the current allocations were computed for (NaN: none yet).
+    capacity: f64,
+    /// Queues of this resource that have jobs.
+    queues: Vec<u32>,
+    /// Instances in use (uncapped), since `used_since`.
+    used: f64,
+    used_since: f64,
+    shortfall: f64,
+    saturated: Option<f64>,
+    initial_used: f64,
+}
+
+/// The simulation's working state; times are seconds from `now`.
+pub(crate) struct Simulation {
+    jobs: Vec<SimJob>,
+    /// Output slot of each job that was left out of the queues because it has no work
+    /// left: it completes at once.
+    finished_at_start: Vec<usize>,
+    job_count: usize,
+    queues: Vec<Queue>,
+    resources: [ResourceState; 4],
+    events: BinaryHeap<HeapEntry>,
+    dirty: Vec<u32>,
+    unsettled: Vec<u32>,
+    horizon: f64,
+    /// CPUs held by the active coprocessor jobs.
+    coprocessor_cpus: f64,
+    coprocessor_cpus_changed: bool,
+    end_time: f64,
+}
+
+const NRESOURCES: usize = ResourceType::ALL.len();
+
+fn queue_index(project: usize, resource: usize) -> usize {
+    project * NRESOURCES + resource
+}
+
+/// Instances of its main resource a job occupies, made usable (see [`MIN_JOB_USAGE`] and
+/// the module's allowances).
+fn job_usage(declared: f64, instances: f64) -> f64 {
+    let usage = if declared.is_finite() { declared.max(MIN_JOB_USAGE) } else { 1.0 };
+    if instances > 0.0 { usage.min(instances) } else { usage }
+}
+
+/// Sorts the jobs' keys: a counting sort by queue (the top bits), then each queue's keys
+/// are sorted only when they are not in order already, as they usually are (jobs arrive
+/// in deadline order, and the running ones are the oldest).
+fn sort_by_queue(keys: Vec<u128>, queues: usize) -> Vec<u128> {
+    let queue_of = |key: u128| (key >> 97) as usize;
+    let mut starts = vec![0usize; queues + 1];
+    for &key in &keys {
+        starts[queue_of(key) + 1] += 1;
+    }
+    for q in 0..queues {
+        starts[q + 1] += starts[q];
+    }
+    let mut sorted = vec![0u128; keys.len()];
+    let mut fill = starts.clone();
+    for &key in &keys {
+        let q = queue_of(key);
+        sorted[fill[q]] = key;
+        fill[q] += 1;
+    }
+    for q in 0..queues {
+        let bucket = &mut sorted[starts[q]..starts[q + 1]];
+        if !bucket.is_sorted() {
+            bucket.sort_unstable();
+        }
+    }
+    sorted
+}
+
+/// A float's bits as an integer with the same order (`f64::total_cmp`'s).
+fn order_bits(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+}
+
+fn sane_weight(share: f64) -> f64 {
+    if share.is_finite() && share > 0.0 { share } else { 0.0 }
+}
+
+impl Simulation {
+    /// Gathers the simulated jobs into their queues and computes the shares; the initial
+    /// assignment is made by [`Simulation::run`].
+    pub(crate) fn new(state: &ClientState, facts: &[ProjectFacts]) -> Self {
+        let horizon = state.prefs.work_buf_total();
+        let horizon = if horizon.is_finite() { horizon.max(0.0) } else { 0.0 };
+        let nprojects = state.projects.len();
+        let resources: [ResourceState; NRESOURCES] = ResourceType::ALL.map(|r| ResourceState {
+            instances: f64::from(state.instances(r)),
+            availability: state.time_stats.available_frac(r),
+            capacity: f64::NAN,
+            ..ResourceState::default()
+        });
+        // One pass in job order (the job records are large: visit them sequentially)
+        // gathers what the simulation needs; then one 128-bit key per job (queue, running
+        // first, deadline, position) is sorted, which is several times faster than
+        // sorting the jobs. Jobs with equal deadlines are then put in the order received,
+        // which the key leaves out.
+        let queues_count = nprojects * NRESOURCES;
+        let expected: usize =
+            facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
+        let capacity = expected.min(state.jobs.len());
+        let mut gathered: Vec<SimJob> = Vec::with_capacity(capacity);
+        let mut order: Vec<u128> = Vec::with_capacity(capacity);
+        let mut received: Vec<f64> = Vec::with_capacity(capacity);
+        let mut finished_at_start = Vec::new();
+        for id in state.job_ids() {
+            if !state.job_nearly_runnable(id) {
+                continue;
+            }
+            let job = state.job(id);
+            let Some(av_id) = job.app_version else { continue };
+            let av = state.app_version(av_id);
+            if state.project(job.project).non_cpu_intensive
+                || state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive)
+            {
+                continue;
+            }
+            let remaining = remaining_duration(state, id);
+            if remaining <= 0.0 {
+                finished_at_start.push(id.index());
+                continue;
+            }
+            let resource = av.usage.main_resource();
+            let queue = queue_index(job.project.index(), resource.index());
+            let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
+                av.usage.avg_ncpus.max(0.0)
+            } else {
+                0.0
+            };
+            let major = (queue as u128) << 1 | u128::from(!job.is_running());
+            order.push(
+                major << 96
+                    | u128::from(order_bits(job.report_deadline)) << 32
+                    | gathered.len() as u128,
+            );
+            received.push(job.received_time);
+            received.push(job.received_time);
+            gathered.push(SimJob {
+                job: id,
+                queue: queue as u32,
+                usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
+                cpu,
+                remaining,
+                target: 0.0,
+                completed_at: f64::INFINITY,
+                generation: 0,
+                prev: NO_JOB,
+                next: NO_JOB,
+                active: false,
+                done: false,
+            });
+        }
+        let mut order = sort_by_queue(order, queues_count);
+        // Jobs usually arrive in order, so a run of equal deadlines is usually in the
+        // order received already.
+        let tie = |key: u128| key >> 32;
+        let received_at = |key: u128| received[key as u32 as usize];
+        let mut start = 0;
+        while start < order.len() {
+            let first = tie(order[start]);
+            let end = start + order[start..].iter().take_while(|&&k| tie(k) == first).count();
+            let run = &mut order[start..end];
+            if run.windows(2).any(|w| received_at(w[0]) > received_at(w[1])) {
+                run.sort_by(|&a, &b| received_at(a).total_cmp(&received_at(b)).then(a.cmp(&b)));
+            }
+            start = end;
+        }
+        // Put the jobs in queue order in place, cycle by cycle (a second vector of jobs
+        // costs more in page faults than the permutation itself).
+        let mut jobs = gathered;
+        for start in 0..order.len() {
+            if order[start] == PERMUTED {
+                continue;
+            }
+            let held = jobs[start].clone();
+            let mut slot = start;
+            loop {
+                let source = order[slot] as u32 as usize;
+                order[slot] = PERMUTED;
+                if source == start {
+                    jobs[slot] = held;
+                    break;
+                }
+                jobs[slot] = jobs[source].clone();
+                slot = source;
+            }
+        }
+
+        let mut queues: Vec<Queue> = (0..nprojects * NRESOURCES)
+            .map(|q| Queue {
+                project: q / NRESOURCES,
+                resource: q % NRESOURCES,
+                weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
+                head: NO_JOB,
+                active_end: NO_JOB,
+                ..Queue::default()
+            })
+            .collect();
+        let mut resources = resources;
+        let mut start = 0;
+        while start < jobs.len() {
+            let q = jobs[start].queue;
+            let end = start + jobs[start..].iter().take_while(|j| j.queue == q).count();
+            for i in start + 1..end {
+                jobs[i].prev = (i - 1) as u32;
+                jobs[i - 1].next = i as u32;
+            }
+            let queue = &mut queues[q as usize];
+            queue.head = start as u32;
+            queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
+            queue.live = (end - start) as u32;
+            resources[queue.resource].queues.push(q);
+            start = end;
+        }
+
+        for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+            let can_supply = |p: usize| {
+                let project = &state.projects[p];
+                let prsc = &project.resources[resource];
+                !project.suspended
+                    && !project.dont_request_more_work
+                    && !project.non_cpu_intensive
+                    && !prsc.no_apps
+                    && (prsc.has_app_version || queues[queue_index(p, r)].live > 0)
+            };
+            let supplying: Vec<bool> = (0..nprojects).map(can_supply).collect();
+            let total: f64 = (0..nprojects)
+                .filter(|&p| supplying[p])
+                .map(|p| queues[queue_index(p, r)].weight)
+                .sum();
+            if total > 0.0 {
+                for p in (0..nprojects).filter(|&p| supplying[p]) {
+                    let queue = &mut queues[queue_index(p, r)];
+                    queue.share = resources[r].instances * queue.weight / total;
+                }
+            }
+        }
+
+        Simulation {
+            jobs,
+            finished_at_start,
+            job_count: state.jobs.len(),
+            queues,
+            resources,
+            events: BinaryHeap::new(),
+            dirty: Vec::new(),
+            unsettled: Vec::with_capacity(nprojects),
+            horizon,
+            coprocessor_cpus: 0.0,
+            coprocessor_cpus_changed: false,
+            end_time: 0.0,
+        }
+    }
+
+    /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
+    /// the CPU), then steps from completion to completion until no job can progress.
+    pub(crate) fn run(&mut self) {
+        for gpu in ResourceType::GPUS {
+            self.reallocate(gpu.index(), 0.0, true);
+        }
+        self.reallocate(ResourceType::Cpu.index(), 0.0, true);
+        for resource in &mut self.resources {
+            resource.initial_used = resource.used;
+        }
+        while let Some(event) = self.events.pop() {
+            let q = event.id() as usize;
+            if self.queues[q].version != event.stamp() {
+                continue;
+            }
+            let t = event.key();
+            self.end_time = t;
+            self.complete_due(q, t);
+            let r = self.queues[q].resource;
+            self.reallocate(r, t, false);
+            if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
+                self.reallocate(ResourceType::Cpu.index(), t, false);
+            }
+        }
+        let horizon = self.horizon;
+        for r in 0..NRESOURCES {
+            let used = self.resources[r].used;
+            self.set_resource_used(r, used, horizon);
+        }
+        for q in 0..self.queues.len() {
+            let used = self.queues[q].used;
+            self.set_project_used(q, used, horizon);
+        }
+    }
+
+    /// Recomputes the allocations of resource `r` at time `t` after completions in the
+    /// dirty queues (or from scratch with `force`), and moves the affected queues on.
+    fn reallocate(&mut self, r: usize, t: f64, force: bool) {
+        let cpu = r == ResourceType::Cpu.index();
+        let instances = self.resources[r].instances;
+        let capacity = if cpu { (instances - self.coprocessor_cpus).max(0.0) } else { instances };
+        let full = force
+            || (cpu && self.coprocessor_cpus_changed)
+            || (capacity - self.resources[r].capacity).abs() > EPSILON
+            || self.dirty.iter().any(|&q| {
+                let queue = &self.queues[q as usize];
+                queue.total_usage.min(capacity) < queue.alloc - EPSILON
+            });
+        if cpu {
+            self.coprocessor_cpus_changed = false;
+        }
+        if full {
+            self.resources[r].capacity = capacity;
+            self.water_fill(r, capacity);
+            for i in 0..self.resources[r].queues.len() {
+                let q = self.resources[r].queues[i] as usize;
+                let queue = &self.queues[q];
+                if force || queue.dirty || (queue.pending_alloc - queue.alloc).abs() > EPSILON {
+                    let alloc = queue.pending_alloc;
+                    self.update_queue(q, alloc, t);
+                }
+            }
+            let mut used: f64 =
+                self.resources[r].queues.iter().map(|&q| self.queues[q as usize].alloc).sum();
+            if cpu {
+                used += self.coprocessor_cpus;
+            }
+            self.set_resource_used(r, used, t);
+        } else {
+            for i in 0..self.dirty.len() {
+                let q = self.dirty[i] as usize;
+                let alloc = self.queues[q].alloc;
+                self.update_queue(q, alloc, t);
+            }
+        }
+        for q in self.dirty.drain(..) {
+            self.queues[q as usize].dirty = false;
+        }
+        if !cpu {
+            let total: f64 = ResourceType::GPUS
+                .iter()
+                .flat_map(|g| self.resources[g.index()].queues.iter())
+                .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
+                .sum();
+            if (total - self.coprocessor_cpus).abs() > EPSILON {
+                self.coprocessor_cpus = total;
+                self.coprocessor_cpus_changed = true;
+            }
+        }
+    }
+
+    /// Splits `capacity` among the queues of resource `r` by weight, capping each at its
+    /// demand and handing what it leaves to the others (zero-weight queues share what the
+    /// weighted ones leave). Results go to `pending_alloc`.
+    fn water_fill(&mut self, r: usize, capacity: f64) {
+        let Simulation { queues, resources, unsettled, .. } = self;
+        unsettled.clear();
+        for &q in &resources[r].queues {
+            let queue = &mut queues[q as usize];
+            queue.demand =
+                if queue.live > 0 { queue.total_usage.min(capacity).max(0.0) } else { 0.0 };
+            queue.pending_alloc = 0.0;
+            if queue.demand > EPSILON {
+                unsettled.push(q);
+            }
+        }
+        let mut remaining = capacity;
+        while !unsettled.is_empty() && remaining > EPSILON {
+            let total_weight: f64 = unsettled.iter().map(|&q| queues[q as usize].weight).sum();
+            let equal = total_weight <= 0.0;
+            let count = unsettled.len() as f64;
+            let fair = |weight: f64| {
+                if equal { remaining / count } else { remaining * weight / total_weight }
+            };
+            let before = unsettled.len();
+            let mut given = 0.0;
+            unsettled.retain(|&q| {
+                let queue = &mut queues[q as usize];
+                if queue.demand <= fair(queue.weight) + EPSILON {
+                    queue.pending_alloc = queue.demand;
+                    given += queue.demand;
+                    false
+                } else {
+                    true
+                }
+            });
+            if unsettled.len() == before {
+                for &q in unsettled.iter() {
+                    let queue = &mut queues[q as usize];
+                    queue.pending_alloc = fair(queue.weight);
+                }
+                break;
+            }
+            remaining = (remaining - given).max(0.0);
+        }
+    }
+
+    /// Gives queue `q` a new allocation at time `t`: brings its clock up to date, adjusts
+    /// its active jobs and rate, schedules its next completion and updates its usage.
+    fn update_queue(&mut self, q: usize, alloc: f64, t: f64) {
+        self.advance(q, t);
+        let cpus_before = coprocessor_cpus_of(&self.queues[q]);
+        let alloc_changed = self.queues[q].alloc != alloc;
+        self.queues[q].alloc = alloc;
+        self.refit(q);
+        let queue = &mut self.queues[q];
+        queue.rate = if queue.active_usage > EPSILON {
+            (queue.alloc / queue.active_usage).min(1.0)
+        } else {
+            0.0
+        };
+        self.schedule(q, t);
+        // The usage accounting only moves when the allocation or the CPUs held by
+        // coprocessor jobs do, which is rare: most completions just start the next job.
+        let project = self.queues[q].project;
+        let cpu_queue = queue_index(project, ResourceType::Cpu.index());
+        let cpus_changed = coprocessor_cpus_of(&self.queues[q]) != cpus_before;
+        if alloc_changed && q != cpu_queue {
+            self.set_project_used(q, alloc, t);
+        }
+        if (alloc_changed && q == cpu_queue) || cpus_changed {
+            let used = self.project_cpu_used(project);
+            self.set_project_used(cpu_queue, used, t);
+        }
+    }
+
+    /// CPUs the project uses: its CPU allocation and the CPUs its coprocessor jobs hold.
+    fn project_cpu_used(&self, project: usize) -> f64 {
+        let base = queue_index(project, 0);
+        self.queues[base].alloc
+            + (1..NRESOURCES).map(|r| coprocessor_cpus_of(&self.queues[base + r])).sum::<f64>()
+    }
+
+    /// Moves queue `q`'s progress clock to time `t` at its current rate.
+    fn advance(&mut self, q: usize, t: f64) {
+        let availability = self.resources[self.queues[q].resource].availability;
+        let queue = &mut self.queues[q];
+        if queue.rate > 0.0 {
+            queue.progress += queue.rate * availability * (t - queue.progress_time);
+        }
+        queue.progress_time = t;
+    }
+
+    /// Makes the active jobs the shortest head of the queue whose usage covers the
+    /// allocation.
+    fn refit(&mut self, q: usize) {
+        let Simulation { queues, jobs, .. } = self;
+        let queue = &mut queues[q];
+        while queue.active_usage < queue.alloc - EPSILON {
+            let next = if queue.active_end == NO_JOB {
+                queue.head
+            } else {
+                jobs[queue.active_end as usize].next
+            };
+            if next == NO_JOB {
+                break;
+            }
+            let job = &mut jobs[next as usize];
+            job.active = true;
+            job.generation = job.generation.wrapping_add(1);
+            job.target = queue.progress + job.remaining;
+            queue.completions.push(HeapEntry::new(job.target, next, job.generation));
+            queue.active_usage += job.usage;
+            queue.active_cpu += job.cpu;
+            queue.active_end = next;
+        }
+        while queue.active_end != NO_JOB {
+            let last = queue.active_end as usize;
+            let job = &mut jobs[last];
+            if queue.active_usage - job.usage < queue.alloc - EPSILON {
+                break;
+            }
+            job.remaining = (job.target - queue.progress).max(0.0);
+            job.active = false;
+            job.generation = job.generation.wrapping_add(1);
+            queue.active_usage -= job.usage;
+            queue.active_cpu -= job.cpu;
+            queue.active_end = job.prev;
+        }
+        if queue.active_end == NO_JOB {
+            queue.active_usage = 0.0;
+            queue.active_cpu = 0.0;
+        }
+    }
+
+    /// Invalidates queue `q`'s pending event and schedules its next completion.
+    fn schedule(&mut self, q: usize, t: f64) {
+        let availability = self.resources[self.queues[q].resource].availability;
+        let Simulation { queues, jobs, events, .. } = self;
+        let queue = &mut queues[q];
+        queue.version = queue.version.wrapping_add(1);
+        if queue.rate <= 0.0 || queue.active_end == NO_JOB {
+            return;
+        }
+        while let Some(top) = queue.completions.peek() {
+            if is_stale(jobs, top) {
+                queue.completions.pop();
+                continue;
+            }
+            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * availability);
+            events.push(HeapEntry::new(t + wait, q as u32, queue.version));
+            break;
+        }
+    }
+
+    /// Completes the job queue `q`'s event was for, and any that finish at the same time.
+    fn complete_due(&mut self, q: usize, t: f64) {
+        self.advance(q, t);
+        let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
+        let mut first = true;
+        while let Some(&top) = self.queues[q].completions.peek() {
+            if is_stale(&self.jobs, &top) {
+                self.queues[q].completions.pop();
+                continue;
+            }
+            if !first && top.key() > self.queues[q].progress + tolerance {
+                break;
+            }
+            self.queues[q].completions.pop();
+            self.finish(top.id() as usize, t);
+            first = false;
+        }
+        if !self.queues[q].dirty {
+            self.queues[q].dirty = true;
+            self.dirty.push(q as u32);
+        }
+    }
+
+    /// Records job `j`'s completion at `t` and unlinks it from its queue.
+    fn finish(&mut self, j: usize, t: f64) {
+        let Simulation { queues, jobs, .. } = self;
+        let job = &mut jobs[j];
+        job.done = true;
+        job.active = false;
+        job.completed_at = t;
+        let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
+        let queue = &mut queues[job.queue as usize];
+        queue.active_usage -= usage;
+        queue.active_cpu -= cpu;
+        queue.total_usage -= usage;
+        queue.live -= 1;
+        if queue.active_end == j as u32 {
+            queue.active_end = prev;
+        }
+        if prev == NO_JOB {
+            queue.head = next;
+        } else {
+            jobs[prev as usize].next = next;
+        }
+        if next != NO_JOB {
+            jobs[next as usize].prev = prev;
+        }
+        if queue.active_end == NO_JOB {
+            queue.active_usage = 0.0;
+            queue.active_cpu = 0.0;
+        }
+        if queue.live == 0 {
+            queue.total_usage = 0.0;
+        }
+    }
+
+    /// Seed 003 `accumulate_shortfall` for a resource: closes the interval since its usage
+    /// last changed, then records the new usage (and the first moment it is not saturated).
+    fn set_resource_used(&mut self, r: usize, used: f64, t: f64) {
+        let horizon = self.horizon;
+        let resource = &mut self.resources[r];
+        let span = t.min(horizon) - resource.used_since.min(horizon);
+        if span > 0.0 {
+            let idle = resource.instances - resource.used.min(resource.instances);
+            resource.shortfall += span * idle.max(0.0);
+        }
+        resource.used = used;
+        resource.used_since = t;
+        if resource.saturated.is_none() && used < resource.instances - EPSILON {
+            resource.saturated = Some(t);
+        }
+    }
+
+    /// Seed 003 `PRSC_PROJECT_DATA::accumulate_shortfall` for one project and resource.
+    fn set_project_used(&mut self, q: usize, used: f64, t: f64) {
+        let horizon = self.horizon;
+        let queue = &mut self.queues[q];
+        let span = t.min(horizon) - queue.used_since.min(horizon);
+        if span > 0.0 {
+            queue.shortfall += span * (queue.share - queue.used).max(0.0);
+        }
+        queue.used = used;
+        queue.used_since = t;
+    }
+
+    /// The simulation's findings, with job completions as absolute times.
+    fn output(&self, state: &ClientState, now: Time) -> RrSimOutput {
+        let mut out = RrSimOutput {
+            jobs: vec![JobSim::default(); self.job_count],
+            resources: ResourceMap::default(),
+            projects: vec![ProjectSim::default(); state.projects.len()],
+            horizon: self.horizon,
+        };
+        for &j in &self.finished_at_start {
+            let deadline = state.jobs[j].report_deadline;
+            out.jobs[j] = JobSim {
+                simulated: true,
+                projected_completion: now,
+                deadline_missed: now > deadline,
+            };
+        }
+        for job in &self.jobs {
+            let projected_completion =
+                if job.done { now + job.completed_at } else { f64::INFINITY };
+            let deadline = state.job(job.job).report_deadline;
+            let deadline_missed = !job.done || projected_completion > deadline;
+            out.jobs[job.job.index()] =
+                JobSim { simulated: true, projected_completion, deadline_missed };
+            if deadline_missed {
+                let queue = &self.queues[job.queue as usize];
+                let resource = ResourceType::ALL[queue.resource];
+                out.resources[resource].deadlines_missed += 1;
+                out.projects[queue.project].deadlines_missed[resource] += 1;
+            }
+        }
+        for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+            let sim = &self.resources[r];
+            let saturated_time = if sim.instances <= 0.0 {
+                0.0
+            } else {
+                sim.saturated.unwrap_or(self.horizon).min(self.horizon)
+            };
+            let out_resource = &mut out.resources[resource];
+            out_resource.instances = sim.instances;
+            out_resource.shortfall = sim.shortfall;
+            out_resource.nidle = (sim.instances - sim.initial_used).clamp(0.0, sim.instances);
+            out_resource.saturated_time = saturated_time;
+        }
+        for (p, project) in out.projects.iter_mut().enumerate() {
+            for resource in ResourceType::ALL {
+                let queue = &self.queues[queue_index(p, resource.index())];
+                project.shortfall[resource] = queue.shortfall;
+                project.share[resource] = queue.share;
+            }
+        }
+        out
+    }
+}
+
+/// CPUs the active jobs of a coprocessor queue hold (each for the fraction of the time it
+/// runs).
+fn coprocessor_cpus_of(queue: &Queue) -> f64 {
+    if queue.resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
+}
+
+/// Whether a completion entry no longer describes an active job's finish.
+fn is_stale(jobs: &[SimJob], entry: &HeapEntry) -> bool {
+    let job = &jobs[entry.id() as usize];
+    job.done || !job.active || job.generation != entry.stamp()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::{
+        App, AppId, AppVersion, AppVersionId, Coprocessor, Job, JobState, Project, ProjectId,
+        ResourceUsage, Workunit, WorkunitId,
+    };
+    use proptest::prelude::*;
+
+    const HOUR: f64 = 3600.0;
+
+    /// Builds small client states by hand: one app per app version, one workunit per job.
+    pub(crate) struct StateBuilder {
+        pub(crate) state: ClientState,
+    }
+
+    impl StateBuilder {
+        /// A host with `ncpus` CPUs of 1 GFLOPS, always on, and a 10-hour horizon.
+        pub(crate) fn new(ncpus: u32) -> Self {
+            let mut state = ClientState::default();
+            state.host.p_ncpus = ncpus;
+            state.host.p_fpops = 1e9;
+            let mut builder = StateBuilder { state };
+            builder.horizon_hours(10.0);
+            builder
+        }
+
+        /// Sets the high water mark to `hours`.
+        pub(crate) fn horizon_hours(&mut self, hours: f64) -> &mut Self {
+            self.state.prefs.work_buf_min_days = hours / 24.0;
+            self.state.prefs.work_buf_additional_days = 0.0;
+            self
+        }
+
+        /// Gives the host `count` GPUs of a type.
+        pub(crate) fn gpus(&mut self, resource: ResourceType, count: u32) -> &mut Self {
+            self.state.host.coprocessors[resource] = Some(Coprocessor {
+                resource,
+                name: "test GPU".into(),
+                count,
+                peak_flops: 1e10,
+                available_ram: 0.0,
+            });
+            self
+        }
+
+        /// Attaches a project.
+        pub(crate) fn project(&mut self, name: &str, share: f64) -> ProjectId {
+            self.state.projects.push(Project::new(name, format!("http://{name}/"), share));
+            ProjectId::from_index(self.state.projects.len() - 1)
+        }
+
+        /// Adds an app and one version of it; the project then has an app version for the
+        /// version's main resource.
+        pub(crate) fn app_version(
+            &mut self,
+            project: ProjectId,
+            usage: ResourceUsage,
+            flops: f64,
+        ) -> AppVersionId {
+            let app = AppId::from_index(self.state.apps.len());
+            self.state.apps.push(App {
+                project,
+                name: format!("app{}", app.index()),
+                max_concurrent: None,
+                non_cpu_intensive: false,
+                emulation: None,
+            });
+            self.state.app_versions.push(AppVersion {
+                project,
+                app,
+                version_num: 100,
+                plan_class: String::new(),
+                usage,
+                flops,
+            });
+            self.state.projects[project.index()].resources[usage.main_resource()].has_app_version =
+                true;
+            AppVersionId::from_index(self.state.app_versions.len() - 1)
+        }
+
+        /// Adds a downloaded job needing `seconds` of processing, due at `deadline`.
+        pub(crate) fn job(
+            &mut self,
+            project: ProjectId,
+            app_version: AppVersionId,
+            seconds: f64,
+            deadline: f64,
+        ) -> JobId {
+            let av = self.state.app_version(app_version).clone();
+            let workunit = WorkunitId::from_index(self.state.workunits.len());
+            self.state.workunits.push(Workunit {
+                project,
+                name: format!("wu{}", workunit.index()),
+                app: av.app,
+                rsc_fpops_est: seconds * av.flops,
+                rsc_fpops_bound: seconds * av.flops * 10.0,
+                rsc_memory_bound: 0.0,
+                rsc_disk_bound: 0.0,
+                input_files: Vec::new(),
+            });
+            let id = JobId::from_index(self.state.jobs.len());
+            self.state.jobs.push(Job {
+                project,
+                name: format!("job{}", id.index()),
+                workunit,
+                app_version: Some(app_version),
+                received_time: id.index() as f64,
+                report_deadline: deadline,
+                state: JobState::FilesDownloaded,
+                suspended: false,
+                ready_to_report: false,
+                got_server_ack: false,
+                completed_time: 0.0,
+                final_elapsed_time: 0.0,
+                exit_status: 0,
+                task: None,
+            });
+            id
+        }
+
+        /// Runs the simulation at time 0.
+        pub(crate) fn simulate(&self) -> RrSimOutput {
+            simulate(&self.state, &ProjectFacts::gather(&self.state), 0.0)
+        }
+    }
+
+    pub(crate) fn cpu_usage(ncpus: f64) -> ResourceUsage {
+        ResourceUsage { avg_ncpus: ncpus, coprocessor: None }
+    }
+
+    pub(crate) fn gpu_usage(ncpus: f64, gpus: f64) -> ResourceUsage {
+        ResourceUsage { avg_ncpus: ncpus, coprocessor: Some((ResourceType::Nvidia, gpus)) }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+    }
+
+    macro_rules! assert_close {
+        ($a:expr, $b:expr) => {{
+            let (a, b) = ($a, $b);
+            assert!(close(a, b), "{} = {a}, expected {b}", stringify!($a));
+        }};
+    }
+
+    const CPU: ResourceType = ResourceType::Cpu;
+    const NVIDIA: ResourceType = ResourceType::Nvidia;
+
+    #[test]
+    fn seed_000_worked_example() {
+        // Shares 2:1, two CPUs. 0–4 h: A1, A2, B1 all at 2/3; A2 ends at 4 h. 4–8 h: A1
+        // and B1 at 1; A1 ends at 8 h. B1 outlasts the 10 h horizon.
+        let mut b = StateBuilder::new(2);
+        let a = b.project("A", 2.0);
+        let bp = b.project("B", 1.0);
+        let av_a = b.app_version(a, cpu_usage(1.0), 1e9);
+        let av_b = b.app_version(bp, cpu_usage(1.0), 1e9);
+        let a1 = b.job(a, av_a, (8.0 / 3.0 + 4.0) * HOUR, 100.0 * HOUR);
+        let a2 = b.job(a, av_a, 8.0 / 3.0 * HOUR, 100.0 * HOUR);
+        let b1 = b.job(bp, av_b, 12.0 * HOUR, 100.0 * HOUR);
+        let out = b.simulate();
+        assert_close!(out.horizon, 10.0 * HOUR);
+        assert_close!(out.jobs[a2.index()].projected_completion, 4.0 * HOUR);
+        assert_close!(out.jobs[a1.index()].projected_completion, 8.0 * HOUR);
+        // B1: 8/3 + 4 h done by 8 h, then alone at rate 1.
+        assert_close!(out.jobs[b1.index()].projected_completion, (12.0 + 4.0 / 3.0) * HOUR);
+        assert_close!(out.projects[a.index()].shortfall[CPU], 4.0 * HOUR);
+        assert_close!(out.projects[bp.index()].shortfall[CPU], 0.0);
+        assert_close!(out.resources[CPU].shortfall, 2.0 * HOUR);
+        assert_close!(out.projects[a.index()].share[CPU], 4.0 / 3.0);
+        assert_close!(out.projects[bp.index()].share[CPU], 2.0 / 3.0);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+        assert_close!(out.resources[CPU].saturated_time, 8.0 * HOUR);
+        assert!(out.jobs.iter().all(|j| j.simulated && !j.deadline_missed));
+    }
+
+    #[test]
+    fn two_half_gpu_jobs_share_one_gpu() {
+        let mut b = StateBuilder::new(2);
+        b.gpus(NVIDIA, 1);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, gpu_usage(0.25, 0.5), 1e10);
+        let j1 = b.job(p, av, HOUR, 1e9);
+        let j2 = b.job(p, av, HOUR, 1e9);
+        let out = b.simulate();
+        assert_close!(out.jobs[j1.index()].projected_completion, HOUR);
+        assert_close!(out.jobs[j2.index()].projected_completion, HOUR);
+        assert_close!(out.resources[NVIDIA].nidle, 0.0);
+        assert_close!(out.resources[NVIDIA].saturated_time, HOUR);
+        assert_close!(out.resources[NVIDIA].shortfall, 9.0 * HOUR);
+        // The two GPU jobs hold half a CPU; the other 1.5 are idle.
+        assert_close!(out.resources[CPU].nidle, 1.5);
+    }
+
+    #[test]
+    fn a_third_half_gpu_job_waits_its_turn() {
+        let mut b = StateBuilder::new(2);
+        b.gpus(NVIDIA, 1);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, gpu_usage(0.25, 0.5), 1e10);
+        let jobs: Vec<JobId> = (0..3).map(|_| b.job(p, av, HOUR, 1e9)).collect();
+        let out = b.simulate();
+        assert_close!(out.jobs[jobs[0].index()].projected_completion, HOUR);
+        assert_close!(out.jobs[jobs[1].index()].projected_completion, HOUR);
+        assert_close!(out.jobs[jobs[2].index()].projected_completion, 2.0 * HOUR);
+        assert_close!(out.resources[NVIDIA].saturated_time, HOUR);
+    }
+
+    #[test]
+    fn multithread_job_fills_all_cpus() {
+        let mut b = StateBuilder::new(4);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, cpu_usage(4.0), 4e9);
+        let j = b.job(p, av, HOUR, 1e9);
+        let out = b.simulate();
+        assert_close!(out.jobs[j.index()].projected_completion, HOUR);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+        assert_close!(out.resources[CPU].shortfall, 4.0 * 9.0 * HOUR);
+    }
+
+    #[test]
+    fn multithread_job_larger_than_the_host_runs_alone() {
+        let mut b = StateBuilder::new(2);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, cpu_usage(8.0), 8e9);
+        let j = b.job(p, av, HOUR, 1e9);
+        let out = b.simulate();
+        assert_close!(out.jobs[j.index()].projected_completion, HOUR);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+    }
+
+    #[test]
+    fn cpus_held_by_gpu_jobs_are_not_shortfall() {
+        // One CPU, held entirely by a GPU job for 2 h: the CPU job waits, and the CPU
+        // counts as busy meanwhile.
+        let mut b = StateBuilder::new(1);
+        b.gpus(NVIDIA, 1);
+        let p = b.project("P", 1.0);
+        let gpu = b.app_version(p, gpu_usage(1.0, 1.0), 1e10);
+        let cpu = b.app_version(p, cpu_usage(1.0), 1e9);
+        let g = b.job(p, gpu, 2.0 * HOUR, 1e9);
+        let c = b.job(p, cpu, HOUR, 1e9);
+        let out = b.simulate();
+        assert_close!(out.jobs[g.index()].projected_completion, 2.0 * HOUR);
+        assert_close!(out.jobs[c.index()].projected_completion, 3.0 * HOUR);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+        assert_close!(out.resources[CPU].shortfall, 7.0 * HOUR);
+        assert_close!(out.projects[p.index()].shortfall[CPU], 7.0 * HOUR);
+        assert_close!(out.resources[NVIDIA].shortfall, 8.0 * HOUR);
+        assert_close!(out.resources[CPU].saturated_time, 3.0 * HOUR);
+    }
+
+    #[test]
+    fn deadline_misses_are_counted_per_job_project_and_resource() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("P", 1.0);
+        let q = b.project("Q", 1.0);
+        let av = b.app_version(p, cpu_usage(1.0), 1e9);
+        let avq = b.app_version(q, cpu_usage(1.0), 1e9);
+        // P's jobs run one at a time in its half of the CPU: 2 h and 4 h.
+        let first = b.job(p, av, HOUR, 2.5 * HOUR);
+        let second = b.job(p, av, HOUR, 2.5 * HOUR);
+        let other = b.job(q, avq, 10.0 * HOUR, 100.0 * HOUR);
+        let out = b.simulate();
+        assert_close!(out.jobs[first.index()].projected_completion, 2.0 * HOUR);
+        assert_close!(out.jobs[second.index()].projected_completion, 4.0 * HOUR);
+        assert!(!out.jobs[first.index()].deadline_missed);
+        assert!(out.jobs[second.index()].deadline_missed);
+        assert!(!out.jobs[other.index()].deadline_missed);
+        assert_eq!(out.projects[p.index()].deadlines_missed[CPU], 1);
+        assert_eq!(out.projects[p.index()].total_deadlines_missed(), 1);
+        assert_eq!(out.projects[q.index()].total_deadlines_missed(), 0);
+        assert_eq!(out.resources[CPU].deadlines_missed, 1);
+    }
+
+    #[test]
+    fn jobs_without_instances_never_finish() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, gpu_usage(0.5, 1.0), 1e10);
+        let j = b.job(p, av, HOUR, 1e12);
+        let out = b.simulate();
+        assert!(out.jobs[j.index()].simulated);
+        assert_eq!(out.jobs[j.index()].projected_completion, f64::INFINITY);
+        assert!(out.jobs[j.index()].deadline_missed);
+        assert_eq!(out.resources[NVIDIA].deadlines_missed, 1);
+        // The stuck GPU job holds no CPU.
+        assert_close!(out.resources[CPU].nidle, 1.0);
+        assert_close!(out.resources[NVIDIA].nidle, 0.0);
+    }
+
+    #[test]
+    fn availability_slows_jobs_down() {
+        let mut b = StateBuilder::new(1);
+        b.state.time_stats.on_frac = 0.8;
+        b.state.time_stats.active_frac = 0.5;
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, cpu_usage(1.0), 1e9);
+        let j = b.job(p, av, 2.0 * HOUR, 1e12);
+        let out = b.simulate();
+        assert_close!(out.jobs[j.index()].projected_completion, 5.0 * HOUR);
+        assert_close!(out.resources[CPU].shortfall, 5.0 * HOUR);
+    }
+
+    #[test]
+    fn project_without_gpu_app_gets_no_gpu_share() {
+        let mut b = StateBuilder::new(1);
+        b.gpus(NVIDIA, 1);
+        let gpu_project = b.project("G", 1.0);
+        let cpu_project = b.project("C", 1.0);
+        b.app_version(gpu_project, gpu_usage(0.1, 1.0), 1e10);
+        let av = b.app_version(cpu_project, cpu_usage(1.0), 1e9);
+        b.state.projects[cpu_project.index()].resources[NVIDIA].no_apps = true;
+        b.job(cpu_project, av, 100.0 * HOUR, 1e12);
+        let out = b.simulate();
+        assert_close!(out.projects[gpu_project.index()].share[NVIDIA], 1.0);
+        assert_close!(out.projects[cpu_project.index()].share[NVIDIA], 0.0);
+        assert_close!(out.projects[gpu_project.index()].shortfall[NVIDIA], 10.0 * HOUR);
+        assert_close!(out.projects[cpu_project.index()].shortfall[NVIDIA], 0.0);
+        assert_close!(out.resources[NVIDIA].shortfall, 10.0 * HOUR);
+        assert_close!(out.resources[NVIDIA].nidle, 1.0);
+        assert_close!(out.resources[NVIDIA].saturated_time, 0.0);
+        // The GPU project has no CPU app version and no CPU job: no CPU share either.
+        assert_close!(out.projects[gpu_project.index()].share[CPU], 0.0);
+        assert_close!(out.projects[cpu_project.index()].share[CPU], 1.0);
+    }
+
+    #[test]
+    fn suspended_and_no_new_work_projects_do_not_count_for_shares() {
+        let mut b = StateBuilder::new(2);
+        let p = b.project("P", 1.0);
+        let q = b.project("Q", 1.0);
+        let r = b.project("R", 2.0);
+        for id in [p, q, r] {
+            b.app_version(id, cpu_usage(1.0), 1e9);
+        }
+        b.state.projects[q.index()].dont_request_more_work = true;
+        b.state.projects[r.index()].suspended = true;
+        let out = b.simulate();
+        assert_close!(out.projects[p.index()].share[CPU], 2.0);
+        assert_close!(out.projects[q.index()].share[CPU], 0.0);
+        assert_close!(out.projects[r.index()].share[CPU], 0.0);
+    }
+
+    #[test]
+    fn running_jobs_go_first_then_earliest_deadline() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, cpu_usage(1.0), 1e9);
+        let late = b.job(p, av, HOUR, 50.0 * HOUR);
+        let early = b.job(p, av, HOUR, 10.0 * HOUR);
+        let running = b.job(p, av, HOUR, 90.0 * HOUR);
+        let mut task = crate::model::ActiveTask::new(0);
+        task.scheduler_state = crate::model::SchedulerState::Running;
+        b.state.jobs[running.index()].task = Some(task);
+        let out = b.simulate();
+        assert_close!(out.jobs[running.index()].projected_completion, HOUR);
+        assert_close!(out.jobs[early.index()].projected_completion, 2.0 * HOUR);
+        assert_close!(out.jobs[late.index()].projected_completion, 3.0 * HOUR);
+    }
+
+    #[test]
+    fn zero_share_project_gets_only_leftovers() {
+        let mut b = StateBuilder::new(2);
+        let p = b.project("P", 1.0);
+        let z = b.project("Z", 0.0);
+        let avp = b.app_version(p, cpu_usage(1.0), 1e9);
+        let avz = b.app_version(z, cpu_usage(1.0), 1e9);
+        let pj = b.job(p, avp, HOUR, 1e9);
+        let z1 = b.job(z, avz, HOUR, 1e9);
+        let z2 = b.job(z, avz, HOUR, 1e9);
+        let out = b.simulate();
+        // P can use one CPU only; Z gets the other.
+        assert_close!(out.jobs[pj.index()].projected_completion, HOUR);
+        assert_close!(out.jobs[z1.index()].projected_completion, HOUR);
+        assert_close!(out.jobs[z2.index()].projected_completion, 2.0 * HOUR);
+        assert_close!(out.projects[z.index()].share[CPU], 0.0);
+    }
+
+    #[test]
+    fn non_cpu_intensive_and_unrunnable_jobs_are_left_out() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("P", 1.0);
+        let av = b.app_version(p, cpu_usage(1.0), 1e9);
+        let j = b.job(p, av, HOUR, 1e9);
+        let done = b.job(p, av, HOUR, 1e9);
+        b.state.jobs[done.index()].state = JobState::FilesUploaded;
+        b.state.apps[0].non_cpu_intensive = true;
+        let out = b.simulate();
+        assert!(!out.jobs[j.index()].simulated);
+        assert!(!out.jobs[done.index()].simulated);
+        assert_close!(out.resources[CPU].shortfall, 10.0 * HOUR);
+    }
+
+    #[test]
+    fn empty_state_is_all_shortfall() {
+        let b = StateBuilder::new(3);
+        let out = b.simulate();
+        assert!(out.jobs.is_empty());
+        assert_close!(out.resources[CPU].shortfall, 30.0 * HOUR);
+        assert_close!(out.resources[CPU].nidle, 3.0);
+        assert_close!(out.resources[CPU].saturated_time, 0.0);
+        assert_close!(out.resources[NVIDIA].instances, 0.0);
+    }
+
+    /// A random state: a few projects with CPU, multithread and GPU apps and jobs.
+    #[derive(Debug, Clone)]
+    struct Scenario {
+        ncpus: u32,
+        ngpus: u32,
+        shares: Vec<f64>,
+        /// (project, kind, seconds, deadline hours, running)
+        jobs: Vec<(usize, u8, f64, f64, bool)>,
+        gpu_cpus: f64,
+        active_frac: f64,
+    }
+
+    fn scenario() -> impl Strategy<Value = Scenario> {
+        (1u32..9, 0u32..3, prop::collection::vec(0.0f64..4.0, 1..5), 0.0f64..1.0, 0.1f64..1.0)
+            .prop_flat_map(|(ncpus, ngpus, shares, gpu_cpus, active_frac)| {
+                let n = shares.len();
+                let job = (0..n, 0u8..4, 60.0f64..200_000.0, 0.0f64..200.0, any::<bool>());
+                prop::collection::vec(job, 0..40).prop_map(move |jobs| Scenario {
+                    ncpus,
+                    ngpus,
+                    shares: shares.clone(),
+                    jobs,
+                    gpu_cpus,
+                    active_frac,
+                })
+            })
+    }
+
+    fn build(s: &Scenario) -> StateBuilder {
+        let mut b = StateBuilder::new(s.ncpus);
+        if s.ngpus > 0 {
+            b.gpus(NVIDIA, s.ngpus);
+        }
+        b.state.time_stats.active_frac = s.active_frac;
+        let mut versions = Vec::new();
+        for (i, &share) in s.shares.iter().enumerate() {
+            let p = b.project(&format!("P{i}"), share);
+            versions.push([
+                b.app_version(p, cpu_usage(1.0), 1e9),
+                b.app_version(p, cpu_usage(f64::from(s.ncpus.min(4))), 4e9),
+                b.app_version(p, gpu_usage(s.gpu_cpus, 1.0), 1e10),
+                b.app_version(p, gpu_usage(s.gpu_cpus, 0.5), 1e10),
+            ]);
+        }
+        for &(p, kind, seconds, deadline_hours, running) in &s.jobs {
+            let av = versions[p][usize::from(kind)];
+            let id = b.job(ProjectId::from_index(p), av, seconds, deadline_hours * HOUR);
+            if running {
+                let mut task = crate::model::ActiveTask::new(0);
+                task.scheduler_state = crate::model::SchedulerState::Running;
+                task.elapsed_time = seconds / 3.0;
+                task.fraction_done = 0.3;
+                b.state.jobs[id.index()].task = Some(task);
+            }
+        }
+        b
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn shortfall_and_nidle_stay_in_range(s in scenario()) {
+            let b = build(&s);
+            let facts = ProjectFacts::gather(&b.state);
+            let mut sim = Simulation::new(&b.state, &facts);
+            sim.run();
+            let out = sim.output(&b.state, 0.0);
+            for (r, res) in out.resources.iter() {
+                prop_assert!(res.shortfall >= 0.0 && res.shortfall.is_finite(), "{r}");
+                prop_assert!(res.shortfall <= res.instances * out.horizon * (1.0 + 1e-9));
+                prop_assert!(res.nidle >= 0.0 && res.nidle <= res.instances, "{r}");
+                prop_assert!(res.saturated_time >= 0.0 && res.saturated_time <= out.horizon);
+                // The initial assignment never overcommits, beyond the CPUs GPU jobs hold.
+                let allowance = if r == CPU { sim.coprocessor_cpus_at_start() } else { 0.0 };
+                let initial = sim.resources[r.index()].initial_used;
+                prop_assert!(
+                    initial <= res.instances.max(allowance) + 1e-6,
+                    "{r}: {initial} > {}", res.instances
+                );
+            }
+            for project in &out.projects {
+                for (_, &shortfall) in project.shortfall.iter() {
+                    prop_assert!(shortfall >= 0.0 && shortfall.is_finite());
+                }
+            }
+            for job in &out.jobs {
+                prop_assert!(job.simulated);
+                prop_assert!(job.projected_completion >= 0.0);
+            }
+        }
+
+        #[test]
+        fn busy_instances_leave_no_shortfall(
+            ncpus in 1u32..9,
+            shares in prop::collection::vec(0.1f64..4.0, 1..5),
+            extra in 0usize..5,
+        ) {
+            // Every project has at least as many long single-CPU jobs as there are CPUs.
+            let mut b = StateBuilder::new(ncpus);
+            let mut projects = Vec::new();
+            for (i, &share) in shares.iter().enumerate() {
+                let p = b.project(&format!("P{i}"), share);
+                let av = b.app_version(p, cpu_usage(1.0), 1e9);
+                for k in 0..(ncpus as usize + extra) {
+                    b.job(p, av, 20.0 * HOUR + k as f64, 1e12);
+                }
+                projects.push(p);
+            }
+            let out = b.simulate();
+            prop_assert!(out.resources[CPU].shortfall.abs() < 1e-6);
+            prop_assert!(out.resources[CPU].nidle.abs() < 1e-9);
+            prop_assert!(close(out.resources[CPU].saturated_time, out.horizon));
+            for p in projects {
+                prop_assert!(out.projects[p.index()].shortfall[CPU] < 1e-6);
+            }
+        }
+    }
+
+    impl Simulation {
+        /// CPUs the coprocessor jobs held after the initial assignment (tests only; they
+        /// only change after the first event).
+        fn coprocessor_cpus_at_start(&self) -> f64 {
+            self.resources[CPU.index()].initial_used
+                - self.resources[CPU.index()]
+                    .queues
+                    .iter()
+                    .map(|&q| self.queues[q as usize].alloc)
+                    .sum::<f64>()
+        }
+    }
+
+    #[test]
+    fn ten_thousand_jobs_all_finish() {
+        let mut b = StateBuilder::new(64);
+        b.gpus(NVIDIA, 4);
+        let mut versions = Vec::new();
+        for i in 0..20 {
+            let p = b.project(&format!("P{i}"), 1.0 + i as f64);
+            versions.push((
+                p,
+                b.app_version(p, cpu_usage(1.0), 1e9),
+                b.app_version(p, gpu_usage(0.5, 1.0), 1e10),
+            ));
+        }
+        for k in 0..10_000usize {
+            let (p, cpu, gpu) = versions[k % 20];
+            let av = if k % 10 == 0 { gpu } else { cpu };
+            b.job(p, av, 1000.0 + (k * 7919 % 50_000) as f64, (k % 500) as f64 * HOUR);
+        }
+        let facts = ProjectFacts::gather(&b.state);
+        let out = simulate(&b.state, &facts, 0.0);
+        assert!(out.jobs.iter().all(|j| j.simulated && j.projected_completion.is_finite()));
+        assert!(out.resources[CPU].deadlines_missed > 0);
+        // Far more work than the horizon: everything stays busy.
+        assert_close!(out.resources[CPU].shortfall, 0.0);
+        assert_close!(out.resources[NVIDIA].shortfall, 0.0);
+        assert_close!(out.resources[CPU].nidle, 0.0);
+        // Nothing runs faster than the CPUs allow: the CPU work takes at least its total
+        // over 64 CPUs (less the CPUs the GPU jobs hold at the start).
+        let (mut cpu_work, mut last) = (0.0, 0.0f64);
+        for (id, job) in b.state.jobs.iter().enumerate() {
+            if b.state.app_version(job.app_version.unwrap()).usage.coprocessor.is_none() {
+                cpu_work += crate::estimate::remaining_duration(&b.state, JobId::from_index(id));
+                last = last.max(out.jobs[id].projected_completion);
+            }
+        }
+        assert!(last >= cpu_work / 64.0 * (1.0 - 1e-9), "{last} < {}", cpu_work / 64.0);
+    }
 }
