@@ -31,7 +31,12 @@ pub struct Decision {
 
 /// Makes one decision. `last_schedule_time` is when the previous decision was enforced:
 /// running jobs that have not checkpointed since then are left running (seed 000).
-pub fn decide(state: &ClientState, policy: Policy, last_schedule_time: Time, now: Time) -> Decision {
+pub fn decide(
+    state: &ClientState,
+    policy: Policy,
+    last_schedule_time: Time,
+    now: Time,
+) -> Decision {
     let facts = ProjectFacts::gather(state);
     let rr_sim = simulate(state, &facts, now);
     let run_list = make_run_list(state, &rr_sim, &facts, policy, now);

@@ -276,9 +276,18 @@ impl Explanation {
                 .collect();
             let view = ProjectView {
                 resource_share: project.resource_share,
-                share_fraction: if total_share > 0.0 { project.resource_share.max(0.0) / total_share } else { 0.0 },
+                share_fraction: if total_share > 0.0 {
+                    project.resource_share.max(0.0) / total_share
+                } else {
+                    0.0
+                },
                 short_term_debt: project.short_term_debt,
-                anticipated_debt: decision.run_list.anticipated_debt.get(id.index()).copied().unwrap_or(0.0),
+                anticipated_debt: decision
+                    .run_list
+                    .anticipated_debt
+                    .get(id.index())
+                    .copied()
+                    .unwrap_or(0.0),
                 long_term_debt: state.overall_long_term_debt(id),
                 rec: project.rec,
                 deadlines_missed: sim.total_deadlines_missed(),
@@ -301,7 +310,13 @@ impl Explanation {
                 .iter()
                 .map(|&r| {
                     let req = fetch.request.as_ref().map(|w| w.resources[r]).unwrap_or_default();
-                    (r.key(), ResourceRequestView { req_seconds: req.req_seconds, req_ninstances: req.req_ninstances })
+                    (
+                        r.key(),
+                        ResourceRequestView {
+                            req_seconds: req.req_seconds,
+                            req_ninstances: req.req_ninstances,
+                        },
+                    )
                 })
                 .collect(),
         };
@@ -333,14 +348,34 @@ pub fn render_text(e: &Explanation) -> String {
         } else {
             format!(" on {} {:?}", r.resource, r.gpu_instances)
         };
-        let _ = writeln!(out, "  {:>3}. {:<28} {:<12} {:<7} {:?}{}", i + 1, r.job, r.project, r.resource.key(), r.reason, gpus);
+        let _ = writeln!(
+            out,
+            "  {:>3}. {:<28} {:<12} {:<7} {:?}{}",
+            i + 1,
+            r.job,
+            r.project,
+            r.resource.key(),
+            r.reason,
+            gpus
+        );
     }
     let _ = writeln!(out, "\nEnforcement:");
     for a in &e.actions {
-        let _ = writeln!(out, "  {:<28} {:<12} {:<40} ({:?})", a.job, a.project, format!("{:?}", a.action), a.reason);
+        let _ = writeln!(
+            out,
+            "  {:<28} {:<12} {:<40} ({:?})",
+            a.job,
+            a.project,
+            format!("{:?}", a.action),
+            a.reason
+        );
     }
     let _ = writeln!(out, "\nJobs (projected by weighted round robin):");
-    let _ = writeln!(out, "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  deadline", "job", "project", "rsc", "run", "left", "finishes in", "deadline in");
+    let _ = writeln!(
+        out,
+        "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  deadline",
+        "job", "project", "rsc", "run", "left", "finishes in", "deadline in"
+    );
     for j in &e.jobs {
         let finish = j.projected_completion.map_or("-".to_string(), |t| hours(t - e.now));
         let _ = writeln!(
@@ -361,7 +396,12 @@ pub fn render_text(e: &Explanation) -> String {
         let _ = writeln!(
             out,
             "  {:<7} instances {:>5}  idle {:>5.2}  shortfall {:>10.0} s  saturated {:>10}  deadline misses {}",
-            key, r.instances, r.nidle, r.shortfall, hours(r.saturated_time), r.deadlines_missed
+            key,
+            r.instances,
+            r.nidle,
+            r.shortfall,
+            hours(r.saturated_time),
+            r.deadlines_missed
         );
     }
     let _ = writeln!(out, "\nProjects:");
@@ -380,8 +420,14 @@ pub fn render_text(e: &Explanation) -> String {
             if p.fetchable { "" } else { "  [not fetchable]" },
             if p.overworked { "  [overworked]" } else { "" },
         );
-        for (key, r) in p.resources.iter().filter(|(k, _)| e.resources.get(*k).is_some_and(|x| x.instances > 0.0)) {
-            let backoff = r.backoff_until.map_or(String::new(), |t| format!("  backed off {}", hours(t - e.now)));
+        for (key, r) in p
+            .resources
+            .iter()
+            .filter(|(k, _)| e.resources.get(*k).is_some_and(|x| x.instances > 0.0))
+        {
+            let backoff = r
+                .backoff_until
+                .map_or(String::new(), |t| format!("  backed off {}", hours(t - e.now)));
             let _ = writeln!(
                 out,
                 "      {:<7} share {:>5.2}  shortfall {:>10.0} s  LTD {:>10.0}  D={}{}{}",
@@ -399,9 +445,19 @@ pub fn render_text(e: &Explanation) -> String {
     let _ = writeln!(out, "\nWork request:");
     match &w.project {
         Some(project) => {
-            let _ = writeln!(out, "  ask {project} ({}): work_req_seconds {:.0}", w.reason, w.work_req_seconds);
-            for (key, r) in w.resources.iter().filter(|(_, r)| r.req_seconds > 0.0 || r.req_ninstances > 0.0) {
-                let _ = writeln!(out, "    {:<7} req_seconds {:>10.0}  req_ninstances {:.2}", key, r.req_seconds, r.req_ninstances);
+            let _ = writeln!(
+                out,
+                "  ask {project} ({}): work_req_seconds {:.0}",
+                w.reason, w.work_req_seconds
+            );
+            for (key, r) in
+                w.resources.iter().filter(|(_, r)| r.req_seconds > 0.0 || r.req_ninstances > 0.0)
+            {
+                let _ = writeln!(
+                    out,
+                    "    {:<7} req_seconds {:>10.0}  req_ninstances {:.2}",
+                    key, r.req_seconds, r.req_ninstances
+                );
             }
         }
         None => {

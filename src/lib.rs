@@ -8,8 +8,10 @@
 
 pub mod accounting;
 pub mod cpu_sched;
+pub mod decision;
 pub mod enforce;
 pub mod estimate;
+pub mod explain;
 pub mod model;
 pub mod policy;
 pub mod protocol;
