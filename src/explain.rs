@@ -333,6 +333,29 @@ impl Explanation {
     }
 }
 
+fn action_text(action: &ActionKind) -> String {
+    let on_gpus = |gpus: &[u32]| {
+        if gpus.is_empty() { String::new() } else { format!(" on GPU {gpus:?}") }
+    };
+    match action {
+        ActionKind::Start { gpu_instances } => format!("start{}", on_gpus(gpu_instances)),
+        ActionKind::Resume { gpu_instances } => format!("resume{}", on_gpus(gpu_instances)),
+        ActionKind::Preempt { remove_from_memory: true } => "preempt (quit)".to_string(),
+        ActionKind::Preempt { remove_from_memory: false } => "preempt (suspend)".to_string(),
+        ActionKind::KeepRunning => "keep running".to_string(),
+    }
+}
+
+fn run_reason_text(reason: RunReason) -> &'static str {
+    match reason {
+        RunReason::Edf => "edf: would miss its deadline under round robin",
+        RunReason::Slice => "slice: keeps its scheduling period",
+        RunReason::Debt => "debt: project owed the most",
+        RunReason::Priority => "priority: highest REC priority",
+        RunReason::NonCpuIntensive => "non-CPU-intensive: always runs",
+    }
+}
+
 fn hours(seconds: f64) -> String {
     if seconds.is_finite() { format!("{:.2} h", seconds / 3600.0) } else { "never".to_string() }
 }
@@ -346,16 +369,16 @@ pub fn render_text(e: &Explanation) -> String {
         let gpus = if r.gpu_instances.is_empty() {
             String::new()
         } else {
-            format!(" on {} {:?}", r.resource, r.gpu_instances)
+            format!(" (GPU {:?})", r.gpu_instances)
         };
         let _ = writeln!(
             out,
-            "  {:>3}. {:<28} {:<12} {:<7} {:?}{}",
+            "  {:>3}. {:<28} {:<12} {:<7} {}{}",
             i + 1,
             r.job,
             r.project,
             r.resource.key(),
-            r.reason,
+            run_reason_text(r.reason),
             gpus
         );
     }
@@ -363,10 +386,10 @@ pub fn render_text(e: &Explanation) -> String {
     for a in &e.actions {
         let _ = writeln!(
             out,
-            "  {:<28} {:<12} {:<40} ({:?})",
+            "  {:<28} {:<12} {:<22} ({:?})",
             a.job,
             a.project,
-            format!("{:?}", a.action),
+            action_text(&a.action),
             a.reason
         );
     }

@@ -97,7 +97,21 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
         group.results.iter().try_for_each(|e| linker.add_job(project, e))?;
     }
     active_tasks.iter().try_for_each(|e| linker.add_active_task(e))?;
-    Ok(linker.state)
+    let mut state = linker.state;
+    mark_supplied_resources(&mut state);
+    Ok(state)
+}
+
+/// Seed 003: D(P, R) becomes true when P supplies a job for R. State files don't store
+/// the flag, but a job held for P on R is proof that P supplied one, so a loaded state
+/// accumulates debt where the project has shown it has work.
+fn mark_supplied_resources(state: &mut ClientState) {
+    for job in &state.jobs {
+        if let Some(version) = job.app_version {
+            let resource = state.app_versions[version.index()].usage.main_resource();
+            state.projects[job.project.index()].resources[resource].accumulate_debt = true;
+        }
+    }
 }
 
 fn run_mode(element: &Element) -> Result<RunMode, XmlError> {
@@ -662,6 +676,18 @@ mod tests {
         .expect("a state with an unknown GPU type loads");
         assert_eq!(unknown_gpu.jobs[0].app_version, None);
         assert!(!unknown_gpu.projects[0].resources.0.iter().any(|r| r.has_app_version));
+    }
+
+    #[test]
+    fn a_held_job_marks_its_resource_as_supplied() {
+        let state = parse(&format!(
+            "{PROJECT}<result><name>r</name><wu_name>w</wu_name><version_num>3</version_num>\
+             <state>2</state></result>"
+        ))
+        .expect("parses");
+        let resources = &state.projects[0].resources;
+        assert!(resources[ResourceType::Nvidia].accumulate_debt);
+        assert!(!resources[ResourceType::Cpu].accumulate_debt, "no CPU job is held");
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! `boinc-rs explain` end to end: every real state file in ../shared/fixtures and every
+//! scenario in ../shared/scenarios and examples/scenarios loads, and the JSON carries the
+//! documented keys; a broken state fails with the file, line and element named.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shared() -> PathBuf {
+    let dir = repo_root().join("../shared");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: CI checks out shared/ beside the repository",
+        dir.display()
+    );
+    dir
+}
+
+fn explain(dir: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .arg("explain")
+        .arg("--state")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .expect("the boinc-rs binary runs")
+}
+
+fn explain_json(dir: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    let out = explain(dir, &args);
+    assert!(
+        out.status.success(),
+        "explain failed on {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("explain --json prints one JSON object")
+}
+
+const RESOURCE_KEYS: [&str; 4] = ["cpu", "nvidia", "amd", "intel"];
+
+fn check_keys(json: &Value, what: &str) {
+    assert!(json["run_list"].is_array(), "{what}: run_list");
+    assert!(json["jobs"].is_array(), "{what}: jobs");
+    for key in RESOURCE_KEYS {
+        let r = &json["resources"][key];
+        assert!(r["shortfall"].as_f64().is_some_and(|s| s >= 0.0), "{what}: resources.{key}");
+        assert!(r["nidle"].is_number(), "{what}: resources.{key}.nidle");
+    }
+    let projects = json["projects"].as_object().expect("projects is an object");
+    for (name, project) in projects {
+        for key in RESOURCE_KEYS {
+            assert!(project["resources"][key]["shortfall"].is_number(), "{what}: {name}.{key}");
+        }
+        assert!(project["short_term_debt"].is_number(), "{what}: {name} debts");
+        assert!(project["long_term_debt"].is_number(), "{what}: {name} debts");
+    }
+    let request = &json["work_request"];
+    assert!(request["reason"].is_string(), "{what}: work_request.reason");
+    assert!(
+        request["project"].is_string() || request["project"].is_null(),
+        "{what}: work_request.project"
+    );
+    for key in RESOURCE_KEYS {
+        assert!(request["resources"][key]["req_seconds"].is_number(), "{what}: request {key}");
+        assert!(request["resources"][key]["req_ninstances"].is_number(), "{what}: request {key}");
+    }
+}
+
+fn scenario_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for parent in [shared().join("scenarios"), repo_root().join("examples/scenarios")] {
+        for entry in std::fs::read_dir(&parent).expect("scenario folder is readable") {
+            let path = entry.expect("directory entry").path();
+            if path.join("client_state.xml").is_file() {
+                dirs.push(path);
+            }
+        }
+    }
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn every_scenario_explains_under_every_policy() {
+    let dirs = scenario_dirs();
+    assert!(dirs.len() >= 9, "expected the 8 shared scenarios and the shipped ones, got {dirs:?}");
+    for dir in dirs {
+        for policy in ["seed", "legacy", "rec"] {
+            let json = explain_json(&dir, &["--policy", policy]);
+            check_keys(&json, &format!("{} ({policy})", dir.display()));
+            assert_eq!(json["policy"], policy);
+        }
+    }
+}
+
+#[test]
+fn every_real_state_file_explains() {
+    let mut files = Vec::new();
+    for version in ["boinc-7.20.5/state", "boinc-8.3.0"] {
+        let dir = shared().join("fixtures").join(version);
+        for entry in std::fs::read_dir(&dir).expect("fixture folder is readable") {
+            let path = entry.expect("directory entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            if name.starts_with("client_state") && name.ends_with(".xml") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 5, "expected the five captured state files, got {files:?}");
+    for file in files {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        std::fs::copy(&file, dir.path().join("client_state.xml")).expect("copy the state file");
+        let json = explain_json(dir.path(), &[]);
+        check_keys(&json, &file.display().to_string());
+    }
+}
+
+#[test]
+fn the_real_data_directory_with_override_and_config_explains() {
+    // The captured data directory, laid out as the real client keeps it.
+    let source = shared().join("fixtures/boinc-7.20.5/state");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for (from, to) in [
+        ("client_state_attached.xml", "client_state.xml"),
+        ("global_prefs_override.xml", "global_prefs_override.xml"),
+        ("cc_config.xml", "cc_config.xml"),
+    ] {
+        std::fs::copy(source.join(from), dir.path().join(to)).expect("copy a data file");
+    }
+    let json = explain_json(dir.path(), &[]);
+    check_keys(&json, "boinc-7.20.5 data directory");
+    assert!(json["projects"].as_object().is_some_and(|p| !p.is_empty()));
+}
+
+#[test]
+fn the_shipped_scenario_shows_edf_and_a_packed_gpu() {
+    let json = explain_json(&repo_root().join("examples/scenarios/desktop_gpu"), &[]);
+    let run_list = json["run_list"].as_array().expect("run list");
+    let reason_of =
+        |job: &str| run_list.iter().find(|e| e["job"] == job).map(|e| e["reason"].clone());
+    assert_eq!(reason_of("protein_wu_1_0"), Some(Value::from("edf")));
+    let on_gpu0 = run_list.iter().filter(|e| e["gpu_instances"] == serde_json::json!([0])).count();
+    assert_eq!(on_gpu0, 2, "two half-GPU jobs share GPU 0");
+    let protein = json["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .find(|j| j["name"] == "protein_wu_1_0")
+        .cloned();
+    assert_eq!(protein.map(|j| j["deadline_missed"].clone()), Some(Value::Bool(true)));
+}
+
+#[test]
+fn text_output_names_every_section() {
+    let out = explain(&repo_root().join("examples/scenarios/desktop_gpu"), &[]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for section in ["Run list", "Enforcement", "Jobs", "Resources", "Projects", "Work request"] {
+        assert!(text.contains(section), "text output lacks {section}:\n{text}");
+    }
+}
+
+#[test]
+fn a_broken_state_names_file_line_and_element() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        dir.path().join("client_state.xml"),
+        "<client_state>\n<host_info>\n<p_ncpus>many</p_ncpus>\n</host_info>\n</client_state>\n",
+    )
+    .expect("write state");
+    let out = explain(dir.path(), &[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("client_state.xml line 3"), "{stderr}");
+    assert!(stderr.contains("<p_ncpus>"), "{stderr}");
+}
+
+#[test]
+fn a_missing_state_and_a_bad_policy_are_clear_errors() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = explain(dir.path(), &[]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no client_state.xml"));
+    let out = explain(dir.path(), &["--policy", "fastest"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seed, legacy, rec"));
+}
