@@ -5,12 +5,16 @@
 //! Run: `cargo bench -p boinc-core --bench decision`.
 
 use boinc_core::Policy;
+use boinc_core::cpu_sched::make_run_list;
 use boinc_core::decision::decide;
+use boinc_core::enforce::enforce;
 use boinc_core::model::{
     ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, Job,
-    JobState, Project, ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState,
-    Workunit, WorkunitId,
+    JobState, Project, ProjectFacts, ProjectId, ResourceMap, ResourceType, ResourceUsage,
+    SchedulerState, Workunit, WorkunitId,
 };
+use boinc_core::rr_sim::simulate;
+use boinc_core::work_fetch::choose_work_fetch;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -169,5 +173,26 @@ fn bench_decision(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_decision);
+/// Each stage of the decision alone at 10,000 jobs, to show where the time goes.
+fn bench_stages(c: &mut Criterion) {
+    let state = big_host(10_000, 7);
+    let facts = ProjectFacts::gather(&state);
+    let rr = simulate(&state, &facts, NOW);
+    let run_list = make_run_list(&state, &rr, &facts, Policy::Seed, NOW);
+    let mut group = c.benchmark_group("stages_10000_jobs");
+    group.bench_function("project_facts", |b| b.iter(|| ProjectFacts::gather(black_box(&state))));
+    group.bench_function("rr_sim", |b| b.iter(|| simulate(black_box(&state), &facts, NOW)));
+    group.bench_function("cpu_sched", |b| {
+        b.iter(|| make_run_list(black_box(&state), &rr, &facts, Policy::Seed, NOW))
+    });
+    group.bench_function("enforce", |b| {
+        b.iter(|| enforce(black_box(&state), &run_list, &rr, NOW - 60.0, NOW))
+    });
+    group.bench_function("work_fetch", |b| {
+        b.iter(|| choose_work_fetch(black_box(&state), &rr, &facts, Policy::Seed, NOW))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_decision, bench_stages);
 criterion_main!(benches);

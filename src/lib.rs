@@ -9,6 +9,7 @@
 pub mod accounting;
 pub mod cpu_sched;
 pub mod decision;
+pub mod emulator;
 pub mod enforce;
 pub mod estimate;
 pub mod explain;
