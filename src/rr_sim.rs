@@ -37,11 +37,14 @@
 //!   the CPUs held by coprocessor jobs as used (note 6: CPUs idle because GPU jobs hold
 //!   them are no shortfall).
 //! - **Shortfall(P, R)** (seed 003 `PRSC_PROJECT_DATA`): the integral over H of
-//!   `max(0, share(P, R) − used(P, R))`, where `share(P, R) = instances × share_P /
-//!   Σ share` over the projects that can supply R, and `used(P, R)` the instances its jobs
+//!   `max(0, share(P, R) − used(P, R))`, where `share(P, R)` is P's
+//!   [`TargetAllocation`] of R, the cross-resource fair division of the host among the
+//!   projects by resource share, each over the resources it can supply (on one resource
+//!   alone: `instances × share_P / Σ share`), and `used(P, R)` the instances its jobs
 //!   occupy (on the CPU including what its coprocessor jobs hold). A project can supply R
 //!   when it is not suspended, not "no new tasks", CPU-intensive, not told by the server
-//!   that it has no app for R, and it has an app version for R or a job of R here.
+//!   that it has no app for R, and it has an app version for R or a job of R here. The
+//!   run rates above stay per resource: the target only says what each project is owed.
 //! - **nidle(R)** (seed 003 `set_nidle`): instances idle after the initial assignment.
 //! - **saturated_time(R)**: seconds until R's usage first drops below its instances,
 //!   capped at H (so H means "busy through the horizon"); 0 for a resource without
@@ -63,8 +66,9 @@
 //! `max(instances, CPUs held by coprocessor jobs)`.
 
 use crate::Time;
+use crate::accounting::fair_share::TargetAllocation;
 use crate::estimate::remaining_duration;
-use crate::model::{ClientState, JobId, ProjectFacts, ResourceMap, ResourceType};
+use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -460,27 +464,20 @@ impl Simulation {
             start = end;
         }
 
-        for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
-            let can_supply = |p: usize| {
-                let project = &state.projects[p];
-                let prsc = &project.resources[resource];
-                !project.suspended
-                    && !project.dont_request_more_work
-                    && !project.non_cpu_intensive
-                    && !prsc.no_apps
-                    && (prsc.has_app_version || queues[queue_index(p, r)].live > 0)
-            };
-            let supplying: Vec<bool> = (0..nprojects).map(can_supply).collect();
-            let total: f64 = (0..nprojects)
-                .filter(|&p| supplying[p])
-                .map(|p| queues[queue_index(p, r)].weight)
-                .sum();
-            if total > 0.0 {
-                for p in (0..nprojects).filter(|&p| supplying[p]) {
-                    let queue = &mut queues[queue_index(p, r)];
-                    queue.share = resources[r].instances * queue.weight / total;
-                }
-            }
+        let can_supply = |p: ProjectId, resource: ResourceType| {
+            let project = state.project(p);
+            let prsc = &project.resources[resource];
+            !project.suspended
+                && !project.dont_request_more_work
+                && !project.non_cpu_intensive
+                && !prsc.no_apps
+                && (prsc.has_app_version
+                    || queues[queue_index(p.index(), resource.index())].live > 0)
+        };
+        let target = TargetAllocation::for_state(state, can_supply);
+        for queue in &mut queues {
+            queue.share = target
+                .instances(ProjectId::from_index(queue.project), ResourceType::ALL[queue.resource]);
         }
 
         Simulation {
@@ -1221,6 +1218,31 @@ pub(crate) mod tests {
         // The GPU project has no CPU app version and no CPU job: no CPU share either.
         assert_close!(out.projects[gpu_project.index()].share[CPU], 0.0);
         assert_close!(out.projects[cpu_project.index()].share[CPU], 1.0);
+    }
+
+    /// Seed 003's example: A has GPU jobs only, B has CPU and GPU jobs, equal shares, the
+    /// GPU twice as fast as the CPU. The shares are the cross-resource target (A 75% of
+    /// the GPU, B the CPU and 25% of the GPU), not half the GPU each, and with nothing
+    /// queued each project's shortfall is its share over the horizon.
+    #[test]
+    fn shares_span_resources_in_seed_003_example() {
+        let mut b = StateBuilder::new(1);
+        b.gpus(NVIDIA, 1);
+        assert_close!(b.state.host.relative_speed(NVIDIA), 2.0);
+        let a = b.project("A", 1.0);
+        let bp = b.project("B", 1.0);
+        b.app_version(a, gpu_usage(0.1, 1.0), 2e9);
+        b.app_version(bp, gpu_usage(0.1, 1.0), 2e9);
+        b.app_version(bp, cpu_usage(1.0), 1e9);
+        let out = b.simulate();
+        let share = |p: ProjectId, r| out.projects[p.index()].share[r];
+        assert_close!(share(a, NVIDIA), 0.75);
+        assert_close!(share(a, CPU), 0.0);
+        assert_close!(share(bp, NVIDIA), 0.25);
+        assert_close!(share(bp, CPU), 1.0);
+        assert_close!(out.projects[a.index()].shortfall[NVIDIA], 0.75 * out.horizon);
+        assert_close!(out.projects[bp.index()].shortfall[NVIDIA], 0.25 * out.horizon);
+        assert_close!(out.projects[bp.index()].shortfall[CPU], out.horizon);
     }
 
     #[test]
