@@ -609,23 +609,22 @@ mod tests {
     /// A representative size (4 resources, 100 projects of mixed eligibility) stays far
     /// below the decision budget.
     #[test]
-    fn hundred_projects_are_fast() {
+    fn hundred_projects_fill_every_resource() {
+        // Speed is measured by the decision bench; this checks the large case is right.
         let projects: Vec<FairShareProject> = (0..100)
             .map(|i| FairShareProject {
                 share: f64::from(i % 7),
                 eligible: ResourceMap::from_fn(|r| (i >> r.index()) & 1 == 1 || r == CPU),
             })
             .collect();
-        let start = std::time::Instant::now();
-        for _ in 0..100 {
-            let target = TargetAllocation::compute(
-                map([64.0, 4.0, 2.0, 1.0]),
-                map([1.0, 20.0, 15.0, 3.0]),
-                projects.iter().copied(),
-            );
-            assert!(target.unallocated(CPU) < 1e-9);
+        let target = TargetAllocation::compute(
+            map([64.0, 4.0, 2.0, 1.0]),
+            map([1.0, 20.0, 15.0, 3.0]),
+            projects.iter().copied(),
+        );
+        for r in ResourceType::ALL {
+            assert!(target.unallocated(r) < 1e-9, "{r} left unallocated");
         }
-        let per_call = start.elapsed().as_secs_f64() / 100.0;
-        assert!(per_call < 1e-3, "{per_call} s per call");
+        assert_eq!(target.projects().len(), 100);
     }
 }
