@@ -2,5 +2,8 @@
 //! time through the same policies as the live client, with emulated project servers and
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 
+pub mod availability;
 pub mod figures;
+pub mod notation;
+pub mod random;
 pub mod trace;
