@@ -5,5 +5,6 @@
 pub mod availability;
 pub mod figures;
 pub mod notation;
+pub mod project_server;
 pub mod random;
 pub mod trace;
