@@ -2,5 +2,9 @@
 //! time through the same policies as the live client, with emulated project servers and
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 
+pub mod availability;
 pub mod figures;
+pub mod notation;
+pub mod project_server;
+pub mod random;
 pub mod trace;
