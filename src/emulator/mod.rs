@@ -3,4 +3,6 @@
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 
 pub mod figures;
+pub mod timeline;
 pub mod trace;
+pub mod trace_figures;
