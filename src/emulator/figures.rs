@@ -448,3 +448,216 @@ impl FiguresAccumulator {
         .figures()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GFLOPS: f64 = 1e9;
+    const OFF: HostState = HostState { on: false, active: false, gpu_active: false };
+
+    fn setup(boinc_compat: bool) -> FiguresSetup {
+        FiguresSetup {
+            ncpus: 2,
+            p_fpops: GFLOPS,
+            gpus: ResourceMap::default(),
+            projects: vec![("A".to_string(), 75.0), ("B".to_string(), 25.0)],
+            scheduling_period: 10.0,
+            boinc_compat,
+            start: 1000.0,
+        }
+    }
+
+    fn cpu_job(project: u32, job: u32) -> RunningUsage {
+        RunningUsage { project: ProjectId(project), job: JobId(job), avg_ncpus: 1.0, gpu: None }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn idle_fraction_counts_unused_cpu() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0)]);
+        let figures = acc.finish(1100.0);
+        // 1 of 2 CPUs busy for the whole run.
+        assert!(close(figures.idle_fraction, 0.5));
+        assert!(close(figures.projects["A"].usage["cpu"], 0.5));
+        assert!(close(figures.projects["B"].usage["cpu"], 0.0));
+        assert!(close(figures.sim_days, 100.0 / 86_400.0));
+        assert_eq!(figures.wall_seconds, 0.0);
+    }
+
+    #[test]
+    fn wasted_fraction_counts_flops_of_late_jobs_only() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1050.0, HostState::UP, &[cpu_job(0, 7), cpu_job(1, 3)]);
+        acc.advance(1050.0, 1100.0, HostState::UP, &[cpu_job(0, 7)]);
+        acc.job_reported(ProjectId(0), JobId(7), true);
+        acc.job_reported(ProjectId(1), JobId(3), false);
+        let figures = acc.finish(1100.0);
+        // Job 7: 100 CPU-seconds of 200 available; job 3 was on time.
+        assert!(close(figures.wasted_fraction, 0.5));
+        assert_eq!(figures.projects["A"].deadlines_missed, 1);
+        assert_eq!(figures.projects["B"].deadlines_missed, 0);
+    }
+
+    #[test]
+    fn reported_job_ids_start_afresh_and_sparse_ids_work() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        let huge = JobId(u32::MAX - 1);
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 1), cpu_job(0, huge.0)]);
+        acc.job_reported(ProjectId(0), JobId(1), false);
+        acc.advance(1100.0, 1200.0, HostState::UP, &[cpu_job(0, 1)]);
+        acc.job_reported(ProjectId(0), JobId(1), true);
+        acc.job_reported(ProjectId(0), huge, true);
+        let figures = acc.finish(1200.0);
+        // Reused id 1 wastes only its second life (100 s); the huge id its 100 s.
+        assert!(close(figures.wasted_fraction, 200.0 / 400.0));
+    }
+
+    #[test]
+    fn share_violation_for_75_25_shares() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let even = acc.finish(1100.0);
+        // U_A = U_B = U/2: |U/2 − 3U/4| + |U/2 − U/4| = U/2.
+        assert!(close(even.share_violation, 0.5));
+
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(0, 2)]);
+        acc.advance(1100.0, 1200.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let on_target = acc.finish(1200.0);
+        assert!(close(on_target.share_violation, 0.0));
+    }
+
+    #[test]
+    fn monotony_of_alternating_projects() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        // A, B, A, B for 10 s each on one CPU.
+        for (i, project) in [0, 1, 0, 1].into_iter().enumerate() {
+            let from = 1000.0 + 10.0 * i as f64;
+            acc.advance(from, from + 10.0, HostState::UP, &[cpu_job(project, project)]);
+        }
+        let figures = acc.finish(1040.0);
+        // Each project waits twice for 10 s with R growing 0 → 10: ∫R² = 2 × 1000/3.
+        let s = (2.0 * 1000.0 / 3.0 / 40.0_f64).sqrt();
+        let x = 2.0 * s / (2.0 * 2.0 * 10.0);
+        assert!(close(figures.monotony, 1.0 - 1.0 / (x + 1.0)));
+    }
+
+    #[test]
+    fn monotony_integrates_across_many_short_intervals() {
+        let mut whole = FiguresAccumulator::new(setup(false));
+        whole.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0)]);
+        let mut pieces = FiguresAccumulator::new(setup(false));
+        for i in 0..1000 {
+            let from = 1000.0 + 0.1 * f64::from(i);
+            pieces.advance(from, from + 0.1, HostState::UP, &[cpu_job(0, 0)]);
+        }
+        // B never runs: R_B = t − start, ∫R² = 100³/3 either way.
+        assert!((whole.finish(1100.0).monotony - pieces.finish(1100.0).monotony).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rpcs_per_job_counts_successful_rpcs() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        for _ in 0..3 {
+            acc.rpc(ProjectId(0), true);
+        }
+        acc.rpc(ProjectId(1), false);
+        for _ in 0..4 {
+            acc.job_received(ProjectId(0));
+        }
+        for _ in 0..2 {
+            acc.job_received(ProjectId(1));
+        }
+        acc.job_finished(ProjectId(1));
+        let figures = acc.finish(1000.0);
+        assert!(close(figures.rpcs_per_job, 3.0 / 12.0));
+        assert_eq!(figures.projects["A"].rpcs, 3);
+        assert_eq!(figures.projects["B"].rpcs, 0);
+        assert_eq!(figures.projects["B"].jobs_received, 2);
+        assert_eq!(figures.projects["B"].jobs_done, 1);
+    }
+
+    #[test]
+    fn compat_counts_cpu_capacity_over_the_whole_time() {
+        let run = |boinc_compat: bool| {
+            let mut acc = FiguresAccumulator::new(setup(boinc_compat));
+            acc.advance(1000.0, 1050.0, HostState::UP, &[cpu_job(0, 0)]);
+            acc.advance(1050.0, 1100.0, OFF, &[]);
+            acc.finish(1100.0)
+        };
+        let faithful = run(false);
+        let compat = run(true);
+        // 50 CPU-seconds used; capacity 2 × 50 (host on) or 2 × 100 (whole time).
+        assert!(close(faithful.idle_fraction, 0.5));
+        assert!(close(compat.idle_fraction, 0.75));
+        // B starves for 100 s; monotony averages over active time, 50 s or 100 s.
+        let monotony = |active: f64| {
+            // A ran until 1050, then waits 50 s.
+            let s_a = (50.0_f64.powi(3) / 3.0 / active).sqrt();
+            let s_b = (100.0_f64.powi(3) / 3.0 / active).sqrt();
+            let x = (s_a + s_b) / (4.0 * 10.0);
+            1.0 - 1.0 / (x + 1.0)
+        };
+        assert!(close(faithful.monotony, monotony(50.0)));
+        assert!(close(compat.monotony, monotony(100.0)));
+    }
+
+    #[test]
+    fn gpu_value_counts_the_instance_count_twice() {
+        let mut setup = setup(false);
+        setup.gpus[ResourceType::Nvidia] = Some((2, 1e12));
+        let mut acc = FiguresAccumulator::new(setup);
+        let gpu_job = RunningUsage {
+            project: ProjectId(1),
+            job: JobId(0),
+            avg_ncpus: 0.5,
+            gpu: Some((ResourceType::Nvidia, 1.0)),
+        };
+        acc.advance(1000.0, 1100.0, HostState::UP, &[gpu_job]);
+        acc.advance(1100.0, 1200.0, HostState { gpu_active: false, ..HostState::UP }, &[]);
+        acc.job_reported(ProjectId(1), JobId(0), true);
+        let figures = acc.finish(1200.0);
+        // One instance is worth 0.2 × 1e12 × 2 = 4e11 flops/s.
+        let gpu_capacity = 2.0 * 4e11 * 100.0;
+        let cpu_capacity = 2.0 * GFLOPS * 200.0;
+        let used = 4e11 * 100.0 + 0.5 * GFLOPS * 100.0;
+        assert!(close(figures.projects["B"].usage["nvidia"], 0.5));
+        assert!(close(figures.projects["B"].usage["cpu"], 0.125));
+        assert!(close(figures.projects["A"].usage["nvidia"], 0.0));
+        assert!(!figures.projects["A"].usage.contains_key("amd"));
+        let total = gpu_capacity + cpu_capacity;
+        assert!(close(figures.idle_fraction, (total - used) / total));
+        assert!(close(figures.wasted_fraction, used / total));
+    }
+
+    #[test]
+    fn gaps_and_the_tail_count_as_idle() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1050.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        // Overlapping the integrated past: only [1100, 1150) counts.
+        acc.advance(1090.0, 1150.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let figures = acc.finish(1200.0);
+        assert!(close(figures.idle_fraction, 0.5));
+        assert!(close(figures.sim_days, 200.0 / 86_400.0));
+    }
+
+    #[test]
+    fn empty_run_has_finite_figures() {
+        let acc = FiguresAccumulator::new(setup(false));
+        let figures = acc.finish(1000.0);
+        for value in [
+            figures.idle_fraction,
+            figures.wasted_fraction,
+            figures.share_violation,
+            figures.monotony,
+            figures.rpcs_per_job,
+        ] {
+            assert_eq!(value, 0.0);
+        }
+    }
+}
