@@ -1,9 +1,11 @@
 //! BOINC's figures of merit for an emulator run (DESIGN.md "Emulator": idle fraction,
 //! wasted fraction, share violation, monotony, RPCs per job), with the per-project usage,
-//! jobs done and deadlines missed.
+//! jobs done and deadlines missed; and the online accumulator the event loop feeds.
 
+use crate::Time;
+use crate::model::{GPU_PEAK_FLOPS_SCALE, JobId, ProjectId, ResourceMap, ResourceType};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// One project's figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -40,4 +42,622 @@ pub struct FiguresOfMerit {
     pub wall_seconds: f64,
     /// Per project, keyed by name.
     pub projects: BTreeMap<String, ProjectFigures>,
+}
+
+/// Everything the figures need to know about the run before it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiguresSetup {
+    /// Usable CPUs.
+    pub ncpus: u32,
+    /// Peak flops of one CPU.
+    pub p_fpops: f64,
+    /// Per GPU type present: instance count and advertised peak flops of one instance
+    /// (the CPU entry is ignored).
+    pub gpus: ResourceMap<Option<(u32, f64)>>,
+    /// Projects by [`ProjectId`] index: name and resource share.
+    pub projects: Vec<(String, f64)>,
+    /// Scheduling period, seconds (monotony is measured against it).
+    pub scheduling_period: f64,
+    /// BOINC-emulator modelling: CPU capacity and monotony's active time count the whole
+    /// simulated time, whatever the host's availability.
+    pub boinc_compat: bool,
+    /// Virtual start time of the run.
+    pub start: Time,
+}
+
+/// What one running job occupied during an interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunningUsage {
+    /// Its project.
+    pub project: ProjectId,
+    /// The job.
+    pub job: JobId,
+    /// CPUs it occupied.
+    pub avg_ncpus: f64,
+    /// GPU type and instances it occupied (a fraction for a shared GPU).
+    pub gpu: Option<(ResourceType, f64)>,
+}
+
+/// The host's availability during an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostState {
+    /// The host (and client) is running.
+    pub on: bool,
+    /// Computing is allowed.
+    pub active: bool,
+    /// GPU computing is allowed.
+    pub gpu_active: bool,
+}
+
+impl HostState {
+    /// Host on, computing and GPU computing allowed: the state a run starts in.
+    pub const UP: HostState = HostState { on: true, active: true, gpu_active: true };
+}
+
+/// The flops BOINC credits one instance of a GPU type with: 0.2 × peak × count. The
+/// count enters because BOINC derives it from a relative speed computed for the whole
+/// coprocessor type; we reproduce that quirk so our figures compare with BOINC's.
+pub(crate) fn gpu_instance_value(count: u32, peak_flops: f64) -> f64 {
+    GPU_PEAK_FLOPS_SCALE * peak_flops * f64::from(count)
+}
+
+/// ∫ R² dt over an interval where R grows linearly from `r_from` to `r_to`, written as
+/// dt·(a² + ab + b²)/3 rather than (b³ − a³)/3 so that summing many short pieces of a
+/// long gap loses no precision to cancellation.
+pub(crate) fn integral_of_square(r_from: f64, r_to: f64) -> f64 {
+    (r_to - r_from) * (r_from * r_from + r_from * r_to + r_to * r_to) / 3.0
+}
+
+/// Seconds per simulated day.
+const SECONDS_PER_DAY: f64 = 86_400.0;
+
+/// One project's integrated quantities, from which its figures follow.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ProjectTotals {
+    /// Project name.
+    pub name: String,
+    /// Resource share.
+    pub share: f64,
+    /// Flops used per resource.
+    pub used: ResourceMap<f64>,
+    /// ∫ R_p(t)² dt, R_p the time since the project last had a running job.
+    pub starvation_square_integral: f64,
+    /// Jobs received.
+    pub jobs_received: u32,
+    /// Jobs finished computing.
+    pub jobs_done: u32,
+    /// Jobs reported after their deadline.
+    pub deadlines_missed: u32,
+    /// Successful scheduler RPCs.
+    pub rpcs: u32,
+}
+
+/// A run's integrated quantities. Both the online accumulator and the trace replay reduce
+/// a run to these (each by its own integration); the definitions then apply once, here.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct RunTotals {
+    /// Simulated seconds.
+    pub duration: f64,
+    /// Which resources the host has (usage is reported only for those).
+    pub present: ResourceMap<bool>,
+    /// Capacity per resource, flops.
+    pub capacity: ResourceMap<f64>,
+    /// Time monotony is averaged over.
+    pub active_time: f64,
+    /// Scheduling period, seconds.
+    pub scheduling_period: f64,
+    /// Flops used by jobs reported after their deadlines.
+    pub wasted_flops: f64,
+    /// Per project.
+    pub projects: Vec<ProjectTotals>,
+}
+
+/// `numerator / denominator`, or 0 where the denominator is not positive (a run with no
+/// capacity, no usage or no jobs has no meaningful fraction; 0 keeps the JSON finite).
+fn fraction(numerator: f64, denominator: f64) -> f64 {
+    if denominator > 0.0 { numerator / denominator } else { 0.0 }
+}
+
+impl RunTotals {
+    /// Applies BOINC's definitions of the figures of merit (DESIGN.md "Emulator").
+    pub(crate) fn figures(&self) -> FiguresOfMerit {
+        let flops_total: f64 = self.capacity.0.iter().sum();
+        let used_per_project: Vec<f64> =
+            self.projects.iter().map(|p| p.used.0.iter().sum()).collect();
+        let flops_used: f64 = used_per_project.iter().sum();
+        let share_total: f64 = self.projects.iter().map(|p| p.share).sum();
+        let share_violation = if flops_used > 0.0 {
+            self.projects
+                .iter()
+                .zip(&used_per_project)
+                .map(|(p, &used)| (used - flops_used * fraction(p.share, share_total)).abs())
+                .sum::<f64>()
+                / flops_used
+        } else {
+            0.0
+        };
+        let n = self.projects.len() as f64;
+        let monotony = if n > 0.0 && self.active_time > 0.0 && self.scheduling_period > 0.0 {
+            let x = self
+                .projects
+                .iter()
+                .map(|p| (p.starvation_square_integral / self.active_time).sqrt())
+                .sum::<f64>()
+                / (n * n * self.scheduling_period);
+            1.0 - 1.0 / (x + 1.0)
+        } else {
+            0.0
+        };
+        let rpcs: u32 = self.projects.iter().map(|p| p.rpcs).sum();
+        let received: u32 = self.projects.iter().map(|p| p.jobs_received).sum();
+        let projects = self
+            .projects
+            .iter()
+            .map(|p| {
+                let usage = ResourceType::ALL
+                    .into_iter()
+                    .filter(|&r| self.present[r])
+                    .map(|r| (r.key().to_string(), fraction(p.used[r], self.capacity[r])))
+                    .collect();
+                let figures = ProjectFigures {
+                    usage,
+                    jobs_done: p.jobs_done,
+                    deadlines_missed: p.deadlines_missed,
+                    jobs_received: p.jobs_received,
+                    rpcs: p.rpcs,
+                };
+                (p.name.clone(), figures)
+            })
+            .collect();
+        FiguresOfMerit {
+            idle_fraction: fraction(flops_total - flops_used, flops_total),
+            wasted_fraction: fraction(self.wasted_flops, flops_total),
+            share_violation,
+            monotony,
+            rpcs_per_job: fraction(f64::from(rpcs), 2.0 * f64::from(received)),
+            sim_days: self.duration / SECONDS_PER_DAY,
+            wall_seconds: 0.0,
+            projects,
+        }
+    }
+}
+
+/// Job ids below this are tracked in a dense vector (ids are indices into the client
+/// state's job list); larger ones, which would make the vector huge, go to a map.
+const DENSE_JOB_IDS: usize = 1 << 20;
+
+/// Flops each job has used so far, for the wasted fraction.
+#[derive(Debug, Clone, Default)]
+struct JobFlops {
+    dense: Vec<f64>,
+    sparse: HashMap<JobId, f64>,
+}
+
+impl JobFlops {
+    fn add(&mut self, job: JobId, flops: f64) {
+        let index = job.index();
+        if index < DENSE_JOB_IDS {
+            if index >= self.dense.len() {
+                self.dense.resize(index + 1, 0.0);
+            }
+            self.dense[index] += flops;
+        } else {
+            *self.sparse.entry(job).or_insert(0.0) += flops;
+        }
+    }
+
+    /// The job's flops, forgetting them (a reported job's id may be reused).
+    fn take(&mut self, job: JobId) -> f64 {
+        let index = job.index();
+        if index < DENSE_JOB_IDS {
+            self.dense.get_mut(index).map_or(0.0, std::mem::take)
+        } else {
+            self.sparse.remove(&job).unwrap_or(0.0)
+        }
+    }
+}
+
+/// Online accumulator of the figures of merit, fed by the emulator's event loop: each
+/// `advance` integrates one interval in O(running jobs + projects), without allocating
+/// beyond amortised growth of the per-job table.
+#[derive(Debug, Clone)]
+pub struct FiguresAccumulator {
+    setup: FiguresSetup,
+    /// Flops/s one instance of each GPU type is credited with.
+    gpu_value: ResourceMap<f64>,
+    /// End of the last interval integrated.
+    now: Time,
+    /// Host state in the last interval (assumed to persist across gaps).
+    host: HostState,
+    /// Whole simulated time integrated so far.
+    wall_time: f64,
+    /// Time with the host on and computing allowed.
+    computing_time: f64,
+    /// Time with the host on and GPU computing allowed.
+    gpu_time: f64,
+    /// When each project last had a running job (the start if never).
+    last_running: Vec<Time>,
+    /// Interval number in which each project was last seen running (avoids clearing flags).
+    running_mark: Vec<u64>,
+    interval: u64,
+    projects: Vec<ProjectTotals>,
+    job_flops: JobFlops,
+    wasted_flops: f64,
+}
+
+impl FiguresAccumulator {
+    /// An accumulator for a run starting at `setup.start` with the host up.
+    pub fn new(setup: FiguresSetup) -> Self {
+        let gpu_value = ResourceMap::from_fn(|r| match setup.gpus[r] {
+            Some((count, peak)) if r.is_gpu() => gpu_instance_value(count, peak),
+            _ => 0.0,
+        });
+        let projects = setup
+            .projects
+            .iter()
+            .map(|(name, share)| ProjectTotals {
+                name: name.clone(),
+                share: *share,
+                ..ProjectTotals::default()
+            })
+            .collect();
+        let nprojects = setup.projects.len();
+        FiguresAccumulator {
+            gpu_value,
+            now: setup.start,
+            host: HostState::UP,
+            wall_time: 0.0,
+            computing_time: 0.0,
+            gpu_time: 0.0,
+            last_running: vec![setup.start; nprojects],
+            running_mark: vec![0; nprojects],
+            interval: 0,
+            projects,
+            job_flops: JobFlops::default(),
+            wasted_flops: 0.0,
+            setup,
+        }
+    }
+
+    /// Integrates the interval [from, to) during which exactly `running` ran and the host
+    /// was in state `host`. A gap since the previous interval counts as idle in the
+    /// previous host state; the part of an interval before the previous one's end is
+    /// ignored so that nothing is counted twice.
+    pub fn advance(&mut self, from: Time, to: Time, host: HostState, running: &[RunningUsage]) {
+        if from > self.now {
+            let previous = self.host;
+            self.integrate(self.now, from, previous, &[]);
+        }
+        let from = from.max(self.now);
+        if to > from {
+            self.integrate(from, to, host, running);
+        }
+    }
+
+    fn integrate(&mut self, from: Time, to: Time, host: HostState, running: &[RunningUsage]) {
+        let dt = to - from;
+        self.interval += 1;
+        for usage in running {
+            let Some(project) = self.projects.get_mut(usage.project.index()) else {
+                debug_assert!(false, "running job of unknown project {:?}", usage.project);
+                continue;
+            };
+            let cpu_flops = usage.avg_ncpus * self.setup.p_fpops * dt;
+            project.used[ResourceType::Cpu] += cpu_flops;
+            let mut job_flops = cpu_flops;
+            if let Some((resource, instances)) = usage.gpu {
+                let gpu_flops = instances * self.gpu_value[resource] * dt;
+                project.used[resource] += gpu_flops;
+                job_flops += gpu_flops;
+            }
+            self.job_flops.add(usage.job, job_flops);
+            self.running_mark[usage.project.index()] = self.interval;
+        }
+        for (index, project) in self.projects.iter_mut().enumerate() {
+            if self.running_mark[index] == self.interval {
+                self.last_running[index] = to;
+            } else {
+                let last = self.last_running[index];
+                project.starvation_square_integral += integral_of_square(from - last, to - last);
+            }
+        }
+        self.wall_time += dt;
+        if host.on && host.active {
+            self.computing_time += dt;
+        }
+        if host.on && host.gpu_active {
+            self.gpu_time += dt;
+        }
+        self.host = host;
+        self.now = to;
+    }
+
+    /// A job of `project` arrived.
+    pub fn job_received(&mut self, project: ProjectId) {
+        if let Some(p) = self.projects.get_mut(project.index()) {
+            p.jobs_received += 1;
+        }
+    }
+
+    /// A job of `project` finished computing.
+    pub fn job_finished(&mut self, project: ProjectId) {
+        if let Some(p) = self.projects.get_mut(project.index()) {
+            p.jobs_done += 1;
+        }
+    }
+
+    /// A job was reported; if after its deadline, every flop it used counts as wasted.
+    pub fn job_reported(&mut self, project: ProjectId, job: JobId, missed: bool) {
+        let used = self.job_flops.take(job);
+        if missed {
+            self.wasted_flops += used;
+            if let Some(p) = self.projects.get_mut(project.index()) {
+                p.deadlines_missed += 1;
+            }
+        }
+    }
+
+    /// A scheduler RPC to `project`; only successful ones count.
+    pub fn rpc(&mut self, project: ProjectId, success: bool) {
+        if success && let Some(p) = self.projects.get_mut(project.index()) {
+            p.rpcs += 1;
+        }
+    }
+
+    /// The figures of merit of the run up to `end` (the time after the last interval
+    /// counts as idle in the last host state). `wall_seconds` is left 0 for the caller.
+    pub fn finish(&self, end: Time) -> FiguresOfMerit {
+        let tail = (end - self.now).max(0.0);
+        let wall_time = self.wall_time + tail;
+        let host = self.host;
+        let computing_time = self.computing_time + if host.on && host.active { tail } else { 0.0 };
+        let gpu_time = self.gpu_time + if host.on && host.gpu_active { tail } else { 0.0 };
+        let projects = self
+            .projects
+            .iter()
+            .zip(&self.last_running)
+            .map(|(project, &last)| {
+                let mut project = project.clone();
+                if tail > 0.0 {
+                    project.starvation_square_integral +=
+                        integral_of_square(self.now - last, self.now + tail - last);
+                }
+                project
+            })
+            .collect();
+        let cpu_time = if self.setup.boinc_compat { wall_time } else { computing_time };
+        let mut capacity = ResourceMap::default();
+        capacity[ResourceType::Cpu] = f64::from(self.setup.ncpus) * self.setup.p_fpops * cpu_time;
+        let mut present = ResourceMap::default();
+        present[ResourceType::Cpu] = true;
+        for resource in ResourceType::GPUS {
+            if let Some((count, _)) = self.setup.gpus[resource] {
+                present[resource] = true;
+                capacity[resource] = f64::from(count) * self.gpu_value[resource] * gpu_time;
+            }
+        }
+        RunTotals {
+            duration: wall_time,
+            present,
+            capacity,
+            active_time: if self.setup.boinc_compat { wall_time } else { computing_time },
+            scheduling_period: self.setup.scheduling_period,
+            wasted_flops: self.wasted_flops,
+            projects,
+        }
+        .figures()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GFLOPS: f64 = 1e9;
+    const OFF: HostState = HostState { on: false, active: false, gpu_active: false };
+
+    fn setup(boinc_compat: bool) -> FiguresSetup {
+        FiguresSetup {
+            ncpus: 2,
+            p_fpops: GFLOPS,
+            gpus: ResourceMap::default(),
+            projects: vec![("A".to_string(), 75.0), ("B".to_string(), 25.0)],
+            scheduling_period: 10.0,
+            boinc_compat,
+            start: 1000.0,
+        }
+    }
+
+    fn cpu_job(project: u32, job: u32) -> RunningUsage {
+        RunningUsage { project: ProjectId(project), job: JobId(job), avg_ncpus: 1.0, gpu: None }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn idle_fraction_counts_unused_cpu() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0)]);
+        let figures = acc.finish(1100.0);
+        // 1 of 2 CPUs busy for the whole run.
+        assert!(close(figures.idle_fraction, 0.5));
+        assert!(close(figures.projects["A"].usage["cpu"], 0.5));
+        assert!(close(figures.projects["B"].usage["cpu"], 0.0));
+        assert!(close(figures.sim_days, 100.0 / 86_400.0));
+        assert_eq!(figures.wall_seconds, 0.0);
+    }
+
+    #[test]
+    fn wasted_fraction_counts_flops_of_late_jobs_only() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1050.0, HostState::UP, &[cpu_job(0, 7), cpu_job(1, 3)]);
+        acc.advance(1050.0, 1100.0, HostState::UP, &[cpu_job(0, 7)]);
+        acc.job_reported(ProjectId(0), JobId(7), true);
+        acc.job_reported(ProjectId(1), JobId(3), false);
+        let figures = acc.finish(1100.0);
+        // Job 7: 100 CPU-seconds of 200 available; job 3 was on time.
+        assert!(close(figures.wasted_fraction, 0.5));
+        assert_eq!(figures.projects["A"].deadlines_missed, 1);
+        assert_eq!(figures.projects["B"].deadlines_missed, 0);
+    }
+
+    #[test]
+    fn reported_job_ids_start_afresh_and_sparse_ids_work() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        let huge = JobId(u32::MAX - 1);
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 1), cpu_job(0, huge.0)]);
+        acc.job_reported(ProjectId(0), JobId(1), false);
+        acc.advance(1100.0, 1200.0, HostState::UP, &[cpu_job(0, 1)]);
+        acc.job_reported(ProjectId(0), JobId(1), true);
+        acc.job_reported(ProjectId(0), huge, true);
+        let figures = acc.finish(1200.0);
+        // Reused id 1 wastes only its second life (100 s); the huge id its 100 s.
+        assert!(close(figures.wasted_fraction, 200.0 / 400.0));
+    }
+
+    #[test]
+    fn share_violation_for_75_25_shares() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let even = acc.finish(1100.0);
+        // U_A = U_B = U/2: |U/2 − 3U/4| + |U/2 − U/4| = U/2.
+        assert!(close(even.share_violation, 0.5));
+
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(0, 2)]);
+        acc.advance(1100.0, 1200.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let on_target = acc.finish(1200.0);
+        assert!(close(on_target.share_violation, 0.0));
+    }
+
+    #[test]
+    fn monotony_of_alternating_projects() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        // A, B, A, B for 10 s each on one CPU.
+        for (i, project) in [0, 1, 0, 1].into_iter().enumerate() {
+            let from = 1000.0 + 10.0 * i as f64;
+            acc.advance(from, from + 10.0, HostState::UP, &[cpu_job(project, project)]);
+        }
+        let figures = acc.finish(1040.0);
+        // Each project waits twice for 10 s with R growing 0 → 10: ∫R² = 2 × 1000/3.
+        let s = (2.0 * 1000.0 / 3.0 / 40.0_f64).sqrt();
+        let x = 2.0 * s / (2.0 * 2.0 * 10.0);
+        assert!(close(figures.monotony, 1.0 - 1.0 / (x + 1.0)));
+    }
+
+    #[test]
+    fn monotony_integrates_across_many_short_intervals() {
+        let mut whole = FiguresAccumulator::new(setup(false));
+        whole.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0)]);
+        let mut pieces = FiguresAccumulator::new(setup(false));
+        for i in 0..1000 {
+            let from = 1000.0 + 0.1 * f64::from(i);
+            pieces.advance(from, from + 0.1, HostState::UP, &[cpu_job(0, 0)]);
+        }
+        // B never runs: R_B = t − start, ∫R² = 100³/3 either way.
+        assert!((whole.finish(1100.0).monotony - pieces.finish(1100.0).monotony).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rpcs_per_job_counts_successful_rpcs() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        for _ in 0..3 {
+            acc.rpc(ProjectId(0), true);
+        }
+        acc.rpc(ProjectId(1), false);
+        for _ in 0..4 {
+            acc.job_received(ProjectId(0));
+        }
+        for _ in 0..2 {
+            acc.job_received(ProjectId(1));
+        }
+        acc.job_finished(ProjectId(1));
+        let figures = acc.finish(1000.0);
+        assert!(close(figures.rpcs_per_job, 3.0 / 12.0));
+        assert_eq!(figures.projects["A"].rpcs, 3);
+        assert_eq!(figures.projects["B"].rpcs, 0);
+        assert_eq!(figures.projects["B"].jobs_received, 2);
+        assert_eq!(figures.projects["B"].jobs_done, 1);
+    }
+
+    #[test]
+    fn compat_counts_cpu_capacity_over_the_whole_time() {
+        let run = |boinc_compat: bool| {
+            let mut acc = FiguresAccumulator::new(setup(boinc_compat));
+            acc.advance(1000.0, 1050.0, HostState::UP, &[cpu_job(0, 0)]);
+            acc.advance(1050.0, 1100.0, OFF, &[]);
+            acc.finish(1100.0)
+        };
+        let faithful = run(false);
+        let compat = run(true);
+        // 50 CPU-seconds used; capacity 2 × 50 (host on) or 2 × 100 (whole time).
+        assert!(close(faithful.idle_fraction, 0.5));
+        assert!(close(compat.idle_fraction, 0.75));
+        // B starves for 100 s; monotony averages over active time, 50 s or 100 s.
+        let monotony = |active: f64| {
+            // A ran until 1050, then waits 50 s.
+            let s_a = (50.0_f64.powi(3) / 3.0 / active).sqrt();
+            let s_b = (100.0_f64.powi(3) / 3.0 / active).sqrt();
+            let x = (s_a + s_b) / (4.0 * 10.0);
+            1.0 - 1.0 / (x + 1.0)
+        };
+        assert!(close(faithful.monotony, monotony(50.0)));
+        assert!(close(compat.monotony, monotony(100.0)));
+    }
+
+    #[test]
+    fn gpu_value_counts_the_instance_count_twice() {
+        let mut setup = setup(false);
+        setup.gpus[ResourceType::Nvidia] = Some((2, 1e12));
+        let mut acc = FiguresAccumulator::new(setup);
+        let gpu_job = RunningUsage {
+            project: ProjectId(1),
+            job: JobId(0),
+            avg_ncpus: 0.5,
+            gpu: Some((ResourceType::Nvidia, 1.0)),
+        };
+        acc.advance(1000.0, 1100.0, HostState::UP, &[gpu_job]);
+        acc.advance(1100.0, 1200.0, HostState { gpu_active: false, ..HostState::UP }, &[]);
+        acc.job_reported(ProjectId(1), JobId(0), true);
+        let figures = acc.finish(1200.0);
+        // One instance is worth 0.2 × 1e12 × 2 = 4e11 flops/s.
+        let gpu_capacity = 2.0 * 4e11 * 100.0;
+        let cpu_capacity = 2.0 * GFLOPS * 200.0;
+        let used = 4e11 * 100.0 + 0.5 * GFLOPS * 100.0;
+        assert!(close(figures.projects["B"].usage["nvidia"], 0.5));
+        assert!(close(figures.projects["B"].usage["cpu"], 0.125));
+        assert!(close(figures.projects["A"].usage["nvidia"], 0.0));
+        assert!(!figures.projects["A"].usage.contains_key("amd"));
+        let total = gpu_capacity + cpu_capacity;
+        assert!(close(figures.idle_fraction, (total - used) / total));
+        assert!(close(figures.wasted_fraction, used / total));
+    }
+
+    #[test]
+    fn gaps_and_the_tail_count_as_idle() {
+        let mut acc = FiguresAccumulator::new(setup(false));
+        acc.advance(1050.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        // Overlapping the integrated past: only [1100, 1150) counts.
+        acc.advance(1090.0, 1150.0, HostState::UP, &[cpu_job(0, 0), cpu_job(1, 1)]);
+        let figures = acc.finish(1200.0);
+        assert!(close(figures.idle_fraction, 0.5));
+        assert!(close(figures.sim_days, 200.0 / 86_400.0));
+    }
+
+    #[test]
+    fn empty_run_has_finite_figures() {
+        let acc = FiguresAccumulator::new(setup(false));
+        let figures = acc.finish(1000.0);
+        for value in [
+            figures.idle_fraction,
+            figures.wasted_fraction,
+            figures.share_violation,
+            figures.monotony,
+            figures.rpcs_per_job,
+        ] {
+            assert_eq!(value, 0.0);
+        }
+    }
 }

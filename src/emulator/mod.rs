@@ -7,4 +7,6 @@ pub mod figures;
 pub mod notation;
 pub mod project_server;
 pub mod random;
+pub mod timeline;
 pub mod trace;
+pub mod trace_figures;
