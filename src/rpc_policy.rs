@@ -233,6 +233,35 @@ pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Opti
     reason_from(state, p, &ready, now)
 }
 
+/// The earliest time at which some project's results will need reporting (see
+/// [`report_reason`]), no earlier than that project's `min_rpc_time`; `None` when no
+/// result waits. A client sleeps until then instead of polling.
+pub fn next_report_time(state: &ClientState, now: Time) -> Option<Time> {
+    let margin = SECONDS_PER_DAY.max(state.prefs.work_buf_min());
+    ready_results(state)
+        .iter()
+        .zip(&state.projects)
+        .filter_map(|(ready, project)| {
+            let due = if project.sched_rpc_pending
+                || ready.count >= MAX_READY_RESULTS
+                || (ready.count > 0 && state.config.report_results_immediately)
+            {
+                now
+            } else {
+                let by_deadline = ready.earliest_deadline.map(|(d, _)| d - margin);
+                let by_completion = ready
+                    .earliest_completion
+                    .map(|(c, _)| if c <= 0.0 { now } else { c + REPORT_DELAY_AFTER_COMPLETION });
+                match (by_deadline, by_completion) {
+                    (Some(a), Some(b)) => a.min(b),
+                    (a, b) => a.or(b)?,
+                }
+            };
+            Some(due.max(now).max(project.min_rpc_time))
+        })
+        .min_by(f64::total_cmp)
+}
+
 /// [`report_reason`] for every project (indexed by id), in one pass over the jobs.
 pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason>> {
     ready_results(state)
@@ -498,6 +527,26 @@ mod tests {
         assert_eq!(report_reason(&fewer, a, now), None);
         assert_eq!(report_reasons(&fewer, now), vec![None, None]);
         assert!(ReportReason::TooManyResults(64).to_string().contains("64"));
+    }
+
+    #[test]
+    fn next_report_time_is_when_report_reason_first_fires() {
+        let now = 1e6;
+        let far = now + 10.0 * SECONDS_PER_DAY;
+        let mut state = state_with_ready(&[(far, now - 600.0)]);
+        // An hour after completion, and report_reason agrees from then on.
+        let due = next_report_time(&state, now).expect("a result waits");
+        assert_eq!(due, now - 600.0 + REPORT_DELAY_AFTER_COMPLETION);
+        assert_eq!(report_reason(&state, ProjectId(0), due - 1.0), None);
+        assert!(report_reason(&state, ProjectId(0), due).is_some());
+        // A near deadline makes it due at once; min_rpc_time still holds it back.
+        state.jobs[0].report_deadline = now + 1000.0;
+        assert_eq!(next_report_time(&state, now), Some(now));
+        state.projects[0].min_rpc_time = now + 50.0;
+        assert_eq!(next_report_time(&state, now), Some(now + 50.0));
+        // Nothing waits: no time.
+        state.jobs[0].got_server_ack = true;
+        assert_eq!(next_report_time(&state, now), None);
     }
 
     #[test]

@@ -1,16 +1,17 @@
 //! `boinc-rs`: the command-line front end of boinc-rs.
 //!
-//! `boinc-rs explain --state DIR` reads a BOINC data directory or emulator scenario and
-//! prints what the scheduler would decide at one instant, and why.
+//! - `boinc-rs explain --state DIR`: what the scheduler would decide at one instant, and why.
+//! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit.
 
-use anyhow::{Context, Result};
+mod explain_command;
+mod sim_command;
+mod state_dir;
+
+use anyhow::Result;
 use boinc_core::Policy;
-use boinc_core::decision::decide;
-use boinc_core::explain::{Explanation, render_text, state_time};
-use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_core::emulator::notation::NotationOptions;
 use clap::{Parser, Subcommand};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(name = "boinc-rs", version, about = "A BOINC-compatible volunteer-computing client core")]
@@ -43,65 +44,98 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// Reads a file of the state directory; `None` when an optional file is absent.
-fn read_optional(dir: &Path, name: &str) -> Result<Option<String>> {
-    let path = dir.join(name);
-    match std::fs::read(&path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
-
-fn explain(
-    dir: &Path,
-    now: Option<f64>,
-    last_schedule: Option<f64>,
-    policy: Policy,
-    json: bool,
-) -> Result<()> {
-    let client_state = read_optional(dir, "client_state.xml")?.with_context(|| {
-        format!(
-            "{} has no client_state.xml: point --state at a BOINC data directory or scenario",
-            dir.display()
-        )
-    })?;
-    let global_prefs = read_optional(dir, "global_prefs.xml")?;
-    let global_prefs_override = read_optional(dir, "global_prefs_override.xml")?;
-    let cc_config = read_optional(dir, "cc_config.xml")?;
-    let files = StateFiles {
-        client_state: SourceText { name: "client_state.xml", text: &client_state },
-        global_prefs: global_prefs
-            .as_deref()
-            .map(|text| SourceText { name: "global_prefs.xml", text }),
-        global_prefs_override: global_prefs_override
-            .as_deref()
-            .map(|text| SourceText { name: "global_prefs_override.xml", text }),
-        cc_config: cc_config.as_deref().map(|text| SourceText { name: "cc_config.xml", text }),
-    };
-    let state = load_state(&files)
-        .with_context(|| format!("cannot load the state in {}", dir.display()))?;
-    let now = now.unwrap_or_else(|| state_time(&state));
-    let last_schedule = last_schedule.unwrap_or(now - 60.0);
-    let decision = decide(&state, policy, last_schedule, now);
-    let explanation = Explanation::new(&state, &decision);
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &explanation).context("cannot write JSON")?;
-        writeln!(out)?;
-    } else {
-        out.write_all(render_text(&explanation).as_bytes())?;
-    }
-    Ok(())
+    /// Run a scenario in virtual time and print BOINC's figures of merit.
+    Sim {
+        /// A scenario in BOINC's client-emulator format (client_state.xml, global_prefs.xml,
+        /// cc_config.xml).
+        #[arg(long, value_name = "DIR")]
+        scenario: Option<PathBuf>,
+        /// A scenario in seed 000's notation instead, e.g. "P1(0.1,1,.5) P2(1,24,.25)"
+        /// (C = hours of CPU per job, D = delay bound in hours, R = share fraction).
+        #[arg(long, value_name = "TEXT")]
+        notation: Option<String>,
+        /// With --notation: number of CPUs.
+        #[arg(long, default_value_t = 1)]
+        ncpus: u32,
+        /// With --notation: work buffer (min_queue), hours.
+        #[arg(long, value_name = "H")]
+        min_queue: Option<f64>,
+        /// With --notation: CPU scheduling period, hours.
+        #[arg(long, value_name = "H")]
+        sched_period: Option<f64>,
+        /// With --notation: keep preempted tasks in memory.
+        #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+        leave_in_memory: bool,
+        /// Simulated days.
+        #[arg(long, default_value_t = 10.0)]
+        days: f64,
+        /// Policy family: seed (default), legacy or rec.
+        #[arg(long, default_value = "seed")]
+        policy: Policy,
+        /// Run these policies on the same seed and print them side by side, e.g. seed,legacy,rec.
+        #[arg(long, value_delimiter = ',', value_name = "P,P,...")]
+        compare: Option<Vec<Policy>>,
+        /// Seed of every random choice: the same seed gives the same run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write every event as JSON lines to this file.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Draw the run as an SVG timeline (one lane per CPU and GPU instance).
+        #[arg(long, value_name = "FILE.svg")]
+        timeline: Option<PathBuf>,
+        /// Never ask servers for work: run only the jobs the scenario holds.
+        #[arg(long)]
+        existing_jobs_only: bool,
+        /// Model the world as BOINC's own emulator does, so figures compare like with like.
+        #[arg(long)]
+        boinc_compat: bool,
+    },
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Explain { state, now, last_schedule, policy, json } => {
-            explain(&state, now, last_schedule, policy, json)
+            explain_command::explain(&state, now, last_schedule, policy, json)
         }
+        Command::Sim {
+            scenario,
+            notation,
+            ncpus,
+            min_queue,
+            sched_period,
+            leave_in_memory,
+            days,
+            policy,
+            compare,
+            seed,
+            json,
+            trace,
+            timeline,
+            existing_jobs_only,
+            boinc_compat,
+        } => sim_command::sim(sim_command::SimArgs {
+            scenario,
+            notation,
+            notation_options: NotationOptions {
+                ncpus,
+                min_queue_hours: min_queue,
+                sched_period_hours: sched_period,
+                leave_in_memory,
+            },
+            days,
+            policy,
+            compare,
+            seed,
+            json,
+            trace,
+            timeline,
+            existing_jobs_only,
+            boinc_compat,
+        }),
     }
 }
