@@ -103,9 +103,18 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
 }
 
 /// Seed 003: D(P, R) becomes true when P supplies a job for R. State files don't store
-/// the flag, but a job held for P on R is proof that P supplied one, so a loaded state
-/// accumulates debt where the project has shown it has work.
+/// the flag, but a job held for P on R, or an app version of P for R (projects send app
+/// versions with the jobs that need them), is proof that P supplied one, so a loaded
+/// state accumulates debt where the project has shown it has work. Without this a
+/// project the client has not asked yet would never earn debt and never be asked.
 fn mark_supplied_resources(state: &mut ClientState) {
+    for project in &mut state.projects {
+        for (_, resource) in project.resources.iter_mut() {
+            if resource.has_app_version && !resource.no_apps {
+                resource.accumulate_debt = true;
+            }
+        }
+    }
     for job in &state.jobs {
         if let Some(version) = job.app_version {
             let resource = state.app_versions[version.index()].usage.main_resource();
@@ -687,7 +696,8 @@ mod tests {
         .expect("parses");
         let resources = &state.projects[0].resources;
         assert!(resources[ResourceType::Nvidia].accumulate_debt);
-        assert!(!resources[ResourceType::Cpu].accumulate_debt, "no CPU job is held");
+        assert!(resources[ResourceType::Cpu].accumulate_debt, "it has a CPU app version");
+        assert!(!resources[ResourceType::Amd].accumulate_debt, "nothing for AMD");
     }
 
     #[test]
