@@ -385,7 +385,6 @@ impl Simulation {
                     | gathered.len() as u128,
             );
             received.push(job.received_time);
-            received.push(job.received_time);
             gathered.push(SimJob {
                 job: id,
                 queue: queue as u32,
