@@ -9,7 +9,7 @@
 //! - **Jobs.** Every nearly-runnable job of a CPU-intensive project and app takes part. It
 //!   runs on its main resource (its coprocessor, else the CPU) and occupies
 //!   `main_usage` instances of it; a coprocessor job also holds `avg_ncpus` CPUs. Its
-//!   work is [`remaining_duration`], in processing seconds, computed once.
+//!   work is [`remaining_duration`](crate::estimate::remaining_duration), in processing seconds, computed once.
 //! - **Sharing a resource.** The projects with jobs on a resource R share R's instances
 //!   in proportion to their resource shares, by water-filling: a project whose remaining
 //!   jobs cannot use its whole part (their usage summed, at most the instances) gets what
@@ -67,7 +67,7 @@
 
 use crate::Time;
 use crate::accounting::fair_share::TargetAllocation;
-use crate::estimate::remaining_duration;
+use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -182,6 +182,15 @@ impl HeapEntry {
     }
 }
 
+/// What a job's simulation takes from its app version.
+#[derive(Debug, Clone, Copy)]
+struct VersionFacts {
+    resource: usize,
+    usage: f64,
+    cpu: f64,
+    flops: f64,
+}
+
 /// One simulated job.
 #[derive(Debug, Clone)]
 struct SimJob {
@@ -193,6 +202,7 @@ struct SimJob {
     cpu: f64,
     /// Processing seconds left, valid while the job is not active.
     remaining: f64,
+    deadline: Time,
     /// The queue's progress clock value at which it finishes, valid while active.
     target: f64,
     completed_at: f64,
@@ -354,30 +364,46 @@ impl Simulation {
         let mut order: Vec<u128> = Vec::with_capacity(capacity);
         let mut received: Vec<f64> = Vec::with_capacity(capacity);
         let mut finished_at_start = Vec::new();
-        for id in state.job_ids() {
+        // What the jobs need from their app versions and projects, looked up once each
+        // rather than once per job (there are thousands of jobs and few of the others).
+        let versions: Vec<Option<VersionFacts>> = state
+            .app_versions
+            .iter()
+            .map(|av| {
+                if state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive) {
+                    return None;
+                }
+                let resource = av.usage.main_resource();
+                let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
+                    av.usage.avg_ncpus.max(0.0)
+                } else {
+                    0.0
+                };
+                Some(VersionFacts {
+                    resource: resource.index(),
+                    usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
+                    cpu,
+                    flops: usable_flops(av.flops, state.host.p_fpops),
+                })
+            })
+            .collect();
+        let project_dcfs: Vec<Option<f64>> =
+            state.projects.iter().map(|p| (!p.non_cpu_intensive).then(|| project_dcf(p))).collect();
+        for (index, job) in state.jobs.iter().enumerate() {
+            let id = JobId::from_index(index);
+            let Some(av_id) = job.app_version else { continue };
+            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+            let Some(dcf) = project_dcfs[job.project.index()] else { continue };
             if !state.job_nearly_runnable(id) {
                 continue;
             }
-            let job = state.job(id);
-            let Some(av_id) = job.app_version else { continue };
-            let av = state.app_version(av_id);
-            if state.project(job.project).non_cpu_intensive
-                || state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive)
-            {
-                continue;
-            }
-            let remaining = remaining_duration(state, id);
+            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+            let remaining = remaining_after(unstarted_from(fpops_est, version.flops, dcf), job);
             if remaining <= 0.0 {
-                finished_at_start.push(id.index());
+                finished_at_start.push(index);
                 continue;
             }
-            let resource = av.usage.main_resource();
-            let queue = queue_index(job.project.index(), resource.index());
-            let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
-                av.usage.avg_ncpus.max(0.0)
-            } else {
-                0.0
-            };
+            let queue = queue_index(job.project.index(), version.resource);
             let major = (queue as u128) << 1 | u128::from(!job.is_running());
             order.push(
                 major << 96
@@ -388,9 +414,10 @@ impl Simulation {
             gathered.push(SimJob {
                 job: id,
                 queue: queue as u32,
-                usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
-                cpu,
+                usage: version.usage,
+                cpu: version.cpu,
                 remaining,
+                deadline: job.report_deadline,
                 target: 0.0,
                 completed_at: f64::INFINITY,
                 generation: 0,
@@ -846,8 +873,7 @@ impl Simulation {
         for job in &self.jobs {
             let projected_completion =
                 if job.done { now + job.completed_at } else { f64::INFINITY };
-            let deadline = state.job(job.job).report_deadline;
-            let deadline_missed = !job.done || projected_completion > deadline;
+            let deadline_missed = !job.done || projected_completion > job.deadline;
             out.jobs[job.job.index()] =
                 JobSim { simulated: true, projected_completion, deadline_missed };
             if deadline_missed {
