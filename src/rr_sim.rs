@@ -682,7 +682,7 @@ impl Simulation {
         if alloc_changed && q != cpu_queue {
             self.set_project_used(q, alloc, t);
         }
-        if (alloc_changed && q == cpu_queue) || q != cpu_queue {
+        if alloc_changed || q != cpu_queue {
             let used = self.project_cpu_used(project);
             if used != self.queues[cpu_queue].used {
                 self.set_project_used(cpu_queue, used, t);
