@@ -221,6 +221,8 @@ struct Queue {
     resource: usize,
     /// The project's resource share, the water-filling weight.
     weight: f64,
+    /// The resource's availability, kept here since every clock update needs it.
+    availability: f64,
     /// First live job; the active jobs are `head ..= active_end` along the links.
     head: u32,
     active_end: u32,
@@ -278,6 +280,9 @@ pub(crate) struct Simulation {
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
     events: BinaryHeap<HeapEntry>,
+    /// The queue whose event is being handled, while that event is still on top of
+    /// `events` (it is replaced by, or popped before, the next event pushed).
+    current_event: Option<u32>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -468,6 +473,7 @@ impl Simulation {
                 project: q / NRESOURCES,
                 resource: q % NRESOURCES,
                 weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
+                availability: resources[q % NRESOURCES].availability,
                 head: NO_JOB,
                 active_end: NO_JOB,
                 ..Queue::default()
@@ -513,6 +519,7 @@ impl Simulation {
             queues,
             resources,
             events: BinaryHeap::new(),
+            current_event: None,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -532,18 +539,36 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some(event) = self.events.pop() {
+        while let Some(&event) = self.events.peek() {
             let q = event.id() as usize;
             if self.queues[q].version != event.stamp() {
+                self.events.pop();
                 continue;
             }
+            // The event stays on top until the queue's next one replaces it, which costs
+            // one sift instead of a pop and a push (see `schedule`).
+            self.current_event = Some(q as u32);
             let t = event.key();
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
-            self.reallocate(r, t, false);
+            if r == ResourceType::Cpu.index() && self.still_covered(q) {
+                // The project still wants at least its allocation, so every allocation
+                // stays as it is: only its own active jobs move on.
+                let alloc = self.queues[q].alloc;
+                self.update_queue(q, alloc, t);
+            } else {
+                if !self.queues[q].dirty {
+                    self.queues[q].dirty = true;
+                    self.dirty.push(q as u32);
+                }
+                self.reallocate(r, t, false);
+            }
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
                 self.reallocate(ResourceType::Cpu.index(), t, false);
+            }
+            if self.current_event.take().is_some() {
+                self.events.pop();
             }
         }
         let horizon = self.horizon;
@@ -699,10 +724,9 @@ impl Simulation {
 
     /// Moves queue `q`'s progress clock to time `t` at its current rate.
     fn advance(&mut self, q: usize, t: f64) {
-        let availability = self.resources[self.queues[q].resource].availability;
         let queue = &mut self.queues[q];
-        if queue.rate > 0.0 {
-            queue.progress += queue.rate * availability * (t - queue.progress_time);
+        if queue.rate > 0.0 && t != queue.progress_time {
+            queue.progress += queue.rate * queue.availability * (t - queue.progress_time);
         }
         queue.progress_time = t;
     }
@@ -751,8 +775,7 @@ impl Simulation {
 
     /// Invalidates queue `q`'s pending event and schedules its next completion.
     fn schedule(&mut self, q: usize, t: f64) {
-        let availability = self.resources[self.queues[q].resource].availability;
-        let Simulation { queues, jobs, events, .. } = self;
+        let Simulation { queues, jobs, events, current_event, .. } = self;
         let queue = &mut queues[q];
         queue.version = queue.version.wrapping_add(1);
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
@@ -763,13 +786,26 @@ impl Simulation {
                 queue.completions.pop();
                 continue;
             }
-            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * availability);
-            events.push(HeapEntry::new(t + wait, q as u32, queue.version));
+            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
+            let entry = HeapEntry::new(t + wait, q as u32, queue.version);
+            match current_event.take() {
+                Some(current) if current == q as u32 => {
+                    if let Some(mut slot) = events.peek_mut() {
+                        *slot = entry;
+                    }
+                }
+                Some(_) => {
+                    events.pop();
+                    events.push(entry);
+                }
+                None => events.push(entry),
+            }
             break;
         }
     }
 
     /// Completes the job queue `q`'s event was for, and any that finish at the same time.
+    /// The caller decides whether the allocations must be recomputed.
     fn complete_due(&mut self, q: usize, t: f64) {
         self.advance(q, t);
         let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
@@ -786,10 +822,18 @@ impl Simulation {
             self.finish(top.id() as usize, t);
             first = false;
         }
-        if !self.queues[q].dirty {
-            self.queues[q].dirty = true;
-            self.dirty.push(q as u32);
-        }
+    }
+
+    /// Whether queue `q`, a CPU queue, can keep its allocation after a completion without
+    /// reallocating the CPU: the capacity has not moved and its jobs still want it all
+    /// (the test `reallocate` makes for its dirty queues).
+    fn still_covered(&self, q: usize) -> bool {
+        let cpu = &self.resources[ResourceType::Cpu.index()];
+        let capacity = (cpu.instances - self.coprocessor_cpus).max(0.0);
+        let queue = &self.queues[q];
+        !self.coprocessor_cpus_changed
+            && (capacity - cpu.capacity).abs() <= EPSILON
+            && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
     }
 
     /// Records job `j`'s completion at `t` and unlinks it from its queue.
