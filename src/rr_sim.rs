@@ -552,11 +552,14 @@ impl Simulation {
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
-            if r == ResourceType::Cpu.index() && self.still_covered(q) {
+            if self.still_covered(q) {
                 // The project still wants at least its allocation, so every allocation
-                // stays as it is: only its own active jobs move on.
+                // on the resource stays as it is: only its own active jobs move on.
                 let alloc = self.queues[q].alloc;
                 self.update_queue(q, alloc, t);
+                if r != ResourceType::Cpu.index() {
+                    self.recount_coprocessor_cpus();
+                }
             } else {
                 if !self.queues[q].dirty {
                     self.queues[q].dirty = true;
@@ -626,15 +629,21 @@ impl Simulation {
             self.queues[q as usize].dirty = false;
         }
         if !cpu {
-            let total: f64 = ResourceType::GPUS
-                .iter()
-                .flat_map(|g| self.resources[g.index()].queues.iter())
-                .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
-                .sum();
-            if (total - self.coprocessor_cpus).abs() > EPSILON {
-                self.coprocessor_cpus = total;
-                self.coprocessor_cpus_changed = true;
-            }
+            self.recount_coprocessor_cpus();
+        }
+    }
+
+    /// Sums the CPUs the coprocessor jobs hold after a coprocessor queue changed, and
+    /// flags the CPU for reallocation when the sum moved.
+    fn recount_coprocessor_cpus(&mut self) {
+        let total: f64 = ResourceType::GPUS
+            .iter()
+            .flat_map(|g| self.resources[g.index()].queues.iter())
+            .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
+            .sum();
+        if (total - self.coprocessor_cpus).abs() > EPSILON {
+            self.coprocessor_cpus = total;
+            self.coprocessor_cpus_changed = true;
         }
     }
 
@@ -824,15 +833,20 @@ impl Simulation {
         }
     }
 
-    /// Whether queue `q`, a CPU queue, can keep its allocation after a completion without
-    /// reallocating the CPU: the capacity has not moved and its jobs still want it all
-    /// (the test `reallocate` makes for its dirty queues).
+    /// Whether queue `q` can keep its allocation after a completion without reallocating
+    /// its resource: the capacity has not moved and its jobs still want it all (the test
+    /// `reallocate` makes for its dirty queues).
     fn still_covered(&self, q: usize) -> bool {
-        let cpu = &self.resources[ResourceType::Cpu.index()];
-        let capacity = (cpu.instances - self.coprocessor_cpus).max(0.0);
         let queue = &self.queues[q];
-        !self.coprocessor_cpus_changed
-            && (capacity - cpu.capacity).abs() <= EPSILON
+        let resource = &self.resources[queue.resource];
+        let cpu = queue.resource == ResourceType::Cpu.index();
+        let capacity = if cpu {
+            (resource.instances - self.coprocessor_cpus).max(0.0)
+        } else {
+            resource.instances
+        };
+        !(cpu && self.coprocessor_cpus_changed)
+            && (capacity - resource.capacity).abs() <= EPSILON
             && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
     }
 
