@@ -1786,6 +1786,29 @@ pub(crate) mod tests {
         }
     }
 
+    /// A project's only GPU job finishes inside the horizon: from then on the CPUs it
+    /// held are no longer the project's, and its CPU shortfall counts again.
+    #[test]
+    fn drained_gpu_queue_releases_its_projects_cpus() {
+        let s = Scenario {
+            ncpus: 1,
+            ngpus: 1,
+            shares: vec![0.87, 2.2, 1.98],
+            jobs: vec![(0, 3, 45_000.0, 81.0, true)],
+            gpu_cpus: 0.64,
+            active_frac: 0.22,
+        };
+        let b = build(&s);
+        let out = b.simulate();
+        let done = out.jobs[0].projected_completion;
+        assert!(done < out.horizon, "{done}");
+        let share = out.projects[0].share[CPU];
+        assert!(share > 0.0 && share < s.gpu_cpus);
+        assert_close!(out.projects[0].shortfall[CPU], share * (out.horizon - done));
+        let reference = reference::simulate(&b.state, 0.0);
+        assert_close!(out.projects[0].shortfall[CPU], reference.projects[0].shortfall[CPU]);
+    }
+
     fn relatively_close(a: f64, b: f64) -> bool {
         a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
     }
