@@ -20,7 +20,7 @@
 //! ([`OVERRUN_REMAINING_FRACTION`] of its elapsed time, at least
 //! [`MIN_OVERRUN_REMAINING`]), so the simulation still sees it occupying its resources.
 
-use crate::model::{ClientState, JobId, Project};
+use crate::model::{ClientState, Job, JobId, Project};
 
 /// The smallest duration correction factor (DESIGN.md: clamped to [0.01, 100]).
 pub const DCF_MIN: f64 = 0.01;
@@ -50,18 +50,36 @@ fn sane_dcf(dcf: f64) -> f64 {
 /// then to [`FALLBACK_FLOPS`]; a corrupt flops estimate counts as no work.
 pub fn unstarted_duration(state: &ClientState, job: JobId) -> f64 {
     let job = state.job(job);
-    let usable = |flops: f64| flops.is_finite() && flops > 0.0;
     let av_flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
-    let flops = if usable(av_flops) {
+    let flops = usable_flops(av_flops, state.host.p_fpops);
+    let dcf = sane_dcf(state.project(job.project).duration_correction_factor);
+    unstarted_from(state.workunit(job.workunit).rsc_fpops_est, flops, dcf)
+}
+
+/// The speed a job runs at (note 2's fallbacks): the app version's flops when usable,
+/// else the host's CPU benchmark, else [`FALLBACK_FLOPS`]. Depends only on the app
+/// version and the host, so a caller estimating many jobs computes it once per version.
+pub(crate) fn usable_flops(av_flops: f64, host_p_fpops: f64) -> f64 {
+    let usable = |flops: f64| flops.is_finite() && flops > 0.0;
+    if usable(av_flops) {
         av_flops
-    } else if usable(state.host.p_fpops) {
-        state.host.p_fpops
+    } else if usable(host_p_fpops) {
+        host_p_fpops
     } else {
         FALLBACK_FLOPS
-    };
-    let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+    }
+}
+
+/// The project's duration correction factor made usable (see [`sane_dcf`]), for callers
+/// that estimate many jobs and look it up once per project.
+pub(crate) fn project_dcf(project: &Project) -> f64 {
+    sane_dcf(project.duration_correction_factor)
+}
+
+/// [`unstarted_duration`] from its parts: the workunit's flops estimate, the speed from
+/// [`usable_flops`] and the DCF from [`project_dcf`].
+pub(crate) fn unstarted_from(fpops_est: f64, flops: f64, dcf: f64) -> f64 {
     let fpops_est = if fpops_est.is_finite() && fpops_est > 0.0 { fpops_est } else { 0.0 };
-    let dcf = sane_dcf(state.project(job.project).duration_correction_factor);
     let duration = fpops_est / flops * dcf;
     if duration.is_finite() { duration } else { f64::MAX }
 }
@@ -89,8 +107,12 @@ pub fn static_remaining(unstarted: f64, elapsed: f64) -> f64 {
 /// Unstarted jobs get [`unstarted_duration`]; started ones the blend described in the
 /// module documentation; jobs done computing 0. Never negative, always finite.
 pub fn remaining_duration(state: &ClientState, job: JobId) -> f64 {
-    let unstarted = unstarted_duration(state, job);
-    let record = state.job(job);
+    remaining_after(unstarted_duration(state, job), state.job(job))
+}
+
+/// [`remaining_duration`] of `record` given its [`unstarted_duration`], for callers that
+/// compute the unstarted estimate from per-version and per-project values looked up once.
+pub(crate) fn remaining_after(unstarted: f64, record: &Job) -> f64 {
     if record.state.computing_done() {
         return 0.0;
     }

@@ -9,7 +9,7 @@
 //! - **Jobs.** Every nearly-runnable job of a CPU-intensive project and app takes part. It
 //!   runs on its main resource (its coprocessor, else the CPU) and occupies
 //!   `main_usage` instances of it; a coprocessor job also holds `avg_ncpus` CPUs. Its
-//!   work is [`remaining_duration`], in processing seconds, computed once.
+//!   work is [`remaining_duration`](crate::estimate::remaining_duration), in processing seconds, computed once.
 //! - **Sharing a resource.** The projects with jobs on a resource R share R's instances
 //!   in proportion to their resource shares, by water-filling: a project whose remaining
 //!   jobs cannot use its whole part (their usage summed, at most the instances) gets what
@@ -67,7 +67,7 @@
 
 use crate::Time;
 use crate::accounting::fair_share::TargetAllocation;
-use crate::estimate::remaining_duration;
+use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -182,6 +182,15 @@ impl HeapEntry {
     }
 }
 
+/// What a job's simulation takes from its app version.
+#[derive(Debug, Clone, Copy)]
+struct VersionFacts {
+    resource: usize,
+    usage: f64,
+    cpu: f64,
+    flops: f64,
+}
+
 /// One simulated job.
 #[derive(Debug, Clone)]
 struct SimJob {
@@ -193,6 +202,7 @@ struct SimJob {
     cpu: f64,
     /// Processing seconds left, valid while the job is not active.
     remaining: f64,
+    deadline: Time,
     /// The queue's progress clock value at which it finishes, valid while active.
     target: f64,
     completed_at: f64,
@@ -211,6 +221,8 @@ struct Queue {
     resource: usize,
     /// The project's resource share, the water-filling weight.
     weight: f64,
+    /// The resource's availability, kept here since every clock update needs it.
+    availability: f64,
     /// First live job; the active jobs are `head ..= active_end` along the links.
     head: u32,
     active_end: u32,
@@ -268,6 +280,9 @@ pub(crate) struct Simulation {
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
     events: BinaryHeap<HeapEntry>,
+    /// The queue whose event is being handled, while that event is still on top of
+    /// `events` (it is replaced by, or popped before, the next event pushed).
+    current_event: Option<u32>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -354,30 +369,46 @@ impl Simulation {
         let mut order: Vec<u128> = Vec::with_capacity(capacity);
         let mut received: Vec<f64> = Vec::with_capacity(capacity);
         let mut finished_at_start = Vec::new();
-        for id in state.job_ids() {
+        // What the jobs need from their app versions and projects, looked up once each
+        // rather than once per job (there are thousands of jobs and few of the others).
+        let versions: Vec<Option<VersionFacts>> = state
+            .app_versions
+            .iter()
+            .map(|av| {
+                if state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive) {
+                    return None;
+                }
+                let resource = av.usage.main_resource();
+                let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
+                    av.usage.avg_ncpus.max(0.0)
+                } else {
+                    0.0
+                };
+                Some(VersionFacts {
+                    resource: resource.index(),
+                    usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
+                    cpu,
+                    flops: usable_flops(av.flops, state.host.p_fpops),
+                })
+            })
+            .collect();
+        let project_dcfs: Vec<Option<f64>> =
+            state.projects.iter().map(|p| (!p.non_cpu_intensive).then(|| project_dcf(p))).collect();
+        for (index, job) in state.jobs.iter().enumerate() {
+            let id = JobId::from_index(index);
+            let Some(av_id) = job.app_version else { continue };
+            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+            let Some(dcf) = project_dcfs[job.project.index()] else { continue };
             if !state.job_nearly_runnable(id) {
                 continue;
             }
-            let job = state.job(id);
-            let Some(av_id) = job.app_version else { continue };
-            let av = state.app_version(av_id);
-            if state.project(job.project).non_cpu_intensive
-                || state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive)
-            {
-                continue;
-            }
-            let remaining = remaining_duration(state, id);
+            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+            let remaining = remaining_after(unstarted_from(fpops_est, version.flops, dcf), job);
             if remaining <= 0.0 {
-                finished_at_start.push(id.index());
+                finished_at_start.push(index);
                 continue;
             }
-            let resource = av.usage.main_resource();
-            let queue = queue_index(job.project.index(), resource.index());
-            let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
-                av.usage.avg_ncpus.max(0.0)
-            } else {
-                0.0
-            };
+            let queue = queue_index(job.project.index(), version.resource);
             let major = (queue as u128) << 1 | u128::from(!job.is_running());
             order.push(
                 major << 96
@@ -385,13 +416,13 @@ impl Simulation {
                     | gathered.len() as u128,
             );
             received.push(job.received_time);
-            received.push(job.received_time);
             gathered.push(SimJob {
                 job: id,
                 queue: queue as u32,
-                usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
-                cpu,
+                usage: version.usage,
+                cpu: version.cpu,
                 remaining,
+                deadline: job.report_deadline,
                 target: 0.0,
                 completed_at: f64::INFINITY,
                 generation: 0,
@@ -442,6 +473,7 @@ impl Simulation {
                 project: q / NRESOURCES,
                 resource: q % NRESOURCES,
                 weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
+                availability: resources[q % NRESOURCES].availability,
                 head: NO_JOB,
                 active_end: NO_JOB,
                 ..Queue::default()
@@ -487,6 +519,7 @@ impl Simulation {
             queues,
             resources,
             events: BinaryHeap::new(),
+            current_event: None,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -506,18 +539,39 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some(event) = self.events.pop() {
+        while let Some(&event) = self.events.peek() {
             let q = event.id() as usize;
             if self.queues[q].version != event.stamp() {
+                self.events.pop();
                 continue;
             }
+            // The event stays on top until the queue's next one replaces it, which costs
+            // one sift instead of a pop and a push (see `schedule`).
+            self.current_event = Some(q as u32);
             let t = event.key();
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
-            self.reallocate(r, t, false);
+            if self.still_covered(q) {
+                // The project still wants at least its allocation, so every allocation
+                // on the resource stays as it is: only its own active jobs move on.
+                let alloc = self.queues[q].alloc;
+                self.update_queue(q, alloc, t);
+                if r != ResourceType::Cpu.index() {
+                    self.recount_coprocessor_cpus();
+                }
+            } else {
+                if !self.queues[q].dirty {
+                    self.queues[q].dirty = true;
+                    self.dirty.push(q as u32);
+                }
+                self.reallocate(r, t, false);
+            }
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
                 self.reallocate(ResourceType::Cpu.index(), t, false);
+            }
+            if self.current_event.take().is_some() {
+                self.events.pop();
             }
         }
         let horizon = self.horizon;
@@ -575,15 +629,21 @@ impl Simulation {
             self.queues[q as usize].dirty = false;
         }
         if !cpu {
-            let total: f64 = ResourceType::GPUS
-                .iter()
-                .flat_map(|g| self.resources[g.index()].queues.iter())
-                .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
-                .sum();
-            if (total - self.coprocessor_cpus).abs() > EPSILON {
-                self.coprocessor_cpus = total;
-                self.coprocessor_cpus_changed = true;
-            }
+            self.recount_coprocessor_cpus();
+        }
+    }
+
+    /// Sums the CPUs the coprocessor jobs hold after a coprocessor queue changed, and
+    /// flags the CPU for reallocation when the sum moved.
+    fn recount_coprocessor_cpus(&mut self) {
+        let total: f64 = ResourceType::GPUS
+            .iter()
+            .flat_map(|g| self.resources[g.index()].queues.iter())
+            .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
+            .sum();
+        if (total - self.coprocessor_cpus).abs() > EPSILON {
+            self.coprocessor_cpus = total;
+            self.coprocessor_cpus_changed = true;
         }
     }
 
@@ -637,7 +697,6 @@ impl Simulation {
     /// its active jobs and rate, schedules its next completion and updates its usage.
     fn update_queue(&mut self, q: usize, alloc: f64, t: f64) {
         self.advance(q, t);
-        let cpus_before = coprocessor_cpus_of(&self.queues[q]);
         let alloc_changed = self.queues[q].alloc != alloc;
         self.queues[q].alloc = alloc;
         self.refit(q);
@@ -650,15 +709,18 @@ impl Simulation {
         self.schedule(q, t);
         // The usage accounting only moves when the allocation or the CPUs held by
         // coprocessor jobs do, which is rare: most completions just start the next job.
+        // The CPUs held are compared with what was last recorded, not with the queue
+        // before this update: the completion that led here already released its job's.
         let project = self.queues[q].project;
         let cpu_queue = queue_index(project, ResourceType::Cpu.index());
-        let cpus_changed = coprocessor_cpus_of(&self.queues[q]) != cpus_before;
         if alloc_changed && q != cpu_queue {
             self.set_project_used(q, alloc, t);
         }
-        if (alloc_changed && q == cpu_queue) || cpus_changed {
+        if alloc_changed || q != cpu_queue {
             let used = self.project_cpu_used(project);
-            self.set_project_used(cpu_queue, used, t);
+            if used != self.queues[cpu_queue].used {
+                self.set_project_used(cpu_queue, used, t);
+            }
         }
     }
 
@@ -671,10 +733,9 @@ impl Simulation {
 
     /// Moves queue `q`'s progress clock to time `t` at its current rate.
     fn advance(&mut self, q: usize, t: f64) {
-        let availability = self.resources[self.queues[q].resource].availability;
         let queue = &mut self.queues[q];
-        if queue.rate > 0.0 {
-            queue.progress += queue.rate * availability * (t - queue.progress_time);
+        if queue.rate > 0.0 && t != queue.progress_time {
+            queue.progress += queue.rate * queue.availability * (t - queue.progress_time);
         }
         queue.progress_time = t;
     }
@@ -723,8 +784,7 @@ impl Simulation {
 
     /// Invalidates queue `q`'s pending event and schedules its next completion.
     fn schedule(&mut self, q: usize, t: f64) {
-        let availability = self.resources[self.queues[q].resource].availability;
-        let Simulation { queues, jobs, events, .. } = self;
+        let Simulation { queues, jobs, events, current_event, .. } = self;
         let queue = &mut queues[q];
         queue.version = queue.version.wrapping_add(1);
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
@@ -735,13 +795,26 @@ impl Simulation {
                 queue.completions.pop();
                 continue;
             }
-            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * availability);
-            events.push(HeapEntry::new(t + wait, q as u32, queue.version));
+            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
+            let entry = HeapEntry::new(t + wait, q as u32, queue.version);
+            match current_event.take() {
+                Some(current) if current == q as u32 => {
+                    if let Some(mut slot) = events.peek_mut() {
+                        *slot = entry;
+                    }
+                }
+                Some(_) => {
+                    events.pop();
+                    events.push(entry);
+                }
+                None => events.push(entry),
+            }
             break;
         }
     }
 
     /// Completes the job queue `q`'s event was for, and any that finish at the same time.
+    /// The caller decides whether the allocations must be recomputed.
     fn complete_due(&mut self, q: usize, t: f64) {
         self.advance(q, t);
         let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
@@ -758,10 +831,23 @@ impl Simulation {
             self.finish(top.id() as usize, t);
             first = false;
         }
-        if !self.queues[q].dirty {
-            self.queues[q].dirty = true;
-            self.dirty.push(q as u32);
-        }
+    }
+
+    /// Whether queue `q` can keep its allocation after a completion without reallocating
+    /// its resource: the capacity has not moved and its jobs still want it all (the test
+    /// `reallocate` makes for its dirty queues).
+    fn still_covered(&self, q: usize) -> bool {
+        let queue = &self.queues[q];
+        let resource = &self.resources[queue.resource];
+        let cpu = queue.resource == ResourceType::Cpu.index();
+        let capacity = if cpu {
+            (resource.instances - self.coprocessor_cpus).max(0.0)
+        } else {
+            resource.instances
+        };
+        !(cpu && self.coprocessor_cpus_changed)
+            && (capacity - resource.capacity).abs() <= EPSILON
+            && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
     }
 
     /// Records job `j`'s completion at `t` and unlinks it from its queue.
@@ -845,8 +931,7 @@ impl Simulation {
         for job in &self.jobs {
             let projected_completion =
                 if job.done { now + job.completed_at } else { f64::INFINITY };
-            let deadline = state.job(job.job).report_deadline;
-            let deadline_missed = !job.done || projected_completion > deadline;
+            let deadline_missed = !job.done || projected_completion > job.deadline;
             out.jobs[job.job.index()] =
                 JobSim { simulated: true, projected_completion, deadline_missed };
             if deadline_missed {
@@ -1452,6 +1537,326 @@ pub(crate) mod tests {
                     .iter()
                     .map(|&q| self.queues[q as usize].alloc)
                     .sum::<f64>()
+        }
+    }
+
+    /// A straightforward re-statement of the model in the module documentation, to check
+    /// the event-driven simulation against: at every completion it recomputes every
+    /// allocation, active set and rate from scratch and moves every job on, O(jobs) per
+    /// step and O(jobs²) in all, fine for a few dozen jobs.
+    mod reference {
+        use super::*;
+        use crate::estimate::remaining_duration;
+
+        struct RefJob {
+            index: usize,
+            project: usize,
+            resource: usize,
+            usage: f64,
+            cpu: f64,
+            remaining: f64,
+            completed: Option<f64>,
+        }
+
+        /// Splits `capacity` among `(weight, demand)` pairs (see the module documentation).
+        fn water_fill(capacity: f64, claims: &[(f64, f64)]) -> Vec<f64> {
+            let mut alloc = vec![0.0; claims.len()];
+            let mut open: Vec<usize> =
+                (0..claims.len()).filter(|&i| claims[i].1 > EPSILON).collect();
+            let mut left = capacity;
+            while !open.is_empty() && left > EPSILON {
+                let total: f64 = open.iter().map(|&i| claims[i].0).sum();
+                let fair = |i: usize| {
+                    if total <= 0.0 { left / open.len() as f64 } else { left * claims[i].0 / total }
+                };
+                let settled: Vec<usize> =
+                    open.iter().copied().filter(|&i| claims[i].1 <= fair(i) + EPSILON).collect();
+                if settled.is_empty() {
+                    for &i in &open {
+                        alloc[i] = fair(i);
+                    }
+                    break;
+                }
+                for &i in &settled {
+                    alloc[i] = claims[i].1;
+                    left -= claims[i].1;
+                }
+                left = left.max(0.0);
+                open.retain(|i| !settled.contains(i));
+            }
+            alloc
+        }
+
+        pub(super) fn simulate(state: &ClientState, now: Time) -> RrSimOutput {
+            let horizon = state.prefs.work_buf_total().max(0.0);
+            let nprojects = state.projects.len();
+            let instances: Vec<f64> =
+                ResourceType::ALL.iter().map(|&r| f64::from(state.instances(r))).collect();
+            let availability: Vec<f64> =
+                ResourceType::ALL.iter().map(|&r| state.time_stats.available_frac(r)).collect();
+            let mut out = RrSimOutput {
+                jobs: vec![JobSim::default(); state.jobs.len()],
+                resources: ResourceMap::default(),
+                projects: vec![ProjectSim::default(); nprojects],
+                horizon,
+            };
+            let mut jobs = Vec::new();
+            for id in state.job_ids() {
+                let job = state.job(id);
+                let Some(av) = job.app_version.map(|v| state.app_version(v)) else { continue };
+                if !state.job_nearly_runnable(id)
+                    || state.project(job.project).non_cpu_intensive
+                    || state.app(av.app).non_cpu_intensive
+                {
+                    continue;
+                }
+                let remaining = remaining_duration(state, id);
+                if remaining <= 0.0 {
+                    out.jobs[id.index()] = JobSim {
+                        simulated: true,
+                        projected_completion: now,
+                        deadline_missed: now > job.report_deadline,
+                    };
+                    continue;
+                }
+                let resource = av.usage.main_resource();
+                let cpu = if resource.is_gpu() { av.usage.avg_ncpus.max(0.0) } else { 0.0 };
+                jobs.push(RefJob {
+                    index: id.index(),
+                    project: job.project.index(),
+                    resource: resource.index(),
+                    usage: job_usage(av.usage.main_usage(), instances[resource.index()]),
+                    cpu,
+                    remaining,
+                    completed: None,
+                });
+            }
+            // Each queue in its order: running first, earliest deadline, first received.
+            let key = |j: &RefJob| {
+                let job = &state.jobs[j.index];
+                (!job.is_running(), job.report_deadline, job.received_time, j.index)
+            };
+            jobs.sort_by(|a, b| {
+                let (ka, kb) = (key(a), key(b));
+                (ka.0.cmp(&kb.0))
+                    .then(ka.1.total_cmp(&kb.1))
+                    .then(ka.2.total_cmp(&kb.2))
+                    .then(ka.3.cmp(&kb.3))
+            });
+            let has_jobs =
+                |p: usize, r: usize| jobs.iter().any(|j| j.project == p && j.resource == r);
+            let target = TargetAllocation::for_state(state, |p, r| {
+                let project = state.project(p);
+                let prsc = &project.resources[r];
+                !project.suspended
+                    && !project.dont_request_more_work
+                    && !project.non_cpu_intensive
+                    && !prsc.no_apps
+                    && (prsc.has_app_version || has_jobs(p.index(), r.index()))
+            });
+            let share = |p: usize, r: usize| {
+                target.instances(ProjectId::from_index(p), ResourceType::ALL[r])
+            };
+
+            let mut t = 0.0;
+            let mut saturated: [Option<f64>; NRESOURCES] = [None; NRESOURCES];
+            let mut first = true;
+            loop {
+                // Allocations, GPUs first: their jobs' CPUs come off the CPU.
+                let mut alloc = vec![[0.0; NRESOURCES]; nprojects];
+                let mut rate = vec![[0.0; NRESOURCES]; nprojects];
+                let mut active = vec![false; jobs.len()];
+                let mut held_cpus = vec![0.0; nprojects];
+                let mut used = [0.0; NRESOURCES];
+                for r in [1, 2, 3, 0] {
+                    let capacity = if r == 0 {
+                        (instances[0] - held_cpus.iter().sum::<f64>()).max(0.0)
+                    } else {
+                        instances[r]
+                    };
+                    let claims: Vec<(f64, f64)> = (0..nprojects)
+                        .map(|p| {
+                            let demand: f64 = jobs
+                                .iter()
+                                .filter(|j| {
+                                    j.completed.is_none() && j.project == p && j.resource == r
+                                })
+                                .map(|j| j.usage)
+                                .sum();
+                            (sane_weight(state.projects[p].resource_share), demand.min(capacity))
+                        })
+                        .collect();
+                    let shares = water_fill(capacity, &claims);
+                    for p in 0..nprojects {
+                        alloc[p][r] = shares[p];
+                        let (mut usage, mut cpu) = (0.0, 0.0);
+                        for (i, j) in jobs.iter().enumerate() {
+                            if j.completed.is_none()
+                                && j.project == p
+                                && j.resource == r
+                                && usage < shares[p] - EPSILON
+                            {
+                                active[i] = true;
+                                usage += j.usage;
+                                cpu += j.cpu;
+                            }
+                        }
+                        rate[p][r] =
+                            if usage > EPSILON { (shares[p] / usage).min(1.0) } else { 0.0 };
+                        if r != 0 {
+                            held_cpus[p] += rate[p][r] * cpu;
+                        }
+                        used[r] += shares[p];
+                    }
+                }
+                used[0] += held_cpus.iter().sum::<f64>();
+                for r in 0..NRESOURCES {
+                    if saturated[r].is_none() && used[r] < instances[r] - EPSILON {
+                        saturated[r] = Some(t);
+                    }
+                }
+                if first {
+                    for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+                        out.resources[resource].nidle =
+                            (instances[r] - used[r]).clamp(0.0, instances[r]);
+                    }
+                    first = false;
+                }
+                let speed = |j: &RefJob| rate[j.project][j.resource] * availability[j.resource];
+                let step = jobs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, j)| active[i] && speed(j) > 0.0)
+                    .map(|(_, j)| j.remaining / speed(j))
+                    .fold(f64::INFINITY, f64::min);
+                // Shortfalls over [t, t + step] ∩ [0, horizon].
+                let span = (t + step).min(horizon) - t.min(horizon);
+                if span > 0.0 {
+                    for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+                        let idle = instances[r] - used[r].min(instances[r]);
+                        out.resources[resource].shortfall += span * idle.max(0.0);
+                        for p in 0..nprojects {
+                            let used = alloc[p][r] + if r == 0 { held_cpus[p] } else { 0.0 };
+                            out.projects[p].shortfall[resource] +=
+                                span * (share(p, r) - used).max(0.0);
+                        }
+                    }
+                }
+                if !step.is_finite() {
+                    break;
+                }
+                t += step;
+                for (i, j) in jobs.iter_mut().enumerate() {
+                    if !active[i] {
+                        continue;
+                    }
+                    let s = rate[j.project][j.resource] * availability[j.resource];
+                    let before = j.remaining;
+                    j.remaining -= s * step;
+                    if s > 0.0 && (j.remaining / s - 0.0).abs() <= 1e-9 * before.max(1.0) {
+                        j.completed = Some(t);
+                    }
+                }
+            }
+            for j in &jobs {
+                let deadline = state.jobs[j.index].report_deadline;
+                let projected_completion = j.completed.map_or(f64::INFINITY, |c| now + c);
+                let deadline_missed = j.completed.is_none() || projected_completion > deadline;
+                out.jobs[j.index] =
+                    JobSim { simulated: true, projected_completion, deadline_missed };
+                if deadline_missed {
+                    let resource = ResourceType::ALL[j.resource];
+                    out.resources[resource].deadlines_missed += 1;
+                    out.projects[j.project].deadlines_missed[resource] += 1;
+                }
+            }
+            for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+                let sim = &mut out.resources[resource];
+                sim.instances = instances[r];
+                sim.saturated_time = if instances[r] <= 0.0 {
+                    0.0
+                } else {
+                    saturated[r].unwrap_or(horizon).min(horizon)
+                };
+                for p in 0..nprojects {
+                    out.projects[p].share[resource] = share(p, r);
+                }
+            }
+            out
+        }
+    }
+
+    /// A project's only GPU job finishes inside the horizon: from then on the CPUs it
+    /// held are no longer the project's, and its CPU shortfall counts again.
+    #[test]
+    fn drained_gpu_queue_releases_its_projects_cpus() {
+        let s = Scenario {
+            ncpus: 1,
+            ngpus: 1,
+            shares: vec![0.87, 2.2, 1.98],
+            jobs: vec![(0, 3, 45_000.0, 81.0, true)],
+            gpu_cpus: 0.64,
+            active_frac: 0.22,
+        };
+        let b = build(&s);
+        let out = b.simulate();
+        let done = out.jobs[0].projected_completion;
+        assert!(done < out.horizon, "{done}");
+        let share = out.projects[0].share[CPU];
+        assert!(share > 0.0 && share < s.gpu_cpus);
+        assert_close!(out.projects[0].shortfall[CPU], share * (out.horizon - done));
+        let reference = reference::simulate(&b.state, 0.0);
+        assert_close!(out.projects[0].shortfall[CPU], reference.projects[0].shortfall[CPU]);
+    }
+
+    fn relatively_close(a: f64, b: f64) -> bool {
+        a == b || (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// The event-driven simulation agrees with the from-scratch reference.
+        #[test]
+        fn simulation_matches_reference(s in scenario(), zero_share in prop::option::of(0usize..4)) {
+            let mut s = s;
+            if let Some(p) = zero_share.filter(|&p| p < s.shares.len()) {
+                s.shares[p] = 0.0;
+            }
+            let b = build(&s);
+            let fast = b.simulate();
+            let slow = reference::simulate(&b.state, 0.0);
+            for (id, (f, r)) in fast.jobs.iter().zip(&slow.jobs).enumerate() {
+                prop_assert_eq!(f.simulated, r.simulated, "job {}", id);
+                prop_assert!(
+                    relatively_close(f.projected_completion, r.projected_completion),
+                    "job {}: {} vs {}", id, f.projected_completion, r.projected_completion
+                );
+                prop_assert_eq!(f.deadline_missed, r.deadline_missed, "job {}", id);
+            }
+            let horizon_scale = |x: f64| x / fast.horizon.max(1.0);
+            for ((resource, f), (_, r)) in fast.resources.iter().zip(slow.resources.iter()) {
+                prop_assert_eq!(f.deadlines_missed, r.deadlines_missed, "{}", resource);
+                prop_assert!(
+                    relatively_close(horizon_scale(f.shortfall), horizon_scale(r.shortfall)),
+                    "{} shortfall {} vs {}", resource, f.shortfall, r.shortfall
+                );
+                prop_assert!(relatively_close(f.nidle, r.nidle), "{} nidle", resource);
+                prop_assert!(
+                    relatively_close(horizon_scale(f.saturated_time), horizon_scale(r.saturated_time)),
+                    "{} saturated {} vs {}", resource, f.saturated_time, r.saturated_time
+                );
+            }
+            for (p, (f, r)) in fast.projects.iter().zip(&slow.projects).enumerate() {
+                prop_assert_eq!(f.deadlines_missed, r.deadlines_missed, "project {}", p);
+                for ((resource, fs), (_, rs)) in f.shortfall.iter().zip(r.shortfall.iter()) {
+                    prop_assert!(
+                        relatively_close(horizon_scale(*fs), horizon_scale(*rs)),
+                        "project {} {} shortfall {} vs {}", p, resource, fs, rs
+                    );
+                }
+                prop_assert_eq!(f.share, r.share);
+            }
         }
     }
 
