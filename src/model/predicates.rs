@@ -73,15 +73,25 @@ impl ClientState {
         self.project(id).latency_limited_until.is_some_and(|until| now < until)
     }
 
+    /// Seed 003's per-resource form of "overworked": P's long-term debt for R, in
+    /// CPU-seconds, is below minus the scheduling period. A project that ran beyond its
+    /// share on one resource must not be refused work for another it is owed.
+    pub fn project_overworked_for(&self, id: ProjectId, resource: ResourceType) -> bool {
+        let debt = self.project(id).resources[resource].long_term_debt;
+        debt * self.host.relative_speed(resource) < -self.prefs.scheduling_period()
+    }
+
     /// Seed 000: P is fetchable if it is not suspended, not deferred (min_rpc_time
-    /// passed), has no no-new-work flag, is not overworked and no master fetch is pending.
+    /// passed), has no no-new-work flag and no master fetch is pending. Seed 000 also
+    /// asks that P not be overworked; with per-resource debts (seed 003) that is a
+    /// question per resource, answered by [`ClientState::project_overworked_for`] where
+    /// work fetch picks a project for a resource.
     pub fn project_fetchable(&self, id: ProjectId, now: Time) -> bool {
         let p = self.project(id);
         !p.suspended
             && p.min_rpc_time <= now
             && !p.dont_request_more_work
             && !p.master_fetch_pending
-            && !self.project_overworked(id)
     }
 }
 

@@ -201,7 +201,11 @@ fn select_project(
     let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
     let mut best: Option<(bool, f64, f64, ProjectId)> = None;
     for info in candidates.iter_mut() {
-        if !askable(state, info) || info.backed_off[resource] || !info.may_supply[resource] {
+        if !askable(state, info)
+            || info.backed_off[resource]
+            || !info.may_supply[resource]
+            || state.project_overworked_for(info.project, resource)
+        {
             continue;
         }
         let has_share = state.project(info.project).resource_share > 0.0;
@@ -235,8 +239,12 @@ fn select_project(
     best.map(|(_, _, _, p)| p)
 }
 
-/// Seed 003 send_req(p): every resource the project may supply and is not backed off
-/// for gets its whole shortfall and idle instances, unless the step zeroes it.
+/// Seed 003 send_req(p): the resource that triggered the fetch gets its whole shortfall
+/// and idle instances; every other resource the project may supply and is not backed
+/// off for is asked only for the project's own shortfall there (what its fair-share
+/// target leaves uncovered), unless the step zeroes it. Asking a project for another
+/// resource's whole shortfall on every fetch would fill that resource's queue with its
+/// jobs and undo the cross-resource shares seed 003 targets (its GPU example).
 fn send_req(
     state: &ClientState,
     rr: &RrSimOutput,
@@ -251,10 +259,19 @@ fn send_req(
         }
         let sim = rr.resources[r];
         let nidle = sim.nidle.max(0.0);
+        let shortfall = if r == step.resource {
+            sim.shortfall.max(0.0)
+        } else if state.project_overworked_for(info.project, r) {
+            0.0
+        } else {
+            sim.shortfall.max(0.0).min(info.shortfall[r])
+        };
+        if r != step.resource && shortfall <= 0.0 {
+            return ResourceRequest::default();
+        }
         // fetch_minimal_work: just enough jobs for the idle instances; the seconds are
         // a token so servers that read only seconds still send something.
-        let req_seconds =
-            if minimal { if nidle > 0.0 { 1.0 } else { 0.0 } } else { sim.shortfall.max(0.0) };
+        let req_seconds = if minimal { if nidle > 0.0 { 1.0 } else { 0.0 } } else { shortfall };
         ResourceRequest { req_seconds, req_ninstances: nidle }
     });
     let work_req_seconds = resources.0.iter().map(|r| r.req_seconds).fold(0.0, f64::max);
@@ -388,14 +405,20 @@ mod tests {
         assert_eq!(request.resources[CPU].req_seconds, 500.0);
         assert_eq!(request.work_req_seconds, 500.0);
 
-        // GPU shortfall comes before CPU shortfall; both are asked for.
+        // GPU shortfall comes before CPU shortfall. The CPU rides along only for what
+        // the project's own share leaves uncovered there.
         short(&mut rr, NVIDIA, 800.0);
         let d = decide(&state, &rr, Policy::Seed);
         assert_eq!(d.reason, FetchReason::Shortfall(NVIDIA));
         let request = d.request.expect("a request");
-        assert_eq!(request.resources[CPU].req_seconds, 500.0);
+        assert_eq!(request.resources[CPU], ResourceRequest::default(), "its CPU share is covered");
         assert_eq!(request.resources[NVIDIA].req_seconds, 800.0);
         assert_eq!(request.work_req_seconds, 800.0);
+        rr.projects[both.index()].shortfall[CPU] = 300.0;
+        let request = decide(&state, &rr, Policy::Seed).request.expect("a request");
+        assert_eq!(request.resources[CPU].req_seconds, 300.0, "capped by its own shortfall");
+        assert_eq!(request.resources[NVIDIA].req_seconds, 800.0);
+        rr.projects[both.index()].shortfall[CPU] = 0.0;
 
         // Idle CPUs come before GPU shortfall, and the GPU request is zeroed.
         idle(&mut rr, CPU, 1.0);
@@ -416,6 +439,23 @@ mod tests {
     }
 
     #[test]
+    fn overworked_on_one_resource_is_still_asked_for_another() {
+        let mut state = host();
+        let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
+        // It ran far beyond its GPU share: no GPU work for it, but the CPU it is owed.
+        state.projects[both.index()].resources[NVIDIA].long_term_debt = -1e6;
+        assert!(state.project_overworked_for(both, NVIDIA));
+        assert!(!state.project_overworked_for(both, CPU));
+        let mut rr = busy_rr(&state);
+        short(&mut rr, NVIDIA, 800.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).request, None);
+        short(&mut rr, CPU, 500.0);
+        let request = decide(&state, &rr, Policy::Seed).request.expect("asked for CPU work");
+        assert_eq!(request.project, both);
+        assert!(request.requests(CPU) && !request.requests(NVIDIA));
+    }
+
+    #[test]
     fn gpu_types_are_asked_nvidia_amd_intel() {
         let mut state = host();
         state.host.coprocessors[AMD] = Some(gpu(AMD));
@@ -429,8 +469,15 @@ mod tests {
         idle(&mut rr, NVIDIA, 1.0);
         let d = decide(&state, &rr, Policy::Seed);
         assert_eq!(d.reason, FetchReason::IdleInstances(NVIDIA));
-        // The other idle GPU types ride along; the CPU doesn't.
+        // The other idle GPU types ride along where the project's share is uncovered;
+        // the CPU doesn't.
         let request = d.request.expect("a request");
+        assert!(!request.requests(AMD) && !request.requests(INTEL) && !request.requests(CPU));
+        let project = ProjectId(0);
+        rr.projects[project.index()].shortfall[AMD] = 100.0;
+        rr.projects[project.index()].shortfall[INTEL] = 100.0;
+        rr.projects[project.index()].shortfall[CPU] = 100.0;
+        let request = decide(&state, &rr, Policy::Seed).request.expect("a request");
         assert!(request.requests(AMD) && request.requests(INTEL) && !request.requests(CPU));
     }
 
