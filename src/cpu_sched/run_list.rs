@@ -6,8 +6,13 @@
 //! - step 1: every project's anticipated debt starts at its short-term debt;
 //! - steps 2–4, EDF: while the resource has room and some project has
 //!   `deadlines_missed(P, R) > 0` in the rr_sim, its earliest-deadline runnable job is
-//!   scheduled (ties: lowest job index), the project's anticipated debt drops by the
-//!   expected payoff and its count of deadline misses by one;
+//!   scheduled (ties: lowest job index) and the project's anticipated debt drops by the
+//!   expected payoff; the project's count of deadline misses drops by one when that job
+//!   is one the rr_sim flagged (seed 000 decrements it for any job, which lets a job
+//!   about to finish anyway take the place of the endangered one behind it);
+//! - before EDF, a running job whose slack is under one scheduling period keeps its
+//!   place (reason `edf`): the rr_sim's "on time" assumes it keeps its share, and the
+//!   debt order could otherwise take its processor just before its deadline;
 //! - step 6, hysteresis: a job running for less than the scheduling period keeps its
 //!   place (reason `slice`), so projects rotate once per period rather than at every
 //!   scheduling run (seed 000 scenario 1). Its project is charged the payoff too, so the
@@ -37,6 +42,7 @@
 use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
+use crate::estimate::remaining_duration;
 use crate::model::{
     ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
 };
@@ -104,6 +110,14 @@ pub fn make_run_list(
             continue;
         }
         if policy != Policy::Legacy {
+            let critical = &mut candidates.critical[resource];
+            critical.sort_unstable();
+            for ranked in critical.iter() {
+                if !scheduler.pool.has_room(resource) {
+                    break;
+                }
+                scheduler.try_schedule(ranked.job, RunReason::Edf);
+            }
             scheduler.earliest_deadline_first(resource, &mut candidates.edf[resource], rr);
             for &id in &candidates.slice[resource] {
                 if !scheduler.pool.has_room(resource) {
@@ -163,6 +177,9 @@ struct Candidates {
     edf: ResourceMap<Vec<Queue>>,
     /// Running jobs still inside their scheduling period, by job index.
     slice: ResourceMap<Vec<JobId>>,
+    /// Running jobs that could not wait one scheduling period and still make their
+    /// deadline, earliest deadline first once sorted.
+    critical: ResourceMap<Vec<Ranked>>,
     /// Per project (indexed by project id), in the order the project would pick them:
     /// running first, then the earliest received (seed 000 step 7), or for `legacy`
     /// running, preempted, new, each earliest deadline first (seed 001).
@@ -197,6 +214,7 @@ impl Candidates {
         let mut edf = sized(&endangered);
         let mut by_project = sized(&|_, _| true);
         let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
+        let mut critical: ResourceMap<Vec<Ranked>> = ResourceMap::default();
         let period = state.prefs.scheduling_period();
         // The test of `job_may_run`, with what it depends on looked up once per app
         // version and project rather than once per job (there are thousands of jobs and
@@ -242,6 +260,21 @@ impl Candidates {
                 if running && job.task.as_ref().is_some_and(|t| now - t.run_start_time < period) {
                     slice[resource].push(id);
                 }
+                // The rr_sim's verdict assumes the job keeps its share of the resource; a
+                // running job whose slack is under one scheduling period would miss its
+                // deadline if the debt order took its place now, even though the rr_sim
+                // sees it on time. It is kept, earliest deadline first.
+                if running {
+                    let wall =
+                        remaining_duration(state, id) / state.time_stats.available_frac(resource);
+                    if job.report_deadline - now - wall < period {
+                        critical[resource].push(Ranked {
+                            rank: 0,
+                            time: job.report_deadline,
+                            job: id,
+                        });
+                    }
+                }
             }
             let ranked = match policy {
                 Policy::Legacy => {
@@ -267,6 +300,7 @@ impl Candidates {
         Candidates {
             edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
             slice,
+            critical,
             by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
         }
     }
@@ -428,8 +462,12 @@ impl<'a> Scheduler<'a> {
                 break;
             };
             let project = active[best];
+            // Only a job the rr_sim saw missing its deadline counts against the project's
+            // misses: an earlier-deadline job that would have made it anyway (say, one
+            // about to finish) must not use up the place of the one that is endangered.
             if let Some(Reverse(next)) = queues[project].pop()
                 && self.try_schedule(next.job, RunReason::Edf)
+                && rr.jobs.get(next.job.index()).is_some_and(|j| j.deadline_missed)
             {
                 misses[project] -= 1;
             }

@@ -27,8 +27,11 @@ use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
 };
-use crate::rpc_policy::{next_report_time, on_rpc_failure, on_rpc_success, report_reasons};
-use crate::work_fetch::{ResourceRequest, WorkRequest, handle_work_reply};
+use crate::rpc_policy::{
+    next_report_time, on_master_fetch_failure, on_master_fetch_success, on_rpc_failure,
+    on_rpc_success, report_reasons,
+};
+use crate::work_fetch::{WorkRequest, handle_work_reply, piggyback_request};
 use crate::{Policy, Time};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -654,6 +657,10 @@ impl<'c> Simulator<'c> {
             self.next_fetch_check = f64::INFINITY;
             return false;
         }
+        if self.fetch_master_pages() {
+            // Master pages read: look again with those projects askable.
+            self.schedule();
+        }
         let Some(decision) = self.last_decision.as_ref() else { return false };
         let request = match decision.work_fetch.request {
             Some(request) => request,
@@ -663,11 +670,9 @@ impl<'c> Simulator<'c> {
                     reasons[p.index()].is_some() && self.state.project(p).min_rpc_time <= self.now
                 });
                 match due {
-                    Some(project) => WorkRequest {
-                        project,
-                        resources: ResourceMap::from_fn(|_| ResourceRequest::default()),
-                        work_req_seconds: 0.0,
-                    },
+                    Some(project) => {
+                        piggyback_request(&self.state, &decision.rr_sim, project, self.now)
+                    }
                     None => {
                         if let Some(decision) = self.last_decision.take() {
                             self.plan_fetch_check(&decision);
@@ -697,6 +702,26 @@ impl<'c> Simulator<'c> {
         }
         self.next_fetch_check = self.now;
         true
+    }
+
+    /// Seed 002: after repeated RPC failures a project's master page is read again; the
+    /// emulated master page is readable exactly when the project's server is up. Returns
+    /// whether a page was read.
+    fn fetch_master_pages(&mut self) -> bool {
+        let mut read = false;
+        for p in 0..self.state.projects.len() {
+            let project = &mut self.state.projects[p];
+            if !project.master_fetch_pending || project.min_rpc_time > self.now {
+                continue;
+            }
+            if self.servers[p].is_up() {
+                on_master_fetch_success(project, false);
+                read = true;
+            } else {
+                on_master_fetch_failure(project, self.now, &mut self.rng);
+            }
+        }
+        read
     }
 
     fn accept_reply(&mut self, request: &WorkRequest, reply: ServerReply) {

@@ -252,30 +252,76 @@ fn send_req(
     usable: &ResourceMap<bool>,
     step: &Step,
 ) -> WorkRequest {
-    let minimal = state.config.fetch_minimal_work;
     let resources = ResourceMap::from_fn(|r| {
-        if !usable[r] || step.zeroed[r] || info.backed_off[r] || !info.may_supply[r] {
+        if step.zeroed[r] {
             return ResourceRequest::default();
         }
-        let sim = rr.resources[r];
-        let nidle = sim.nidle.max(0.0);
-        let shortfall = if r == step.resource {
-            sim.shortfall.max(0.0)
-        } else if state.project_overworked_for(info.project, r) {
-            0.0
-        } else {
-            sim.shortfall.max(0.0).min(info.shortfall[r])
-        };
-        if r != step.resource && shortfall <= 0.0 {
-            return ResourceRequest::default();
-        }
-        // fetch_minimal_work: just enough jobs for the idle instances; the seconds are
-        // a token so servers that read only seconds still send something.
-        let req_seconds = if minimal { if nidle > 0.0 { 1.0 } else { 0.0 } } else { shortfall };
-        ResourceRequest { req_seconds, req_ninstances: nidle }
+        resource_request(state, rr, info, usable, r, r == step.resource)
     });
+    with_scalar_seconds(info.project, resources)
+}
+
+/// What to ask one project for one resource: the resource's whole shortfall when it
+/// triggered the fetch, else the project's own uncovered share of it.
+fn resource_request(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    info: &ProjectFetchInfo,
+    usable: &ResourceMap<bool>,
+    r: ResourceType,
+    trigger: bool,
+) -> ResourceRequest {
+    if !usable[r] || info.backed_off[r] || !info.may_supply[r] {
+        return ResourceRequest::default();
+    }
+    let sim = rr.resources[r];
+    let nidle = sim.nidle.max(0.0);
+    let shortfall = if trigger {
+        sim.shortfall.max(0.0)
+    } else if state.project_overworked_for(info.project, r) {
+        0.0
+    } else {
+        sim.shortfall.max(0.0).min(info.shortfall[r])
+    };
+    if !trigger && shortfall <= 0.0 {
+        return ResourceRequest::default();
+    }
+    // fetch_minimal_work: just enough jobs for the idle instances; the seconds are a
+    // token so servers that read only seconds still send something.
+    let req_seconds = if state.config.fetch_minimal_work {
+        if nidle > 0.0 { 1.0 } else { 0.0 }
+    } else {
+        shortfall
+    };
+    ResourceRequest { req_seconds, req_ninstances: nidle }
+}
+
+/// Seed 002: an RPC made for another reason (results to report, a user's request)
+/// also asks for work, "enough to bring us up to the high-water mark", for whatever
+/// the project's fair share of each resource leaves uncovered. A project that is not
+/// askable for work (suspended, no new tasks, latency-limited) gets an empty request.
+pub fn piggyback_request(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    project: ProjectId,
+    now: Time,
+) -> WorkRequest {
+    let infos = project_infos(state, rr, now);
+    let usable = ResourceMap::from_fn(|r| {
+        state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
+    });
+    let resources = match infos.get(project.index()) {
+        Some(info) if askable(state, info) && state.network_mode != RunMode::Never => {
+            ResourceMap::from_fn(|r| resource_request(state, rr, info, &usable, r, false))
+        }
+        _ => ResourceMap::default(),
+    };
+    with_scalar_seconds(project, resources)
+}
+
+fn with_scalar_seconds(project: ProjectId, resources: ResourceMap<ResourceRequest>) -> WorkRequest {
     let work_req_seconds = resources.0.iter().map(|r| r.req_seconds).fold(0.0, f64::max);
-    WorkRequest { project: info.project, resources, work_req_seconds }
+    WorkRequest { project, resources, work_req_seconds }
 }
 
 /// REC priority of every project (modern BOINC, `--policy rec`): minus the project's
