@@ -546,6 +546,50 @@ mod tests {
     }
 
     #[test]
+    fn edf_keeps_going_until_the_flagged_job_is_placed() {
+        // T's three jobs share one deadline; only the last is flagged. Scheduling the
+        // first two must not use up T's miss: both CPUs go to T, none to the richer L.
+        let mut b = StateBuilder::new(2);
+        let t = b.project("T", 100.0);
+        let l = b.project("L", 100.0);
+        let vt = b.app_version(t, cpu(1.0));
+        let vl = b.app_version(l, cpu(1.0));
+        let first = b.job(t, vt, 0.0, NOW + 7000.0);
+        let second = b.job(t, vt, 1.0, NOW + 7000.0);
+        let flagged = b.job(t, vt, 2.0, NOW + 7000.0);
+        b.job(l, vl, 0.0, NOW + 1e6);
+        b.state.projects[l.index()].short_term_debt = 50_000.0;
+        let state = b.build();
+        let mut rr = quiet_rr(&state);
+        mark_deadline_missed(&state, &mut rr, &[flagged]);
+        let list = run_list(&state, &rr, Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(first, RunReason::Edf), (second, RunReason::Edf)]);
+    }
+
+    #[test]
+    fn a_running_job_without_a_period_of_slack_keeps_its_place() {
+        let mut b = StateBuilder::new(1);
+        let tight = b.project("tight", 100.0);
+        let rich = b.project("rich", 100.0);
+        let vt = b.app_version(tight, cpu(1.0));
+        let vr = b.app_version(rich, cpu(1.0));
+        // One hour of work left, due in 4000 s: it can't wait a 3600 s period.
+        let running = b.job(tight, vt, 0.0, NOW + 4000.0);
+        b.task(running, SchedulerState::Running, NOW - 7200.0, 0.0, 0.0, NOW - 60.0);
+        b.job(rich, vr, 0.0, NOW + 1e6);
+        b.state.projects[rich.index()].short_term_debt = 50_000.0;
+        let state = b.build();
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(running, RunReason::Edf)]);
+        // With days of slack, debt decides as usual.
+        let mut relaxed = state.clone();
+        relaxed.jobs[running.index()].report_deadline = NOW + 1e6;
+        let list = run_list(&relaxed, &quiet_rr(&relaxed), Policy::Seed);
+        assert_eq!(state.job(list.entries[0].job).project, rich);
+        assert_eq!(list.entries[0].reason, RunReason::Debt);
+    }
+
+    #[test]
     fn edf_picks_the_endangered_job_over_high_debt() {
         let mut b = StateBuilder::new(1);
         let rich = b.project("rich", 100.0);

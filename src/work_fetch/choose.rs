@@ -502,6 +502,25 @@ mod tests {
     }
 
     #[test]
+    fn a_report_asks_for_the_projects_uncovered_share() {
+        let mut state = host();
+        let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
+        let mut rr = busy_rr(&state);
+        // Buffer full: the report asks for nothing.
+        let request = piggyback_request(&state, &rr, both, 1000.0);
+        assert_eq!(request.work_req_seconds, 0.0);
+        // Some GPU shortfall, of which the project's own share covers 300 s.
+        short(&mut rr, NVIDIA, 800.0);
+        rr.projects[both.index()].shortfall[NVIDIA] = 300.0;
+        let request = piggyback_request(&state, &rr, both, 1000.0);
+        assert_eq!(request.resources[NVIDIA].req_seconds, 300.0);
+        assert!(!request.requests(CPU));
+        // A project that may not be asked for work (no new tasks) gets an empty request.
+        state.projects[both.index()].dont_request_more_work = true;
+        assert_eq!(piggyback_request(&state, &rr, both, 1000.0).work_req_seconds, 0.0);
+    }
+
+    #[test]
     fn gpu_types_are_asked_nvidia_amd_intel() {
         let mut state = host();
         state.host.coprocessors[AMD] = Some(gpu(AMD));
