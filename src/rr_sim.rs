@@ -82,6 +82,9 @@ pub struct JobSim {
     pub projected_completion: Time,
     /// seed 000 deadline_missed(R): the projected completion is after the deadline.
     pub deadline_missed: bool,
+    /// Processing seconds the job still needs (the estimate the simulation started
+    /// from), so that callers need not estimate it again.
+    pub remaining_duration: f64,
 }
 
 /// What the simulation says about one processing resource.
@@ -202,6 +205,8 @@ struct SimJob {
     cpu: f64,
     /// Processing seconds left, valid while the job is not active.
     remaining: f64,
+    /// Processing seconds left at the start of the simulation.
+    initial_remaining: f64,
     deadline: Time,
     /// The queue's progress clock value at which it finishes, valid while active.
     target: f64,
@@ -422,6 +427,7 @@ impl Simulation {
                 usage: version.usage,
                 cpu: version.cpu,
                 remaining,
+                initial_remaining: remaining,
                 deadline: job.report_deadline,
                 target: 0.0,
                 completed_at: f64::INFINITY,
@@ -926,14 +932,19 @@ impl Simulation {
                 simulated: true,
                 projected_completion: now,
                 deadline_missed: now > deadline,
+                remaining_duration: 0.0,
             };
         }
         for job in &self.jobs {
             let projected_completion =
                 if job.done { now + job.completed_at } else { f64::INFINITY };
             let deadline_missed = !job.done || projected_completion > job.deadline;
-            out.jobs[job.job.index()] =
-                JobSim { simulated: true, projected_completion, deadline_missed };
+            out.jobs[job.job.index()] = JobSim {
+                simulated: true,
+                projected_completion,
+                deadline_missed,
+                remaining_duration: job.initial_remaining,
+            };
             if deadline_missed {
                 let queue = &self.queues[job.queue as usize];
                 let resource = ResourceType::ALL[queue.resource];

@@ -110,13 +110,12 @@ pub fn make_run_list(
             continue;
         }
         if policy != Policy::Legacy {
-            let critical = &mut candidates.critical[resource];
-            critical.sort_unstable();
-            for ranked in critical.iter() {
+            let instances = state.instances(resource) as usize;
+            for job in must_start_now(&mut candidates.critical[resource], instances, now) {
                 if !scheduler.pool.has_room(resource) {
                     break;
                 }
-                scheduler.try_schedule(ranked.job, RunReason::Edf);
+                scheduler.try_schedule(job, RunReason::Edf);
             }
             scheduler.earliest_deadline_first(resource, &mut candidates.edf[resource], rr);
             for &id in &candidates.slice[resource] {
@@ -164,6 +163,38 @@ impl PartialEq for Ranked {
 
 impl Eq for Ranked {}
 
+/// A runnable job with less than a scheduling period of slack.
+#[derive(Debug, Clone, Copy)]
+struct Critical {
+    deadline: Time,
+    /// Wall seconds it still needs.
+    wall: f64,
+    job: JobId,
+}
+
+/// Of the jobs that can't wait a scheduling period, those that must start now: run
+/// back to back in deadline order on the fewest instances that meet every deadline
+/// (all of them if none do), the first job on each instance starts now. One instance
+/// is enough for a project of short jobs with short deadlines (seed 000's scenario 1),
+/// so it takes one CPU and leaves the others their time slices.
+fn must_start_now(critical: &mut [Critical], instances: usize, now: Time) -> Vec<JobId> {
+    if critical.is_empty() || instances == 0 {
+        return Vec::new();
+    }
+    critical.sort_unstable_by(|a, b| a.deadline.total_cmp(&b.deadline).then(a.job.cmp(&b.job)));
+    let meets_all = |k: usize| {
+        let mut free_at = vec![now; k];
+        critical.iter().all(|c| {
+            let (slot, _) =
+                free_at.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((0, &now));
+            free_at[slot] += c.wall;
+            free_at[slot] <= c.deadline
+        })
+    };
+    let needed = (1..=instances.min(critical.len())).find(|&k| meets_all(k)).unwrap_or(instances);
+    critical.iter().take(needed).map(|c| c.job).collect()
+}
+
 /// One project's candidates for a pass, smallest key first. A heap rather than a sorted
 /// list: it is built in linear time and a pass usually takes only a few jobs from it
 /// (at most the instances of the resource, plus those that don't fit), whereas a host
@@ -179,7 +210,7 @@ struct Candidates {
     slice: ResourceMap<Vec<JobId>>,
     /// Running jobs that could not wait one scheduling period and still make their
     /// deadline, earliest deadline first once sorted.
-    critical: ResourceMap<Vec<Ranked>>,
+    critical: ResourceMap<Vec<Critical>>,
     /// Per project (indexed by project id), in the order the project would pick them:
     /// running first, then the earliest received (seed 000 step 7), or for `legacy`
     /// running, preempted, new, each earliest deadline first (seed 001).
@@ -214,7 +245,7 @@ impl Candidates {
         let mut edf = sized(&endangered);
         let mut by_project = sized(&|_, _| true);
         let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
-        let mut critical: ResourceMap<Vec<Ranked>> = ResourceMap::default();
+        let mut critical: ResourceMap<Vec<Critical>> = ResourceMap::default();
         let period = state.prefs.scheduling_period();
         // The test of `job_may_run`, with what it depends on looked up once per app
         // version and project rather than once per job (there are thousands of jobs and
@@ -260,20 +291,17 @@ impl Candidates {
                 if running && job.task.as_ref().is_some_and(|t| now - t.run_start_time < period) {
                     slice[resource].push(id);
                 }
-                // The rr_sim's verdict assumes the job keeps its share of the resource; a
-                // running job whose slack is under one scheduling period would miss its
-                // deadline if the debt order took its place now, even though the rr_sim
-                // sees it on time. It is kept, earliest deadline first.
-                if running {
-                    let wall =
-                        remaining_duration(state, id) / state.time_stats.available_frac(resource);
-                    if job.report_deadline - now - wall < period {
-                        critical[resource].push(Ranked {
-                            rank: 0,
-                            time: job.report_deadline,
-                            job: id,
-                        });
-                    }
+                // The rr_sim's verdict assumes the job gets its share of the resource at
+                // once; a job whose slack is under one scheduling period would miss its
+                // deadline if it had to wait for the time slices of the jobs running now.
+                let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
+                let wall = remaining / state.time_stats.available_frac(resource);
+                if job.report_deadline - now - wall < period {
+                    critical[resource].push(Critical {
+                        deadline: job.report_deadline,
+                        wall,
+                        job: id,
+                    });
                 }
             }
             let ranked = match policy {
@@ -543,6 +571,22 @@ mod tests {
 
     fn scheduled(list: &RunList) -> Vec<(JobId, RunReason)> {
         list.entries.iter().map(|e| (e.job, e.reason)).collect()
+    }
+
+    #[test]
+    fn short_deadline_jobs_take_as_few_instances_as_their_deadlines_need() {
+        let c = |deadline: f64, wall: f64, job: u32| Critical { deadline, wall, job: JobId(job) };
+        // Five 6-minute jobs due within the hour: one instance meets every deadline.
+        let mut p1: Vec<Critical> =
+            (0..5).map(|i| c(NOW + 3600.0 + f64::from(i) * 360.0, 360.0, i)).collect();
+        assert_eq!(must_start_now(&mut p1, 2, NOW), vec![JobId(0)]);
+        // Two hour-long jobs due in 70 minutes need both instances.
+        let mut tight = vec![c(NOW + 4200.0, 3600.0, 7), c(NOW + 4200.0, 3600.0, 3)];
+        assert_eq!(must_start_now(&mut tight, 2, NOW), vec![JobId(3), JobId(7)]);
+        // More than the host can do: every instance, earliest deadlines first.
+        let mut hopeless: Vec<Critical> = (0..4).map(|i| c(NOW + 100.0, 3600.0, i)).collect();
+        assert_eq!(must_start_now(&mut hopeless, 2, NOW), vec![JobId(0), JobId(1)]);
+        assert!(must_start_now(&mut [], 2, NOW).is_empty());
     }
 
     #[test]

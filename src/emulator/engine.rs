@@ -322,7 +322,6 @@ impl<'c> Simulator<'c> {
             }
             self.advance_to(next);
             self.step();
-
             let done = (self.now - self.start) / span;
             if done >= next_progress {
                 progress(done.min(1.0));
@@ -579,9 +578,12 @@ impl<'c> Simulator<'c> {
         let mut next = f64::INFINITY;
         for (r, sim) in decision.rr_sim.resources.iter() {
             if sim.instances > 0.0 && self.state.instances(r) > 0 {
+                // The prediction is made afresh at every check and can keep landing just
+                // short of the low-water mark; like the real client, look again no sooner
+                // than a poll interval unless an event (a completion, new jobs) asks.
                 let when = self.now + sim.saturated_time - low_water;
                 if when > self.now {
-                    next = next.min(when);
+                    next = next.min(when.max(self.now + FETCH_POLL_INTERVAL));
                 }
             }
         }
@@ -670,9 +672,13 @@ impl<'c> Simulator<'c> {
                     reasons[p.index()].is_some() && self.state.project(p).min_rpc_time <= self.now
                 });
                 match due {
-                    Some(project) => {
-                        piggyback_request(&self.state, &decision.rr_sim, project, self.now)
-                    }
+                    Some(project) => piggyback_request(
+                        &self.state,
+                        &decision.rr_sim,
+                        &decision.facts,
+                        project,
+                        self.now,
+                    ),
                     None => {
                         if let Some(decision) = self.last_decision.take() {
                             self.plan_fetch_check(&decision);

@@ -107,6 +107,9 @@ pub struct ProjectFacts {
     pub downloading: u32,
     /// Jobs computed and waiting to be reported.
     pub ready_to_report: u32,
+    /// The shortest time from receipt to deadline among the project's unreported jobs
+    /// per main resource: how soon the project wants its work back (`None`: no job).
+    pub min_latency: ResourceMap<Option<f64>>,
 }
 
 impl ProjectFacts {
@@ -121,6 +124,13 @@ impl ProjectFacts {
             }
             let Some(av) = job.app_version else { continue };
             let resource = state.app_version(av).usage.main_resource();
+            if !job.got_server_ack {
+                let latency = job.report_deadline - job.received_time;
+                if latency.is_finite() && latency > 0.0 {
+                    let known = &mut f.min_latency[resource];
+                    *known = Some(known.map_or(latency, |l| l.min(latency)));
+                }
+            }
             if state.job_runnable(id) {
                 f.runnable[resource] += 1;
             }

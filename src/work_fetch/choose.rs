@@ -9,6 +9,7 @@
 //! and one made for idle CPUs asks no GPU work.
 
 use super::backoff::backed_off;
+use super::latency_cap::latency_caps;
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
@@ -53,7 +54,7 @@ pub fn choose_work_fetch(
             FetchDecision { request, reason, candidates }
         }
         Policy::Seed | Policy::Rec => {
-            let (request, reason) = choose_per_resource(state, rr, policy, &mut candidates);
+            let (request, reason) = choose_per_resource(state, rr, facts, policy, &mut candidates);
             FetchDecision { request, reason, candidates }
         }
     }
@@ -162,6 +163,7 @@ fn steps(
 fn choose_per_resource(
     state: &ClientState,
     rr: &RrSimOutput,
+    facts: &[ProjectFacts],
     policy: Policy,
     candidates: &mut [ProjectFetchInfo],
 ) -> (Option<WorkRequest>, FetchReason) {
@@ -170,17 +172,34 @@ fn choose_per_resource(
     });
     let priorities = (policy == Policy::Rec).then(|| rec_priorities(state));
     let mut unserved = None;
+    let mut excluded: Vec<ProjectId> = Vec::new();
     for step in steps(state, rr, &usable) {
         let idle_now = rr.resources[step.resource].nidle > 0.0;
-        match select_project(state, rr, step.resource, idle_now, priorities.as_deref(), candidates)
-        {
-            Some(project) => {
-                let request = send_req(state, rr, &candidates[project.index()], &usable, &step);
-                return (Some(request), step.reason);
-            }
-            None => {
+        excluded.clear();
+        loop {
+            let chosen = select_project(
+                state,
+                rr,
+                step.resource,
+                idle_now,
+                priorities.as_deref(),
+                &excluded,
+                candidates,
+            );
+            let Some(project) = chosen else {
                 unserved.get_or_insert(step.resource);
+                break;
+            };
+            // A project whose share of the resource is already booked up to its
+            // latency is not asked: the next best one is.
+            let caps = latency_caps(state, facts, rr, project);
+            if caps[step.resource] <= 0.0 {
+                excluded.push(project);
+                continue;
             }
+            let info = &candidates[project.index()];
+            let request = send_req(state, rr, info, &usable, &step, &caps);
+            return (Some(request), step.reason);
         }
     }
     (None, unserved.map_or(FetchReason::BufferFull, FetchReason::NoFetchableProject))
@@ -196,12 +215,14 @@ fn select_project(
     resource: ResourceType,
     idle_now: bool,
     rec_priority: Option<&[f64]>,
+    excluded: &[ProjectId],
     candidates: &mut [ProjectFetchInfo],
 ) -> Option<ProjectId> {
     let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
     let mut best: Option<(bool, f64, f64, ProjectId)> = None;
     for info in candidates.iter_mut() {
         if !askable(state, info)
+            || excluded.contains(&info.project)
             || info.backed_off[resource]
             || !info.may_supply[resource]
             || state.project_overworked_for(info.project, resource)
@@ -251,12 +272,13 @@ fn send_req(
     info: &ProjectFetchInfo,
     usable: &ResourceMap<bool>,
     step: &Step,
+    caps: &ResourceMap<f64>,
 ) -> WorkRequest {
     let resources = ResourceMap::from_fn(|r| {
         if step.zeroed[r] {
             return ResourceRequest::default();
         }
-        resource_request(state, rr, info, usable, r, r == step.resource)
+        capped(resource_request(state, rr, info, usable, r, r == step.resource), caps[r])
     });
     with_scalar_seconds(info.project, resources)
 }
@@ -303,6 +325,7 @@ fn resource_request(
 pub fn piggyback_request(
     state: &ClientState,
     rr: &RrSimOutput,
+    facts: &[ProjectFacts],
     project: ProjectId,
     now: Time,
 ) -> WorkRequest {
@@ -312,11 +335,26 @@ pub fn piggyback_request(
     });
     let resources = match infos.get(project.index()) {
         Some(info) if askable(state, info) && state.network_mode != RunMode::Never => {
-            ResourceMap::from_fn(|r| resource_request(state, rr, info, &usable, r, false))
+            let caps = latency_caps(state, facts, rr, project);
+            ResourceMap::from_fn(|r| {
+                capped(resource_request(state, rr, info, &usable, r, false), caps[r])
+            })
         }
         _ => ResourceMap::default(),
     };
     with_scalar_seconds(project, resources)
+}
+
+/// A resource's request limited to `cap` instance-seconds; nothing at all when the cap
+/// leaves nothing.
+fn capped(request: ResourceRequest, cap: f64) -> ResourceRequest {
+    if request.req_seconds <= cap {
+        request
+    } else if cap <= 0.0 {
+        ResourceRequest::default()
+    } else {
+        ResourceRequest { req_seconds: cap, ..request }
+    }
 }
 
 fn with_scalar_seconds(project: ProjectId, resources: ResourceMap<ResourceRequest>) -> WorkRequest {
@@ -507,17 +545,17 @@ mod tests {
         let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
         let mut rr = busy_rr(&state);
         // Buffer full: the report asks for nothing.
-        let request = piggyback_request(&state, &rr, both, 1000.0);
+        let request = piggyback_request(&state, &rr, &ProjectFacts::gather(&state), both, 1000.0);
         assert_eq!(request.work_req_seconds, 0.0);
         // Some GPU shortfall, of which the project's own share covers 300 s.
         short(&mut rr, NVIDIA, 800.0);
         rr.projects[both.index()].shortfall[NVIDIA] = 300.0;
-        let request = piggyback_request(&state, &rr, both, 1000.0);
+        let request = piggyback_request(&state, &rr, &ProjectFacts::gather(&state), both, 1000.0);
         assert_eq!(request.resources[NVIDIA].req_seconds, 300.0);
         assert!(!request.requests(CPU));
         // A project that may not be asked for work (no new tasks) gets an empty request.
         state.projects[both.index()].dont_request_more_work = true;
-        assert_eq!(piggyback_request(&state, &rr, both, 1000.0).work_req_seconds, 0.0);
+        assert_eq!(piggyback_request(&state, &rr, &[], both, 1000.0).work_req_seconds, 0.0);
     }
 
     #[test]

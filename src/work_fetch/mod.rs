@@ -4,6 +4,7 @@
 
 mod backoff;
 mod choose;
+mod latency_cap;
 mod legacy;
 mod may_supply;
 mod reply;
