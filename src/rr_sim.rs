@@ -1627,6 +1627,7 @@ pub(crate) mod tests {
                         simulated: true,
                         projected_completion: now,
                         deadline_missed: now > job.report_deadline,
+                        remaining_duration: 0.0,
                     };
                     continue;
                 }
@@ -1773,8 +1774,12 @@ pub(crate) mod tests {
                 let deadline = state.jobs[j.index].report_deadline;
                 let projected_completion = j.completed.map_or(f64::INFINITY, |c| now + c);
                 let deadline_missed = j.completed.is_none() || projected_completion > deadline;
-                out.jobs[j.index] =
-                    JobSim { simulated: true, projected_completion, deadline_missed };
+                out.jobs[j.index] = JobSim {
+                    simulated: true,
+                    projected_completion,
+                    deadline_missed,
+                    remaining_duration: remaining_duration(state, JobId::from_index(j.index)),
+                };
                 if deadline_missed {
                     let resource = ResourceType::ALL[j.resource];
                     out.resources[resource].deadlines_missed += 1;

@@ -42,7 +42,6 @@
 use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
-use crate::estimate::remaining_duration;
 use crate::model::{
     ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
 };
@@ -611,7 +610,7 @@ mod tests {
     }
 
     #[test]
-    fn a_running_job_without_a_period_of_slack_keeps_its_place() {
+    fn a_job_without_a_period_of_slack_starts_now() {
         let mut b = StateBuilder::new(1);
         let tight = b.project("tight", 100.0);
         let rich = b.project("rich", 100.0);
@@ -623,12 +622,14 @@ mod tests {
         b.job(rich, vr, 0.0, NOW + 1e6);
         b.state.projects[rich.index()].short_term_debt = 50_000.0;
         let state = b.build();
-        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        let mut rr = quiet_rr(&state);
+        rr.jobs[running.index()].remaining_duration = 3600.0;
+        let list = run_list(&state, &rr, Policy::Seed);
         assert_eq!(scheduled(&list), vec![(running, RunReason::Edf)]);
         // With days of slack, debt decides as usual.
         let mut relaxed = state.clone();
         relaxed.jobs[running.index()].report_deadline = NOW + 1e6;
-        let list = run_list(&relaxed, &quiet_rr(&relaxed), Policy::Seed);
+        let list = run_list(&relaxed, &rr, Policy::Seed);
         assert_eq!(state.job(list.entries[0].job).project, rich);
         assert_eq!(list.entries[0].reason, RunReason::Debt);
     }
