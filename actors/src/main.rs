@@ -46,24 +46,25 @@ enum Command {
     },
     /// Run a scenario in virtual time and print BOINC's figures of merit.
     Sim {
-        /// A scenario in BOINC's client-emulator format (client_state.xml, global_prefs.xml,
-        /// cc_config.xml).
-        #[arg(long, value_name = "DIR")]
+        /// A scenario: a directory in BOINC's client-emulator format (client_state.xml,
+        /// global_prefs.xml, cc_config.xml), or a text file in seed 000's notation
+        /// (projects P(C,D,R), parameters as name = value, # comments).
+        #[arg(long, value_name = "DIR|FILE")]
         scenario: Option<PathBuf>,
         /// A scenario in seed 000's notation instead, e.g. "P1(0.1,1,.5) P2(1,24,.25)"
         /// (C = hours of CPU per job, D = delay bound in hours, R = share fraction).
         #[arg(long, value_name = "TEXT")]
         notation: Option<String>,
-        /// With --notation: number of CPUs.
+        /// With --notation or a notation file: number of CPUs (the file's ncpus wins).
         #[arg(long, default_value_t = 1)]
         ncpus: u32,
-        /// With --notation: work buffer (min_queue), hours.
+        /// With --notation or a notation file: work buffer (min_queue), hours.
         #[arg(long, value_name = "H")]
         min_queue: Option<f64>,
-        /// With --notation: CPU scheduling period, hours.
+        /// With --notation or a notation file: CPU scheduling period, hours.
         #[arg(long, value_name = "H")]
         sched_period: Option<f64>,
-        /// With --notation: keep preempted tasks in memory.
+        /// With --notation or a notation file: keep preempted tasks in memory.
         #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
         leave_in_memory: bool,
         /// Simulated days.

@@ -16,11 +16,12 @@ use std::time::{Duration, Instant};
 
 /// Where the scenario comes from and how to run it.
 pub struct SimArgs {
-    /// A scenario directory in BOINC's emulator format.
+    /// A scenario directory in BOINC's emulator format, or a text file in seed 000's
+    /// notation.
     pub scenario: Option<PathBuf>,
     /// Seed 000's notation instead of a directory.
     pub notation: Option<String>,
-    /// Options of the notation.
+    /// Options of the notation (from `--notation` or a notation file).
     pub notation_options: NotationOptions,
     /// Simulated days.
     pub days: f64,
@@ -53,8 +54,42 @@ struct RunReport<'a> {
     figures: &'a FiguresOfMerit,
 }
 
+/// Drops `#` comments, so a notation file can say what it tests and what a good scheduler
+/// does; the notation itself has no `#`.
+fn strip_comments(text: &str) -> String {
+    text.lines()
+        .map(|line| line.split_once('#').map_or(line, |(before, _)| before))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Reads a scenario file in seed 000's notation; parameters written in the file win over
+/// the `--ncpus`-style options, which default to the notation's own defaults.
+fn load_notation_file(path: &Path, options: &NotationOptions) -> Result<ClientState> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the scenario file {}", path.display()))?;
+    scenario_from_notation(&strip_comments(&text), options).with_context(|| {
+        format!(
+            "{} is not a scenario in seed 000's notation; give a scenario directory or a \
+             text file of projects P(C, D, R) and name = value parameters",
+            path.display()
+        )
+    })
+}
+
 fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
     match (&args.scenario, &args.notation) {
+        (Some(path), None) if !path.exists() => bail!(
+            "{} does not exist: give a scenario directory (client_state.xml, global_prefs.xml, \
+             cc_config.xml) or a text file in seed 000's notation",
+            path.display()
+        ),
+        (Some(path), None) if path.is_file() => {
+            let name = path
+                .file_stem()
+                .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+            Ok((name, load_notation_file(path, &args.notation_options)?))
+        }
         (Some(dir), None) => {
             let name = dir
                 .file_name()
@@ -67,7 +102,10 @@ fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
             Ok(("notation".to_string(), state))
         }
         (Some(_), Some(_)) => bail!("give either --scenario DIR or --notation TEXT, not both"),
-        (None, None) => bail!("give a scenario: --scenario DIR or --notation \"P1(C,D,R) ...\""),
+        (None, None) => bail!(
+            "give a scenario: --scenario DIR, --scenario FILE (seed 000's notation) or \
+             --notation \"P1(C,D,R) ...\""
+        ),
     }
 }
 
@@ -266,4 +304,103 @@ pub fn sim(args: SimArgs) -> Result<()> {
         print_figures(&mut out, &name, *policy, &args, figures)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::model::ResourceType;
+
+    fn shipped() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scenarios")
+    }
+
+    fn args_for(scenario: PathBuf) -> SimArgs {
+        SimArgs {
+            scenario: Some(scenario),
+            notation: None,
+            notation_options: NotationOptions::default(),
+            days: 2.0,
+            policy: Policy::Seed,
+            compare: None,
+            seed: 1,
+            json: false,
+            trace: None,
+            timeline: None,
+            existing_jobs_only: false,
+            boinc_compat: false,
+        }
+    }
+
+    #[test]
+    fn comments_are_dropped_and_the_notation_kept() {
+        let text = "# about\nP1(0.1, 1, .5) # short jobs\n  # indented\nncpus = 2";
+        assert_eq!(strip_comments(text), "\nP1(0.1, 1, .5) \n  \nncpus = 2");
+    }
+
+    #[test]
+    fn the_seed_notation_file_loads_with_its_own_parameters() {
+        let mut args = args_for(shipped().join("seed_scenario1.txt"));
+        args.notation_options.sched_period_hours = Some(2.0);
+        let (name, state) = load_scenario(&args).expect("seed_scenario1.txt loads");
+        assert_eq!(name, "seed_scenario1");
+        assert_eq!(state.host.p_ncpus, 2, "ncpus = 2 in the file wins over the default 1");
+        let names: Vec<&str> = state.projects.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["P1", "P2", "P3"]);
+        assert!(!state.prefs.leave_apps_in_memory);
+        let period = state.prefs.cpu_scheduling_period_minutes;
+        assert!((period - 60.0).abs() < 1e-9, "the file's period wins over --sched-period 2");
+    }
+
+    #[test]
+    fn a_file_that_is_not_notation_is_refused_with_its_name() {
+        let path = shipped().join("desktop_gpu/client_state.xml");
+        let err = load_scenario(&args_for(path)).expect_err("XML is not the notation");
+        assert!(format!("{err:#}").contains("client_state.xml"), "{err:#}");
+    }
+
+    /// Every shipped scenario runs, and every device it has does some work.
+    #[test]
+    fn every_shipped_scenario_runs() {
+        let mut scenarios: Vec<PathBuf> = std::fs::read_dir(shipped())
+            .expect("examples/scenarios is readable")
+            .map(|entry| entry.expect("directory entry").path())
+            .filter(|path| path.join("client_state.xml").is_file() || path.is_file())
+            .collect();
+        scenarios.sort();
+        assert!(
+            scenarios.len() >= 4,
+            "desktop_gpu, cpu_only, gpu_host, seed_scenario1: {scenarios:?}"
+        );
+        for path in scenarios {
+            let args = args_for(path.clone());
+            let (name, state) = load_scenario(&args)
+                .unwrap_or_else(|e| panic!("{} does not load: {e:#}", path.display()));
+            let has_gpu = state.instances(ResourceType::Nvidia) > 0;
+            let config = SimConfig {
+                scenario: name,
+                policy: Policy::Seed,
+                seed: 1,
+                duration: args.days * SECONDS_PER_DAY,
+                boinc_compat: false,
+                existing_jobs_only: false,
+                trace: false,
+            };
+            let result = run_simulation(state, &config, &mut |_| {});
+            let figures = result.figures;
+            assert!(
+                figures.idle_fraction < 0.5,
+                "{}: idle {} in two days",
+                path.display(),
+                figures.idle_fraction
+            );
+            let done: u32 = figures.projects.values().map(|p| p.jobs_done).sum();
+            assert!(done > 0, "{}: no job finished in two days", path.display());
+            if has_gpu {
+                let gpu: f64 =
+                    figures.projects.values().filter_map(|p| p.usage.get("nvidia")).sum();
+                assert!(gpu > 0.5, "{}: the GPUs did {gpu} of their capacity", path.display());
+            }
+        }
+    }
 }
