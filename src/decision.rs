@@ -37,7 +37,18 @@ pub fn decide(
     last_schedule_time: Time,
     now: Time,
 ) -> Decision {
-    let facts = ProjectFacts::gather(state);
+    decide_with_facts(state, ProjectFacts::gather(state), policy, last_schedule_time, now)
+}
+
+/// [`decide`] with the project facts already gathered from this same state (a caller
+/// that needed them first, for accounting, need not gather them twice).
+pub fn decide_with_facts(
+    state: &ClientState,
+    facts: Vec<ProjectFacts>,
+    policy: Policy,
+    last_schedule_time: Time,
+    now: Time,
+) -> Decision {
     let rr_sim = simulate(state, &facts, now);
     let run_list = make_run_list(state, &rr_sim, &facts, policy, now);
     let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);

@@ -443,6 +443,34 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
     }
 }
 
+/// Gives every running GPU task that has no GPU instances recorded (state files don't
+/// say which device a task ran on) instances that fit beside the tasks that do, so
+/// enforcement and accounting see each GPU's real occupancy from the start.
+pub fn assign_missing_gpu_instances(state: &mut ClientState) {
+    let mut pool = InstancePool::new(state);
+    let mut missing = Vec::new();
+    for id in state.job_ids() {
+        let job = state.job(id);
+        let (Some(task), Some(av)) = (job.task.as_ref(), job.app_version) else { continue };
+        if !task.is_running() {
+            continue;
+        }
+        let usage = state.app_version(av).usage;
+        if usage.coprocessor.is_some() && task.gpu_instances.is_empty() {
+            missing.push((id, usage));
+        } else {
+            pool.occupy(&usage, &task.gpu_instances);
+        }
+    }
+    for (id, usage) in missing {
+        if let Some(instances) = pool.try_place(&usage, &[])
+            && let Some(task) = state.jobs[id.index()].task.as_mut()
+        {
+            task.gpu_instances = instances;
+        }
+    }
+}
+
 /// The lowest slot number not in the sorted list.
 fn lowest_free_slot(sorted_slots: &[u32]) -> u32 {
     let mut candidate = 0;
@@ -500,6 +528,22 @@ mod tests {
         let v = b.app_version(p, cpu(1.0));
         let jobs = (0..n).map(|i| b.job(p, v, i as f64, NOW + 1e5)).collect();
         (b, jobs)
+    }
+
+    #[test]
+    fn running_gpu_tasks_without_instances_get_free_ones() {
+        let mut b = StateBuilder::new(2).gpus(ResourceType::Nvidia, 2);
+        let p = b.project("p", 100.0);
+        let v = b.app_version(p, gpu(ResourceType::Nvidia, 0.1, 1.0));
+        let placed = b.job(p, v, 0.0, NOW + 1e5);
+        let unplaced = b.job(p, v, 0.0, NOW + 1e5);
+        b.task(placed, SchedulerState::Running, NOW - 60.0, 60.0, 0.0, 0.0).gpu_instances = vec![0];
+        b.task(unplaced, SchedulerState::Running, NOW - 60.0, 60.0, 0.0, 0.0);
+        let mut state = b.build();
+        assign_missing_gpu_instances(&mut state);
+        let instances = |j: JobId| state.job(j).task.as_ref().map(|t| t.gpu_instances.clone());
+        assert_eq!(instances(placed), Some(vec![0]));
+        assert_eq!(instances(unplaced), Some(vec![1]));
     }
 
     #[test]

@@ -97,7 +97,29 @@ enum Command {
     },
 }
 
-fn main() -> Result<()> {
+/// Whether an error is only the reader of our output going away (`| head`): not a
+/// failure of the command.
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    let broken = Some(std::io::ErrorKind::BrokenPipe);
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().map(std::io::Error::kind) == broken
+            || cause.downcast_ref::<serde_json::Error>().and_then(serde_json::Error::io_error_kind)
+                == broken
+    })
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error:?}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Explain { state, now, last_schedule, policy, json } => {

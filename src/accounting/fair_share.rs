@@ -250,6 +250,19 @@ fn fill(capacity: [f64; NRESOURCES], resources: usize, weight: &[f64; NMASKS]) -
         remaining &= !tight;
     }
 
+    // Classes that can use one resource only have nowhere else to go: their flow is
+    // their total. When every class is like that (a CPU-only host, or projects each
+    // confined to one resource) no flow needs solving.
+    let classes_in_use = (1..NMASKS).filter(|&m| level[m] > 0.0 && weight[m] > 0.0);
+    if classes_in_use.clone().all(|m| (m & resources).count_ones() <= 1) {
+        let mut flow = [[0.0; NRESOURCES]; NMASKS];
+        for m in classes_in_use {
+            if let Some(r) = (0..NRESOURCES).find(|&r| m & resources & 1 << r != 0) {
+                flow[m][r] = level[m] * weight[m];
+            }
+        }
+        return Filled { flow };
+    }
     let mut residual = [[0.0; NODES]; NODES];
     let mut total_capacity = 0.0;
     for r in (0..NRESOURCES).filter(|&r| resources & 1 << r != 0) {

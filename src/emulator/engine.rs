@@ -21,8 +21,8 @@ use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
-use crate::decision::{Decision, decide};
-use crate::enforce::{ActionKind, ActionReason, apply_enforcement};
+use crate::decision::{Decision, decide_with_facts};
+use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
@@ -224,6 +224,7 @@ impl<'c> Simulator<'c> {
             rpcs: 0,
             acked_jobs: 0,
         };
+        assign_missing_gpu_instances(&mut sim.state);
         sim.adopt_existing_jobs();
         sim
     }
@@ -436,7 +437,7 @@ impl<'c> Simulator<'c> {
         if !self.config.existing_jobs_only && self.rpc_step() {
             self.schedule();
         }
-        if self.acked_jobs > 256 && self.acked_jobs * 2 > self.state.jobs.len() {
+        if self.acked_jobs > 32 && self.acked_jobs * 4 > self.state.jobs.len() {
             self.compact();
         }
     }
@@ -539,7 +540,14 @@ impl<'c> Simulator<'c> {
         }
         let facts = ProjectFacts::gather(&self.state);
         self.account(&facts);
-        let decision = decide(&self.state, self.config.policy, self.last_schedule_time, self.now);
+        // Accounting changes debts, not the jobs the facts describe: they still hold.
+        let decision = decide_with_facts(
+            &self.state,
+            facts,
+            self.config.policy,
+            self.last_schedule_time,
+            self.now,
+        );
         self.decisions += 1;
         apply_enforcement(&mut self.state, &decision.enforcement, self.now);
         self.last_schedule_time = self.now;
@@ -647,7 +655,8 @@ impl<'c> Simulator<'c> {
         }
     }
 
-    /// One scheduler RPC if the policies want one now; returns whether one happened.
+    /// One scheduler RPC if the policies want one now; returns whether it brought jobs
+    /// (the only change a new decision has to react to at once).
     fn rpc_step(&mut self) -> bool {
         if self.now < self.next_rpc_allowed || self.now < self.next_fetch_check {
             return false;
@@ -699,15 +708,19 @@ impl<'c> Simulator<'c> {
             &mut self.rng,
         );
         self.figures.rpc(project, reply.is_some());
+        self.next_fetch_check = self.now;
         match reply {
             None => {
                 on_rpc_failure(&mut self.state.projects[project.index()], self.now, &mut self.rng);
                 self.trace_rpc(&request, false, 0, 0, false);
+                false
             }
-            Some(reply) => self.accept_reply(&request, reply),
+            Some(reply) => {
+                let brought_jobs = !reply.jobs.is_empty();
+                self.accept_reply(&request, reply);
+                brought_jobs
+            }
         }
-        self.next_fetch_check = self.now;
-        true
     }
 
     /// Seed 002: after repeated RPC failures a project's master page is read again; the
