@@ -233,7 +233,9 @@ impl RunTotals {
             })
             .collect();
         FiguresOfMerit {
-            idle_fraction: fraction(flops_total - flops_used, flops_total),
+            // Usage is capped at capacity in every interval; what is left below 0 is
+            // rounding in the sums, which must not print as a negative idle fraction.
+            idle_fraction: fraction(flops_total - flops_used, flops_total).max(0.0),
             wasted_fraction: fraction(self.wasted_flops, flops_total),
             share_violation,
             monotony,

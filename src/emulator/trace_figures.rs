@@ -367,9 +367,11 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
     let mut wasted_flops = 0.0;
     for event in events {
         match event {
+            // Jobs received are those scheduler replies brought, as the RPC events count
+            // them: the scenario's own jobs also appear as received at the start, but no
+            // server sent them.
             TraceEvent::JobReceived { time, project, .. } => {
-                let index = setup.project("job_received", project, *time)?;
-                setup.totals[index].jobs_received += 1;
+                setup.project("job_received", project, *time)?;
             }
             TraceEvent::JobFinished { time, project, .. } => {
                 let index = setup.project("job_finished", project, *time)?;
@@ -382,10 +384,11 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
                     wasted_flops += job_flops.get(&(index, job.as_str())).copied().unwrap_or(0.0);
                 }
             }
-            TraceEvent::Rpc { time, project, success, .. } => {
+            TraceEvent::Rpc { time, project, success, jobs_received, .. } => {
                 let index = setup.project("rpc", project, *time)?;
                 if *success {
                     setup.totals[index].rpcs += 1;
+                    setup.totals[index].jobs_received += jobs_received;
                 }
             }
             TraceEvent::Setup { .. }
@@ -558,19 +561,44 @@ pub(crate) mod tests {
                     missed,
                 });
             }
+            let rpc = |project: u32, success: bool, jobs_received: u32| TraceEvent::Rpc {
+                time: self.start,
+                project: project_name(project),
+                success,
+                req_seconds: ResourceMap::default(),
+                req_ninstances: ResourceMap::default(),
+                reported: 0,
+                jobs_received,
+                no_work_because_of_deadlines: false,
+            };
             for &(project, success) in &self.rpcs {
-                events.push(TraceEvent::Rpc {
-                    time: self.start,
-                    project: project_name(project),
-                    success,
-                    req_seconds: ResourceMap::default(),
-                    req_ninstances: ResourceMap::default(),
-                    reported: 0,
-                    jobs_received: 0,
-                    no_work_because_of_deadlines: false,
-                });
+                events.push(rpc(project, success, 0));
             }
+            for (project, count) in self.receipts() {
+                events.push(rpc(project, true, count));
+            }
+            // A job the scenario already held: in the trace, not received from a server.
+            events.push(TraceEvent::JobReceived {
+                time: self.start,
+                job: "existing job".to_string(),
+                project: project_name(0),
+                app: "app".to_string(),
+                avg_ncpus: 1.0,
+                coprocessor: None,
+                flops: 1e12,
+                fpops_est: 1e12,
+                deadline: self.end,
+            });
             events
+        }
+
+        /// Jobs received per project, each project's arriving in one successful RPC.
+        fn receipts(&self) -> Vec<(u32, u32)> {
+            let mut counts = std::collections::BTreeMap::new();
+            for &project in &self.received {
+                *counts.entry(project).or_insert(0) += 1;
+            }
+            counts.into_iter().collect()
         }
 
         /// Feeds the accumulator interval by interval, as the event loop does.
@@ -628,6 +656,9 @@ pub(crate) mod tests {
             }
             for &(project, success) in &self.rpcs {
                 acc.rpc(ProjectId(project), success);
+            }
+            for (project, _) in self.receipts() {
+                acc.rpc(ProjectId(project), true);
             }
             acc.finish(self.end)
         }
