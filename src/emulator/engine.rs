@@ -549,6 +549,13 @@ impl<'c> Simulator<'c> {
             self.now,
         );
         self.decisions += 1;
+        // A preempted job's segment is closed before enforcement releases its GPU
+        // instances, so the trace still says which instances it ran on.
+        for action in &decision.enforcement.actions {
+            if matches!(action.kind, ActionKind::Preempt { .. }) {
+                self.end_segment(action.job);
+            }
+        }
         apply_enforcement(&mut self.state, &decision.enforcement, self.now);
         self.last_schedule_time = self.now;
         self.awaiting_checkpoint.clear();

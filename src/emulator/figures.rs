@@ -1,6 +1,11 @@
 //! BOINC's figures of merit for an emulator run (DESIGN.md "Emulator": idle fraction,
 //! wasted fraction, share violation, monotony, RPCs per job), with the per-project usage,
 //! jobs done and deadlines missed; and the online accumulator the event loop feeds.
+//!
+//! One addition to BOINC's definitions: CPU usage in any interval is capped at the CPUs
+//! whose capacity counts then ([`cpu_scale`]), so that GPU jobs' CPU fractions or a
+//! multithreaded allowance that commit more CPUs than the host has cannot make the idle
+//! fraction negative.
 
 use crate::Time;
 use crate::model::{GPU_PEAK_FLOPS_SCALE, JobId, ProjectId, ResourceMap, ResourceType};
@@ -99,6 +104,24 @@ impl HostState {
 /// coprocessor type; we reproduce that quirk so our figures compare with BOINC's.
 pub(crate) fn gpu_instance_value(count: u32, peak_flops: f64) -> f64 {
     GPU_PEAK_FLOPS_SCALE * peak_flops * f64::from(count)
+}
+
+/// CPUs whose capacity counts while the host is in a state: all of them under
+/// `boinc_compat` (BOINC's emulator counts CPU capacity over the whole time), otherwise
+/// only while the host is on and computing is allowed.
+pub(crate) fn cpus_counted(ncpus: u32, boinc_compat: bool, on: bool, active: bool) -> f64 {
+    if boinc_compat || (on && active) { f64::from(ncpus) } else { 0.0 }
+}
+
+/// The factor every running job's CPU flops are scaled by in an interval where the jobs
+/// occupy `cpus_used` CPUs and `cpus_counted` CPUs count as capacity. GPU jobs' CPU
+/// fractions and a multithreaded app's allowance can commit more CPUs than the host has
+/// (seed 000 lets the scheduler do so), but CPUs cannot deliver more than their peak:
+/// capping each interval's CPU usage at its capacity keeps the idle fraction ≥ 0 and
+/// every project's CPU usage ≤ 1, and shares the real CPU time in proportion to what
+/// each job asked for.
+pub(crate) fn cpu_scale(cpus_used: f64, cpus_counted: f64) -> f64 {
+    if cpus_used > cpus_counted { cpus_counted / cpus_used } else { 1.0 }
 }
 
 /// ∫ R² dt over an interval where R grows linearly from `r_from` to `r_to`, written as
@@ -210,7 +233,9 @@ impl RunTotals {
             })
             .collect();
         FiguresOfMerit {
-            idle_fraction: fraction(flops_total - flops_used, flops_total),
+            // Usage is capped at capacity in every interval; what is left below 0 is
+            // rounding in the sums, which must not print as a negative idle fraction.
+            idle_fraction: fraction(flops_total - flops_used, flops_total).max(0.0),
             wasted_fraction: fraction(self.wasted_flops, flops_total),
             share_violation,
             monotony,
@@ -337,12 +362,15 @@ impl FiguresAccumulator {
     fn integrate(&mut self, from: Time, to: Time, host: HostState, running: &[RunningUsage]) {
         let dt = to - from;
         self.interval += 1;
+        let cpus_used: f64 = running.iter().map(|usage| usage.avg_ncpus).sum();
+        let counted = cpus_counted(self.setup.ncpus, self.setup.boinc_compat, host.on, host.active);
+        let scale = cpu_scale(cpus_used, counted);
         for usage in running {
             let Some(project) = self.projects.get_mut(usage.project.index()) else {
                 debug_assert!(false, "running job of unknown project {:?}", usage.project);
                 continue;
             };
-            let cpu_flops = usage.avg_ncpus * self.setup.p_fpops * dt;
+            let cpu_flops = usage.avg_ncpus * scale * self.setup.p_fpops * dt;
             project.used[ResourceType::Cpu] += cpu_flops;
             let mut job_flops = cpu_flops;
             if let Some((resource, instances)) = usage.gpu {
@@ -633,6 +661,71 @@ mod tests {
         let total = gpu_capacity + cpu_capacity;
         assert!(close(figures.idle_fraction, (total - used) / total));
         assert!(close(figures.wasted_fraction, used / total));
+    }
+
+    #[test]
+    fn over_committed_cpus_are_shared_in_proportion() {
+        let mut setup = setup(false);
+        setup.gpus[ResourceType::Nvidia] = Some((1, 1e12));
+        let mut acc = FiguresAccumulator::new(setup);
+        let gpu_job = RunningUsage {
+            project: ProjectId(1),
+            job: JobId(2),
+            avg_ncpus: 0.5,
+            gpu: Some((ResourceType::Nvidia, 1.0)),
+        };
+        // 2.5 CPUs committed on 2 for 100 s: each job gets 2/2.5 of what it asked for.
+        acc.advance(1000.0, 1100.0, HostState::UP, &[cpu_job(0, 0), cpu_job(0, 1), gpu_job]);
+        // Then only the GPU job: nothing to scale.
+        acc.advance(1100.0, 1200.0, HostState::UP, &[gpu_job]);
+        acc.job_reported(ProjectId(0), JobId(0), true);
+        acc.job_reported(ProjectId(1), JobId(2), true);
+        let figures = acc.finish(1200.0);
+        let cpu_capacity = 2.0 * GFLOPS * 200.0;
+        let gpu_capacity = 2e11 * 200.0;
+        let used_a = 2.0 * 0.8 * GFLOPS * 100.0;
+        let used_b_cpu = 0.4 * GFLOPS * 100.0 + 0.5 * GFLOPS * 100.0;
+        assert!(close(figures.projects["A"].usage["cpu"], used_a / cpu_capacity));
+        assert!(close(figures.projects["B"].usage["cpu"], used_b_cpu / cpu_capacity));
+        assert!(close(figures.projects["B"].usage["nvidia"], 1.0));
+        let total = cpu_capacity + gpu_capacity;
+        let used = used_a + used_b_cpu + gpu_capacity;
+        assert!(close(figures.idle_fraction, (total - used) / total));
+        // Wasted: job 0's scaled 80 CPU-seconds, and all of job 2.
+        let wasted = 0.8 * GFLOPS * 100.0 + used_b_cpu + gpu_capacity;
+        assert!(close(figures.wasted_fraction, wasted / total));
+    }
+
+    #[test]
+    fn fully_committed_cpus_leave_no_negative_idle() {
+        let mut acc = FiguresAccumulator::new(setup(true));
+        let wide = RunningUsage { avg_ncpus: 4.0, ..cpu_job(0, 0) };
+        acc.advance(1000.0, 1100.0, OFF, &[wide, cpu_job(1, 1)]);
+        let figures = acc.finish(1100.0);
+        assert_eq!(figures.idle_fraction, 0.0);
+        assert!(close(figures.projects["A"].usage["cpu"], 0.8));
+        assert!(close(figures.projects["B"].usage["cpu"], 0.2));
+    }
+
+    #[test]
+    fn gpu_jobs_cpu_fraction_does_not_count_where_cpu_capacity_does_not() {
+        let mut setup = setup(false);
+        setup.gpus[ResourceType::Nvidia] = Some((1, 1e12));
+        let mut acc = FiguresAccumulator::new(setup);
+        let gpu_job = RunningUsage {
+            project: ProjectId(1),
+            job: JobId(0),
+            avg_ncpus: 0.5,
+            gpu: Some((ResourceType::Nvidia, 1.0)),
+        };
+        acc.advance(1000.0, 1100.0, HostState::UP, &[gpu_job]);
+        // Computing suspended, GPU computing allowed: the GPU job runs on.
+        acc.advance(1100.0, 1200.0, HostState { active: false, ..HostState::UP }, &[gpu_job]);
+        let figures = acc.finish(1200.0);
+        // CPU capacity counts only the first 100 s, and so does the job's CPU fraction.
+        assert!(close(figures.projects["B"].usage["cpu"], 0.25));
+        assert!(close(figures.projects["B"].usage["nvidia"], 1.0));
+        assert!(figures.idle_fraction >= 0.0);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Recomputes the figures of merit (DESIGN.md "Emulator") from an emulator trace alone,
 //! independently of the online accumulator in [`super::figures`]: capacity by a sweep over
-//! the host's availability changes, usage from each run segment, and each project's
-//! starvation R_p from the union of its run segments. The acceptance test
-//! compares the two on every scenario.
+//! the host's availability changes, usage from each run segment (its CPU part capped, as
+//! the accumulator caps it, wherever the segments overlapping it commit more CPUs than
+//! count as capacity), and each project's starvation R_p from the union of its run
+//! segments. The emulator's acceptance tests compare the two on real scenarios.
 
-use super::figures::{FiguresOfMerit, ProjectTotals, RunTotals, gpu_instance_value};
+use super::figures::{
+    FiguresOfMerit, ProjectTotals, RunTotals, cpu_scale, cpus_counted, gpu_instance_value,
+};
 use super::trace::{AvailabilityKind, TraceEvent};
 use crate::Time;
 use crate::model::{ResourceMap, ResourceType};
@@ -144,9 +147,10 @@ struct AvailabilityTimes {
     gpu_computing: f64,
 }
 
-/// Sweeps the host's availability changes over [start, end): every process starts up
-/// unless an event at or before the start says otherwise.
-fn availability_times(events: &[TraceEvent], start: Time, end: Time) -> AvailabilityTimes {
+/// The host's state (on, computing allowed, GPU computing allowed) from each time on:
+/// the first entry is the state at `start` (every process starts up unless an event at
+/// or before the start says otherwise), then one entry per change before `end`.
+fn host_states(events: &[TraceEvent], start: Time, end: Time) -> Vec<(Time, [bool; 3])> {
     // (time, process, up) with process 0 = host on, 1 = computing, 2 = GPU computing.
     let mut changes: Vec<(Time, usize, bool)> = events
         .iter()
@@ -168,37 +172,111 @@ fn availability_times(events: &[TraceEvent], start: Time, end: Time) -> Availabi
     // Stable: simultaneous changes of one process apply in trace order, the last winning.
     changes.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut up = [true; 3];
-    let mut times = AvailabilityTimes::default();
-    let mut cursor = start;
+    let mut states = vec![(start, up)];
     for (time, process, state) in changes {
-        if time > cursor {
-            let until = time.min(end);
-            if until > cursor {
-                let dt = until - cursor;
-                if up[0] && up[1] {
-                    times.computing += dt;
-                }
-                if up[0] && up[2] {
-                    times.gpu_computing += dt;
-                }
-                cursor = until;
-            }
-        }
         if time >= end {
             break;
         }
         up[process] = state;
-    }
-    if end > cursor {
-        let dt = end - cursor;
-        if up[0] && up[1] {
-            times.computing += dt;
+        let at = time.max(start);
+        match states.last_mut() {
+            Some(last) if last.0 == at => last.1 = up,
+            _ => states.push((at, up)),
         }
-        if up[0] && up[2] {
-            times.gpu_computing += dt;
+    }
+    states
+}
+
+/// Time the host spent computing and GPU computing over [start, end).
+fn availability_times(states: &[(Time, [bool; 3])], end: Time) -> AvailabilityTimes {
+    let mut times = AvailabilityTimes::default();
+    for (index, &(from, up)) in states.iter().enumerate() {
+        let to = states.get(index + 1).map_or(end, |next| next.0);
+        if to > from {
+            let dt = to - from;
+            if up[0] && up[1] {
+                times.computing += dt;
+            }
+            if up[0] && up[2] {
+                times.gpu_computing += dt;
+            }
         }
     }
     times
+}
+
+/// The CPU time that over-committed intervals take back from running jobs (see
+/// [`cpu_scale`]): `deficit_at(t)` = ∫ from the start to t of (1 − scale), so a segment
+/// that ran from a to b counts `(b − a) − (deficit_at(b) − deficit_at(a))` seconds of its
+/// CPUs. Where no interval is over-committed the deficit is exactly 0 and segment
+/// lengths are untouched.
+struct CpuDeficit {
+    /// Every segment boundary and host change, ascending.
+    times: Vec<Time>,
+    /// The deficit at each of `times`.
+    deficit: Vec<f64>,
+}
+
+impl CpuDeficit {
+    /// Sweeps the CPU-occupying segments `(start, end, avg_ncpus)` against the host's
+    /// states.
+    fn new(
+        segments: &[(Time, Time, f64)],
+        states: &[(Time, [bool; 3])],
+        ncpus: u32,
+        boinc_compat: bool,
+    ) -> Self {
+        // (time, change of CPUs used, change of open segments, new host state)
+        let mut points: Vec<(Time, f64, i64, Option<[bool; 3]>)> =
+            Vec::with_capacity(2 * segments.len() + states.len());
+        for &(start, end, avg_ncpus) in segments {
+            points.push((start, avg_ncpus, 1, None));
+            points.push((end, -avg_ncpus, -1, None));
+        }
+        points.extend(states.iter().map(|&(time, up)| (time, 0.0, 0, Some(up))));
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut times = Vec::with_capacity(points.len());
+        let mut deficit = Vec::with_capacity(points.len());
+        let mut cpus_used = 0.0;
+        let mut open = 0i64;
+        let mut up = [true; 3];
+        let mut total = 0.0;
+        let mut index = 0;
+        while index < points.len() {
+            let now = points[index].0;
+            while index < points.len() && points[index].0 == now {
+                let (_, used, opened, state) = points[index];
+                cpus_used += used;
+                open += opened;
+                if let Some(state) = state {
+                    up = state;
+                }
+                index += 1;
+            }
+            // Rounding in the running sum must not leave phantom usage behind.
+            if open == 0 {
+                cpus_used = 0.0;
+            }
+            times.push(now);
+            deficit.push(total);
+            if let Some(&(next, ..)) = points.get(index) {
+                let counted = cpus_counted(ncpus, boinc_compat, up[0], up[1]);
+                total += (1.0 - cpu_scale(cpus_used, counted)) * (next - now);
+            }
+        }
+        CpuDeficit { times, deficit }
+    }
+
+    fn deficit_at(&self, time: Time) -> f64 {
+        let index = self.times.partition_point(|&t| t < time);
+        self.deficit.get(index).copied().unwrap_or(0.0)
+    }
+
+    /// Seconds of its CPUs a segment from `start` to `end` counts.
+    fn effective_length(&self, start: Time, end: Time) -> f64 {
+        let taken = self.deficit_at(end) - self.deficit_at(start);
+        if taken > 0.0 { (end - start) - taken } else { end - start }
+    }
 }
 
 /// ∫ R² over a project's run: R grows from 0 (from the start if it never ran) in every
@@ -229,8 +307,8 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
     let gpu_value =
         setup.gpus.map(|_, gpu| gpu.map_or(0.0, |(count, peak)| gpu_instance_value(count, peak)));
     let mut end = setup.end;
-    let mut job_flops: HashMap<(usize, &str), f64> = HashMap::new();
-    let mut run_intervals: Vec<Vec<(Time, Time)>> = vec![Vec::new(); setup.totals.len()];
+    // First pass: check the segments and find where the run ends and what occupied CPUs.
+    let mut cpu_segments = Vec::new();
     for event in events {
         if let TraceEvent::RunSegment { job, project, start, end: segment_end, avg_ncpus, gpu } =
             event
@@ -242,16 +320,39 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
                     end: *segment_end,
                 });
             }
+            setup.project("run_segment", project, *start)?;
+            if let Some((resource, ..)) = gpu
+                && (!resource.is_gpu() || setup.gpus[*resource].is_none())
+            {
+                return Err(TraceError::UnknownGpu { job: job.clone(), resource: *resource });
+            }
+            if segment_end > start {
+                end = end.max(*segment_end);
+                if *avg_ncpus > 0.0 {
+                    cpu_segments.push((*start, *segment_end, *avg_ncpus));
+                }
+            }
+        }
+    }
+    let states = host_states(events, setup.start, end);
+    let cpu_deficit = CpuDeficit::new(&cpu_segments, &states, setup.ncpus, setup.boinc_compat);
+    let mut job_flops: HashMap<(usize, &str), f64> = HashMap::new();
+    let mut run_intervals: Vec<Vec<(Time, Time)>> = vec![Vec::new(); setup.totals.len()];
+    for event in events {
+        if let TraceEvent::RunSegment { job, project, start, end: segment_end, avg_ncpus, gpu } =
+            event
+        {
             let index = setup.project("run_segment", project, *start)?;
             let length = segment_end - start;
-            let cpu_flops = avg_ncpus * setup.p_fpops * length;
+            let cpu_flops = if *avg_ncpus > 0.0 && length > 0.0 {
+                avg_ncpus * setup.p_fpops * cpu_deficit.effective_length(*start, *segment_end)
+            } else {
+                avg_ncpus * setup.p_fpops * length
+            };
             let totals = &mut setup.totals[index];
             totals.used[ResourceType::Cpu] += cpu_flops;
             let mut flops = cpu_flops;
             if let Some((resource, instances, instance_fraction)) = gpu {
-                if !resource.is_gpu() || setup.gpus[*resource].is_none() {
-                    return Err(TraceError::UnknownGpu { job: job.clone(), resource: *resource });
-                }
                 let gpu_flops =
                     instances.len() as f64 * instance_fraction * gpu_value[*resource] * length;
                 totals.used[*resource] += gpu_flops;
@@ -260,16 +361,17 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
             *job_flops.entry((index, job.as_str())).or_insert(0.0) += flops;
             if length > 0.0 {
                 run_intervals[index].push((*start, *segment_end));
-                end = end.max(*segment_end);
             }
         }
     }
     let mut wasted_flops = 0.0;
     for event in events {
         match event {
+            // Jobs received are those scheduler replies brought, as the RPC events count
+            // them: the scenario's own jobs also appear as received at the start, but no
+            // server sent them.
             TraceEvent::JobReceived { time, project, .. } => {
-                let index = setup.project("job_received", project, *time)?;
-                setup.totals[index].jobs_received += 1;
+                setup.project("job_received", project, *time)?;
             }
             TraceEvent::JobFinished { time, project, .. } => {
                 let index = setup.project("job_finished", project, *time)?;
@@ -282,10 +384,11 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
                     wasted_flops += job_flops.get(&(index, job.as_str())).copied().unwrap_or(0.0);
                 }
             }
-            TraceEvent::Rpc { time, project, success, .. } => {
+            TraceEvent::Rpc { time, project, success, jobs_received, .. } => {
                 let index = setup.project("rpc", project, *time)?;
                 if *success {
                     setup.totals[index].rpcs += 1;
+                    setup.totals[index].jobs_received += jobs_received;
                 }
             }
             TraceEvent::Setup { .. }
@@ -297,7 +400,7 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
         totals.starvation_square_integral = starvation_square_integral(intervals, setup.start, end);
     }
     let duration = (end - setup.start).max(0.0);
-    let times = availability_times(events, setup.start, end);
+    let times = availability_times(&states, end);
     let cpu_time = if setup.boinc_compat { duration } else { times.computing };
     let mut capacity = ResourceMap::default();
     let mut present = ResourceMap::default();
@@ -458,19 +561,44 @@ pub(crate) mod tests {
                     missed,
                 });
             }
+            let rpc = |project: u32, success: bool, jobs_received: u32| TraceEvent::Rpc {
+                time: self.start,
+                project: project_name(project),
+                success,
+                req_seconds: ResourceMap::default(),
+                req_ninstances: ResourceMap::default(),
+                reported: 0,
+                jobs_received,
+                no_work_because_of_deadlines: false,
+            };
             for &(project, success) in &self.rpcs {
-                events.push(TraceEvent::Rpc {
-                    time: self.start,
-                    project: project_name(project),
-                    success,
-                    req_seconds: ResourceMap::default(),
-                    req_ninstances: ResourceMap::default(),
-                    reported: 0,
-                    jobs_received: 0,
-                    no_work_because_of_deadlines: false,
-                });
+                events.push(rpc(project, success, 0));
             }
+            for (project, count) in self.receipts() {
+                events.push(rpc(project, true, count));
+            }
+            // A job the scenario already held: in the trace, not received from a server.
+            events.push(TraceEvent::JobReceived {
+                time: self.start,
+                job: "existing job".to_string(),
+                project: project_name(0),
+                app: "app".to_string(),
+                avg_ncpus: 1.0,
+                coprocessor: None,
+                flops: 1e12,
+                fpops_est: 1e12,
+                deadline: self.end,
+            });
             events
+        }
+
+        /// Jobs received per project, each project's arriving in one successful RPC.
+        fn receipts(&self) -> Vec<(u32, u32)> {
+            let mut counts = std::collections::BTreeMap::new();
+            for &project in &self.received {
+                *counts.entry(project).or_insert(0) += 1;
+            }
+            counts.into_iter().collect()
         }
 
         /// Feeds the accumulator interval by interval, as the event loop does.
@@ -529,6 +657,9 @@ pub(crate) mod tests {
             for &(project, success) in &self.rpcs {
                 acc.rpc(ProjectId(project), success);
             }
+            for (project, _) in self.receipts() {
+                acc.rpc(ProjectId(project), true);
+            }
             acc.finish(self.end)
         }
 
@@ -546,11 +677,12 @@ pub(crate) mod tests {
         }
 
         /// Cuts every segment to the times its resources could compute, as the engine
-        /// would run it, so that usage never exceeds capacity.
+        /// runs it: CPU jobs while computing is allowed (always under `boinc_compat`),
+        /// GPU jobs while GPU computing is, even where CPU capacity does not count.
         pub(crate) fn respect_availability(&mut self) {
             let compat = self.boinc_compat;
             let cpu = self.allowed_intervals(|h| compat || (h.on && h.active));
-            let gpu = self.allowed_intervals(|h| h.on && h.gpu_active && (compat || h.active));
+            let gpu = self.allowed_intervals(|h| h.on && h.gpu_active);
             let mut clipped = Vec::new();
             for segment in self.segments.drain(..) {
                 let allowed = if segment.gpu.is_some() { &gpu } else { &cpu };
@@ -766,7 +898,8 @@ pub(crate) mod tests {
                         job,
                         start: segment_start,
                         end: cursor,
-                        avg_ncpus: if instance.is_some() { 0.0 } else { fraction },
+                        // GPU jobs take a CPU fraction too, so CPUs can be over-committed.
+                        avg_ncpus: if instance.is_some() { fraction / 2.0 } else { fraction },
                         gpu: instance.map(|i| (ResourceType::Nvidia, vec![i], fraction)),
                     });
                 }
