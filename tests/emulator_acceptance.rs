@@ -32,6 +32,8 @@ struct JobHistory {
     segments: Vec<(f64, f64)>,
     finished: Option<f64>,
     reported_missed: bool,
+    /// Times the scheduler preempted it to run a deadline-endangered job.
+    preempted_for_deadline: Vec<f64>,
 }
 
 /// The run's jobs by name, with what the setup says.
@@ -77,7 +79,12 @@ fn history(trace: &[TraceEvent]) -> RunHistory {
             TraceEvent::JobReported { job, missed, .. } => {
                 jobs.entry(job.clone()).or_default().reported_missed = *missed;
             }
-            TraceEvent::Rpc { .. } | TraceEvent::Availability { .. } => {}
+            TraceEvent::Preempted { time, job, for_deadline: true, .. } => {
+                jobs.entry(job.clone()).or_default().preempted_for_deadline.push(*time);
+            }
+            TraceEvent::Preempted { .. }
+            | TraceEvent::Rpc { .. }
+            | TraceEvent::Availability { .. } => {}
         }
     }
     assert!(scheduling_period > 0.0 && ncpus > 0.0 && p_fpops > 0.0, "the trace has no setup");
@@ -130,7 +137,10 @@ impl RunHistory {
 }
 
 /// A run segment of a P2/P3 job that ended before its scheduling period did, although
-/// the job did not finish then and the run did not end then.
+/// the job did not finish then and the run did not end then. It counts as forced by a
+/// deadline when the scheduler preempted it to run a job it saw endangered (the trace's
+/// `preempted` event says so), or when, in hindsight, the other projects' work could
+/// not have met its deadlines had the segment kept its CPU (see `deadline_forced`).
 #[derive(Debug)]
 #[allow(dead_code)] // Read through Debug in failure messages.
 struct EarlyPreemption {
@@ -154,7 +164,11 @@ fn early_preemptions(run: &RunHistory, projects: &[&str]) -> Vec<EarlyPreemption
                     job: name.clone(),
                     start,
                     end,
-                    deadline_forced: run.deadline_forced(&job.project, start, end),
+                    deadline_forced: run.deadline_forced(&job.project, start, end)
+                        || job
+                            .preempted_for_deadline
+                            .iter()
+                            .any(|&t| (t - end).abs() < SAME_INSTANT),
                 });
             }
         }
@@ -164,9 +178,9 @@ fn early_preemptions(run: &RunHistory, projects: &[&str]) -> Vec<EarlyPreemption
 }
 
 /// A P1 job that missed its deadline (reported after it, or still computing when it
-/// passed) while P2/P3 jobs computed in segments they started after the P1 job arrived
-/// and before it finished or its deadline passed, whichever came first: the scheduler
-/// gave P2/P3 a CPU that the late P1 job was waiting for. P2/P3 segments already
+/// passed) while P2/P3 jobs computed in segments they started while the P1 job was
+/// waiting (after it arrived or was preempted, before it ran again, finished or reached
+/// its deadline): the scheduler gave P2/P3 a CPU that the late P1 job was waiting for. P2/P3 segments already
 /// running when the P1 job arrived are not counted: they hold their scheduling period.
 #[derive(Debug)]
 #[allow(dead_code)] // Read through Debug in failure messages.
@@ -202,10 +216,30 @@ fn p1_waits_behind_others(run: &RunHistory) -> (Vec<WaitedBehind>, u32) {
         }
         missed += 1;
         let until = job.finished.map_or(job.deadline, |f| f.min(job.deadline));
+        // The times the P1 job was waiting: from its arrival to its first run segment,
+        // and between its segments, up to `until`.
+        let mut waiting: Vec<(f64, f64)> = Vec::new();
+        let mut from = job.received;
+        let mut own = job.segments.clone();
+        own.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for &(start, end) in &own {
+            if start > from {
+                waiting.push((from, start.min(until)));
+            }
+            from = from.max(end);
+        }
+        if from < until {
+            waiting.push((from, until));
+        }
         let others_computed: f64 = others
             .iter()
-            .filter(|&&(start, _, _)| start >= job.received && start < until)
-            .map(|&(start, end, ncpus)| (end.min(until) - start) * ncpus)
+            .map(|&(start, end, ncpus)| {
+                waiting
+                    .iter()
+                    .filter(|&&(w_start, w_end)| start >= w_start && start < w_end)
+                    .map(|&(_, w_end)| (end.min(w_end) - start).max(0.0) * ncpus)
+                    .sum::<f64>()
+            })
             .sum();
         // Rounding-size segments (an instant between two decisions) take no CPU from P1.
         if others_computed > 1.0 {
@@ -285,8 +319,6 @@ fn seed_scenario1_p2_and_p3_run_whole_scheduling_periods() {
 }
 
 #[test]
-#[ignore = "policy: seed_scenario1 still starts P2/P3 while P1 jobs near their deadline wait \
-            (13 of 2,414 P1 jobs in 10 days); the scheduling tuning on another branch is to fix it"]
 fn seed_scenario1_p1_never_waits_behind_p2_p3_past_its_deadline() {
     for boinc_compat in [false, true] {
         let (what, history) = seed_scenario1(boinc_compat);

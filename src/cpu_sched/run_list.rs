@@ -110,7 +110,11 @@ pub fn make_run_list(
         }
         if policy != Policy::Legacy {
             let instances = state.instances(resource) as usize;
-            for job in must_start_now(&mut candidates.critical[resource], instances, now) {
+            let period = state.prefs.scheduling_period();
+            let release = &candidates.release[resource];
+            let critical = &mut candidates.critical[resource];
+            let start_now = must_start_now(critical, instances, now, period, release);
+            for &job in &start_now {
                 if !scheduler.pool.has_room(resource) {
                     break;
                 }
@@ -168,30 +172,77 @@ struct Critical {
     deadline: Time,
     /// Wall seconds it still needs.
     wall: f64,
+    /// Running now: among equal deadlines it goes first, so a decision never swaps
+    /// one running job for another with the same deadline.
+    running: bool,
     job: JobId,
 }
 
-/// Of the jobs that can't wait a scheduling period, those that must start now: run
-/// back to back in deadline order on the fewest instances that meet every deadline
-/// (all of them if none do), the first job on each instance starts now. One instance
-/// is enough for a project of short jobs with short deadlines (seed 000's scenario 1),
-/// so it takes one CPU and leaves the others their time slices.
-fn must_start_now(critical: &mut [Critical], instances: usize, now: Time) -> Vec<JobId> {
+/// Spare time a queue of short-deadline jobs must keep if it is to wait for the next
+/// release of an instance rather than start now: waiting to the last second would
+/// leave nothing for an estimate that is a little short or a report that takes a poll.
+const WAIT_MARGIN: f64 = 60.0;
+
+/// Of the jobs that can't wait a scheduling period, those that must start now.
+///
+/// `release` holds, for the instances held by running jobs inside their time slice,
+/// the seconds until each is released anyway; every other instance counts as released
+/// a scheduling period from now (it is about to be handed out for one). If the jobs,
+/// run in deadline order on each instance as it is released, all meet their deadlines
+/// with [`WAIT_MARGIN`] to spare, none must start now. Otherwise the fewest instances
+/// taken now that make every deadline (all of them if none does) are taken, and the
+/// jobs that get those instances start now. One instance is enough for a project of
+/// short jobs with short deadlines (seed 000's scenario 1), so it takes one CPU and
+/// leaves the others their time slices.
+fn must_start_now(
+    critical: &mut [Critical],
+    instances: usize,
+    now: Time,
+    period: f64,
+    release: &[f64],
+) -> Vec<JobId> {
     if critical.is_empty() || instances == 0 {
         return Vec::new();
     }
-    critical.sort_unstable_by(|a, b| a.deadline.total_cmp(&b.deadline).then(a.job.cmp(&b.job)));
-    let meets_all = |k: usize| {
-        let mut free_at = vec![now; k];
-        critical.iter().all(|c| {
-            let (slot, _) =
-                free_at.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)).unwrap_or((0, &now));
-            free_at[slot] += c.wall;
-            free_at[slot] <= c.deadline
-        })
+    critical.sort_unstable_by(|a, b| {
+        a.deadline.total_cmp(&b.deadline).then(b.running.cmp(&a.running)).then(a.job.cmp(&b.job))
+    });
+    // When each instance is free for these jobs, earliest first.
+    let mut released: Vec<f64> = release.iter().map(|r| r.clamp(0.0, period)).collect();
+    released.sort_unstable_by(f64::total_cmp);
+    released.truncate(instances);
+    released.resize(instances, period);
+    // List scheduling in deadline order: each job takes the instance free first.
+    // Returns how many jobs start at once, or None if a deadline is missed.
+    let schedule = |free: &mut Vec<f64>, margin: f64| -> Option<usize> {
+        let mut started_now = 0;
+        for c in critical.iter() {
+            let (slot, &at) = free.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+            if at <= 0.0 {
+                started_now += 1;
+            }
+            free[slot] = at + c.wall;
+            // Rounding must not make an exact fit look like a miss.
+            if now + free[slot] + margin > c.deadline + 1e-6 * c.deadline.abs().max(1.0) {
+                return None;
+            }
+        }
+        Some(started_now)
     };
-    let needed = (1..=instances.min(critical.len())).find(|&k| meets_all(k)).unwrap_or(instances);
-    critical.iter().take(needed).map(|c| c.job).collect()
+    if schedule(&mut released.clone(), WAIT_MARGIN).is_some() {
+        return Vec::new();
+    }
+    let taken = (1..=instances)
+        .find(|&k| {
+            // Take the k instances released last: they are the ones waiting costs most.
+            let mut free = released.clone();
+            for at in free.iter_mut().rev().take(k) {
+                *at = 0.0;
+            }
+            schedule(&mut free, 0.0).is_some()
+        })
+        .unwrap_or(instances);
+    critical.iter().take(taken).map(|c| c.job).collect()
 }
 
 /// One project's candidates for a pass, smallest key first. A heap rather than a sorted
@@ -210,6 +261,9 @@ struct Candidates {
     /// Running jobs that could not wait one scheduling period and still make their
     /// deadline, earliest deadline first once sorted.
     critical: ResourceMap<Vec<Critical>>,
+    /// Per resource, for each instance held by a job inside its time slice, seconds
+    /// until it is released anyway.
+    release: ResourceMap<Vec<f64>>,
     /// Per project (indexed by project id), in the order the project would pick them:
     /// running first, then the earliest received (seed 000 step 7), or for `legacy`
     /// running, preempted, new, each earliest deadline first (seed 001).
@@ -246,6 +300,9 @@ impl Candidates {
         let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
         let mut critical: ResourceMap<Vec<Critical>> = ResourceMap::default();
         let period = state.prefs.scheduling_period();
+        // Per resource, when the instances held by jobs inside their time slice are
+        // released anyway: at the end of the slice, or of the job if sooner.
+        let mut release: ResourceMap<Vec<f64>> = ResourceMap::default();
         // The test of `job_may_run`, with what it depends on looked up once per app
         // version and project rather than once per job (there are thousands of jobs and
         // few of the others).
@@ -287,18 +344,26 @@ impl Candidates {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
                     edf[resource][project].push(ranked);
                 }
-                if running && job.task.as_ref().is_some_and(|t| now - t.run_start_time < period) {
-                    slice[resource].push(id);
-                }
-                // The rr_sim's verdict assumes the job gets its share of the resource at
-                // once; a job whose slack is under one scheduling period would miss its
-                // deadline if it had to wait for the time slices of the jobs running now.
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
                 let wall = remaining / state.time_stats.available_frac(resource);
-                if job.report_deadline - now - wall < period {
+                if let Some(task) =
+                    job.task.as_ref().filter(|t| running && now - t.run_start_time < period)
+                {
+                    slice[resource].push(id);
+                    let released = (task.run_start_time + period - now).min(wall);
+                    // Whole instances it holds (a fraction of a GPU still blocks one).
+                    let held =
+                        job_usage(state, id).map_or(1, |u| u.main_usage().ceil().max(1.0) as usize);
+                    release[resource].extend(std::iter::repeat_n(released, held));
+                } else if job.report_deadline - now - wall < period {
+                    // The rr_sim's verdict assumes the job gets its share of the resource
+                    // at once; a job with less than a scheduling period of slack may not
+                    // be able to wait for the time slices of the jobs running now. (A job
+                    // inside its own slice keeps its instance and counts as its release.)
                     critical[resource].push(Critical {
                         deadline: job.report_deadline,
                         wall,
+                        running,
                         job: id,
                     });
                 }
@@ -328,6 +393,7 @@ impl Candidates {
             edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
             slice,
             critical,
+            release,
             by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
         }
     }
@@ -574,18 +640,33 @@ mod tests {
 
     #[test]
     fn short_deadline_jobs_take_as_few_instances_as_their_deadlines_need() {
-        let c = |deadline: f64, wall: f64, job: u32| Critical { deadline, wall, job: JobId(job) };
+        let c = |deadline: f64, wall: f64, job: u32| Critical {
+            deadline,
+            wall,
+            running: false,
+            job: JobId(job),
+        };
         // Five 6-minute jobs due within the hour: one instance meets every deadline.
         let mut p1: Vec<Critical> =
             (0..5).map(|i| c(NOW + 3600.0 + f64::from(i) * 360.0, 360.0, i)).collect();
-        assert_eq!(must_start_now(&mut p1, 2, NOW), vec![JobId(0)]);
-        // Two hour-long jobs due in 70 minutes need both instances.
+        let period = 3600.0;
+        assert_eq!(must_start_now(&mut p1, 2, NOW, period, &[]), vec![JobId(0)], "nothing frees");
+        // An instance held by a time slice frees in 10 minutes: they can wait for it.
+        assert!(must_start_now(&mut p1, 2, NOW, period, &[600.0]).is_empty());
+        // Two hour-long jobs due in 70 minutes: with nothing released sooner they need
+        // both instances now; if a slice ends in 10 minutes, the second waits for it.
         let mut tight = vec![c(NOW + 4200.0, 3600.0, 7), c(NOW + 4200.0, 3600.0, 3)];
-        assert_eq!(must_start_now(&mut tight, 2, NOW), vec![JobId(3), JobId(7)]);
+        assert_eq!(must_start_now(&mut tight, 2, NOW, period, &[]), vec![JobId(3), JobId(7)]);
+        assert_eq!(must_start_now(&mut tight, 2, NOW, period, &[600.0]), vec![JobId(3)]);
+        // A long job with little slack waits for one slice while the short ones wait for
+        // the other: nobody is preempted.
+        let mut mixed = vec![c(NOW + 1500.0, 360.0, 1), c(NOW + 4800.0, 3600.0, 2)];
+        assert!(must_start_now(&mut mixed, 2, NOW, period, &[600.0, 900.0]).is_empty());
+
         // More than the host can do: every instance, earliest deadlines first.
         let mut hopeless: Vec<Critical> = (0..4).map(|i| c(NOW + 100.0, 3600.0, i)).collect();
-        assert_eq!(must_start_now(&mut hopeless, 2, NOW), vec![JobId(0), JobId(1)]);
-        assert!(must_start_now(&mut [], 2, NOW).is_empty());
+        assert_eq!(must_start_now(&mut hopeless, 2, NOW, period, &[]), vec![JobId(0), JobId(1)]);
+        assert!(must_start_now(&mut [], 2, NOW, period, &[]).is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
+use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, decide_with_facts};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
@@ -559,6 +560,14 @@ impl<'c> Simulator<'c> {
         apply_enforcement(&mut self.state, &decision.enforcement, self.now);
         self.last_schedule_time = self.now;
         self.awaiting_checkpoint.clear();
+        let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
+            matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })
+                && decision
+                    .run_list
+                    .entries
+                    .iter()
+                    .any(|e| e.job == a.job && e.reason == RunReason::Edf)
+        });
         for action in &decision.enforcement.actions {
             match &action.kind {
                 ActionKind::Start { .. } | ActionKind::Resume { .. } => {
@@ -569,6 +578,15 @@ impl<'c> Simulator<'c> {
                 ActionKind::Preempt { .. } => {
                     self.end_segment(action.job);
                     self.running.retain(|&j| j != action.job);
+                    if self.config.trace {
+                        let job = self.state.job(action.job);
+                        self.trace.push(TraceEvent::Preempted {
+                            time: self.now,
+                            job: job.name.clone(),
+                            project: self.state.project(job.project).name.clone(),
+                            for_deadline: starts_edf_job,
+                        });
+                    }
                 }
                 ActionKind::KeepRunning => {
                     if action.reason == ActionReason::NotCheckpointed {

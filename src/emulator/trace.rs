@@ -131,6 +131,19 @@ pub enum TraceEvent {
         /// GPU type, instances it ran on, and fraction of each instance used.
         gpu: Option<(ResourceType, Vec<u32>, f64)>,
     },
+    /// A running job was preempted (its run segment ends at the same time).
+    Preempted {
+        /// When.
+        time: Time,
+        /// Job name.
+        job: String,
+        /// Project name.
+        project: String,
+        /// It made room for a job the scheduler runs earliest-deadline-first (one the
+        /// round-robin simulation sees missing its deadline, or one that can't wait a
+        /// scheduling period): a deadline forced it.
+        for_deadline: bool,
+    },
     /// A job finished computing.
     JobFinished {
         /// When.

@@ -393,6 +393,7 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
             }
             TraceEvent::Setup { .. }
             | TraceEvent::RunSegment { .. }
+            | TraceEvent::Preempted { .. }
             | TraceEvent::Availability { .. } => {}
         }
     }
