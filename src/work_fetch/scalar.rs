@@ -119,6 +119,27 @@ mod tests {
         state
     }
 
+    #[test]
+    fn seed_000_processing_rate_example() {
+        // Seed 000 "Project-normalized CPU time": 1 GFLOPS CPUs, share fraction 0.5,
+        // on-fraction 0.8, active-fraction 0.9: 0.36 GFLOPS per CPU, so a request for
+        // 1000 project-normalised seconds asks for at least 360 GFLOPs.
+        let mut state = state_with_shares(&[100.0, 100.0]);
+        state.host.p_fpops = 1e9;
+        state.time_stats.on_frac = 0.8;
+        state.time_stats.active_frac = 0.9;
+        let facts = ProjectFacts::gather(&state);
+        let rate = state.host.p_fpops
+            * state.time_stats.available_frac(ResourceType::Cpu)
+            * (state.projects[0].resource_share / state.total_share(|_| true));
+        assert!((rate - 0.36e9).abs() < 1.0);
+        // 500 normalised seconds are 1000 project-normalised ones at a 0.5 share...
+        let request = project_normalised_work_request(&state, &facts, ProjectId(0), 500.0, 0.0);
+        assert!((request - 1000.0).abs() < 1e-9);
+        // ...and worth 360 GFLOPs at that rate.
+        assert!((request * rate - 360e9).abs() < 1e3);
+    }
+
     fn rr_with_shortfalls(total: f64, per_project: &[f64]) -> RrSimOutput {
         let mut rr = RrSimOutput { horizon: 86_400.0, ..RrSimOutput::default() };
         rr.resources[ResourceType::Cpu].shortfall = total;
