@@ -498,6 +498,8 @@ impl Simulation {
             queue.head = start as u32;
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
+            // Room for every job's first activation, so the heap rarely grows.
+            queue.completions = BinaryHeap::with_capacity(end - start);
             resources[queue.resource].queues.push(q);
             start = end;
         }

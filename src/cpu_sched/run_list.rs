@@ -281,12 +281,15 @@ impl Candidates {
     ) -> Self {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
+        // The jobs are pushed straight onto the heaps: they come mostly in key order
+        // (running and early jobs first), so a push rarely moves anything, and the order
+        // the heaps pop in does not depend on how they were built (the keys are distinct).
         let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
             ResourceMap::from_fn(|r| {
                 (0..nprojects)
                     .map(|p| {
                         let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
-                        Vec::<Ranked>::with_capacity(if include(p, r) { n } else { 0 })
+                        Queue::with_capacity(if include(p, r) { n } else { 0 })
                     })
                     .collect::<Vec<_>>()
             })
@@ -342,7 +345,7 @@ impl Candidates {
                 let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
                 if misses > 0 {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
-                    edf[resource][project].push(ranked);
+                    edf[resource][project].push(Reverse(ranked));
                 }
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
                 let wall = remaining / state.time_stats.available_frac(resource);
@@ -381,21 +384,9 @@ impl Candidates {
                     Ranked { rank: u8::from(!running), time: job.received_time, job: id }
                 }
             };
-            by_project[resource][project].push(ranked);
+            by_project[resource][project].push(Reverse(ranked));
         }
-        let into_queues = |lists: &mut Vec<Vec<Ranked>>| -> Vec<Queue> {
-            lists
-                .drain(..)
-                .map(|list| list.into_iter().map(Reverse).collect::<Vec<_>>().into())
-                .collect()
-        };
-        Candidates {
-            edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
-            slice,
-            critical,
-            release,
-            by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
-        }
+        Candidates { edf, slice, critical, release, by_project }
     }
 }
 
