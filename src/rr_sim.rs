@@ -54,8 +54,10 @@
 //!
 //! Each project's jobs on a resource progress at one common rate, so a queue keeps one
 //! "progress clock" and a heap of its active jobs keyed by the clock value at which they
-//! finish; a global heap holds each queue's next completion. A reallocation changes a
-//! queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
+//! finish; each queue keeps the time of its next completion, and the next event is found
+//! by a scan over the queues that have jobs (at most projects × resources, usually a
+//! dozen: cheaper than a global heap whose entries mostly go stale). A reallocation
+//! changes a queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
 //! still wants at least its allocation leaves every allocation unchanged, so it touches
 //! only its own queue: the simulation is O(jobs · log jobs) plus O(projects) per
 //! reallocation, with no per-event pass over all jobs.
@@ -247,8 +249,9 @@ struct Queue {
     progress: f64,
     progress_time: f64,
     completions: BinaryHeap<HeapEntry>,
-    /// Bumped whenever the next completion may have moved, to recognise stale events.
-    version: u32,
+    /// When its next completion is due (seconds from now), if it has one: the queue's
+    /// entry in the event list.
+    next_event: Option<f64>,
     dirty: bool,
     /// seed 003 share(P, R), instances.
     share: f64,
@@ -284,10 +287,8 @@ pub(crate) struct Simulation {
     job_count: usize,
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
-    events: BinaryHeap<HeapEntry>,
-    /// The queue whose event is being handled, while that event is still on top of
-    /// `events` (it is replaced by, or popped before, the next event pushed).
-    current_event: Option<u32>,
+    /// The queues that have jobs, whose `next_event`s are the pending events.
+    event_queues: Vec<u32>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -504,6 +505,9 @@ impl Simulation {
             start = end;
         }
 
+        let event_queues: Vec<u32> =
+            resources.iter().flat_map(|r| r.queues.iter().copied()).collect();
+
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
             let prsc = &project.resources[resource];
@@ -526,8 +530,7 @@ impl Simulation {
             job_count: state.jobs.len(),
             queues,
             resources,
-            events: BinaryHeap::new(),
-            current_event: None,
+            event_queues,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -547,16 +550,8 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some(&event) = self.events.peek() {
-            let q = event.id() as usize;
-            if self.queues[q].version != event.stamp() {
-                self.events.pop();
-                continue;
-            }
-            // The event stays on top until the queue's next one replaces it, which costs
-            // one sift instead of a pop and a push (see `schedule`).
-            self.current_event = Some(q as u32);
-            let t = event.key();
+        while let Some(q) = self.next_event_queue() {
+            let Some(t) = self.queues[q].next_event.take() else { break };
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
@@ -577,9 +572,6 @@ impl Simulation {
             }
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
                 self.reallocate(ResourceType::Cpu.index(), t, false);
-            }
-            if self.current_event.take().is_some() {
-                self.events.pop();
             }
         }
         let horizon = self.horizon;
@@ -790,11 +782,27 @@ impl Simulation {
         }
     }
 
-    /// Invalidates queue `q`'s pending event and schedules its next completion.
+    /// The queue whose pending event comes first: the earliest time, ties to the lowest
+    /// queue index. The queues with jobs are few (at most projects × resources), so a
+    /// scan costs less than keeping a heap of events, most of which would go stale.
+    fn next_event_queue(&self) -> Option<usize> {
+        let mut first: Option<(u64, u32)> = None;
+        for &q in &self.event_queues {
+            if let Some(t) = self.queues[q as usize].next_event {
+                let key = (order_bits(t), q);
+                if first.is_none_or(|best| key < best) {
+                    first = Some(key);
+                }
+            }
+        }
+        first.map(|(_, q)| q as usize)
+    }
+
+    /// Drops queue `q`'s pending event and schedules its next completion.
     fn schedule(&mut self, q: usize, t: f64) {
-        let Simulation { queues, jobs, events, current_event, .. } = self;
+        let Simulation { queues, jobs, .. } = self;
         let queue = &mut queues[q];
-        queue.version = queue.version.wrapping_add(1);
+        queue.next_event = None;
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
             return;
         }
@@ -804,19 +812,7 @@ impl Simulation {
                 continue;
             }
             let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            let entry = HeapEntry::new(t + wait, q as u32, queue.version);
-            match current_event.take() {
-                Some(current) if current == q as u32 => {
-                    if let Some(mut slot) = events.peek_mut() {
-                        *slot = entry;
-                    }
-                }
-                Some(_) => {
-                    events.pop();
-                    events.push(entry);
-                }
-                None => events.push(entry),
-            }
+            queue.next_event = Some(t + wait);
             break;
         }
     }
