@@ -398,14 +398,21 @@ impl Simulation {
                 })
             })
             .collect();
-        let project_dcfs: Vec<Option<f64>> =
-            state.projects.iter().map(|p| (!p.non_cpu_intensive).then(|| project_dcf(p))).collect();
+        // A project's duration correction factor, or None when its jobs take no part (it is
+        // not CPU-intensive, or suspended: its jobs are then not nearly runnable).
+        let project_dcfs: Vec<Option<f64>> = state
+            .projects
+            .iter()
+            .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p)))
+            .collect();
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let Some(av_id) = job.app_version else { continue };
             let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
             let Some(dcf) = project_dcfs[job.project.index()] else { continue };
-            if !state.job_nearly_runnable(id) {
+            // `job_nearly_runnable`, less what the tables above already tested (the app
+            // version, the project's suspension).
+            if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
