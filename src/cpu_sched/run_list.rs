@@ -43,7 +43,7 @@ use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
 use crate::model::{
-    ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
+    ClientState, JobId, JobState, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
 };
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
@@ -322,8 +322,13 @@ impl Candidates {
                 (resource, usable, non_cpu_intensive)
             })
             .collect();
+        // Whether a project's jobs may run at all (its suspension is `job_runnable`'s).
         let projects: Vec<bool> = (0..nprojects)
-            .map(|p| computing && facts.get(p).is_none_or(ProjectFacts::runnable))
+            .map(|p| {
+                computing
+                    && !state.projects[p].suspended
+                    && facts.get(p).is_none_or(ProjectFacts::runnable)
+            })
             .collect();
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
@@ -333,7 +338,13 @@ impl Candidates {
             else {
                 continue;
             };
-            if !usable || !projects.get(project).is_some_and(|&ok| ok) || !state.job_runnable(id) {
+            // `job_runnable`, less what the tables above already tested (the app version,
+            // the project's suspension).
+            if !usable
+                || !projects.get(project).is_some_and(|&ok| ok)
+                || job.suspended
+                || job.state != JobState::FilesDownloaded
+            {
                 continue;
             }
             if non_cpu_intensive_app || state.project(job.project).non_cpu_intensive {
