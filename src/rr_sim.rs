@@ -249,9 +249,8 @@ struct Queue {
     progress: f64,
     progress_time: f64,
     completions: BinaryHeap<HeapEntry>,
-    /// When its next completion is due (seconds from now), if it has one: the queue's
-    /// entry in the event list.
-    next_event: Option<f64>,
+    /// Its place in the event list (`Simulation::event_queues`), if it has jobs.
+    event_slot: u32,
     dirty: bool,
     /// seed 003 share(P, R), instances.
     share: f64,
@@ -287,8 +286,11 @@ pub(crate) struct Simulation {
     job_count: usize,
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
-    /// The queues that have jobs, whose `next_event`s are the pending events.
+    /// The queues that have jobs, and when the next completion of each is due (seconds
+    /// from now), if it has one: the pending events, kept apart from the queues so that
+    /// finding the next one reads a few cache lines.
     event_queues: Vec<u32>,
+    event_times: Vec<Option<f64>>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -489,6 +491,7 @@ impl Simulation {
                 weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
                 availability: resources[q % NRESOURCES].availability,
                 head: NO_JOB,
+                event_slot: u32::MAX,
                 active_end: NO_JOB,
                 ..Queue::default()
             })
@@ -514,6 +517,10 @@ impl Simulation {
 
         let event_queues: Vec<u32> =
             resources.iter().flat_map(|r| r.queues.iter().copied()).collect();
+        for (slot, &q) in event_queues.iter().enumerate() {
+            queues[q as usize].event_slot = slot as u32;
+        }
+        let event_times = vec![None; event_queues.len()];
 
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
@@ -538,6 +545,7 @@ impl Simulation {
             queues,
             resources,
             event_queues,
+            event_times,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -557,8 +565,8 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some(q) = self.next_event_queue() {
-            let Some(t) = self.queues[q].next_event.take() else { break };
+        while let Some((slot, q)) = self.next_event() {
+            let Some(t) = self.event_times[slot].take() else { break };
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
@@ -792,24 +800,27 @@ impl Simulation {
     /// The queue whose pending event comes first: the earliest time, ties to the lowest
     /// queue index. The queues with jobs are few (at most projects × resources), so a
     /// scan costs less than keeping a heap of events, most of which would go stale.
-    fn next_event_queue(&self) -> Option<usize> {
-        let mut first: Option<(u64, u32)> = None;
-        for &q in &self.event_queues {
-            if let Some(t) = self.queues[q as usize].next_event {
+    /// Returns its slot in the event list and its index.
+    fn next_event(&self) -> Option<(usize, usize)> {
+        let mut first: Option<((u64, u32), usize)> = None;
+        for (slot, (&time, &q)) in self.event_times.iter().zip(&self.event_queues).enumerate() {
+            if let Some(t) = time {
                 let key = (order_bits(t), q);
-                if first.is_none_or(|best| key < best) {
-                    first = Some(key);
+                if first.is_none_or(|(best, _)| key < best) {
+                    first = Some((key, slot));
                 }
             }
         }
-        first.map(|(_, q)| q as usize)
+        first.map(|((_, q), slot)| (slot, q as usize))
     }
 
     /// Drops queue `q`'s pending event and schedules its next completion.
     fn schedule(&mut self, q: usize, t: f64) {
-        let Simulation { queues, jobs, .. } = self;
+        let Simulation { queues, jobs, event_times, .. } = self;
         let queue = &mut queues[q];
-        queue.next_event = None;
+        // Only a queue with jobs is ever scheduled, and each has a slot.
+        let Some(next_event) = event_times.get_mut(queue.event_slot as usize) else { return };
+        *next_event = None;
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
             return;
         }
@@ -819,7 +830,7 @@ impl Simulation {
                 continue;
             }
             let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            queue.next_event = Some(t + wait);
+            *next_event = Some(t + wait);
             break;
         }
     }
