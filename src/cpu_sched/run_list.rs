@@ -310,6 +310,7 @@ impl Candidates {
         // version and project rather than once per job (there are thousands of jobs and
         // few of the others).
         let computing = state.run_mode != RunMode::Never;
+        let available = ResourceMap::from_fn(|r| state.time_stats.available_frac(r));
         let gpus_usable = state.gpu_mode != RunMode::Never;
         let versions: Vec<(ResourceType, bool, bool)> = state
             .app_versions
@@ -359,7 +360,7 @@ impl Candidates {
                     edf[resource][project].push(Reverse(ranked));
                 }
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
-                let wall = remaining / state.time_stats.available_frac(resource);
+                let wall = remaining / available[resource];
                 if let Some(task) =
                     job.task.as_ref().filter(|t| running && now - t.run_start_time < period)
                 {
