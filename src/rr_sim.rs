@@ -54,8 +54,10 @@
 //!
 //! Each project's jobs on a resource progress at one common rate, so a queue keeps one
 //! "progress clock" and a heap of its active jobs keyed by the clock value at which they
-//! finish; a global heap holds each queue's next completion. A reallocation changes a
-//! queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
+//! finish; each queue keeps the time of its next completion, and the next event is found
+//! by a scan over the queues that have jobs (at most projects × resources, usually a
+//! dozen: cheaper than a global heap whose entries mostly go stale). A reallocation
+//! changes a queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
 //! still wants at least its allocation leaves every allocation unchanged, so it touches
 //! only its own queue: the simulation is O(jobs · log jobs) plus O(projects) per
 //! reallocation, with no per-event pass over all jobs.
@@ -247,8 +249,8 @@ struct Queue {
     progress: f64,
     progress_time: f64,
     completions: BinaryHeap<HeapEntry>,
-    /// Bumped whenever the next completion may have moved, to recognise stale events.
-    version: u32,
+    /// Its place in the event list (`Simulation::event_queues`), if it has jobs.
+    event_slot: u32,
     dirty: bool,
     /// seed 003 share(P, R), instances.
     share: f64,
@@ -284,10 +286,11 @@ pub(crate) struct Simulation {
     job_count: usize,
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
-    events: BinaryHeap<HeapEntry>,
-    /// The queue whose event is being handled, while that event is still on top of
-    /// `events` (it is replaced by, or popped before, the next event pushed).
-    current_event: Option<u32>,
+    /// The queues that have jobs, and when the next completion of each is due (seconds
+    /// from now), if it has one: the pending events, kept apart from the queues so that
+    /// finding the next one reads a few cache lines.
+    event_queues: Vec<u32>,
+    event_times: Vec<Option<f64>>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -397,14 +400,21 @@ impl Simulation {
                 })
             })
             .collect();
-        let project_dcfs: Vec<Option<f64>> =
-            state.projects.iter().map(|p| (!p.non_cpu_intensive).then(|| project_dcf(p))).collect();
+        // A project's duration correction factor, or None when its jobs take no part (it is
+        // not CPU-intensive, or suspended: its jobs are then not nearly runnable).
+        let project_dcfs: Vec<Option<f64>> = state
+            .projects
+            .iter()
+            .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p)))
+            .collect();
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let Some(av_id) = job.app_version else { continue };
             let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
             let Some(dcf) = project_dcfs[job.project.index()] else { continue };
-            if !state.job_nearly_runnable(id) {
+            // `job_nearly_runnable`, less what the tables above already tested (the app
+            // version, the project's suspension).
+            if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
@@ -481,6 +491,7 @@ impl Simulation {
                 weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
                 availability: resources[q % NRESOURCES].availability,
                 head: NO_JOB,
+                event_slot: u32::MAX,
                 active_end: NO_JOB,
                 ..Queue::default()
             })
@@ -498,9 +509,18 @@ impl Simulation {
             queue.head = start as u32;
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
+            // Room for every job's first activation, so the heap rarely grows.
+            queue.completions = BinaryHeap::with_capacity(end - start);
             resources[queue.resource].queues.push(q);
             start = end;
         }
+
+        let event_queues: Vec<u32> =
+            resources.iter().flat_map(|r| r.queues.iter().copied()).collect();
+        for (slot, &q) in event_queues.iter().enumerate() {
+            queues[q as usize].event_slot = slot as u32;
+        }
+        let event_times = vec![None; event_queues.len()];
 
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
@@ -524,8 +544,8 @@ impl Simulation {
             job_count: state.jobs.len(),
             queues,
             resources,
-            events: BinaryHeap::new(),
-            current_event: None,
+            event_queues,
+            event_times,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -545,16 +565,8 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some(&event) = self.events.peek() {
-            let q = event.id() as usize;
-            if self.queues[q].version != event.stamp() {
-                self.events.pop();
-                continue;
-            }
-            // The event stays on top until the queue's next one replaces it, which costs
-            // one sift instead of a pop and a push (see `schedule`).
-            self.current_event = Some(q as u32);
-            let t = event.key();
+        while let Some((slot, q)) = self.next_event() {
+            let Some(t) = self.event_times[slot].take() else { break };
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
@@ -575,9 +587,6 @@ impl Simulation {
             }
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
                 self.reallocate(ResourceType::Cpu.index(), t, false);
-            }
-            if self.current_event.take().is_some() {
-                self.events.pop();
             }
         }
         let horizon = self.horizon;
@@ -788,11 +797,30 @@ impl Simulation {
         }
     }
 
-    /// Invalidates queue `q`'s pending event and schedules its next completion.
+    /// The queue whose pending event comes first: the earliest time, ties to the lowest
+    /// queue index. The queues with jobs are few (at most projects × resources), so a
+    /// scan costs less than keeping a heap of events, most of which would go stale.
+    /// Returns its slot in the event list and its index.
+    fn next_event(&self) -> Option<(usize, usize)> {
+        let mut first: Option<((u64, u32), usize)> = None;
+        for (slot, (&time, &q)) in self.event_times.iter().zip(&self.event_queues).enumerate() {
+            if let Some(t) = time {
+                let key = (order_bits(t), q);
+                if first.is_none_or(|(best, _)| key < best) {
+                    first = Some((key, slot));
+                }
+            }
+        }
+        first.map(|((_, q), slot)| (slot, q as usize))
+    }
+
+    /// Drops queue `q`'s pending event and schedules its next completion.
     fn schedule(&mut self, q: usize, t: f64) {
-        let Simulation { queues, jobs, events, current_event, .. } = self;
+        let Simulation { queues, jobs, event_times, .. } = self;
         let queue = &mut queues[q];
-        queue.version = queue.version.wrapping_add(1);
+        // Only a queue with jobs is ever scheduled, and each has a slot.
+        let Some(next_event) = event_times.get_mut(queue.event_slot as usize) else { return };
+        *next_event = None;
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
             return;
         }
@@ -802,19 +830,7 @@ impl Simulation {
                 continue;
             }
             let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            let entry = HeapEntry::new(t + wait, q as u32, queue.version);
-            match current_event.take() {
-                Some(current) if current == q as u32 => {
-                    if let Some(mut slot) = events.peek_mut() {
-                        *slot = entry;
-                    }
-                }
-                Some(_) => {
-                    events.pop();
-                    events.push(entry);
-                }
-                None => events.push(entry),
-            }
+            *next_event = Some(t + wait);
             break;
         }
     }

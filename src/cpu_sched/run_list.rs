@@ -43,7 +43,7 @@ use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
 use crate::model::{
-    ClientState, JobId, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
+    ClientState, JobId, JobState, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
 };
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
@@ -281,12 +281,15 @@ impl Candidates {
     ) -> Self {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
+        // The jobs are pushed straight onto the heaps: they come mostly in key order
+        // (running and early jobs first), so a push rarely moves anything, and the order
+        // the heaps pop in does not depend on how they were built (the keys are distinct).
         let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
             ResourceMap::from_fn(|r| {
                 (0..nprojects)
                     .map(|p| {
                         let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
-                        Vec::<Ranked>::with_capacity(if include(p, r) { n } else { 0 })
+                        Queue::with_capacity(if include(p, r) { n } else { 0 })
                     })
                     .collect::<Vec<_>>()
             })
@@ -307,6 +310,7 @@ impl Candidates {
         // version and project rather than once per job (there are thousands of jobs and
         // few of the others).
         let computing = state.run_mode != RunMode::Never;
+        let available = ResourceMap::from_fn(|r| state.time_stats.available_frac(r));
         let gpus_usable = state.gpu_mode != RunMode::Never;
         let versions: Vec<(ResourceType, bool, bool)> = state
             .app_versions
@@ -319,8 +323,13 @@ impl Candidates {
                 (resource, usable, non_cpu_intensive)
             })
             .collect();
+        // Whether a project's jobs may run at all (its suspension is `job_runnable`'s).
         let projects: Vec<bool> = (0..nprojects)
-            .map(|p| computing && facts.get(p).is_none_or(ProjectFacts::runnable))
+            .map(|p| {
+                computing
+                    && !state.projects[p].suspended
+                    && facts.get(p).is_none_or(ProjectFacts::runnable)
+            })
             .collect();
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
@@ -330,7 +339,13 @@ impl Candidates {
             else {
                 continue;
             };
-            if !usable || !projects.get(project).is_some_and(|&ok| ok) || !state.job_runnable(id) {
+            // `job_runnable`, less what the tables above already tested (the app version,
+            // the project's suspension).
+            if !usable
+                || !projects.get(project).is_some_and(|&ok| ok)
+                || job.suspended
+                || job.state != JobState::FilesDownloaded
+            {
                 continue;
             }
             if non_cpu_intensive_app || state.project(job.project).non_cpu_intensive {
@@ -342,10 +357,10 @@ impl Candidates {
                 let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
                 if misses > 0 {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
-                    edf[resource][project].push(ranked);
+                    edf[resource][project].push(Reverse(ranked));
                 }
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
-                let wall = remaining / state.time_stats.available_frac(resource);
+                let wall = remaining / available[resource];
                 if let Some(task) =
                     job.task.as_ref().filter(|t| running && now - t.run_start_time < period)
                 {
@@ -381,21 +396,9 @@ impl Candidates {
                     Ranked { rank: u8::from(!running), time: job.received_time, job: id }
                 }
             };
-            by_project[resource][project].push(ranked);
+            by_project[resource][project].push(Reverse(ranked));
         }
-        let into_queues = |lists: &mut Vec<Vec<Ranked>>| -> Vec<Queue> {
-            lists
-                .drain(..)
-                .map(|list| list.into_iter().map(Reverse).collect::<Vec<_>>().into())
-                .collect()
-        };
-        Candidates {
-            edf: ResourceMap::from_fn(|r| into_queues(&mut edf[r])),
-            slice,
-            critical,
-            release,
-            by_project: ResourceMap::from_fn(|r| into_queues(&mut by_project[r])),
-        }
+        Candidates { edf, slice, critical, release, by_project }
     }
 }
 

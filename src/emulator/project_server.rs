@@ -45,8 +45,6 @@ use crate::model::{
 };
 use crate::work_fetch::{WorkReply, WorkRequest};
 use rand::Rng;
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
 
 /// The most jobs one reply carries, whatever was asked: bounds the work of one request.
 pub const MAX_JOBS_PER_REQUEST: usize = 1000;
@@ -395,25 +393,11 @@ pub fn add_jobs(
     ids
 }
 
-/// When an instance becomes free (seconds after now), ordered for a min-heap.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct FreeAt(f64);
-
-impl Eq for FreeAt {}
-
-impl PartialOrd for FreeAt {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for FreeAt {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
-type Instances = BinaryHeap<Reverse<FreeAt>>;
+/// When each instance becomes free (seconds after now), earliest first (in
+/// `f64::total_cmp` order); always one time per instance. A sorted list rather than a
+/// heap: a host has few instances, and a job using several of them takes the first ones
+/// and puts its finish back with one move instead of a sift per instance.
+type Instances = Vec<f64>;
 
 /// One job in the EDF check, times relative to now.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -439,22 +423,20 @@ impl EdfEntry {
 /// run); a job using more takes the `ceil(usage)` earliest free ones from when the last
 /// of them is free, for `duration × usage / ceil(usage)`.
 fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
-    if job.usage <= 1.0 || count <= 1 {
-        let Reverse(FreeAt(free)) = instances.pop().unwrap_or(Reverse(FreeAt(0.0)));
-        let finish = free + job.duration * job.usage.max(0.0);
-        instances.push(Reverse(FreeAt(finish)));
-        return finish;
-    }
-    let k = (job.usage.ceil() as usize).min(count);
-    let mut start: f64 = 0.0;
-    for _ in 0..k {
-        let Reverse(FreeAt(free)) = instances.pop().unwrap_or(Reverse(FreeAt(0.0)));
-        start = start.max(free);
-    }
-    let finish = start + job.duration * job.usage / k as f64;
-    for _ in 0..k {
-        instances.push(Reverse(FreeAt(finish)));
-    }
+    let (taken, finish) = if job.usage <= 1.0 || count <= 1 {
+        let free = instances.first().copied().unwrap_or(0.0);
+        (1, free + job.duration * job.usage.max(0.0))
+    } else {
+        let k = (job.usage.ceil() as usize).min(count);
+        let start = instances.iter().take(k).fold(0.0, |start: f64, &free| start.max(free));
+        (k, start + job.duration * job.usage / k as f64)
+    };
+    // The first `taken` instances become free at `finish`: the later times that are not
+    // after it move up, and the finish fills the gap they leave.
+    let taken = taken.min(instances.len());
+    let kept = instances[taken..].partition_point(|free| free.total_cmp(&finish).is_le());
+    instances.copy_within(taken..taken + kept, 0);
+    instances[kept..kept + taken].fill(finish);
     finish
 }
 
@@ -476,7 +458,7 @@ impl EdfQueue {
         // Stable: jobs with equal deadlines keep their given order.
         entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
         let count = count.max(1);
-        let idle: Instances = (0..count).map(|_| Reverse(FreeAt(0.0))).collect();
+        let idle: Instances = vec![0.0; count];
         let mut queue = EdfQueue { count, entries, snapshots: vec![idle] };
         queue.reschedule_from(0);
         queue
@@ -910,7 +892,7 @@ mod tests {
         let schedule = |entries: &[EdfEntry]| -> Vec<f64> {
             let mut sorted: Vec<(usize, EdfEntry)> = entries.iter().copied().enumerate().collect();
             sorted.sort_by(|a, b| a.1.deadline.total_cmp(&b.1.deadline));
-            let mut instances: Instances = (0..count).map(|_| Reverse(FreeAt(0.0))).collect();
+            let mut instances: Instances = vec![0.0; count];
             let mut miss = vec![0.0; entries.len()];
             for (i, e) in sorted {
                 miss[i] = place(&mut instances, count, &e) - e.deadline;
@@ -943,6 +925,41 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// List scheduling on the sorted instance list gives the finishes a min-heap of
+        /// free times gives (pop the earliest `ceil(usage)`, start at the latest of them,
+        /// push the finish back once per instance).
+        #[test]
+        fn placing_matches_a_heap_of_free_times(
+            count in 1usize..9,
+            jobs in prop::collection::vec((1u32..30, 0u32..40), 1..60),
+        ) {
+            use std::cmp::Reverse;
+            use std::collections::BinaryHeap;
+            let mut heap: BinaryHeap<Reverse<u64>> = (0..count).map(|_| Reverse(0)).collect();
+            let mut instances: Instances = vec![0.0; count];
+            for (hours, quarters) in jobs {
+                let job = EdfEntry::new(0.0, f64::from(hours) * HOUR, f64::from(quarters) / 4.0);
+                let single = job.usage <= 1.0 || count <= 1;
+                let k = if single { 1 } else { (job.usage.ceil() as usize).min(count) };
+                let mut start: f64 = 0.0;
+                for _ in 0..k {
+                    let Reverse(free) = heap.pop().unwrap_or(Reverse(0));
+                    start = start.max(f64::from_bits(free));
+                }
+                let expected = if single {
+                    start + job.duration * job.usage
+                } else {
+                    start + job.duration * job.usage / k as f64
+                };
+                for _ in 0..k {
+                    // Non-negative times order like their bits.
+                    heap.push(Reverse(expected.to_bits()));
+                }
+                prop_assert_eq!(place(&mut instances, count, &job).to_bits(), expected.to_bits());
+                prop_assert!(instances.is_sorted_by(|a, b| a.total_cmp(b).is_le()));
+            }
+        }
 
         #[test]
         fn incremental_edf_check_matches_full_simulation(

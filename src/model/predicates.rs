@@ -14,7 +14,7 @@ use serde::Serialize;
 
 impl ClientState {
     /// Whether any input file of the job waits for a deferred (retrying) download.
-    fn job_has_deferred_input(&self, job: &Job) -> bool {
+    pub(crate) fn job_has_deferred_input(&self, job: &Job) -> bool {
         self.workunit(job.workunit).input_files.iter().any(|&f| self.file(f).transfer_deferred)
     }
 
@@ -131,14 +131,21 @@ impl ProjectFacts {
                     *known = Some(known.map_or(latency, |l| l.min(latency)));
                 }
             }
-            if state.job_runnable(id) {
+            // `job_runnable`, `job_nearly_runnable` and `job_downloading` in one, sharing
+            // their suspension test and the deferred-input test (which visits the
+            // workunit's input files). A downloading job is never done computing, so it is
+            // also nearly runnable unless an input is deferred.
+            if !state.job_not_suspended(job) {
+                continue;
+            }
+            if job.state == JobState::FilesDownloaded {
                 f.runnable[resource] += 1;
             }
-            if state.job_nearly_runnable(id) {
+            if !job.state.computing_done() && !state.job_has_deferred_input(job) {
                 f.nearly_runnable[resource] += 1;
-            }
-            if state.job_downloading(id) {
-                f.downloading += 1;
+                if matches!(job.state, JobState::New | JobState::FilesDownloading) {
+                    f.downloading += 1;
+                }
             }
         }
         facts
