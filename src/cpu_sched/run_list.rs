@@ -281,15 +281,15 @@ impl Candidates {
     ) -> Self {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
-        // The jobs are pushed straight onto the heaps: they come mostly in key order
-        // (running and early jobs first), so a push rarely moves anything, and the order
-        // the heaps pop in does not depend on how they were built (the keys are distinct).
+        // Candidates are collected first and heapified once at the end: building a heap
+        // from a vector takes linear time whatever order the jobs come in, whereas
+        // pushing them one by one costs a logarithmic sift each when they come unordered.
         let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
             ResourceMap::from_fn(|r| {
                 (0..nprojects)
                     .map(|p| {
                         let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
-                        Queue::with_capacity(if include(p, r) { n } else { 0 })
+                        Vec::<Reverse<Ranked>>::with_capacity(if include(p, r) { n } else { 0 })
                     })
                     .collect::<Vec<_>>()
             })
@@ -398,7 +398,18 @@ impl Candidates {
             };
             by_project[resource][project].push(Reverse(ranked));
         }
-        Candidates { edf, slice, critical, release, by_project }
+        let into_queues = |lists: ResourceMap<Vec<Vec<Reverse<Ranked>>>>| {
+            ResourceMap(
+                lists.0.map(|per_project| per_project.into_iter().map(Queue::from).collect()),
+            )
+        };
+        Candidates {
+            edf: into_queues(edf),
+            slice,
+            critical,
+            release,
+            by_project: into_queues(by_project),
+        }
     }
 }
 
