@@ -249,7 +249,7 @@ struct Queue {
     progress: f64,
     progress_time: f64,
     completions: BinaryHeap<HeapEntry>,
-    /// Its place in the event list (`Simulation::event_queues`), if it has jobs.
+    /// Its place in the event list (`Simulation::event_times`), if it has jobs.
     event_slot: u32,
     dirty: bool,
     /// seed 003 share(P, R), instances.
@@ -286,11 +286,11 @@ pub(crate) struct Simulation {
     job_count: usize,
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
-    /// The queues that have jobs, and when the next completion of each is due (seconds
-    /// from now), if it has one: the pending events, kept apart from the queues so that
-    /// finding the next one reads a few cache lines.
-    event_queues: Vec<u32>,
-    event_times: Vec<Option<f64>>,
+    /// The pending events of the queues that have jobs (seconds from now), kept apart
+    /// from the queues so that finding the next one reads a few cache lines: each one
+    /// integer ordered like (time, queue index), so the scan for the first is a plain
+    /// minimum; [`NO_EVENT`] where the queue has none.
+    event_times: Vec<u128>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -339,6 +339,21 @@ fn sort_by_queue(keys: Vec<u128>, queues: usize) -> Vec<u128> {
         }
     }
     sorted
+}
+
+/// "No pending event" in `Simulation::event_times`; every real key is smaller, since a
+/// queue index never fills its 32 bits.
+const NO_EVENT: u128 = u128::MAX;
+
+/// A pending event at time `t` for queue `q`, ordered by time, then queue index.
+fn event_key(t: f64, q: usize) -> u128 {
+    u128::from(order_bits(t)) << 32 | q as u128
+}
+
+/// The time of a pending event's key.
+fn event_time(key: u128) -> f64 {
+    let ordered = (key >> 32) as u64;
+    f64::from_bits(if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered })
 }
 
 /// A float's bits as an integer with the same order (`f64::total_cmp`'s).
@@ -515,12 +530,11 @@ impl Simulation {
             start = end;
         }
 
-        let event_queues: Vec<u32> =
-            resources.iter().flat_map(|r| r.queues.iter().copied()).collect();
-        for (slot, &q) in event_queues.iter().enumerate() {
+        let event_queues = resources.iter().flat_map(|r| r.queues.iter().copied());
+        for (slot, q) in event_queues.enumerate() {
             queues[q as usize].event_slot = slot as u32;
         }
-        let event_times = vec![None; event_queues.len()];
+        let event_times = vec![NO_EVENT; resources.iter().map(|r| r.queues.len()).sum()];
 
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
@@ -544,7 +558,6 @@ impl Simulation {
             job_count: state.jobs.len(),
             queues,
             resources,
-            event_queues,
             event_times,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
@@ -566,7 +579,7 @@ impl Simulation {
             resource.initial_used = resource.used;
         }
         while let Some((slot, q)) = self.next_event() {
-            let Some(t) = self.event_times[slot].take() else { break };
+            let t = event_time(std::mem::replace(&mut self.event_times[slot], NO_EVENT));
             self.end_time = t;
             self.complete_due(q, t);
             let r = self.queues[q].resource;
@@ -802,16 +815,15 @@ impl Simulation {
     /// scan costs less than keeping a heap of events, most of which would go stale.
     /// Returns its slot in the event list and its index.
     fn next_event(&self) -> Option<(usize, usize)> {
-        let mut first: Option<((u64, u32), usize)> = None;
-        for (slot, (&time, &q)) in self.event_times.iter().zip(&self.event_queues).enumerate() {
-            if let Some(t) = time {
-                let key = (order_bits(t), q);
-                if first.is_none_or(|(best, _)| key < best) {
-                    first = Some((key, slot));
-                }
+        let mut first = NO_EVENT;
+        let mut first_slot = 0;
+        for (slot, &key) in self.event_times.iter().enumerate() {
+            if key < first {
+                first = key;
+                first_slot = slot;
             }
         }
-        first.map(|((_, q), slot)| (slot, q as usize))
+        (first != NO_EVENT).then_some((first_slot, first as u32 as usize))
     }
 
     /// Drops queue `q`'s pending event and schedules its next completion.
@@ -820,7 +832,7 @@ impl Simulation {
         let queue = &mut queues[q];
         // Only a queue with jobs is ever scheduled, and each has a slot.
         let Some(next_event) = event_times.get_mut(queue.event_slot as usize) else { return };
-        *next_event = None;
+        *next_event = NO_EVENT;
         if queue.rate <= 0.0 || queue.active_end == NO_JOB {
             return;
         }
@@ -830,7 +842,7 @@ impl Simulation {
                 continue;
             }
             let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            *next_event = Some(t + wait);
+            *next_event = event_key(t + wait, q);
             break;
         }
     }

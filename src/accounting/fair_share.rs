@@ -263,67 +263,141 @@ fn fill(capacity: [f64; NRESOURCES], resources: usize, weight: &[f64; NMASKS]) -
         }
         return Filled { flow };
     }
-    let mut residual = [[0.0; NODES]; NODES];
-    let mut total_capacity = 0.0;
+    let mut network = Network::default();
     for r in (0..NRESOURCES).filter(|&r| resources & 1 << r != 0) {
-        residual[NMASKS + r][SINK] = capacity[r];
-        total_capacity += capacity[r];
+        network.resource_sink[r] = capacity[r];
+        network.total_capacity += capacity[r];
     }
     for m in (1..NMASKS).filter(|&m| level[m] > 0.0) {
-        residual[SOURCE][m] = level[m] * weight[m];
+        network.classes[network.nclasses] = m;
+        network.nclasses += 1;
+        network.source_class[m] = level[m] * weight[m];
         for r in (0..NRESOURCES).filter(|&r| m & resources & 1 << r != 0) {
-            residual[m][NMASKS + r] = f64::INFINITY;
+            network.class_resource[m][r] = f64::INFINITY;
         }
     }
-    max_flow(&mut residual, total_capacity * TIGHT_TOLERANCE);
+    network.max_flow();
     let mut flow = [[0.0; NRESOURCES]; NMASKS];
     for (m, row) in flow.iter_mut().enumerate().skip(1) {
         for (r, cell) in row.iter_mut().enumerate() {
             // The reverse residual of class → resource is the flow along it.
-            *cell = residual[NMASKS + r][m];
+            *cell = network.resource_class[r][m];
         }
     }
     Filled { flow }
 }
 
-/// Edmonds–Karp on a residual matrix: augments along shortest paths from the source to
-/// the sink, ignoring residuals of `epsilon` or less so that rounding cannot make it
-/// chase ever smaller paths. Nodes are visited in index order, which makes the result
-/// deterministic.
-fn max_flow(residual: &mut [[f64; NODES]; NODES], epsilon: f64) {
-    // Every augmentation saturates an edge along a shortest path; Edmonds–Karp needs at
-    // most nodes × edges of them, and this bound also guards against rounding.
-    for _ in 0..NODES * NODES * NODES {
-        let mut parent = [usize::MAX; NODES];
-        parent[SOURCE] = SOURCE;
-        let mut queue = [0usize; NODES];
-        let (mut head, mut tail) = (0, 1);
-        while head < tail && parent[SINK] == usize::MAX {
-            let node = queue[head];
-            head += 1;
-            for next in 0..NODES {
-                if parent[next] == usize::MAX && residual[node][next] > epsilon {
-                    parent[next] = node;
-                    queue[tail] = next;
-                    tail += 1;
+/// The residual network source → class → resource → sink, edge by edge: the only edges
+/// it can have, so a search visits a handful of them rather than every pair of nodes.
+/// Nodes are numbered source, classes by mask, resources, sink.
+#[derive(Default)]
+struct Network {
+    /// The classes with a total, in mask order.
+    classes: [usize; NMASKS],
+    nclasses: usize,
+    source_class: [f64; NMASKS],
+    class_source: [f64; NMASKS],
+    class_resource: [[f64; NRESOURCES]; NMASKS],
+    resource_class: [[f64; NMASKS]; NRESOURCES],
+    resource_sink: [f64; NRESOURCES],
+    sink_resource: [f64; NRESOURCES],
+    total_capacity: f64,
+}
+
+impl Network {
+    /// The residual capacity of the edge `from → to` (both adjacent in the network).
+    fn residual(&mut self, from: usize, to: usize) -> &mut f64 {
+        match (from, to) {
+            (SOURCE, m) => &mut self.source_class[m],
+            (m, SOURCE) => &mut self.class_source[m],
+            (r, SINK) => &mut self.resource_sink[r - NMASKS],
+            (SINK, r) => &mut self.sink_resource[r - NMASKS],
+            (m, r) if m < NMASKS => &mut self.class_resource[m][r - NMASKS],
+            (r, m) => &mut self.resource_class[r - NMASKS][m],
+        }
+    }
+
+    /// Edmonds–Karp: augments along shortest paths from the source to the sink, ignoring
+    /// residuals of a rounding's size so that it cannot chase ever smaller paths. Each
+    /// node's neighbours are visited in node order, which makes the result deterministic.
+    fn max_flow(&mut self) {
+        let epsilon = self.total_capacity * TIGHT_TOLERANCE;
+        // Every augmentation saturates an edge along a shortest path; Edmonds–Karp needs
+        // at most nodes × edges of them, and this bound also guards against rounding.
+        for _ in 0..NODES * NODES * NODES {
+            let mut search = Search::new(epsilon);
+            while let Some(node) = search.next() {
+                if node == SOURCE {
+                    for &m in &self.classes[..self.nclasses] {
+                        search.reach(node, m, self.source_class[m]);
+                    }
+                } else if node < NMASKS {
+                    // The source, its only other neighbour, is always reached already.
+                    for r in 0..NRESOURCES {
+                        search.reach(node, NMASKS + r, self.class_resource[node][r]);
+                    }
+                } else if node < SINK {
+                    let r = node - NMASKS;
+                    for &m in &self.classes[..self.nclasses] {
+                        search.reach(node, m, self.resource_class[r][m]);
+                    }
+                    search.reach(node, SINK, self.resource_sink[r]);
                 }
             }
+            let parent = search.parent;
+            if parent[SINK] == usize::MAX {
+                return;
+            }
+            let mut bottleneck = f64::INFINITY;
+            let mut node = SINK;
+            while node != SOURCE {
+                bottleneck = bottleneck.min(*self.residual(parent[node], node));
+                node = parent[node];
+            }
+            let mut node = SINK;
+            while node != SOURCE {
+                let from = parent[node];
+                *self.residual(from, node) -= bottleneck;
+                *self.residual(node, from) += bottleneck;
+                node = from;
+            }
         }
-        if parent[SINK] == usize::MAX {
-            return;
+    }
+}
+
+/// A breadth-first search of the residual network from the source, until it reaches
+/// the sink.
+struct Search {
+    parent: [usize; NODES],
+    queue: [usize; NODES],
+    head: usize,
+    tail: usize,
+    epsilon: f64,
+}
+
+impl Search {
+    fn new(epsilon: f64) -> Self {
+        let mut parent = [usize::MAX; NODES];
+        parent[SOURCE] = SOURCE;
+        Search { parent, queue: [SOURCE; NODES], head: 0, tail: 1, epsilon }
+    }
+
+    /// The next node to expand, while the sink is not reached.
+    fn next(&mut self) -> Option<usize> {
+        if self.head < self.tail && self.parent[SINK] == usize::MAX {
+            self.head += 1;
+            Some(self.queue[self.head - 1])
+        } else {
+            None
         }
-        let mut bottleneck = f64::INFINITY;
-        let mut node = SINK;
-        while node != SOURCE {
-            bottleneck = bottleneck.min(residual[parent[node]][node]);
-            node = parent[node];
-        }
-        let mut node = SINK;
-        while node != SOURCE {
-            let from = parent[node];
-            residual[from][node] -= bottleneck;
-            residual[node][from] += bottleneck;
-            node = from;
+    }
+
+    /// Follows the edge `from → to` if it has room and `to` is new.
+    fn reach(&mut self, from: usize, to: usize, residual: f64) {
+        if self.parent[to] == usize::MAX && residual > self.epsilon {
+            self.parent[to] = from;
+            self.queue[self.tail] = to;
+            self.tail += 1;
         }
     }
 }
