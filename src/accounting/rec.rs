@@ -52,6 +52,21 @@ pub fn rec_priority(state: &ClientState, project: ProjectId) -> f64 {
     priority_from(p.rec.max(0.0), rec_sum, share, share_sum)
 }
 
+/// [`rec_priority`] of every project, indexed by project id, with the sums taken once.
+pub fn rec_priorities(state: &ClientState) -> Vec<f64> {
+    let counted = || state.projects.iter().filter(|p| !p.suspended);
+    let rec_sum: f64 = counted().map(|p| p.rec.max(0.0)).sum();
+    let share_sum: f64 = counted().map(|p| p.resource_share.max(0.0)).sum();
+    state
+        .projects
+        .iter()
+        .map(|p| {
+            let share = if p.suspended { 0.0 } else { p.resource_share.max(0.0) };
+            priority_from(p.rec.max(0.0), rec_sum, share, share_sum)
+        })
+        .collect()
+}
+
 /// The priority formula of [`rec_priority`], with the sums given.
 pub(crate) fn priority_from(rec: f64, rec_sum: f64, share: f64, share_sum: f64) -> f64 {
     let rec_fraction = if rec_sum > 0.0 { rec / rec_sum } else { 0.0 };

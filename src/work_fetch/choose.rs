@@ -14,6 +14,7 @@ use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
 use crate::Time;
+use crate::accounting::rec::rec_priorities;
 use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap, ResourceType, RunMode};
 use crate::policy::Policy;
 use crate::rr_sim::RrSimOutput;
@@ -360,37 +361,6 @@ fn capped(request: ResourceRequest, cap: f64) -> ResourceRequest {
 fn with_scalar_seconds(project: ProjectId, resources: ResourceMap<ResourceRequest>) -> WorkRequest {
     let work_req_seconds = resources.0.iter().map(|r| r.req_seconds).fold(0.0, f64::max);
     WorkRequest { project, resources, work_req_seconds }
-}
-
-/// REC priority of every project (modern BOINC, `--policy rec`): minus the project's
-/// fraction of the recent estimated credit over its fraction of the resource share,
-/// both among the projects that are not suspended. Higher is asked first; a project
-/// that got less than its share recently is above one that got more.
-///
-/// Kept local to work fetch for now; `accounting::rec` computes the same figure for the
-/// CPU scheduler, and the two are to be unified. REC is used as stored (not decayed to
-/// `now`): the decay scales every project alike when they were updated together.
-pub fn rec_priorities(state: &ClientState) -> Vec<f64> {
-    let active = |p: ProjectId| !state.project(p).suspended;
-    let total_share = state.total_share(active);
-    let total_rec: f64 = state
-        .project_ids()
-        .filter(|&p| active(p))
-        .map(|p| state.project(p).rec.max(0.0))
-        .filter(|r| r.is_finite())
-        .sum();
-    state
-        .projects
-        .iter()
-        .map(|project| {
-            if total_rec <= 0.0 || total_share <= 0.0 || !project.rec.is_finite() {
-                return 0.0;
-            }
-            let rec_fraction = project.rec.max(0.0) / total_rec;
-            let share_fraction = (project.resource_share.max(0.0) / total_share).max(1e-6);
-            -rec_fraction / share_fraction
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ mod scalar;
 pub use backoff::{
     MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
 };
-pub use choose::{choose_work_fetch, piggyback_request, rec_priorities};
+pub use choose::{choose_work_fetch, piggyback_request};
 pub use legacy::{LegacyWorkRequests, legacy_work_requests};
 pub use may_supply::{may_supply, may_supply_all};
 pub use reply::{MIN_LATENCY_LIMIT, WorkReply, handle_work_reply};
