@@ -154,9 +154,6 @@ pub(crate) const MIN_JOB_USAGE: f64 = 0.01;
 /// Slack for comparing instance counts and progress, far below anything observable.
 const EPSILON: f64 = 1e-9;
 
-/// Marks a sort key whose job is already in place.
-const PERMUTED: u128 = u128::MAX;
-
 /// "No job" in the intrusive queue links.
 const NO_JOB: u32 = u32::MAX;
 
@@ -174,8 +171,7 @@ impl HeapEntry {
     }
 
     fn key(self) -> f64 {
-        let ordered = (self.0.0 >> 64) as u64;
-        f64::from_bits(if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered })
+        from_order_bits((self.0.0 >> 64) as u64)
     }
 
     fn id(self) -> u32 {
@@ -196,29 +192,44 @@ struct VersionFacts {
     flops: f64,
 }
 
-/// One simulated job.
+/// One simulated job: only what the event loop reads and writes, so that the jobs it
+/// walks pack densely (what the output alone needs is in [`JobOrigin`]).
 #[derive(Debug, Clone)]
 struct SimJob {
-    job: JobId,
     queue: u32,
-    /// Instances of the main resource it occupies.
-    usage: f64,
-    /// CPUs a coprocessor job holds besides (0 for CPU jobs).
-    cpu: f64,
-    /// Processing seconds left, valid while the job is not active.
-    remaining: f64,
-    /// Processing seconds left at the start of the simulation.
-    initial_remaining: f64,
-    deadline: Time,
-    /// The queue's progress clock value at which it finishes, valid while active.
-    target: f64,
-    completed_at: f64,
     /// Bumped on every activation and deactivation, to recognise stale heap entries.
     generation: u32,
     prev: u32,
     next: u32,
+    /// Instances of the main resource it occupies.
+    usage: f64,
+    /// CPUs a coprocessor job holds besides (0 for CPU jobs).
+    cpu: f64,
+    /// Processing seconds left while the job is not active; the queue's progress clock
+    /// value at which it finishes while active; its completion time once done. Only one
+    /// of these is meaningful at a time, so they share the field.
+    work: f64,
     active: bool,
     done: bool,
+}
+
+/// What the output needs of a simulated job besides its completion, in the same order
+/// as [`Simulation::jobs`].
+#[derive(Debug, Clone, Copy)]
+struct JobOrigin {
+    job: JobId,
+    /// Processing seconds left at the start of the simulation.
+    initial_remaining: f64,
+    deadline: Time,
+}
+
+/// What the gathering pass keeps of a simulated job until the jobs are put in queue
+/// order (small, so that the sort moves keys and the jobs are built once, in place).
+#[derive(Debug, Clone, Copy)]
+struct Gathered {
+    job: u32,
+    version: u32,
+    remaining: f64,
 }
 
 /// The jobs of one project on one resource, and that project's accounting on it.
@@ -280,6 +291,7 @@ struct ResourceState {
 /// The simulation's working state; times are seconds from `now`.
 pub(crate) struct Simulation {
     jobs: Vec<SimJob>,
+    origins: Vec<JobOrigin>,
     /// Output slot of each job that was left out of the queues because it has no work
     /// left: it completes at once.
     finished_at_start: Vec<usize>,
@@ -313,15 +325,13 @@ fn job_usage(declared: f64, instances: f64) -> f64 {
     if instances > 0.0 { usage.min(instances) } else { usage }
 }
 
-/// Sorts the jobs' keys: a counting sort by queue (the top bits), then each queue's keys
+/// Sorts the jobs' keys: a counting sort by queue (the top bits; `starts[q + 1]` holds
+/// the number of keys of queue `q`, counted while the keys were made), then each queue's keys
 /// are sorted only when they are not in order already, as they usually are (jobs arrive
 /// in deadline order, and the running ones are the oldest).
-fn sort_by_queue(keys: Vec<u128>, queues: usize) -> Vec<u128> {
+fn sort_by_queue(keys: Vec<u128>, mut starts: Vec<usize>) -> Vec<u128> {
     let queue_of = |key: u128| (key >> 97) as usize;
-    let mut starts = vec![0usize; queues + 1];
-    for &key in &keys {
-        starts[queue_of(key) + 1] += 1;
-    }
+    let queues = starts.len() - 1;
     for q in 0..queues {
         starts[q + 1] += starts[q];
     }
@@ -352,7 +362,11 @@ fn event_key(t: f64, q: usize) -> u128 {
 
 /// The time of a pending event's key.
 fn event_time(key: u128) -> f64 {
-    let ordered = (key >> 32) as u64;
+    from_order_bits((key >> 32) as u64)
+}
+
+/// The float whose [`order_bits`] are `ordered`.
+fn from_order_bits(ordered: u64) -> f64 {
     f64::from_bits(if ordered >> 63 == 1 { ordered & !(1 << 63) } else { !ordered })
 }
 
@@ -388,10 +402,11 @@ impl Simulation {
         let expected: usize =
             facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
         let capacity = expected.min(state.jobs.len());
-        let mut gathered: Vec<SimJob> = Vec::with_capacity(capacity);
+        let mut gathered: Vec<Gathered> = Vec::with_capacity(capacity);
         let mut order: Vec<u128> = Vec::with_capacity(capacity);
         let mut received: Vec<f64> = Vec::with_capacity(capacity);
         let mut finished_at_start = Vec::new();
+        let mut queue_counts = vec![0usize; queues_count + 1];
         // What the jobs need from their app versions and projects, looked up once each
         // rather than once per job (there are thousands of jobs and few of the others).
         let versions: Vec<Option<VersionFacts>> = state
@@ -423,7 +438,6 @@ impl Simulation {
             .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p)))
             .collect();
         for (index, job) in state.jobs.iter().enumerate() {
-            let id = JobId::from_index(index);
             let Some(av_id) = job.app_version else { continue };
             let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
             let Some(dcf) = project_dcfs[job.project.index()] else { continue };
@@ -439,6 +453,7 @@ impl Simulation {
                 continue;
             }
             let queue = queue_index(job.project.index(), version.resource);
+            queue_counts[queue + 1] += 1;
             let major = (queue as u128) << 1 | u128::from(!job.is_running());
             order.push(
                 major << 96
@@ -446,57 +461,53 @@ impl Simulation {
                     | gathered.len() as u128,
             );
             received.push(job.received_time);
-            gathered.push(SimJob {
-                job: id,
-                queue: queue as u32,
-                usage: version.usage,
-                cpu: version.cpu,
-                remaining,
-                initial_remaining: remaining,
-                deadline: job.report_deadline,
-                target: 0.0,
-                completed_at: f64::INFINITY,
-                generation: 0,
-                prev: NO_JOB,
-                next: NO_JOB,
-                active: false,
-                done: false,
-            });
+            gathered.push(Gathered { job: index as u32, version: av_id.index() as u32, remaining });
         }
-        let mut order = sort_by_queue(order, queues_count);
+        let mut order = sort_by_queue(order, queue_counts);
         // Jobs usually arrive in order, so a run of equal deadlines is usually in the
         // order received already.
+        // The jobs are built directly in queue order, run by run: the queue and the
+        // deadline are in the key, the rest in the small gathered record it points to.
         let tie = |key: u128| key >> 32;
         let received_at = |key: u128| received[key as u32 as usize];
+        let mut jobs: Vec<SimJob> = Vec::with_capacity(order.len());
+        let mut origins: Vec<JobOrigin> = Vec::with_capacity(order.len());
         let mut start = 0;
         while start < order.len() {
             let first = tie(order[start]);
-            let end = start + order[start..].iter().take_while(|&&k| tie(k) == first).count();
+            let mut end = start + 1;
+            let mut in_order = true;
+            while end < order.len() && tie(order[end]) == first {
+                if received_at(order[end - 1]) > received_at(order[end]) {
+                    in_order = false;
+                }
+                end += 1;
+            }
             let run = &mut order[start..end];
-            if run.windows(2).any(|w| received_at(w[0]) > received_at(w[1])) {
+            if !in_order {
                 run.sort_by(|&a, &b| received_at(a).total_cmp(&received_at(b)).then(a.cmp(&b)));
             }
+            for &key in run.iter() {
+                let gathered = gathered[key as u32 as usize];
+                let Some(version) = versions[gathered.version as usize] else { continue };
+                jobs.push(SimJob {
+                    queue: (key >> 97) as u32,
+                    generation: 0,
+                    prev: NO_JOB,
+                    next: NO_JOB,
+                    usage: version.usage,
+                    cpu: version.cpu,
+                    work: gathered.remaining,
+                    active: false,
+                    done: false,
+                });
+                origins.push(JobOrigin {
+                    job: JobId::from_index(gathered.job as usize),
+                    initial_remaining: gathered.remaining,
+                    deadline: from_order_bits((key >> 32) as u64),
+                });
+            }
             start = end;
-        }
-        // Put the jobs in queue order in place, cycle by cycle (a second vector of jobs
-        // costs more in page faults than the permutation itself).
-        let mut jobs = gathered;
-        for start in 0..order.len() {
-            if order[start] == PERMUTED {
-                continue;
-            }
-            let held = jobs[start].clone();
-            let mut slot = start;
-            loop {
-                let source = order[slot] as u32 as usize;
-                order[slot] = PERMUTED;
-                if source == start {
-                    jobs[slot] = held;
-                    break;
-                }
-                jobs[slot] = jobs[source].clone();
-                slot = source;
-            }
         }
 
         let mut queues: Vec<Queue> = (0..nprojects * NRESOURCES)
@@ -554,6 +565,7 @@ impl Simulation {
 
         Simulation {
             jobs,
+            origins,
             finished_at_start,
             job_count: state.jobs.len(),
             queues,
@@ -785,8 +797,8 @@ impl Simulation {
             let job = &mut jobs[next as usize];
             job.active = true;
             job.generation = job.generation.wrapping_add(1);
-            job.target = queue.progress + job.remaining;
-            queue.completions.push(HeapEntry::new(job.target, next, job.generation));
+            job.work += queue.progress;
+            queue.completions.push(HeapEntry::new(job.work, next, job.generation));
             queue.active_usage += job.usage;
             queue.active_cpu += job.cpu;
             queue.active_end = next;
@@ -797,7 +809,7 @@ impl Simulation {
             if queue.active_usage - job.usage < queue.alloc - EPSILON {
                 break;
             }
-            job.remaining = (job.target - queue.progress).max(0.0);
+            job.work = (job.work - queue.progress).max(0.0);
             job.active = false;
             job.generation = job.generation.wrapping_add(1);
             queue.active_usage -= job.usage;
@@ -890,7 +902,7 @@ impl Simulation {
         let job = &mut jobs[j];
         job.done = true;
         job.active = false;
-        job.completed_at = t;
+        job.work = t;
         let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
         let queue = &mut queues[job.queue as usize];
         queue.active_usage -= usage;
@@ -963,15 +975,14 @@ impl Simulation {
                 remaining_duration: 0.0,
             };
         }
-        for job in &self.jobs {
-            let projected_completion =
-                if job.done { now + job.completed_at } else { f64::INFINITY };
-            let deadline_missed = !job.done || projected_completion > job.deadline;
-            out.jobs[job.job.index()] = JobSim {
+        for (job, origin) in self.jobs.iter().zip(&self.origins) {
+            let projected_completion = if job.done { now + job.work } else { f64::INFINITY };
+            let deadline_missed = !job.done || projected_completion > origin.deadline;
+            out.jobs[origin.job.index()] = JobSim {
                 simulated: true,
                 projected_completion,
                 deadline_missed,
-                remaining_duration: job.initial_remaining,
+                remaining_duration: origin.initial_remaining,
             };
             if deadline_missed {
                 let queue = &self.queues[job.queue as usize];
