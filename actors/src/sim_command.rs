@@ -14,33 +14,69 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Where the scenario comes from and how to run it.
+/// Where the scenario comes from and how to run it: the options of `boinc-rs sim`.
+#[derive(Debug, Clone, clap::Args)]
 pub struct SimArgs {
-    /// A scenario directory in BOINC's emulator format, or a text file in seed 000's
-    /// notation.
+    /// A scenario: a directory in BOINC's client-emulator format (client_state.xml,
+    /// global_prefs.xml, cc_config.xml), or a text file in seed 000's notation
+    /// (projects P(C,D,R), parameters as name = value, # comments).
+    #[arg(long, value_name = "DIR|FILE")]
     pub scenario: Option<PathBuf>,
-    /// Seed 000's notation instead of a directory.
+    /// A scenario in seed 000's notation instead, e.g. "P1(0.1,1,.5) P2(1,24,.25)"
+    /// (C = hours of CPU per job, D = delay bound in hours, R = share fraction).
+    #[arg(long, value_name = "TEXT")]
     pub notation: Option<String>,
-    /// Options of the notation (from `--notation` or a notation file).
-    pub notation_options: NotationOptions,
+    /// With --notation or a notation file: number of CPUs (the file's ncpus wins).
+    #[arg(long, default_value_t = 1)]
+    pub ncpus: u32,
+    /// With --notation or a notation file: work buffer (min_queue), hours.
+    #[arg(long, value_name = "H")]
+    pub min_queue: Option<f64>,
+    /// With --notation or a notation file: CPU scheduling period, hours.
+    #[arg(long, value_name = "H")]
+    pub sched_period: Option<f64>,
+    /// With --notation or a notation file: keep preempted tasks in memory.
+    #[arg(long, value_name = "BOOL", default_value_t = false, action = clap::ArgAction::Set)]
+    pub leave_in_memory: bool,
     /// Simulated days.
+    #[arg(long, default_value_t = 10.0)]
     pub days: f64,
-    /// The policy (ignored when `compare` is given).
+    /// Policy family: seed (default), legacy or rec.
+    #[arg(long, default_value = "seed")]
     pub policy: Policy,
-    /// Policies to compare side by side.
+    /// Run these policies on the same seed and print them side by side, e.g. seed,legacy,rec.
+    #[arg(long, value_delimiter = ',', value_name = "P,P,...")]
     pub compare: Option<Vec<Policy>>,
-    /// RNG seed.
+    /// Seed of every random choice: the same seed gives the same run.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print JSON.
+    /// Print one JSON object instead of text.
+    #[arg(long)]
     pub json: bool,
-    /// Write the trace here.
+    /// Write every event as JSON lines to this file.
+    #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// Write the SVG timeline here.
+    /// Draw the run as an SVG timeline (one lane per CPU and GPU instance).
+    #[arg(long, value_name = "FILE.svg")]
     pub timeline: Option<PathBuf>,
-    /// Never fetch work.
+    /// Never ask servers for work: run only the jobs the scenario holds.
+    #[arg(long)]
     pub existing_jobs_only: bool,
-    /// BOINC-emulator modelling.
+    /// Model the world as BOINC's own emulator does, so figures compare like with like.
+    #[arg(long)]
     pub boinc_compat: bool,
+}
+
+impl SimArgs {
+    /// The options of seed 000's notation given on the command line.
+    pub fn notation_options(&self) -> NotationOptions {
+        NotationOptions {
+            ncpus: self.ncpus,
+            min_queue_hours: self.min_queue,
+            sched_period_hours: self.sched_period,
+            leave_in_memory: self.leave_in_memory,
+        }
+    }
 }
 
 /// One run's figures as printed, with what was run.
@@ -88,7 +124,7 @@ fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
             let name = path
                 .file_stem()
                 .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-            Ok((name, load_notation_file(path, &args.notation_options)?))
+            Ok((name, load_notation_file(path, &args.notation_options())?))
         }
         (Some(dir), None) => {
             let name = dir
@@ -97,7 +133,7 @@ fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
             Ok((name, load_state_dir(dir)?))
         }
         (None, Some(text)) => {
-            let state = scenario_from_notation(text, &args.notation_options)
+            let state = scenario_from_notation(text, &args.notation_options())
                 .context("cannot read the scenario notation")?;
             Ok(("notation".to_string(), state))
         }
@@ -319,7 +355,10 @@ mod tests {
         SimArgs {
             scenario: Some(scenario),
             notation: None,
-            notation_options: NotationOptions::default(),
+            ncpus: 1,
+            min_queue: None,
+            sched_period: None,
+            leave_in_memory: false,
             days: 2.0,
             policy: Policy::Seed,
             compare: None,
@@ -341,7 +380,7 @@ mod tests {
     #[test]
     fn the_seed_notation_file_loads_with_its_own_parameters() {
         let mut args = args_for(shipped().join("seed_scenario1.txt"));
-        args.notation_options.sched_period_hours = Some(2.0);
+        args.sched_period = Some(2.0);
         let (name, state) = load_scenario(&args).expect("seed_scenario1.txt loads");
         assert_eq!(name, "seed_scenario1");
         assert_eq!(state.host.p_ncpus, 2, "ncpus = 2 in the file wins over the default 1");
