@@ -9,9 +9,9 @@ use boinc_core::cpu_sched::make_run_list;
 use boinc_core::decision::decide;
 use boinc_core::enforce::enforce;
 use boinc_core::model::{
-    ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, Job,
-    JobState, Project, ProjectFacts, ProjectId, ResourceMap, ResourceType, ResourceUsage,
-    SchedulerState, Workunit, WorkunitId,
+    ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, Job, Project,
+    ProjectFacts, ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState, Workunit,
+    WorkunitId,
 };
 use boinc_core::rr_sim::simulate;
 use boinc_core::work_fetch::choose_work_fetch;
@@ -127,35 +127,24 @@ fn big_host(njobs: usize, seed: u64) -> ClientState {
         let received = NOW - rng.random_range(0.0..5.0 * 86400.0);
         // Enough running CPU tasks to fill most of the 64 CPUs, so enforcement has work.
         let running = i < 90 && cpu_only;
-        state.jobs.push(Job {
-            project,
-            name: format!("wu{i}_0"),
-            workunit,
-            app_version: Some(av),
-            received_time: received,
-            report_deadline: received + rng.random_range(1.0..14.0) * 86400.0,
-            state: JobState::FilesDownloaded,
-            suspended: false,
-            ready_to_report: false,
-            got_server_ack: false,
-            completed_time: 0.0,
-            final_elapsed_time: 0.0,
-            exit_status: 0,
-            task: running.then(|| ActiveTask {
-                scheduler_state: SchedulerState::Running,
-                elapsed_time: 1800.0,
-                current_cpu_time: 1700.0,
-                fraction_done: 0.1,
-                checkpoint_elapsed_time: 1500.0,
-                checkpoint_cpu_time: 1400.0,
-                checkpoint_wall_time: NOW - 300.0,
-                run_start_time: NOW - 1800.0,
-                working_set_size: 3e8,
-                once_ran_edf: false,
-                slot: i as u32,
-                gpu_instances: Vec::new(),
-            }),
+        let deadline = received + rng.random_range(1.0..14.0) * 86400.0;
+        let mut job =
+            Job::downloaded(project, format!("wu{i}_0"), workunit, av, received, deadline);
+        job.task = running.then(|| ActiveTask {
+            scheduler_state: SchedulerState::Running,
+            elapsed_time: 1800.0,
+            current_cpu_time: 1700.0,
+            fraction_done: 0.1,
+            checkpoint_elapsed_time: 1500.0,
+            checkpoint_cpu_time: 1400.0,
+            checkpoint_wall_time: NOW - 300.0,
+            run_start_time: NOW - 1800.0,
+            working_set_size: 3e8,
+            once_ran_edf: false,
+            slot: i as u32,
+            gpu_instances: Vec::new(),
         });
+        state.jobs.push(job);
     }
     state
 }

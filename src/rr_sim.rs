@@ -1129,22 +1129,16 @@ pub(crate) mod tests {
                 input_files: Vec::new(),
             });
             let id = JobId::from_index(self.state.jobs.len());
-            self.state.jobs.push(Job {
+            let name = format!("job{}", id.index());
+            let received = id.index() as f64;
+            self.state.jobs.push(Job::downloaded(
                 project,
-                name: format!("job{}", id.index()),
+                name,
                 workunit,
-                app_version: Some(app_version),
-                received_time: id.index() as f64,
-                report_deadline: deadline,
-                state: JobState::FilesDownloaded,
-                suspended: false,
-                ready_to_report: false,
-                got_server_ack: false,
-                completed_time: 0.0,
-                final_elapsed_time: 0.0,
-                exit_status: 0,
-                task: None,
-            });
+                app_version,
+                received,
+                deadline,
+            ));
             id
         }
 

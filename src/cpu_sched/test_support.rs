@@ -3,8 +3,7 @@
 use crate::Time;
 use crate::model::{
     ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Job, JobId,
-    JobState, Project, ProjectId, ResourceType, ResourceUsage, SchedulerState, Workunit,
-    WorkunitId,
+    Project, ProjectId, ResourceType, ResourceUsage, SchedulerState, Workunit, WorkunitId,
 };
 use crate::rr_sim::RrSimOutput;
 
@@ -121,22 +120,8 @@ impl StateBuilder {
             input_files: Vec::new(),
         });
         let workunit = WorkunitId::from_index(self.state.workunits.len() - 1);
-        self.state.jobs.push(Job {
-            project,
-            name: format!("job{}", self.state.jobs.len()),
-            workunit,
-            app_version: Some(version),
-            received_time: received,
-            report_deadline: deadline,
-            state: JobState::FilesDownloaded,
-            suspended: false,
-            ready_to_report: false,
-            got_server_ack: false,
-            completed_time: 0.0,
-            final_elapsed_time: 0.0,
-            exit_status: 0,
-            task: None,
-        });
+        let name = format!("job{}", self.state.jobs.len());
+        self.state.jobs.push(Job::downloaded(project, name, workunit, version, received, deadline));
         JobId::from_index(self.state.jobs.len() - 1)
     }
 

@@ -40,7 +40,7 @@ use super::random::normal;
 use crate::Time;
 use crate::estimate::{DCF_MAX, DCF_MIN, FALLBACK_FLOPS, remaining_duration};
 use crate::model::{
-    AppEmulation, AppId, AppVersionId, ClientState, Job, JobId, JobState, ProjectId, ResourceMap,
+    AppEmulation, AppId, AppVersionId, ClientState, Job, JobId, ProjectId, ResourceMap,
     ResourceType, Workunit, WorkunitId,
 };
 use crate::work_fetch::{WorkReply, WorkRequest};
@@ -373,22 +373,14 @@ pub fn add_jobs(
             input_files: Vec::new(),
         });
         ids.push(JobId::from_index(state.jobs.len()));
-        state.jobs.push(Job {
+        state.jobs.push(Job::downloaded(
             project,
-            name: new.name.clone(),
+            new.name.clone(),
             workunit,
-            app_version: Some(new.app_version),
-            received_time: now,
-            report_deadline: new.deadline,
-            state: JobState::FilesDownloaded,
-            suspended: false,
-            ready_to_report: false,
-            got_server_ack: false,
-            completed_time: 0.0,
-            final_elapsed_time: 0.0,
-            exit_status: 0,
-            task: None,
-        });
+            new.app_version,
+            now,
+            new.deadline,
+        ));
     }
     ids
 }
@@ -840,7 +832,7 @@ mod tests {
             let job = state.job(*id);
             assert_eq!(job.name, new.name);
             assert_eq!(job.app_version, Some(new.app_version));
-            assert_eq!(job.state, JobState::FilesDownloaded);
+            assert_eq!(job.state, crate::model::JobState::FilesDownloaded);
             assert_eq!(job.received_time, 100.0);
             assert_eq!(job.report_deadline, new.deadline);
             let wu = state.workunit(job.workunit);

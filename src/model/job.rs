@@ -170,6 +170,34 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job just received with its input present: ready to run, never started. This is
+    /// what a scheduler reply's job becomes once its files are in place.
+    pub fn downloaded(
+        project: ProjectId,
+        name: impl Into<String>,
+        workunit: WorkunitId,
+        app_version: AppVersionId,
+        received_time: Time,
+        report_deadline: Time,
+    ) -> Job {
+        Job {
+            project,
+            name: name.into(),
+            workunit,
+            app_version: Some(app_version),
+            received_time,
+            report_deadline,
+            state: JobState::FilesDownloaded,
+            suspended: false,
+            ready_to_report: false,
+            got_server_ack: false,
+            completed_time: 0.0,
+            final_elapsed_time: 0.0,
+            exit_status: 0,
+            task: None,
+        }
+    }
+
     /// Whether the job's task is running now.
     pub fn is_running(&self) -> bool {
         self.task.as_ref().is_some_and(ActiveTask::is_running)

@@ -128,8 +128,8 @@ pub(crate) fn choose_legacy(
 mod tests {
     use super::*;
     use crate::model::{
-        ActiveTask, AppId, AppVersion, AppVersionId, JobState, Project, ProjectId, ResourceUsage,
-        Workunit, WorkunitId,
+        ActiveTask, AppId, AppVersion, AppVersionId, Project, ProjectId, ResourceUsage, Workunit,
+        WorkunitId,
     };
 
     /// Adds a CPU job of `cpu_seconds` (on a 1 GFLOPS CPU) with a deadline.
@@ -145,22 +145,9 @@ mod tests {
             rsc_disk_bound: 0.0,
             input_files: Vec::new(),
         });
-        state.jobs.push(Job {
-            project: ProjectId(project),
-            name: format!("job{}", wu.0),
-            workunit: wu,
-            app_version: Some(AppVersionId(project)),
-            received_time: 0.0,
-            report_deadline: deadline,
-            state: JobState::FilesDownloaded,
-            suspended: false,
-            ready_to_report: false,
-            got_server_ack: false,
-            completed_time: 0.0,
-            final_elapsed_time: 0.0,
-            exit_status: 0,
-            task: None,
-        });
+        let name = format!("job{}", wu.0);
+        let version = AppVersionId(project);
+        state.jobs.push(Job::downloaded(ProjectId(project), name, wu, version, 0.0, deadline));
     }
 
     fn state(ncpus: u32, shares: &[f64]) -> ClientState {
