@@ -11,3 +11,4 @@ pub mod random;
 pub mod timeline;
 pub mod trace;
 pub mod trace_figures;
+pub mod world;
