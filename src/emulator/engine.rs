@@ -222,7 +222,7 @@ impl Simulator {
         self.client.finish_rpc(&call, reply.as_ref(), &rpc_state, now)
     }
 
-    fn finish(self) -> SimResult {
+    fn finish(mut self) -> SimResult {
         let decisions = self.client.decisions();
         let rpcs = self.client.rpcs();
         let (figures, trace) = self.world.finish();

@@ -594,13 +594,13 @@ impl World {
     }
 
     /// Ends the run at its end time: open segments close, and the figures of merit and
-    /// the trace come out.
-    pub fn finish(mut self) -> (FiguresOfMerit, Vec<TraceEvent>) {
+    /// the trace come out (the trace is handed over; the world keeps none).
+    pub fn finish(&mut self) -> (FiguresOfMerit, Vec<TraceEvent>) {
         self.advance_to(self.end);
         for slot in 0..self.processes.len() {
             self.end_segment(slot);
         }
         let figures = self.figures.finish(self.end);
-        (figures, self.trace)
+        (figures, std::mem::take(&mut self.trace))
     }
 }
