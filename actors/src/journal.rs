@@ -137,7 +137,7 @@ enum Sink {
     Verify {
         recorded: Vec<JournalEntry>,
         cursor: usize,
-        divergence: Option<Divergence>,
+        divergence: Option<Box<Divergence>>,
         last_input: Option<u64>,
     },
 }
@@ -233,12 +233,12 @@ impl Journal {
                 }
                 let expected = recorded.get(*cursor);
                 if expected != Some(&entry) {
-                    *divergence = Some(Divergence {
+                    *divergence = Some(Box::new(Divergence {
                         seq: entry.seq,
                         recorded: expected.cloned(),
                         replayed: Some(entry),
                         last_input: *last_input,
-                    });
+                    }));
                     return;
                 }
                 if entry.kind == EntryKind::Input {
@@ -276,18 +276,18 @@ impl Journal {
                 match serde_json::from_value(e.body.clone()) {
                     Ok(value) => Some(value),
                     Err(_) => {
-                        *divergence = Some(Divergence {
+                        *divergence = Some(Box::new(Divergence {
                             seq,
                             recorded: Some(e.clone()),
                             replayed: None,
                             last_input: *last_input,
-                        });
+                        }));
                         None
                     }
                 }
             }
             _ => {
-                *divergence = Some(Divergence {
+                *divergence = Some(Box::new(Divergence {
                     seq,
                     recorded: expected.cloned(),
                     replayed: Some(JournalEntry {
@@ -299,7 +299,7 @@ impl Journal {
                         body: serde_json::Value::Null,
                     }),
                     last_input: *last_input,
-                });
+                }));
                 None
             }
         }
@@ -313,7 +313,7 @@ impl Journal {
             return None;
         };
         if divergence.is_some() || !finished {
-            return divergence.clone();
+            return divergence.as_deref().cloned();
         }
         recorded.get(*cursor).map(|e| Divergence {
             seq: e.seq,

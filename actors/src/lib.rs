@@ -16,6 +16,7 @@ pub mod journal;
 pub mod messages;
 pub mod replay;
 pub mod sim_effects;
+pub mod state_files;
 
 pub use client::{Client, ClientBuilder, ClientError, ClientHandle, run_actor_simulation};
 pub use events::ClientEvent;

@@ -1,10 +1,10 @@
 //! `boinc-rs sim`: runs a scenario in virtual time and prints BOINC's figures of merit.
 
-use crate::state_dir::load_state_dir;
 use anyhow::{Context, Result, bail};
 use boinc_actors::client::run_actor_simulation;
 use boinc_actors::journal::Journal;
 use boinc_actors::sim_effects::Faults;
+use boinc_actors::state_files::load_state_dir;
 use boinc_core::Policy;
 use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
 use boinc_core::emulator::figures::FiguresOfMerit;
@@ -428,6 +428,10 @@ mod tests {
             timeline: None,
             existing_jobs_only: false,
             boinc_compat: false,
+            engine: Engine::Core,
+            journal: None,
+            inject_rpc_failures: 0.0,
+            inject_app_crashes: 0.0,
         }
     }
 
