@@ -9,6 +9,7 @@
 pub mod accounting;
 pub mod cpu_sched;
 pub mod decision;
+pub mod disk;
 pub mod emulator;
 pub mod enforce;
 pub mod estimate;

@@ -532,7 +532,9 @@ impl EdfQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{App, AppVersion, Availability, Coprocessor, Project, ResourceUsage};
+    use crate::model::{
+        App, AppFiles, AppVersion, Availability, Coprocessor, Project, ResourceUsage,
+    };
     use crate::work_fetch::ResourceRequest;
     use proptest::prelude::*;
     use rand::SeedableRng;
@@ -550,6 +552,7 @@ mod tests {
             fpops_std_dev: 0.0,
             weight,
             checkpoint_period: 60.0,
+            files: AppFiles::default(),
         }
     }
 

@@ -72,4 +72,8 @@ pub struct FileInfo {
     pub exp_days: Option<f64>,
     /// When the download finished (seed 004 ordering); 0 when unknown.
     pub download_time: Time,
+    /// When a job last used the file (seed 004 LRU deletion); 0 when unknown, in which
+    /// case the download time stands in for it.
+    #[serde(default)]
+    pub time_last_used: Time,
 }
