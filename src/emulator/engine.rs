@@ -15,6 +15,7 @@
 //! reported by the RPC policy; project servers answer with generated jobs.
 
 use super::availability::{HostAvailability, HostProcess};
+use super::disk_world::{DiskSink, DiskWorld};
 use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
 use super::project_server::{EmulatedServer, ServerReply, add_jobs};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
@@ -109,6 +110,7 @@ struct Simulator<'c> {
     rng: ChaCha8Rng,
     host: HostAvailability,
     servers: Vec<EmulatedServer>,
+    disk: DiskWorld,
     figures: FiguresAccumulator,
     trace: Vec<TraceEvent>,
     now: Time,
@@ -158,7 +160,7 @@ impl<'c> Simulator<'c> {
             }
         });
         let scheduling_period = state.prefs.scheduling_period();
-        let figures = FiguresAccumulator::new(FiguresSetup {
+        let mut figures = FiguresAccumulator::new(FiguresSetup {
             ncpus: state.ncpus(),
             p_fpops: state.host.p_fpops,
             gpus,
@@ -199,6 +201,11 @@ impl<'c> Simulator<'c> {
                 scheduling_period,
             });
         }
+        let disk = DiskWorld::new(
+            &mut state,
+            start,
+            &mut DiskSink::new(&mut figures, &mut trace, config.trace),
+        );
         let nprojects = state.projects.len();
         let mut sim = Simulator {
             config,
@@ -208,6 +215,7 @@ impl<'c> Simulator<'c> {
             rng,
             host,
             servers,
+            disk,
             figures,
             trace,
             now: start,
@@ -433,6 +441,8 @@ impl<'c> Simulator<'c> {
     fn step(&mut self) {
         self.apply_availability_changes();
         self.complete_finished_jobs();
+        let mut sink = DiskSink::new(&mut self.figures, &mut self.trace, self.config.trace);
+        self.disk.poll(&mut self.state, self.now, &mut sink);
         self.schedule();
         // One RPC per poll interval at most; new jobs are scheduled at once.
         if !self.config.existing_jobs_only && self.rpc_step() {
@@ -503,6 +513,8 @@ impl<'c> Simulator<'c> {
             self.running.retain(|&j| j != id);
             self.awaiting_checkpoint.retain(|&j| j != id);
             self.figures.job_finished(project);
+            let mut sink = DiskSink::new(&mut self.figures, &mut self.trace, self.config.trace);
+            self.disk.job_finished(&mut self.state, id, self.now, &mut sink);
             if self.config.trace {
                 self.trace.push(TraceEvent::JobFinished {
                     time: self.now,
@@ -726,6 +738,7 @@ impl<'c> Simulator<'c> {
         self.rpcs += 1;
         self.next_rpc_allowed = self.now + FETCH_POLL_INTERVAL;
         let project = request.project;
+        self.disk.before_request(&self.state, &mut self.servers[project.index()], self.now);
         let reply = self.servers[project.index()].handle_request(
             &self.state,
             &request,
@@ -772,6 +785,8 @@ impl<'c> Simulator<'c> {
         let project = request.project;
         let reported = self.report_results(project);
         let ids = add_jobs(&mut self.state, project, &reply.jobs, self.now);
+        let mut sink = DiskSink::new(&mut self.figures, &mut self.trace, self.config.trace);
+        self.disk.after_reply(&mut self.state, &ids, self.now, &mut sink);
         let work_reply = reply.work_reply(&self.state);
         for (id, new_job) in ids.iter().zip(&reply.jobs) {
             let flops = self.state.app_version(new_job.app_version).flops.max(1.0);
