@@ -18,6 +18,7 @@ pub mod limits;
 pub mod offender;
 pub mod plan;
 pub mod references;
+pub mod report;
 #[cfg(test)]
 pub(crate) mod tests_support;
 pub mod violation;
@@ -33,4 +34,5 @@ pub use limits::{BYTES_PER_GB, DiskLimits, DiskUsage, occupies_disk, project_usa
 pub use offender::{greatest_offender, is_offender, offenders};
 pub use plan::{Deletion, DeletionPlan};
 pub use references::FileReferences;
+pub use report::{DeleteNextReport, DiskLimitsReport, DiskProjectReport, DiskReport};
 pub use violation::{DataManager, DiskEffect, PollOutcome, data_manager_poll};
