@@ -30,25 +30,12 @@ impl DiskStateBuilder {
         download_time: f64,
     ) -> FileId {
         let id = FileId::from_index(self.state.files.len());
-        self.state.files.push(FileInfo {
-            project: ProjectId::from_index(project),
-            name: format!("f{}", id.index()),
-            nbytes,
-            max_nbytes: 0.0,
-            md5_cksum: String::new(),
-            status: FileStatus::Present,
-            executable: false,
-            sticky,
-            upload_when_present: false,
-            uploaded: false,
-            transfer_deferred: false,
-            download_urls: Vec::new(),
-            upload_urls: Vec::new(),
-            priority: None,
-            exp_days: None,
-            download_time,
-            time_last_used: 0.0,
-        });
+        let mut file =
+            FileInfo::new(ProjectId::from_index(project), format!("f{}", id.index()), nbytes);
+        file.status = FileStatus::Present;
+        file.sticky = sticky;
+        file.download_time = download_time;
+        self.state.files.push(file);
         id
     }
 

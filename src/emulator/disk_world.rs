@@ -237,25 +237,7 @@ impl DiskWorld {
         nbytes: f64,
     ) -> FileId {
         let id = FileId::from_index(state.files.len());
-        state.files.push(FileInfo {
-            project,
-            name: format!("{job}.{suffix}"),
-            nbytes,
-            max_nbytes: 0.0,
-            md5_cksum: String::new(),
-            status: FileStatus::NotPresent,
-            executable: false,
-            sticky: false,
-            upload_when_present: false,
-            uploaded: false,
-            transfer_deferred: false,
-            download_urls: Vec::new(),
-            upload_urls: Vec::new(),
-            priority: None,
-            exp_days: None,
-            download_time: 0.0,
-            time_last_used: 0.0,
-        });
+        state.files.push(FileInfo::new(project, format!("{job}.{suffix}"), nbytes));
         self.brought_by.push(Some(job.to_owned()));
         id
     }

@@ -77,3 +77,29 @@ pub struct FileInfo {
     #[serde(default)]
     pub time_last_used: Time,
 }
+
+impl FileInfo {
+    /// A file of `project` not yet on disk, with no transfer, flags or template values:
+    /// what a `<file>` element starts as before its children are read.
+    pub fn new(project: ProjectId, name: impl Into<String>, nbytes: f64) -> FileInfo {
+        FileInfo {
+            project,
+            name: name.into(),
+            nbytes,
+            max_nbytes: 0.0,
+            md5_cksum: String::new(),
+            status: FileStatus::NotPresent,
+            executable: false,
+            sticky: false,
+            upload_when_present: false,
+            uploaded: false,
+            transfer_deferred: false,
+            download_urls: Vec::new(),
+            upload_urls: Vec::new(),
+            priority: None,
+            exp_days: None,
+            download_time: 0.0,
+            time_last_used: 0.0,
+        }
+    }
+}

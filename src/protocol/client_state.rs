@@ -292,25 +292,7 @@ impl<'e> Linker<'e> {
 
     fn add_file(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
         let name = required_text(element, "name")?;
-        let mut file = FileInfo {
-            project,
-            name: name.to_owned(),
-            nbytes: 0.0,
-            max_nbytes: 0.0,
-            md5_cksum: String::new(),
-            status: FileStatus::NotPresent,
-            executable: false,
-            sticky: false,
-            upload_when_present: false,
-            uploaded: false,
-            transfer_deferred: false,
-            download_urls: Vec::new(),
-            upload_urls: Vec::new(),
-            priority: None,
-            exp_days: None,
-            download_time: 0.0,
-            time_last_used: 0.0,
-        };
+        let mut file = FileInfo::new(project, name, 0.0);
         for child in &element.children {
             match child.name.as_str() {
                 "nbytes" => file.nbytes = child.non_negative_f64()?,
