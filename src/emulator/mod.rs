@@ -12,3 +12,4 @@ pub mod random;
 pub mod timeline;
 pub mod trace;
 pub mod trace_figures;
+pub mod world;

@@ -70,7 +70,7 @@ const DEADLINE_TOLERANCE: f64 = 1e-3;
 const EDF_SNAPSHOT_INTERVAL: usize = 64;
 
 /// A new job the server sends.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewJob {
     /// The app.
     pub app: AppId,
@@ -87,7 +87,7 @@ pub struct NewJob {
 }
 
 /// The server's answer to a scheduler request.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ServerReply {
     /// New jobs, in the order they were made.
     pub jobs: Vec<NewJob>,

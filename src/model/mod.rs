@@ -11,6 +11,7 @@ mod predicates;
 mod prefs;
 mod project;
 mod resource;
+mod synthetic;
 mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
@@ -22,4 +23,5 @@ pub use predicates::ProjectFacts;
 pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
 pub use project::{Availability, DeletionPolicy, Project, ProjectResource};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
+pub use synthetic::{SyntheticHost, synthetic_host};
 pub use workunit::{FileInfo, FileStatus, Workunit};
