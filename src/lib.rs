@@ -10,6 +10,7 @@ pub mod accounting;
 pub mod control;
 pub mod cpu_sched;
 pub mod decision;
+pub mod disk;
 pub mod emulator;
 pub mod enforce;
 pub mod estimate;

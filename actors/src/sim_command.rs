@@ -282,6 +282,19 @@ fn print_figures(
             p.deadlines_missed
         )?;
     }
+    // Only runs that emulate the disk (scenarios with file sizes) have disk figures.
+    if f.projects.values().any(|p| p.files_deleted.is_some()) {
+        writeln!(out, "  {:<16} {:>15} {:>13}", "disk", "violations", "files deleted")?;
+        for (project, p) in &f.projects {
+            writeln!(
+                out,
+                "  {:<16} {:>15} {:>13}",
+                project,
+                p.disk_violations.unwrap_or(0),
+                p.files_deleted.unwrap_or(0)
+            )?;
+        }
+    }
     Ok(())
 }
 

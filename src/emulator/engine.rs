@@ -14,11 +14,12 @@
 //! app without one checkpoints continuously); a finished job uploads at once and is
 //! reported by the RPC policy; project servers answer with generated jobs.
 
+use super::disk_world::DiskWorld;
 use super::world::World;
 use crate::control::{ClientControl, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng};
 use crate::emulator::figures::FiguresOfMerit;
 use crate::emulator::trace::TraceEvent;
-use crate::model::ClientState;
+use crate::model::{ClientState, JobId};
 use crate::{Policy, Time};
 use rand_chacha::ChaCha8Rng;
 
@@ -94,6 +95,7 @@ struct Simulator {
     world: World,
     /// Each project's random source for its RPC policy.
     project_rngs: Vec<ChaCha8Rng>,
+    disk: DiskWorld,
     now: Time,
     start: Time,
     end: Time,
@@ -103,7 +105,7 @@ impl Simulator {
     fn new(state: ClientState, config: &SimConfig) -> Self {
         let (state, start) = prepare_state(state, config);
         let mut world = World::new(&state, config, start);
-        let client = ClientControl::new(
+        let mut client = ClientControl::new(
             state,
             config.policy,
             config.boinc_compat,
@@ -117,7 +119,8 @@ impl Simulator {
         let project_rngs =
             client.state().project_ids().map(|p| client_rng(config.seed, p)).collect();
         let end = world.end();
-        Simulator { client, world, project_rngs, now: start, start, end }
+        let disk = DiskWorld::new(client.state_mut(), start, &mut world.disk_sink());
+        Simulator { client, world, project_rngs, disk, now: start, start, end }
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(f64)) {
@@ -174,7 +177,9 @@ impl Simulator {
         }
         for id in finished {
             self.client.complete(id, now);
+            self.disk.job_finished(self.client.state_mut(), id, now, &mut self.world.disk_sink());
         }
+        self.disk.poll(self.client.state_mut(), now, &mut self.world.disk_sink());
         self.schedule();
         if self.rpc_step() {
             self.schedule();
@@ -207,6 +212,9 @@ impl Simulator {
         }
         let Some(call) = self.client.rpc_call(now) else { return false };
         let project = call.request.project;
+        if let Some(server) = self.world.server_mut(project) {
+            self.disk.before_request(self.client.state(), server, now);
+        }
         let reply = self.world.scheduler_rpc(self.client.state(), &call, now);
         let work_reply =
             reply.as_ref().map(|r| (r.work_reply(self.client.state()), r.request_delay));
@@ -219,7 +227,12 @@ impl Simulator {
             &mut self.project_rngs[project.index()],
         );
         let rpc_state = crate::control::ProjectRpcState::of(&project_state);
-        self.client.finish_rpc(&call, reply.as_ref(), &rpc_state, now)
+        let first_new = self.client.state().jobs.len();
+        let brought_jobs = self.client.finish_rpc(&call, reply.as_ref(), &rpc_state, now);
+        let new_jobs: Vec<JobId> =
+            (first_new..self.client.state().jobs.len()).map(JobId::from_index).collect();
+        self.disk.after_reply(self.client.state_mut(), &new_jobs, now, &mut self.world.disk_sink());
+        brought_jobs
     }
 
     fn finish(mut self) -> SimResult {

@@ -3,6 +3,7 @@
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 
 pub mod availability;
+pub mod disk_world;
 pub mod engine;
 pub mod figures;
 pub mod notation;

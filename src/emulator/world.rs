@@ -12,6 +12,7 @@
 //! backoffs drew.
 
 use super::availability::{HostAvailability, HostProcess};
+use super::disk_world::DiskSink;
 use super::engine::SimConfig;
 use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
 use super::project_server::{EmulatedServer, ServerReply};
@@ -500,6 +501,16 @@ impl World {
     /// Whether the process in `slot` runs (exists and is not suspended).
     pub fn is_running(&self, slot: u32) -> bool {
         self.processes.get(slot as usize).and_then(Option::as_ref).is_some_and(|p| p.running)
+    }
+
+    /// Where the emulated disk reports (seed 004): the run's figures and trace.
+    pub fn disk_sink(&mut self) -> DiskSink<'_> {
+        DiskSink::new(&mut self.figures, &mut self.trace, self.tracing)
+    }
+
+    /// The server of `project`, to hand it the client's free-space figures (seed 004).
+    pub fn server_mut(&mut self, project: ProjectId) -> Option<&mut EmulatedServer> {
+        self.servers.get_mut(project.index())
     }
 
     /// Reads `project`'s master page: it comes exactly when the project's server is up.
