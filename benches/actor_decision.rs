@@ -72,6 +72,7 @@ impl Bench {
             seed: 1,
             boinc_compat: false,
             panic_project_actor: None,
+            disk: None,
         });
         scheduler.send(Startup { now: NOW }).await.expect("startup");
         Bench { scheduler, sim, clock, now: NOW }

@@ -15,8 +15,8 @@
 //! (virtual time: run it under a paused tokio clock, as [`run_actor_simulation`] does);
 //! the real process, HTTP and file effects belong to the live service.
 
-use crate::actors::ResourceActor;
 use crate::actors::scheduler::{SchedulerActor, SchedulerSetup};
+use crate::actors::{DiskActor, ResourceActor};
 use crate::context::ActorContext;
 use crate::events::{ClientEvent, EventBus};
 use crate::journal::{EntryKind, Journal, JournalError};
@@ -24,6 +24,7 @@ use crate::messages::{HostChanged, Startup, Stats, Tick, User, UserAction};
 use crate::sim_effects::{Faults, SimWorld, VirtualClock};
 use actix::Addr;
 use boinc_core::control::ClientControl;
+use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::emulator::engine::{SimConfig, SimResult, next_step_time, prepare_state};
 use boinc_core::emulator::world::World;
 use boinc_core::model::ClientState;
@@ -187,7 +188,7 @@ impl ClientBuilder {
             events: events.clone(),
         };
         self.journal.append(start, "driver", EntryKind::Setup, "Setup", &setup);
-        let client = ClientControl::new(
+        let mut client = ClientControl::new(
             state,
             config.policy,
             config.boinc_compat,
@@ -196,7 +197,10 @@ impl ClientBuilder {
         );
         let mut world = World::new(client.state(), &config, start);
         world.adopt_jobs(client.state());
+        let disk = DiskWorld::new(client.state_mut(), start, &mut world.disk_sink());
         let sim = SimWorld::new(world, client.state(), self.faults, config.seed);
+        let disk =
+            disk.is_enabled().then(|| DiskActor::new(context.clone(), disk, sim.world().clone()));
         let period = client.state().prefs.scheduling_period();
         let (scheduler, resources) = SchedulerActor::launch(SchedulerSetup {
             client,
@@ -206,6 +210,7 @@ impl ClientBuilder {
             seed: config.seed,
             boinc_compat: config.boinc_compat,
             panic_project_actor: self.faults.panic_project_actor,
+            disk,
         });
         let (done_sender, done) = tokio::sync::oneshot::channel();
         let driver = Driver {

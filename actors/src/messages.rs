@@ -155,3 +155,42 @@ pub struct User {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "(u64, u64)")]
 pub struct Stats;
+
+/// The disk manager's step: the jobs that just finished, then `data_manager_poll`.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Box<ClientState>")]
+pub struct DiskStep {
+    /// When.
+    pub now: Time,
+    /// Jobs that finished in this step.
+    pub finished: Vec<boinc_core::model::JobId>,
+    /// The client state, lent for the step (not journaled).
+    #[serde(skip)]
+    pub state: Box<ClientState>,
+}
+
+/// A scheduler request is about to go to `project`: it carries the free-space figures.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct DiskRequest {
+    /// When.
+    pub now: Time,
+    /// The project asked.
+    pub project: boinc_core::model::ProjectId,
+    /// The client state (not journaled).
+    #[serde(skip)]
+    pub state: Arc<ClientState>,
+}
+
+/// A reply brought jobs: their files are associated.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Box<ClientState>")]
+pub struct DiskReply {
+    /// When.
+    pub now: Time,
+    /// The new jobs.
+    pub new_jobs: Vec<boinc_core::model::JobId>,
+    /// The client state, lent for the step (not journaled).
+    #[serde(skip)]
+    pub state: Box<ClientState>,
+}

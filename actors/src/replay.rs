@@ -3,6 +3,7 @@
 //! actions) and checks that every message they deliver is the recorded one. The first
 //! difference is the divergence.
 
+use crate::actors::DiskActor;
 use crate::actors::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::client::{ClientError, RunSetup, paused_system};
 use crate::context::ActorContext;
@@ -13,8 +14,10 @@ use crate::messages::{HostChanged, Startup, Tick, User};
 use crate::sim_effects::VirtualClock;
 use boinc_core::Time;
 use boinc_core::control::{ClientControl, RpcCall, TaskCommand};
+use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::emulator::engine::{SimConfig, prepare_state};
 use boinc_core::emulator::project_server::ServerReply;
+use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
 use std::rc::Rc;
 
@@ -87,13 +90,20 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
             events: EventBus::default(),
         };
         replaying.append(start, "driver", EntryKind::Setup, "Setup", &setup);
-        let client = ClientControl::new(
+        let mut client = ClientControl::new(
             state,
             config.policy,
             config.boinc_compat,
             config.existing_jobs_only,
             start,
         );
+        // The disk manager decides from the client state alone; what it did is measured
+        // on a world that replay otherwise leaves alone.
+        let mut scratch = World::new(client.state(), &config, start);
+        let disk = DiskWorld::new(client.state_mut(), start, &mut scratch.disk_sink());
+        let disk = disk.is_enabled().then(|| {
+            DiskActor::new(context.clone(), disk, Rc::new(std::cell::RefCell::new(scratch)))
+        });
         let effects = Rc::new(Recorded(replaying.clone()));
         let (scheduler, resources) = SchedulerActor::launch(SchedulerSetup {
             client,
@@ -103,6 +113,7 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
             seed: config.seed,
             boinc_compat: config.boinc_compat,
             panic_project_actor: setup.faults.panic_project_actor,
+            disk,
         });
         let stopped = |e: actix::MailboxError| ClientError::Stopped(e.to_string());
         while let Some(entry) = replaying.next_recorded() {

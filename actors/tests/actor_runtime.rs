@@ -20,7 +20,8 @@ fn scenarios_dir() -> PathBuf {
 }
 
 fn scenario(name: &str) -> ClientState {
-    let dir = scenarios_dir().join(name);
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scenarios").join(name);
+    let dir = if shipped.is_dir() { shipped } else { scenarios_dir().join(name) };
     load_state_dir(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -205,4 +206,28 @@ fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
             .any(|e| matches!(e, ClientEvent::TaskStarted { project, .. } if project == "gamma"))
     );
     assert_eq!(result.figures.projects["gamma"].usage.get("cpu").copied().unwrap_or(0.0), 0.0);
+}
+
+#[test]
+fn the_disk_actor_keeps_projects_to_their_shares_and_says_so() {
+    let name = "disk_pressure";
+    let system = boinc_actors::client::paused_system().unwrap();
+    let (events, result) = system.block_on(async move {
+        let handle = Client::builder()
+            .state(scenario(name))
+            .config(config(name, 2.0, false))
+            .spawn()
+            .unwrap();
+        let events = handle.events_blocking();
+        let result = handle.finished().await.unwrap();
+        (events.try_iter().collect::<Vec<_>>(), result)
+    });
+    assert!(
+        events.iter().any(
+            |e| matches!(e, ClientEvent::DiskAction { action, .. } if action.starts_with("deleted"))
+        ),
+        "the disk actor deleted nothing under pressure"
+    );
+    let deleted: u32 = result.figures.projects.values().filter_map(|p| p.files_deleted).sum();
+    assert!(deleted > 0);
 }

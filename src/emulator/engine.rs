@@ -175,8 +175,10 @@ impl Simulator {
                 finished.push(id);
             }
         }
-        for id in finished {
+        for &id in &finished {
             self.client.complete(id, now);
+        }
+        for id in finished {
             self.disk.job_finished(self.client.state_mut(), id, now, &mut self.world.disk_sink());
         }
         self.disk.poll(self.client.state_mut(), now, &mut self.world.disk_sink());

@@ -6,6 +6,7 @@
 //! also supervises the actors it started: one that fails is reported, rebuilt from the
 //! authoritative state and restarted, with a bounded backoff (src/supervise.rs).
 
+use super::disk::DiskActor;
 use super::fetch::{FetchActor, ProjectActors};
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -15,8 +16,9 @@ use crate::context::ActorContext;
 use crate::effects::{ProcessHost, SchedulerTransport};
 use crate::events::ClientEvent;
 use crate::messages::{
-    Command, InstanceAssignment, MasterFetch, Poll, ResourceAvailable, RunSession, SessionOutcome,
-    Startup, Stats, TaskReport, Tick, User, UserAction,
+    Command, DiskReply, DiskRequest, DiskStep, InstanceAssignment, MasterFetch, Poll,
+    ResourceAvailable, RunSession, SessionOutcome, Startup, Stats, TaskReport, Tick, User,
+    UserAction,
 };
 use actix::AsyncContext as _;
 use actix::fut::LocalBoxActorFuture;
@@ -47,6 +49,8 @@ pub struct SchedulerSetup {
     pub boinc_compat: bool,
     /// Inject a panic into this project's actor at its first session.
     pub panic_project_actor: Option<u32>,
+    /// The disk manager's actor, when the client manages disk use.
+    pub disk: Option<DiskActor>,
 }
 
 /// The central scheduler actor.
@@ -61,6 +65,7 @@ pub struct SchedulerActor {
     resources: Vec<(ResourceType, Addr<ResourceActor>)>,
     projects: Vec<Addr<ProjectActor>>,
     fetch: Option<Addr<FetchActor>>,
+    disk: Option<Addr<DiskActor>>,
     last_tick: Option<Time>,
     /// Crashed apps waiting to restart, by slot.
     restarts: BTreeMap<u32, Time>,
@@ -115,6 +120,7 @@ impl SchedulerActor {
                 resources,
                 projects,
                 fetch: Some(fetch),
+                disk: setup.disk.map(Actor::start),
                 last_tick: None,
                 restarts: BTreeMap::new(),
                 actor_failures: BTreeMap::new(),
@@ -248,11 +254,12 @@ impl SchedulerActor {
         }
     }
 
+    /// Applies the task reports; returns the jobs that finished successfully.
     fn apply_reports(
         &mut self,
         reports: Vec<(JobId, u32, Result<TaskReport, MailboxError>)>,
         now: Time,
-    ) {
+    ) -> Vec<JobId> {
         let mut finished = Vec::new();
         for (id, slot, report) in reports {
             match report {
@@ -295,6 +302,7 @@ impl SchedulerActor {
                 }
             }
         }
+        let mut completed = Vec::new();
         for (id, error) in finished {
             let job = self.client.state().job(id);
             let event = ClientEvent::TaskFinished {
@@ -307,9 +315,26 @@ impl SchedulerActor {
                 self.client.fail(id, now);
             } else {
                 self.client.complete(id, now);
+                completed.push(id);
             }
             self.context.events.emit(event);
         }
+        completed
+    }
+
+    /// The disk manager's step (seed 004's poll), with the state lent to it.
+    fn disk_step(&mut self, finished: Vec<JobId>, now: Time) -> LocalBoxActorFuture<Self, ()> {
+        let Some(disk) = self.disk.clone() else {
+            return actix::fut::ready(()).boxed_local();
+        };
+        let state = Box::new(self.client.take_state());
+        async move { disk.send(DiskStep { now, finished, state }).await }
+            .into_actor(self)
+            .map(|state, act, _| match state {
+                Ok(state) => act.client.restore_state(*state),
+                Err(_) => panic!("the disk actor failed holding the client state"),
+            })
+            .boxed_local()
     }
 
     fn rpc_step(&mut self, now: Time) -> LocalBoxActorFuture<Self, ()> {
@@ -375,14 +400,22 @@ impl SchedulerActor {
         // The session reads the state the request describes while the loop waits.
         let state = Arc::new(self.client.take_state());
         let message = RunSession { now, call: call.clone(), state: Arc::clone(&state) };
-        async move { fetch.send(message).await }
-            .into_actor(self)
-            .then(move |outcome, act, _| {
-                let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
-                act.client.restore_state(state);
-                act.finish_session(&call, outcome, now)
-            })
-            .boxed_local()
+        let disk = self.disk.clone();
+        let disk_request = DiskRequest { now, project, state: Arc::clone(&state) };
+        async move {
+            if let Some(disk) = disk {
+                // The request carries the free-space figures (seed 004).
+                let _ = disk.send(disk_request).await;
+            }
+            fetch.send(message).await
+        }
+        .into_actor(self)
+        .then(move |outcome, act, _| {
+            let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
+            act.client.restore_state(state);
+            act.finish_session(&call, outcome, now)
+        })
+        .boxed_local()
     }
 
     fn finish_session(
@@ -427,11 +460,24 @@ impl SchedulerActor {
                 });
             }
         }
-        if self.client.finish_rpc(call, reply.as_ref(), &rpc_state, now) {
-            self.schedule(now)
-        } else {
-            actix::fut::ready(()).boxed_local()
-        }
+        let first_new = self.client.state().jobs.len();
+        let brought = self.client.finish_rpc(call, reply.as_ref(), &rpc_state, now);
+        let Some(disk) = self.disk.clone() else {
+            return if brought { self.schedule(now) } else { actix::fut::ready(()).boxed_local() };
+        };
+        let new_jobs: Vec<JobId> =
+            (first_new..self.client.state().jobs.len()).map(JobId::from_index).collect();
+        let state = Box::new(self.client.take_state());
+        async move { disk.send(DiskReply { now, new_jobs, state }).await }
+            .into_actor(self)
+            .then(move |state, act, _| {
+                match state {
+                    Ok(state) => act.client.restore_state(*state),
+                    Err(_) => panic!("the disk actor failed holding the client state"),
+                }
+                if brought { act.schedule(now) } else { actix::fut::ready(()).boxed_local() }
+            })
+            .boxed_local()
     }
 
     /// Charges the running tasks' usage from the last charge up to `now`.
@@ -503,9 +549,10 @@ impl Handler<Tick> for SchedulerActor {
             polled
                 .into_actor(self)
                 .then(move |reports, act, _| {
-                    act.apply_reports(reports, now);
-                    act.schedule(now)
+                    let finished = act.apply_reports(reports, now);
+                    act.disk_step(finished, now)
                 })
+                .then(move |(), act, _| act.schedule(now))
                 .then(move |(), act, _| act.rpc_step(now))
                 .map(move |(), act, _| {
                     act.client.compact();
