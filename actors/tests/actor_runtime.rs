@@ -148,6 +148,22 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     );
 }
 
+/// Runs a scenario through the embedding API; the events a blocking subscriber got.
+fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>, SimResult) {
+    let system = boinc_actors::client::paused_system().unwrap();
+    system.block_on(async move {
+        let handle = Client::builder()
+            .state(scenario(name))
+            .config(config(name, days, false))
+            .faults(faults)
+            .spawn()
+            .unwrap();
+        let events = handle.events_blocking();
+        let result = handle.finished().await.unwrap();
+        (events.try_iter().collect(), result)
+    })
+}
+
 #[test]
 fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
     let name = "s2";
@@ -157,18 +173,7 @@ fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
     assert!(alpha.jobs_done > 0, "project alpha kept working after its actor was restarted");
 
     // The restart is reported on the event stream.
-    let system = boinc_actors::client::paused_system().unwrap();
-    let events = system.block_on(async move {
-        let handle = Client::builder()
-            .state(scenario(name))
-            .config(config(name, 1.0, false))
-            .faults(faults)
-            .spawn()
-            .unwrap();
-        let events = handle.events_blocking();
-        handle.finished().await.unwrap();
-        events.try_iter().collect::<Vec<_>>()
-    });
+    let (events, _) = embedded(name, 1.0, faults);
     assert!(
         events.iter().any(
             |e| matches!(e, ClientEvent::ActorRestarted { actor, .. } if actor == "project:0")

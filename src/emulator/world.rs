@@ -169,21 +169,34 @@ impl World {
         }
     }
 
-    fn add_truth(&mut self, state: &ClientState, id: JobId, true_duration: f64) {
-        let job = state.job(id);
-        let workunit = state.workunit(job.workunit);
-        let app = state.app(workunit.app);
+    /// Records what a job really is: it runs `true_duration` seconds (at least one) and
+    /// checkpoints as its app does.
+    fn insert_truth(
+        &mut self,
+        project: ProjectId,
+        name: &str,
+        app: &crate::model::App,
+        true_duration: f64,
+        deadline: Time,
+    ) {
         let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period.max(0.0));
         let truth = JobTruth {
             true_duration: true_duration.max(1.0),
             serial: self.next_serial,
             checkpoint_period,
-            deadline: job.report_deadline,
+            deadline,
         };
         self.next_serial += 1;
-        if let Some(truths) = self.truths.get_mut(job.project.index()) {
-            truths.insert(job.name.clone(), truth);
+        if let Some(truths) = self.truths.get_mut(project.index()) {
+            truths.insert(name.to_string(), truth);
         }
+    }
+
+    fn add_truth(&mut self, state: &ClientState, id: JobId, true_duration: f64) {
+        let job = state.job(id);
+        let workunit = state.workunit(job.workunit);
+        let app = state.app(workunit.app);
+        self.insert_truth(job.project, &job.name, app, true_duration, job.report_deadline);
         if self.tracing {
             let usage = job.app_version.map(|av| state.app_version(av).usage);
             let flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
@@ -556,17 +569,7 @@ impl World {
             let version = state.app_version(new_job.app_version);
             let true_duration = new_job.true_flops / version.flops.max(1.0);
             let app = state.app(new_job.app);
-            let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period.max(0.0));
-            let truth = JobTruth {
-                true_duration: true_duration.max(1.0),
-                serial: self.next_serial,
-                checkpoint_period,
-                deadline: new_job.deadline,
-            };
-            self.next_serial += 1;
-            if let Some(truths) = self.truths.get_mut(project.index()) {
-                truths.insert(new_job.name.clone(), truth);
-            }
+            self.insert_truth(project, &new_job.name, app, true_duration, new_job.deadline);
             self.figures.job_received(project);
             if self.tracing {
                 self.trace.push(TraceEvent::JobReceived {
