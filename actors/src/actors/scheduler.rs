@@ -221,21 +221,30 @@ impl SchedulerActor {
     }
 
     /// Records an actor's failure; whether to restart it.
-    fn actor_failed(&mut self, actor: String, now: Time) -> bool {
+    /// Records an actor's failure: the restart decision for it.
+    fn actor_failed(&mut self, actor: String, now: Time) -> RestartDecision {
         let failures = self.actor_failures.entry(actor.clone()).or_insert(0);
         *failures += 1;
         let failures = *failures;
         tracing::error!(actor = %actor, failures, "actor failed; rebuilding it from the client state");
         self.context.events.emit(ClientEvent::ActorRestarted { time: now, actor, failures });
-        !matches!(RestartPolicy::ACTOR.after_failure(failures), RestartDecision::GiveUp)
+        RestartPolicy::ACTOR.after_failure(failures)
     }
 
+    /// A project's actor failed: a new one is built from the authoritative state, and
+    /// the project is not contacted again before the restart backoff has passed.
     fn restart_project_actor(&mut self, project: ProjectId, now: Time) {
-        if !self.actor_failed(format!("project:{}", project.0), now) {
-            if let Some(p) = self.client.state_mut().projects.get_mut(project.index()) {
-                // Broken beyond repair: the project is set aside until the user acts.
-                p.suspended = true;
-                p.dont_request_more_work = true;
+        let decision = self.actor_failed(format!("project:{}", project.0), now);
+        if let Some(p) = self.client.state_mut().projects.get_mut(project.index()) {
+            match decision {
+                RestartDecision::RestartAfter(delay) => {
+                    p.min_rpc_time = p.min_rpc_time.max(now + delay);
+                }
+                RestartDecision::GiveUp => {
+                    // Broken beyond repair: the project is set aside until the user acts.
+                    p.suspended = true;
+                    p.dont_request_more_work = true;
+                }
             }
         }
         let actor = ProjectActor::new(
@@ -292,7 +301,8 @@ impl SchedulerActor {
                 Err(_) => {
                     let job = self.client.state().job(id).name.clone();
                     self.tasks.remove(&slot);
-                    if self.actor_failed(format!("task:{slot}:{job}"), now) {
+                    let decision = self.actor_failed(format!("task:{slot}:{job}"), now);
+                    if decision != RestartDecision::GiveUp {
                         // The process lives on; a new actor takes it over.
                         self.task_actor(slot, &job);
                     } else {
