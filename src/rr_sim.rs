@@ -299,10 +299,13 @@ pub(crate) struct Simulation {
     queues: Vec<Queue>,
     resources: [ResourceState; 4],
     /// The pending events of the queues that have jobs (seconds from now), kept apart
-    /// from the queues so that finding the next one reads a few cache lines: each one
-    /// integer ordered like (time, queue index), so the scan for the first is a plain
-    /// minimum; [`NO_EVENT`] where the queue has none.
-    event_times: Vec<u128>,
+    /// from the queues so that finding the next one reads a few cache lines: each the
+    /// time's [`order_bits`], [`NO_EVENT`] where the queue has none. The slots are in
+    /// queue order, so the first slot with the earliest time is the lowest queue index
+    /// among those due then, and the scan for it is a plain minimum of small integers.
+    event_times: Vec<u64>,
+    /// The queue of each slot of `event_times`.
+    event_queues: Vec<u32>,
     dirty: Vec<u32>,
     unsettled: Vec<u32>,
     horizon: f64,
@@ -351,18 +354,19 @@ fn sort_by_queue(keys: Vec<u128>, mut starts: Vec<usize>) -> Vec<u128> {
     sorted
 }
 
-/// "No pending event" in `Simulation::event_times`; every real key is smaller, since a
-/// queue index never fills its 32 bits.
-const NO_EVENT: u128 = u128::MAX;
+/// "No pending event" in `Simulation::event_times`; every real key is smaller (see
+/// [`event_key`]).
+const NO_EVENT: u64 = u64::MAX;
 
-/// A pending event at time `t` for queue `q`, ordered by time, then queue index.
-fn event_key(t: f64, q: usize) -> u128 {
-    u128::from(order_bits(t)) << 32 | q as u128
+/// A pending event at time `t`, ordered by time. The one NaN whose bits would read as
+/// [`NO_EVENT`] is kept one below it: a NaN time is still an event.
+fn event_key(t: f64) -> u64 {
+    order_bits(t).min(NO_EVENT - 1)
 }
 
 /// The time of a pending event's key.
-fn event_time(key: u128) -> f64 {
-    from_order_bits((key >> 32) as u64)
+fn event_time(key: u64) -> f64 {
+    from_order_bits(key)
 }
 
 /// The float whose [`order_bits`] are `ordered`.
@@ -523,6 +527,7 @@ impl Simulation {
             })
             .collect();
         let mut resources = resources;
+        let mut event_queues = Vec::new();
         let mut start = 0;
         while start < jobs.len() {
             let q = jobs[start].queue;
@@ -532,6 +537,9 @@ impl Simulation {
                 jobs[i - 1].next = i as u32;
             }
             let queue = &mut queues[q as usize];
+            // The jobs are in queue order, so the slots are too.
+            queue.event_slot = event_queues.len() as u32;
+            event_queues.push(q);
             queue.head = start as u32;
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
@@ -541,11 +549,7 @@ impl Simulation {
             start = end;
         }
 
-        let event_queues = resources.iter().flat_map(|r| r.queues.iter().copied());
-        for (slot, q) in event_queues.enumerate() {
-            queues[q as usize].event_slot = slot as u32;
-        }
-        let event_times = vec![NO_EVENT; resources.iter().map(|r| r.queues.len()).sum()];
+        let event_times = vec![NO_EVENT; event_queues.len()];
 
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
@@ -571,6 +575,7 @@ impl Simulation {
             queues,
             resources,
             event_times,
+            event_queues,
             dirty: Vec::new(),
             unsettled: Vec::with_capacity(nprojects),
             horizon,
@@ -835,7 +840,7 @@ impl Simulation {
                 first_slot = slot;
             }
         }
-        (first != NO_EVENT).then_some((first_slot, first as u32 as usize))
+        (first != NO_EVENT).then(|| (first_slot, self.event_queues[first_slot] as usize))
     }
 
     /// Drops queue `q`'s pending event and schedules its next completion.
@@ -854,7 +859,7 @@ impl Simulation {
                 continue;
             }
             let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            *next_event = event_key(t + wait, q);
+            *next_event = event_key(t + wait);
             break;
         }
     }

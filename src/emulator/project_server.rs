@@ -583,27 +583,49 @@ impl EdfQueue {
     }
 
     /// Seed 000's test: adds `candidate` if it meets its deadline and no queued job then
-    /// misses its deadline by more than before; returns whether it was added.
+    /// misses its deadline by more than before; returns whether it was added. The check
+    /// simulates the queue with the candidate from the snapshot before it, which is the
+    /// new schedule itself: when the candidate is accepted, its misses and snapshots are
+    /// kept rather than simulated again.
     fn try_insert(&mut self, candidate: EdfEntry) -> bool {
         let position = self.entries.partition_point(|e| e.deadline <= candidate.deadline);
         // A snapshot exists for each multiple of the interval below the queue's length.
         let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(self.snapshots.len() - 1);
+        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         let mut instances = self.snapshots[snapshot].clone();
-        for entry in &self.entries[snapshot * EDF_SNAPSHOT_INTERVAL..position] {
+        let mut snapshots = Vec::new();
+        // Positions in the queue with the candidate: the entries before it keep theirs,
+        // those after it move one place on.
+        let mut snapshot_before = |index: usize, instances: &Instances| {
+            if index > start && index % EDF_SNAPSHOT_INTERVAL == 0 {
+                snapshots.push(instances.clone());
+            }
+        };
+        for (index, entry) in self.entries[start..position].iter().enumerate() {
+            snapshot_before(start + index, &instances);
             place(&mut instances, self.count, entry);
         }
+        snapshot_before(position, &instances);
         let finish = place(&mut instances, self.count, &candidate);
         if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
             return false;
         }
-        for entry in &self.entries[position..] {
+        let mut misses = Vec::with_capacity(self.entries.len() - position);
+        for (index, entry) in self.entries[position..].iter().enumerate() {
+            snapshot_before(position + 1 + index, &instances);
             let miss = (place(&mut instances, self.count, entry) - entry.deadline).max(0.0);
             if miss > entry.miss + DEADLINE_TOLERANCE {
                 return false;
             }
+            misses.push(miss);
         }
-        self.entries.insert(position, candidate);
-        self.reschedule_from(snapshot);
+        for (entry, miss) in self.entries[position..].iter_mut().zip(misses) {
+            entry.miss = miss;
+        }
+        let miss = (finish - candidate.deadline).max(0.0);
+        self.entries.insert(position, EdfEntry { miss, ..candidate });
+        self.snapshots.truncate(snapshot + 1);
+        self.snapshots.append(&mut snapshots);
         true
     }
 }
@@ -1054,6 +1076,10 @@ mod tests {
                 prop_assert_eq!(incremental.try_insert(candidate), expected);
                 if expected {
                     accepted.push(candidate);
+                    // What the check kept is the schedule simulated afresh.
+                    let fresh = EdfQueue::new(count, incremental.entries.clone());
+                    prop_assert_eq!(&fresh.entries, &incremental.entries);
+                    prop_assert_eq!(&fresh.snapshots, &incremental.snapshots);
                 }
             }
         }

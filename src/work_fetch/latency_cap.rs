@@ -11,7 +11,7 @@
 //! its share without ever running in EDF.
 
 use crate::estimate::remaining_duration;
-use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap};
+use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap};
 use crate::rr_sim::RrSimOutput;
 
 /// Only this fraction of a project's latency is booked: the rest is slack for what the
@@ -22,7 +22,8 @@ pub(crate) const LATENCY_BOOKING: f64 = 0.5;
 /// Per resource, the most instance-seconds worth asking `project` for: its fair-share
 /// instances × [`LATENCY_BOOKING`] × its latency × the resource's availability, less
 /// the work it already has queued there. Infinite where the latency or the share is not
-/// known.
+/// known. `rr` is the round-robin simulation of this same `state`: the queued work is
+/// read from its remaining durations.
 pub(crate) fn latency_caps(
     state: &ClientState,
     facts: &[ProjectFacts],
@@ -38,16 +39,25 @@ pub(crate) fn latency_caps(
         return ResourceMap::from_fn(|_| f64::INFINITY);
     }
     let mut queued: ResourceMap<f64> = ResourceMap::default();
-    for id in state.job_ids() {
-        let job = state.job(id);
-        if job.project != project || !state.job_nearly_runnable(id) {
+    for (index, job) in state.jobs.iter().enumerate() {
+        if job.project != project {
+            continue;
+        }
+        // A job the simulation took part in is nearly runnable, and the simulation
+        // already estimated it: reuse that rather than estimating every queued job of
+        // the project again on each call.
+        let simulated = rr.jobs.get(index).filter(|sim| sim.simulated);
+        let id = JobId::from_index(index);
+        if simulated.is_none() && !state.job_nearly_runnable(id) {
             continue;
         }
         let Some(av) = job.app_version else { continue };
         let usage = state.app_version(av).usage;
         let resource = usage.main_resource();
         if known[resource] {
-            queued[resource] += remaining_duration(state, id) * usage.main_usage();
+            let remaining = simulated
+                .map_or_else(|| remaining_duration(state, id), |sim| sim.remaining_duration);
+            queued[resource] += remaining * usage.main_usage();
         }
     }
     ResourceMap::from_fn(|r| match latency[r] {
