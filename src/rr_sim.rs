@@ -209,7 +209,6 @@ struct SimJob {
     /// value at which it finishes while active; its completion time once done. Only one
     /// of these is meaningful at a time, so they share the field.
     work: f64,
-    active: bool,
     done: bool,
 }
 
@@ -502,7 +501,6 @@ impl Simulation {
                     usage: version.usage,
                     cpu: version.cpu,
                     work: gathered.remaining,
-                    active: false,
                     done: false,
                 });
                 origins.push(JobOrigin {
@@ -800,7 +798,6 @@ impl Simulation {
                 break;
             }
             let job = &mut jobs[next as usize];
-            job.active = true;
             job.generation = job.generation.wrapping_add(1);
             job.work += queue.progress;
             queue.completions.push(HeapEntry::new(job.work, next, job.generation));
@@ -815,7 +812,6 @@ impl Simulation {
                 break;
             }
             job.work = (job.work - queue.progress).max(0.0);
-            job.active = false;
             job.generation = job.generation.wrapping_add(1);
             queue.active_usage -= job.usage;
             queue.active_cpu -= job.cpu;
@@ -906,7 +902,6 @@ impl Simulation {
         let Simulation { queues, jobs, .. } = self;
         let job = &mut jobs[j];
         job.done = true;
-        job.active = false;
         job.work = t;
         let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
         let queue = &mut queues[job.queue as usize];
@@ -1026,10 +1021,12 @@ fn coprocessor_cpus_of(queue: &Queue) -> f64 {
     if queue.resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
 }
 
-/// Whether a completion entry no longer describes an active job's finish.
+/// Whether a completion entry no longer describes an active job's finish. The stamp
+/// alone tells: an entry is pushed only on activation, with the generation that
+/// activation set; deactivation moves the generation on; and a finishing job's own
+/// entry is the one just popped, so no entry of a done job carries its generation.
 fn is_stale(jobs: &[SimJob], entry: &HeapEntry) -> bool {
-    let job = &jobs[entry.id() as usize];
-    job.done || !job.active || job.generation != entry.stamp()
+    jobs[entry.id() as usize].generation != entry.stamp()
 }
 
 #[cfg(test)]

@@ -128,7 +128,9 @@ impl ProjectFacts {
                 let latency = job.report_deadline - job.received_time;
                 if latency.is_finite() && latency > 0.0 {
                     let known = &mut f.min_latency[resource];
-                    *known = Some(known.map_or(latency, |l| l.min(latency)));
+                    if known.is_none_or(|l| latency < l) {
+                        *known = Some(latency);
+                    }
                 }
             }
             // `job_runnable`, `job_nearly_runnable` and `job_downloading` in one, sharing
