@@ -215,18 +215,7 @@ fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
 
 #[test]
 fn the_disk_actor_keeps_projects_to_their_shares_and_says_so() {
-    let name = "disk_pressure";
-    let system = boinc_actors::client::paused_system().unwrap();
-    let (events, result) = system.block_on(async move {
-        let handle = Client::builder()
-            .state(scenario(name))
-            .config(config(name, 2.0, false))
-            .spawn()
-            .unwrap();
-        let events = handle.events_blocking();
-        let result = handle.finished().await.unwrap();
-        (events.try_iter().collect::<Vec<_>>(), result)
-    });
+    let (events, result) = embedded("disk_pressure", 2.0, Faults::default());
     assert!(
         events.iter().any(
             |e| matches!(e, ClientEvent::DiskAction { action, .. } if action.starts_with("deleted"))
