@@ -122,20 +122,26 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     assert_eq!(report.divergence, None);
     assert_eq!(report.entries, recorded.len() as u64);
 
-    // Make one server reply's first job due a day earlier: the client's next decision
-    // differs, right after that input.
+    // Take back the jobs of a server reply whose first job the client started at once:
+    // the replayed client has nothing to start, so its very next message differs.
     let mut mutated = recorded.clone();
-    let target = mutated
-        .iter()
-        .position(|e| {
+    let started_at_once = |i: usize| {
+        let first_job = recorded[i].body["jobs"][0]["name"].as_str();
+        recorded.get(i + 1).is_some_and(|next| {
+            next.name == "Command" && next.body["command"]["Start"]["job"].as_str() == first_job
+        })
+    };
+    let target = (0..recorded.len())
+        .find(|&i| {
+            let e = &recorded[i];
             e.kind == EntryKind::Input
                 && e.name == "RpcReply"
                 && e.seq > 200
                 && e.body.get("jobs").and_then(|j| j.as_array()).is_some_and(|j| !j.is_empty())
+                && started_at_once(i)
         })
-        .expect("a reply with jobs");
-    let deadline = &mut mutated[target].body["jobs"][0]["deadline"];
-    *deadline = serde_json::json!(deadline.as_f64().unwrap() - 86_400.0);
+        .expect("a reply whose first job started at once");
+    mutated[target].body["jobs"] = serde_json::json!([]);
     let report = replay(mutated).unwrap();
     let divergence = report.divergence.expect("the mutated reply changes a decision");
     assert_eq!(divergence.last_input, Some(target as u64), "{divergence}");

@@ -12,12 +12,38 @@
 //! virtual time reaches it, calling [`OnOffProcess::pop_change`], which applies that one
 //! change and draws the length of the new period: one trace event per change, and the
 //! RNG consumed in the order the changes happen.
+//!
+//! Each process draws from a random stream of its own ([`host_availability_rng`],
+//! [`server_availability_rng`]), apart from the stream the servers make jobs from.
+//! The world's ups and downs for a seed are then the same whatever the client does:
+//! two policies compared on one seed meet the same outages (common random numbers),
+//! and a change of policy cannot move an outage.
 
 use super::random::exponential;
 use crate::Time;
+use crate::model::ProjectId;
 use crate::model::TimeStats;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+
+/// The first random stream of the availability processes; far above the client's
+/// per-project streams (`1 + project`) and the world's job stream (0).
+pub const AVAILABILITY_STREAM_BASE: u64 = 1 << 40;
+
+/// The random stream of the host's availability processes for the run's `seed`.
+pub fn host_availability_rng(seed: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(AVAILABILITY_STREAM_BASE);
+    rng
+}
+
+/// The random stream of `project`'s server availability for the run's `seed`.
+pub fn server_availability_rng(seed: u64, project: ProjectId) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(AVAILABILITY_STREAM_BASE + 1 + u64::from(project.0));
+    rng
+}
 
 /// Mean length of an up period, seconds, when a scenario gives no usable lambda: one day,
 /// long next to a scheduling period and a work buffer, so a scenario that gives only

@@ -11,7 +11,9 @@
 //! own randomness has its own streams, so the world is the same whatever the client's
 //! backoffs drew.
 
-use super::availability::{HostAvailability, HostProcess};
+use super::availability::{
+    HostAvailability, HostProcess, host_availability_rng, server_availability_rng,
+};
 use super::disk_world::DiskSink;
 use super::engine::SimConfig;
 use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
@@ -61,6 +63,8 @@ pub struct World {
     boinc_compat: bool,
     tracing: bool,
     rng: ChaCha8Rng,
+    host_rng: ChaCha8Rng,
+    server_rngs: Vec<ChaCha8Rng>,
     host: HostAvailability,
     servers: Vec<EmulatedServer>,
     project_names: Vec<String>,
@@ -79,13 +83,17 @@ impl World {
     /// The world of the scenario `state` (the client's state at the start, which names
     /// the projects, apps and host) from `start`, for the run `config`.
     pub fn new(state: &ClientState, config: &SimConfig, start: Time) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let rng = ChaCha8Rng::seed_from_u64(config.seed);
         let end = start + config.duration.max(0.0);
-        let host = HostAvailability::new(&state.time_stats, start, &mut rng);
+        let mut host_rng = host_availability_rng(config.seed);
+        let host = HostAvailability::new(&state.time_stats, start, &mut host_rng);
+        let mut server_rngs: Vec<ChaCha8Rng> =
+            state.project_ids().map(|p| server_availability_rng(config.seed, p)).collect();
         let servers = state
             .project_ids()
-            .map(|p| {
-                let mut server = EmulatedServer::new(state, p, start, &mut rng);
+            .zip(server_rngs.iter_mut())
+            .map(|(p, server_rng)| {
+                let mut server = EmulatedServer::new(state, p, start, server_rng);
                 server.set_boinc_compat(config.boinc_compat);
                 server
             })
@@ -143,6 +151,8 @@ impl World {
             boinc_compat: config.boinc_compat,
             tracing: config.trace,
             rng,
+            host_rng,
+            server_rngs,
             host,
             servers,
             project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
@@ -322,7 +332,7 @@ impl World {
     pub fn pop_availability_changes(&mut self) -> bool {
         let mut changed = false;
         while self.host.next_change() <= self.now {
-            let (time, process, up) = self.host.pop_change(&mut self.rng);
+            let (time, process, up) = self.host.pop_change(&mut self.host_rng);
             changed = true;
             if self.tracing {
                 let what = match process {
@@ -336,7 +346,7 @@ impl World {
         }
         for p in 0..self.servers.len() {
             while self.servers[p].next_change() <= self.now {
-                let (time, up) = self.servers[p].pop_change(&mut self.rng);
+                let (time, up) = self.servers[p].pop_change(&mut self.server_rngs[p]);
                 if self.tracing {
                     let project = self.project_names[p].clone();
                     let what = AvailabilityKind::ProjectUp { project };
