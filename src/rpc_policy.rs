@@ -49,6 +49,7 @@ pub fn rpc_backoff_delay(nfailures: u32, rng: &mut impl Rng) -> f64 {
 /// master page to be fetched again.
 pub fn on_rpc_failure(project: &mut Project, now: Time, rng: &mut impl Rng) {
     project.nrpc_failures = project.nrpc_failures.saturating_add(1);
+    project.last_rpc_failure = Some(now);
     let delay = rpc_backoff_delay(project.nrpc_failures - 1, rng);
     project.min_rpc_time = project.min_rpc_time.max(now + delay);
     if project.nrpc_failures % MASTER_FETCH_PERIOD == 0 {
@@ -72,6 +73,7 @@ pub fn on_rpc_success(project: &mut Project, request_delay: Option<f64>, now: Ti
 /// fetch stays pending.
 pub fn on_master_fetch_failure(project: &mut Project, now: Time, rng: &mut impl Rng) {
     project.master_fetch_failures = project.master_fetch_failures.saturating_add(1);
+    project.last_rpc_failure = Some(now);
     let delay = rpc_backoff_delay(project.master_fetch_failures - 1, rng);
     project.min_rpc_time = project.min_rpc_time.max(now + delay);
 }

@@ -54,6 +54,9 @@ pub struct ProjectRpcState {
     pub master_fetch_failures: u32,
     /// Last successful RPC.
     pub last_rpc_time: Time,
+    /// Last failed RPC or master-page fetch.
+    #[serde(default)]
+    pub last_rpc_failure: Option<Time>,
     /// A user asked for an RPC.
     pub sched_rpc_pending: bool,
     /// The project said "no work because of deadlines" until then.
@@ -71,6 +74,7 @@ impl ProjectRpcState {
             master_fetch_pending: project.master_fetch_pending,
             master_fetch_failures: project.master_fetch_failures,
             last_rpc_time: project.last_rpc_time,
+            last_rpc_failure: project.last_rpc_failure,
             sched_rpc_pending: project.sched_rpc_pending,
             latency_limited_until: project.latency_limited_until,
             resources: project.resources.map(|_, r| ResourceRpcState {
@@ -90,6 +94,7 @@ impl ProjectRpcState {
         project.master_fetch_pending = self.master_fetch_pending;
         project.master_fetch_failures = self.master_fetch_failures;
         project.last_rpc_time = self.last_rpc_time;
+        project.last_rpc_failure = self.last_rpc_failure;
         project.sched_rpc_pending = self.sched_rpc_pending;
         project.latency_limited_until = self.latency_limited_until;
         for (r, resource) in project.resources.iter_mut() {

@@ -31,6 +31,11 @@ pub struct Project {
     pub master_fetch_failures: u32,
     /// Time of the last scheduler RPC (0: never).
     pub last_rpc_time: Time,
+    /// When a scheduler RPC or master-page fetch to the project last failed; `None`
+    /// if none has. Work fetch tops up the buffers of a project that failed recently
+    /// whenever it can be reached (see `work_fetch::intermittent`).
+    #[serde(default)]
+    pub last_rpc_failure: Option<Time>,
     /// The user or the project asked for an RPC at the next opportunity.
     pub sched_rpc_pending: bool,
     /// The project's apps don't use the CPU intensively (no scheduling, fetch by presence).
@@ -105,6 +110,7 @@ impl Project {
             nrpc_failures: 0,
             master_fetch_failures: 0,
             last_rpc_time: 0.0,
+            last_rpc_failure: None,
             sched_rpc_pending: false,
             non_cpu_intensive: false,
             latency_limited_until: None,

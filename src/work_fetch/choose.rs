@@ -9,6 +9,7 @@
 //! and one made for idle CPUs asks no GPU work.
 
 use super::backoff::backed_off;
+use super::intermittent::{intermittent, top_up_threshold};
 use super::latency_cap::latency_caps;
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
@@ -81,6 +82,7 @@ fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<Projec
                 fetchable: state.project_fetchable(id, now),
                 overworked: state.project_overworked(id),
                 latency_limited: state.project_latency_limited(id, now),
+                intermittent: intermittent(project, now),
                 score: ResourceMap::default(),
             }
         })
@@ -121,6 +123,9 @@ struct Step {
     resource: ResourceType,
     reason: FetchReason,
     zeroed: ResourceMap<bool>,
+    /// A top-up step: only intermittent projects whose own shortfall for the resource
+    /// reaches the top-up threshold may be asked, and only for that shortfall.
+    top_up: Option<f64>,
 }
 
 fn steps(
@@ -142,23 +147,40 @@ fn steps(
         resource: r,
         reason: FetchReason::IdleInstances(r),
         zeroed: only_gpus,
+        top_up: None,
     });
     let cpu_idle = idle[ResourceType::Cpu].then_some(Step {
         resource: ResourceType::Cpu,
         reason: FetchReason::IdleInstances(ResourceType::Cpu),
         zeroed: only_cpu,
+        top_up: None,
     });
     let gpu_short = ResourceType::GPUS.into_iter().filter(move |&r| short[r]).map(move |r| Step {
         resource: r,
         reason: FetchReason::Shortfall(r),
         zeroed: none,
+        top_up: None,
     });
     let cpu_short = short[ResourceType::Cpu].then_some(Step {
         resource: ResourceType::Cpu,
         reason: FetchReason::Shortfall(ResourceType::Cpu),
         zeroed: none,
+        top_up: None,
     });
-    gpu_idle.chain(cpu_idle).chain(gpu_short).chain(cpu_short)
+    // Last, resources between the water marks that an intermittent project may top up
+    // (GPUs first, as above); the low-water steps already cover the others.
+    let top_up_order = ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]);
+    let top_ups = top_up_order
+        .filter(move |&r| {
+            usable[r] && !minimal && !short[r] && !idle[r] && rr.resources[r].shortfall > 0.0
+        })
+        .map(move |r| Step {
+            resource: r,
+            reason: FetchReason::TopUp(r),
+            zeroed: none,
+            top_up: Some(top_up_threshold(state, r)),
+        });
+    gpu_idle.chain(cpu_idle).chain(gpu_short).chain(cpu_short).chain(top_ups)
 }
 
 fn choose_per_resource(
@@ -181,14 +203,18 @@ fn choose_per_resource(
             let chosen = select_project(
                 state,
                 rr,
-                step.resource,
+                &step,
                 idle_now,
                 priorities.as_deref(),
                 &excluded,
                 candidates,
             );
             let Some(project) = chosen else {
-                unserved.get_or_insert(step.resource);
+                // A top-up is optional: without an intermittent project to ask, the
+                // buffer is as full as seed 002 wants it.
+                if step.top_up.is_none() {
+                    unserved.get_or_insert(step.resource);
+                }
                 break;
             };
             // A project whose share of the resource is already booked up to its
@@ -213,12 +239,13 @@ fn choose_per_resource(
 fn select_project(
     state: &ClientState,
     rr: &RrSimOutput,
-    resource: ResourceType,
+    step: &Step,
     idle_now: bool,
     rec_priority: Option<&[f64]>,
     excluded: &[ProjectId],
     candidates: &mut [ProjectFetchInfo],
 ) -> Option<ProjectId> {
+    let resource = step.resource;
     let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
     let mut best: Option<(bool, f64, f64, ProjectId)> = None;
     for info in candidates.iter_mut() {
@@ -227,6 +254,7 @@ fn select_project(
             || info.backed_off[resource]
             || !info.may_supply[resource]
             || state.project_overworked_for(info.project, resource)
+            || step.top_up.is_some_and(|step| !info.intermittent || info.shortfall[resource] < step)
         {
             continue;
         }
@@ -279,7 +307,8 @@ fn send_req(
         if step.zeroed[r] {
             return ResourceRequest::default();
         }
-        capped(resource_request(state, rr, info, usable, r, r == step.resource), caps[r])
+        let trigger = r == step.resource && step.top_up.is_none();
+        capped(resource_request(state, rr, info, usable, r, trigger), caps[r])
     });
     with_scalar_seconds(info.project, resources)
 }
@@ -368,6 +397,7 @@ mod tests {
     use super::*;
     use crate::model::{AppId, AppVersion, Coprocessor, Project, ResourceUsage};
     use crate::rr_sim::{ProjectSim, ResourceSim};
+    use crate::work_fetch::intermittent::INTERMITTENT_MEMORY;
     use crate::work_fetch::request::Urgency;
 
     const CPU: ResourceType = ResourceType::Cpu;
@@ -650,6 +680,50 @@ mod tests {
         assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
         rr.resources[CPU].saturated_time = state.prefs.work_buf_min() - 1.0;
         assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::Shortfall(CPU));
+    }
+
+    #[test]
+    fn an_intermittent_project_tops_up_between_the_water_marks() {
+        let mut state = host();
+        state.prefs.work_buf_min_days = 0.1;
+        state.prefs.work_buf_additional_days = 0.25;
+        let steady = add_project(&mut state, "steady", &[NVIDIA]);
+        let flaky = add_project(&mut state, "flaky", &[NVIDIA]);
+        let step = top_up_threshold(&state, NVIDIA);
+        let mut rr = busy_rr(&state);
+        rr.resources[NVIDIA].shortfall = 2.0 * step;
+        rr.resources[NVIDIA].saturated_time = state.prefs.work_buf_min() + 1.0;
+        for p in [steady, flaky] {
+            rr.projects[p.index()].shortfall[NVIDIA] = step;
+        }
+        // Nobody failed recently: above the low water mark the buffer is full.
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+
+        // The flaky project failed an hour ago: it is asked for its own shortfall.
+        state.projects[flaky.index()].last_rpc_failure = Some(1000.0 - 3600.0);
+        let decision = decide(&state, &rr, Policy::Seed);
+        assert_eq!(decision.reason, FetchReason::TopUp(NVIDIA));
+        let request = decision.request.unwrap();
+        assert_eq!(request.project, flaky);
+        assert_eq!(request.resources[NVIDIA].req_seconds, step);
+        assert!(decision.candidates[flaky.index()].intermittent);
+        assert!(!decision.candidates[steady.index()].intermittent);
+
+        // Less than a step short: not worth an RPC.
+        rr.projects[flaky.index()].shortfall[NVIDIA] = step * 0.99;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+        rr.projects[flaky.index()].shortfall[NVIDIA] = step;
+
+        // Backed off for the resource, or the failure long forgotten: no top-up.
+        state.projects[flaky.index()].resources[NVIDIA].backoff_time = 2000.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+        state.projects[flaky.index()].resources[NVIDIA].backoff_time = 0.0;
+        state.projects[flaky.index()].last_rpc_failure = Some(1000.0 - INTERMITTENT_MEMORY - 1.0);
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+
+        // Below the low water mark seed 002's rule applies to everyone, as before.
+        rr.resources[NVIDIA].saturated_time = state.prefs.work_buf_min() - 1.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::Shortfall(NVIDIA));
     }
 
     #[test]

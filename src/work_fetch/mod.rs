@@ -4,6 +4,7 @@
 
 mod backoff;
 mod choose;
+mod intermittent;
 mod latency_cap;
 mod legacy;
 mod may_supply;
@@ -15,6 +16,7 @@ pub use backoff::{
     MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
 };
 pub use choose::{choose_work_fetch, piggyback_request};
+pub use intermittent::{INTERMITTENT_MEMORY, TOP_UP_FRACTION, intermittent, top_up_threshold};
 pub use legacy::{LegacyWorkRequests, legacy_work_requests};
 pub use may_supply::{may_supply, may_supply_all};
 pub use reply::{MIN_LATENCY_LIMIT, WorkReply, apply_work_reply, handle_work_reply};

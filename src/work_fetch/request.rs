@@ -52,6 +52,10 @@ pub enum FetchReason {
     IdleInstances(ResourceType),
     /// The resource would idle before the low water mark (seed 003 `shortfall`).
     Shortfall(ResourceType),
+    /// The resource is above the low water mark but a step below the high one, and a
+    /// project that was unreachable recently can be asked to top it up (see
+    /// `work_fetch::intermittent`).
+    TopUp(ResourceType),
     /// A non-CPU-intensive project has no job left (seed 000).
     NonCpuIntensiveIdle,
     /// Seed 001: a project will starve within the connection period.
@@ -73,6 +77,11 @@ impl fmt::Display for FetchReason {
             FetchReason::Shortfall(r) => {
                 write!(f, "{r} would run out of work before the low water mark")
             }
+            FetchReason::TopUp(r) => write!(
+                f,
+                "{r} is below the high water mark and a project that was unreachable \
+                 recently can be reached now"
+            ),
             FetchReason::NonCpuIntensiveIdle => {
                 f.write_str("a non-CPU-intensive project has no job left")
             }
@@ -118,6 +127,9 @@ pub struct ProjectFetchInfo {
     pub overworked: bool,
     /// Seed 000 latency-limited.
     pub latency_limited: bool,
+    /// A scheduler RPC to the project failed recently: its buffers are topped up
+    /// whenever it can be reached.
+    pub intermittent: bool,
     /// The ranking score where the project was a candidate for a resource (higher is
     /// asked first): LTD + shortfall (`seed`), REC priority (`rec`), work request in
     /// CPU-seconds (`legacy`, CPU only).
