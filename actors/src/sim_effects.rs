@@ -139,7 +139,7 @@ impl SchedulerTransport for SimWorld {
     }
 
     fn master_page(&self, project: ProjectId) -> EffectFuture<bool> {
-        let read = self.world.borrow().master_page(project);
+        let read = self.world.borrow_mut().master_page(project);
         Box::pin(std::future::ready(read))
     }
 }

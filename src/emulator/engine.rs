@@ -39,7 +39,8 @@ pub struct SimConfig {
     /// Reproduce BOINC's emulator's modelling choices (REFERENCE.md): CPU jobs keep
     /// running while the host is off or computing is suspended and CPU capacity counts
     /// the whole time; servers never say "no app for this resource"; `max_concurrent`
-    /// in client_state.xml is ignored.
+    /// in client_state.xml is ignored; a server's up/down process advances only when
+    /// the client contacts it, by at most one change.
     pub boinc_compat: bool,
     /// Never contact the servers: run only the jobs the scenario already holds.
     pub existing_jobs_only: bool,

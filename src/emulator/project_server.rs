@@ -161,8 +161,9 @@ impl EmulatedServer {
         }
     }
 
-    /// BOINC-compatible mode: never answer "no app for this resource", as BOINC's
-    /// emulator doesn't.
+    /// BOINC-compatible mode, as BOINC's emulator: never answer "no app for this
+    /// resource", and let the up/down process advance only at contacts
+    /// ([`EmulatedServer::contact`]).
     pub fn set_boinc_compat(&mut self, boinc_compat: bool) {
         self.boinc_compat = boinc_compat;
     }
@@ -188,9 +189,33 @@ impl EmulatedServer {
         self.availability.as_ref().is_none_or(OnOffProcess::is_up)
     }
 
-    /// When the server next goes up or down (`f64::INFINITY`: never).
+    /// When the server next goes up or down by itself (`f64::INFINITY`: never). In
+    /// BOINC-compatible mode a server changes only when a client contacts it
+    /// ([`EmulatedServer::contact`]), so never by itself.
     pub fn next_change(&self) -> Time {
+        if self.boinc_compat {
+            return f64::INFINITY;
+        }
         self.availability.as_ref().map_or(f64::INFINITY, OnOffProcess::next_change)
+    }
+
+    /// A client contacts the server at `now` (a scheduler RPC or a master-page read).
+    /// In BOINC-compatible mode the up/down process advances only here, as in BOINC's
+    /// emulator (REFERENCE.md): if the current period has run out by `now`, the server
+    /// changes state once and the next period is added to the old end, however long
+    /// ago that was. A server that went down and came back between two contacts is
+    /// thus seen to go down, and an outage is stretched to the next contact. Returns
+    /// the new state when it changed. In the faithful model the world applies changes
+    /// as they happen and a contact changes nothing.
+    pub fn contact(&mut self, now: Time, rng: &mut impl Rng) -> Option<bool> {
+        if !self.boinc_compat {
+            return None;
+        }
+        let process = self.availability.as_mut()?;
+        if process.next_change() > now {
+            return None;
+        }
+        Some(process.pop_change(rng).1)
     }
 
     /// Applies the next up/down change: its time and the new state
@@ -711,6 +736,29 @@ mod tests {
     fn new_server(state: &ClientState) -> (EmulatedServer, ChaCha8Rng) {
         let mut rng = ChaCha8Rng::seed_from_u64(42);
         (EmulatedServer::new(state, ProjectId(0), 0.0, &mut rng), rng)
+    }
+
+    #[test]
+    fn in_boinc_compat_mode_a_server_changes_only_when_contacted_and_once() {
+        let mut state = state_with_apps(1, &[emulation(1.0, 1e6, 1.0)]);
+        state.projects[0].availability = Some(Availability { frac: 0.5, lambda: 100.0 });
+        let (mut faithful, mut rng) = new_server(&state);
+        let mut compat = faithful.clone();
+        compat.set_boinc_compat(true);
+        let first_change = faithful.next_change();
+        assert!(first_change.is_finite());
+        // The faithful server changes by itself and a contact changes nothing.
+        assert_eq!(faithful.contact(first_change + 1e6, &mut rng), None);
+        // The compatible one never changes by itself...
+        assert_eq!(compat.next_change(), f64::INFINITY);
+        assert_eq!(compat.contact(first_change * 0.5, &mut rng), None);
+        assert!(compat.is_up());
+        // ...and a contact long after the period ran out goes down once, not through
+        // every change since: the outage starts when it is seen.
+        assert_eq!(compat.contact(first_change + 1e6, &mut rng), Some(false));
+        assert!(!compat.is_up());
+        // The next contact comes back up, however short the down period was.
+        assert_eq!(compat.contact(first_change + 2e6, &mut rng), Some(true));
     }
 
     #[test]

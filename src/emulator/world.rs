@@ -537,8 +537,28 @@ impl World {
     }
 
     /// Reads `project`'s master page: it comes exactly when the project's server is up.
-    pub fn master_page(&self, project: ProjectId) -> bool {
+    pub fn master_page(&mut self, project: ProjectId) -> bool {
+        let now = self.now;
+        self.contact_server(project, now);
         self.servers.get(project.index()).is_some_and(EmulatedServer::is_up)
+    }
+
+    /// The client contacts `project`'s server at `now`: in BOINC-compatible mode its
+    /// up/down process advances then (see [`EmulatedServer::contact`]), and a change is
+    /// traced at the moment it is seen.
+    fn contact_server(&mut self, project: ProjectId, now: Time) {
+        let p = project.index();
+        let (Some(server), Some(rng)) = (self.servers.get_mut(p), self.server_rngs.get_mut(p))
+        else {
+            return;
+        };
+        if let Some(up) = server.contact(now, rng)
+            && self.tracing
+        {
+            let project = self.project_names[p].clone();
+            let what = AvailabilityKind::ProjectUp { project };
+            self.trace.push(TraceEvent::Availability { time: now, what, up });
+        }
     }
 
     /// A scheduler RPC to the server of the call's project, which sees the client's
@@ -551,6 +571,7 @@ impl World {
         now: Time,
     ) -> Option<ServerReply> {
         let project = call.request.project;
+        self.contact_server(project, now);
         let server = self.servers.get_mut(project.index())?;
         let reply = server.handle_request(state, &call.request, now, &mut self.rng);
         self.figures.rpc(project, reply.is_some());
