@@ -19,7 +19,13 @@
 //!   final anticipated debts say what each project is expected to get;
 //! - steps 7–9: then the project with the greatest anticipated debt gets one of its
 //!   runnable jobs (a running one if it has one, else the one received first), and
-//!   pays the payoff.
+//!   pays the payoff;
+//! - after the CPU's pass, an addition to the seed: if whole CPUs are left idle because
+//!   a multithread job could not fit beside the single-thread jobs ranked above it, it
+//!   takes the places of the lowest-ranked jobs of that pass when that leaves fewer
+//!   CPUs idle and each job it displaces can lose a time slice and still finish well
+//!   before its deadline (rr_sim's projection, with a margin of twice the longer of its
+//!   remaining run and two periods, stretched by the host's availability).
 //!
 //! The expected payoff generalises seed 000's "scheduling period divided by NCPUS" (the
 //! payoff of a one-CPU job) to any job: `period × Σ_R usage(R) × relative_speed(R) /
@@ -129,7 +135,7 @@ pub fn make_run_list(
             }
         }
         let reason = if policy == Policy::Rec { RunReason::Priority } else { RunReason::Debt };
-        scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason);
+        scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason, rr);
     }
     scheduler.finish()
 }
@@ -598,8 +604,12 @@ impl<'a> Scheduler<'a> {
         resource: ResourceType,
         queues: &mut [Queue],
         reason: RunReason,
+        rr: &RrSimOutput,
     ) {
         let mut active: Vec<usize> = (0..queues.len()).filter(|&p| !queues[p].is_empty()).collect();
+        let first_of_pass = self.entries.len();
+        // The first (best-ranked) multithread CPU job that found no room.
+        let mut blocked_multithread: Option<JobId> = None;
         while self.pool.has_room(resource) && !active.is_empty() {
             let mut best = 0;
             for k in 1..active.len() {
@@ -616,10 +626,99 @@ impl<'a> Scheduler<'a> {
                 if self.try_schedule(next.job, reason) {
                     break;
                 }
+                if blocked_multithread.is_none() && self.is_multithread_cpu_job(next.job) {
+                    blocked_multithread = Some(next.job);
+                }
             }
             if queues[project].is_empty() {
                 active.swap_remove(best);
             }
+        }
+        if resource == ResourceType::Cpu
+            && let Some(job) = blocked_multithread
+        {
+            self.make_room_for_multithread(job, first_of_pass, reason, rr);
+        }
+    }
+
+    fn is_multithread_cpu_job(&self, id: JobId) -> bool {
+        job_usage(self.state, id).is_some_and(|u| u.coprocessor.is_none() && u.avg_ncpus > 1.0)
+    }
+
+    /// The pass is over and whole CPUs are idle because a multithread job did not fit
+    /// beside the single-thread jobs ranked above it (it may overcommit by one CPU only).
+    /// If giving it the places of the lowest-ranked jobs this pass chose leaves fewer
+    /// CPUs idle, it gets them: two single-thread jobs on a 4-CPU host would otherwise
+    /// leave half the host idle for a whole time slice while a 4-thread job waits, a
+    /// waste BOINC users know well. Jobs placed for a deadline or inside their time slice
+    /// (earlier passes) are never displaced, and the job that was ranked first keeps its
+    /// place, so the order of the projects still decides who runs.
+    fn make_room_for_multithread(
+        &mut self,
+        job: JobId,
+        first_of_pass: usize,
+        reason: RunReason,
+        rr: &RrSimOutput,
+    ) {
+        let Some(usage) = job_usage(self.state, job).copied() else { return };
+        let idle_before = (self.ncpus - self.pool.cpu_used()).floor();
+        if idle_before < 1.0 {
+            return;
+        }
+        let mut displaced = Vec::new();
+        while self.pool.find(&usage, &[]).is_none() && self.entries.len() > first_of_pass + 1 {
+            let Some(entry) = self.entries.last() else { break };
+            if !self.can_lose_a_slice(entry.job, rr) {
+                break;
+            }
+            let Some(entry) = self.entries.pop() else { break };
+            self.unschedule(&entry);
+            displaced.push(entry);
+        }
+        let better = self.pool.find(&usage, &[]).is_some() && {
+            let ncpus = usage.avg_ncpus.max(0.0).min(self.ncpus);
+            (self.ncpus - self.pool.cpu_used() - ncpus).max(0.0).floor() < idle_before
+        };
+        if better && self.try_schedule(job, reason) {
+            return;
+        }
+        // No gain: put the list back as it was.
+        while let Some(entry) = displaced.pop() {
+            self.try_schedule(entry.job, entry.reason);
+        }
+    }
+
+    /// Whether a job can wait a time slice and still make its deadline with room to
+    /// spare: the rr_sim finishes it a full job's run (or two scheduling periods, if
+    /// longer) before the deadline, stretched by the time the host may not compute.
+    fn can_lose_a_slice(&self, id: JobId, rr: &RrSimOutput) -> bool {
+        let Some(sim) = rr.jobs.get(id.index()).filter(|j| j.simulated) else { return false };
+        let available = self.state.time_stats.available_frac(ResourceType::Cpu).max(0.01);
+        let margin = 2.0 * sim.remaining_duration.max(2.0 * self.period) / available;
+        sim.projected_completion + margin <= self.state.job(id).report_deadline
+    }
+
+    /// Takes a job this pass scheduled back off the list: what [`Scheduler::try_schedule`]
+    /// charged is given back.
+    fn unschedule(&mut self, entry: &RunListEntry) {
+        let state = self.state;
+        let Some(usage) = job_usage(state, entry.job) else { return };
+        self.chosen[entry.job.index()] = false;
+        self.pool.release(usage, &entry.gpu_instances);
+        let job = state.job(entry.job);
+        if let Some(app) = job.app_version.map(|v| state.app_version(v).app.index())
+            && let Some(count) = self.app_running.get_mut(app)
+        {
+            *count = count.saturating_sub(1);
+        }
+        let project = job.project.index();
+        self.anticipated_debt[project] += self.payoff(usage);
+        if let Some(rec) = &mut self.rec {
+            let peak: f64 = ResourceType::ALL
+                .into_iter()
+                .map(|r| usage.usage_of(r).max(0.0) * state.host.instance_flops(r))
+                .sum();
+            rec.charge(project, -peak * self.period);
         }
     }
 
@@ -881,6 +980,38 @@ mod tests {
         let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
         let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
         // a first (1 CPU), then the MT job can't fit (1 + 4 > 5): the singles fill up.
+        assert_eq!(order, singles);
+    }
+
+    #[test]
+    fn a_waiting_multithread_job_takes_the_place_of_a_job_that_can_wait() {
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let m = b.project("mt", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vm = b.app_version(m, cpu(4.0));
+        let singles: Vec<_> = (0..2).map(|i| b.job(a, va, f64::from(i), NOW + 1e6)).collect();
+        let mt = b.job(m, vm, 0.0, NOW + 1e6);
+        b.state.projects[a.index()].short_term_debt = 80_000.0;
+        let state = b.build();
+        let mut rr = quiet_rr(&state);
+        for &id in &singles {
+            rr.jobs[id.index()].simulated = true;
+            rr.jobs[id.index()].remaining_duration = 3600.0;
+            rr.jobs[id.index()].projected_completion = NOW + 3600.0;
+        }
+        // Both singles (2 CPUs) would leave 2 CPUs idle, the 4-thread job unable to fit
+        // beside them: it takes the second single's place (1 + 4 = ncpus + 1).
+        let list = run_list(&state, &rr, Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        assert_eq!(order, vec![singles[0], mt]);
+        // The same with the singles due before they could wait a slice: nothing moves.
+        let mut tight = state.clone();
+        for &id in &singles {
+            tight.jobs[id.index()].report_deadline = NOW + 3.0 * 3600.0;
+        }
+        let list = run_list(&tight, &rr, Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
         assert_eq!(order, singles);
     }
 
