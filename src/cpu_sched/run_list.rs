@@ -502,6 +502,16 @@ impl<'a> Scheduler<'a> {
         self.period * weight / self.ncpus
     }
 
+    /// What a job is expected to earn over a scheduling period, in REC units: its peak
+    /// flops times the period.
+    fn expected_rec(&self, usage: &ResourceUsage) -> f64 {
+        let peak: f64 = ResourceType::ALL
+            .into_iter()
+            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.instance_flops(r))
+            .sum();
+        peak * self.period
+    }
+
     fn schedule_non_cpu_intensive(&mut self, id: JobId) {
         let Some(usage) = job_usage(self.state, id) else { return };
         self.chosen[id.index()] = true;
@@ -541,12 +551,9 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] -= self.payoff(usage);
+        let earned = self.expected_rec(usage);
         if let Some(rec) = &mut self.rec {
-            let peak: f64 = ResourceType::ALL
-                .into_iter()
-                .map(|r| usage.usage_of(r).max(0.0) * state.host.instance_flops(r))
-                .sum();
-            rec.charge(project, peak * self.period);
+            rec.charge(project, earned);
         }
         self.entries.push(RunListEntry {
             job: id,
@@ -713,12 +720,9 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] += self.payoff(usage);
+        let earned = self.expected_rec(usage);
         if let Some(rec) = &mut self.rec {
-            let peak: f64 = ResourceType::ALL
-                .into_iter()
-                .map(|r| usage.usage_of(r).max(0.0) * state.host.instance_flops(r))
-                .sum();
-            rec.charge(project, -peak * self.period);
+            rec.charge(project, -earned);
         }
     }
 
