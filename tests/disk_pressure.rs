@@ -164,3 +164,19 @@ fn without_file_sizes_the_disk_is_not_emulated() {
     let json = serde_json::to_string(&result.figures).expect("serialisable");
     assert!(!json.contains("files_deleted") && !json.contains("disk_violations"));
 }
+
+/// With a half-day buffer the server often has work that does not fit the disk. Its
+/// "no work because of disk" must not read as "no work": the project keeps accruing
+/// debt and is asked again once space is freed, so it still gets its share rather than
+/// starving behind the project that fits.
+#[test]
+fn a_project_refused_for_disk_space_is_not_starved() {
+    let mut state = load();
+    state.prefs.work_buf_min_days = 0.1;
+    state.prefs.work_buf_additional_days = 0.5;
+    let result = run(state, 10.0);
+    let cpu = |name: &str| result.figures.projects[name].usage["cpu"];
+    let (alpha, beta) = (cpu("alpha"), cpu("beta"));
+    assert!((alpha - 0.75).abs() < 0.03 && (beta - 0.25).abs() < 0.03, "{alpha} / {beta}");
+    assert!(result.figures.share_violation < 0.02, "{}", result.figures.share_violation);
+}

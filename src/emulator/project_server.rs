@@ -94,6 +94,10 @@ pub struct ServerReply {
     /// The project has work for a requested resource but sent none of it because its
     /// deadlines could not be met (seed 000).
     pub no_work_because_of_deadlines: bool,
+    /// The project has work for a requested resource but sent none of it because its
+    /// files would not fit the client's free-space figures (seed 004).
+    #[serde(default)]
+    pub no_work_because_of_disk: bool,
     /// `<request_delay>`: always `None` (BOINC's emulator sends none).
     pub request_delay: Option<f64>,
     /// Per resource: requested, and the project has no app version for it.
@@ -111,6 +115,7 @@ impl ServerReply {
         WorkReply {
             jobs_received,
             no_work_because_of_deadlines: self.no_work_because_of_deadlines,
+            no_work_because_of_disk: self.no_work_because_of_disk,
             request_delay: self.request_delay,
             no_apps: self.no_apps,
         }
@@ -313,6 +318,7 @@ impl EmulatedServer {
             let offer = &mut candidates[resource];
             let mut queue: Option<EdfQueue> = None;
             let (mut seconds, mut ninstances, mut sent, mut refused) = (0.0, 0.0, 0usize, false);
+            let mut refused_for_disk = false;
             while (seconds < wanted.req_seconds || ninstances < wanted.req_ninstances)
                 && reply.jobs.len() < MAX_JOBS_PER_REQUEST
                 && !offer.is_empty()
@@ -336,6 +342,7 @@ impl EmulatedServer {
                 if let Some(disk) = disk.as_mut()
                     && !disk.fits(job_nbytes, reply.jobs.is_empty())
                 {
+                    refused_for_disk = true;
                     offer.remove(chosen);
                     continue;
                 }
@@ -366,6 +373,9 @@ impl EmulatedServer {
             }
             if refused && sent == 0 {
                 reply.no_work_because_of_deadlines = true;
+            }
+            if refused_for_disk && sent == 0 {
+                reply.no_work_because_of_disk = true;
             }
         }
         Some(reply)

@@ -21,6 +21,10 @@ pub struct WorkReply {
     pub jobs_received: ResourceMap<u32>,
     /// The project has work but sent none because its deadlines couldn't be met.
     pub no_work_because_of_deadlines: bool,
+    /// The project has work but sent none because its files would not fit the disk
+    /// space the request offered (seed 004's free-space figures).
+    #[serde(default)]
+    pub no_work_because_of_disk: bool,
     /// The reply's `<request_delay>`, seconds.
     pub request_delay: Option<f64>,
     /// Per resource, the project said it has no app for it (`<no_rsc_apps>`).
@@ -45,6 +49,10 @@ impl WorkReply {
 ///   the project is known to have an app version for it; the others are left as they
 ///   are (seed 003 clears only "the PRSC of each returned job"); the project is no
 ///   longer latency-limited;
+/// - no job because the files would not fit the disk: the project does have work, so
+///   D(P, R) stays set (clearing it would let the project's debt lapse and, once the
+///   disk manager has made room, leave it starved of requests); the requested resources
+///   are backed off, since asking again before space is freed gets the same answer;
 /// - `no_apps[R]`: the project never supplies R; D(P, R) is cleared.
 ///
 /// The reply's `request_delay` for the next RPC is `rpc_policy::on_rpc_success`'s job.
@@ -81,6 +89,12 @@ pub fn apply_work_reply(
     } else if reply.no_work_because_of_deadlines {
         let delay = reply.request_delay.filter(|d| d.is_finite()).unwrap_or(0.0);
         project.latency_limited_until = Some(now + delay.max(MIN_LATENCY_LIMIT));
+    } else if reply.no_work_because_of_disk {
+        for r in ResourceType::ALL {
+            if request.requests(r) {
+                back_off(&mut project.resources[r], now, rng);
+            }
+        }
     } else {
         for r in ResourceType::ALL {
             if request.requests(r) {
@@ -175,6 +189,20 @@ mod tests {
         let short = WorkReply { request_delay: None, ..reply };
         handle_work_reply(&mut state, &request, &short, 9000.0, &mut rng);
         assert_eq!(state.projects[0].latency_limited_until, Some(9000.0 + MIN_LATENCY_LIMIT));
+    }
+
+    #[test]
+    fn no_work_because_of_disk_backs_off_but_keeps_the_debt_flags() {
+        let (mut state, request) = setup();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let reply = WorkReply { no_work_because_of_disk: true, ..WorkReply::default() };
+        handle_work_reply(&mut state, &request, &reply, 1000.0, &mut rng);
+        let p = &state.projects[0];
+        for r in [ResourceType::Cpu, ResourceType::Nvidia] {
+            assert!(backed_off(p, r, 1000.0), "{r}");
+            assert!(p.resources[r].accumulate_debt, "{r}");
+        }
+        assert_eq!(p.latency_limited_until, None);
     }
 
     #[test]
