@@ -5,6 +5,7 @@
 
 use crate::cpu_sched::RunReason;
 use crate::decision::Decision;
+use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
 use crate::model::{ClientState, JobId, JobState, ResourceType};
 use crate::work_fetch::scalar_work_request_sizes;
@@ -182,6 +183,8 @@ pub struct Explanation {
     pub projects: BTreeMap<String, ProjectView>,
     /// The work request.
     pub work_request: WorkRequestView,
+    /// The disk manager (seed 004): limits, usage by project, what it would delete now.
+    pub disk: DiskReport,
 }
 
 impl Explanation {
@@ -329,6 +332,8 @@ impl Explanation {
             resources,
             projects,
             work_request,
+            // The state records no core usage; the client's own files are not counted.
+            disk: DiskReport::new(state, 0.0, decision.now),
         }
     }
 }
@@ -487,5 +492,7 @@ pub fn render_text(e: &Explanation) -> String {
             let _ = writeln!(out, "  none: {}", w.reason);
         }
     }
+    let _ = writeln!(out, "\nDisk:");
+    out.push_str(&e.disk.render_text());
     out
 }

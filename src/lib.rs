@@ -7,8 +7,10 @@
 #![warn(missing_docs)]
 
 pub mod accounting;
+pub mod control;
 pub mod cpu_sched;
 pub mod decision;
+pub mod disk;
 pub mod emulator;
 pub mod enforce;
 pub mod estimate;
@@ -18,6 +20,7 @@ pub mod policy;
 pub mod protocol;
 pub mod rpc_policy;
 pub mod rr_sim;
+pub mod supervise;
 pub mod work_fetch;
 
 pub use policy::Policy;

@@ -483,6 +483,7 @@ mod tests {
                 final_elapsed_time: 100.0,
                 exit_status: 0,
                 task: None,
+                output_files: Vec::new(),
             });
         }
         state

@@ -84,7 +84,8 @@ fn history(trace: &[TraceEvent]) -> RunHistory {
             }
             TraceEvent::Preempted { .. }
             | TraceEvent::Rpc { .. }
-            | TraceEvent::Availability { .. } => {}
+            | TraceEvent::Availability { .. }
+            | TraceEvent::Disk { .. } => {}
         }
     }
     assert!(scheduling_period > 0.0 && ncpus > 0.0 && p_fpops > 0.0, "the trace has no setup");

@@ -69,12 +69,19 @@ fn assert_agree(what: &str, printed: &FiguresOfMerit, replayed: &FiguresOfMerit)
             assert!(close(x, y), "{what}: {project} {resource} printed {x}, from the trace {y}");
         }
         let counts = |f: &boinc_core::emulator::figures::ProjectFigures| {
-            (f.jobs_done, f.deadlines_missed, f.jobs_received, f.rpcs)
+            (
+                f.jobs_done,
+                f.deadlines_missed,
+                f.jobs_received,
+                f.rpcs,
+                f.disk_violations,
+                f.files_deleted,
+            )
         };
         assert_eq!(
             counts(p),
             counts(q),
-            "{what}: {project} (jobs done, deadlines missed, jobs received, RPCs)"
+            "{what}: {project} (jobs done, deadlines missed, jobs received, RPCs, disk violations, files deleted)"
         );
     }
 }

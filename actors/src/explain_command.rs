@@ -1,7 +1,7 @@
 //! `boinc-rs explain`: what the scheduler would do at one instant, and why.
 
-use crate::state_dir::load_state_dir;
 use anyhow::{Context, Result};
+use boinc_actors::state_files::load_state_dir;
 use boinc_core::Policy;
 use boinc_core::decision::decide;
 use boinc_core::explain::{Explanation, render_text, state_time};

@@ -1,11 +1,12 @@
 //! `boinc-rs`: the command-line front end of boinc-rs.
 //!
 //! - `boinc-rs explain --state DIR`: what the scheduler would decide at one instant, and why.
-//! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit.
+//! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit
+//!   (`--engine actors`: through the actor system; `--journal FILE` records it).
+//! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
 
 mod explain_command;
 mod sim_command;
-mod state_dir;
 
 use anyhow::Result;
 use boinc_core::Policy;
@@ -45,6 +46,13 @@ enum Command {
     },
     /// Run a scenario in virtual time and print BOINC's figures of merit.
     Sim(sim_command::SimArgs),
+    /// Re-run the actors from a journal written by `sim --engine actors --journal FILE`
+    /// and check every decision; exits non-zero at the first divergence.
+    Replay {
+        /// The journal (JSON lines).
+        #[arg(value_name = "FILE")]
+        journal: PathBuf,
+    },
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -69,6 +77,27 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// `boinc-rs replay FILE`.
+fn replay_command(path: &std::path::Path) -> Result<()> {
+    let recorded = boinc_actors::journal::read_journal(path)?;
+    let report = boinc_actors::replay::replay(recorded)
+        .map_err(|e| anyhow::anyhow!("cannot replay {}: {e}", path.display()))?;
+    match report.divergence {
+        None => {
+            println!(
+                "replayed {} messages of {}: every decision is the recorded one",
+                report.entries,
+                path.display()
+            );
+            Ok(())
+        }
+        Some(divergence) => {
+            eprintln!("{divergence}");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
@@ -76,5 +105,6 @@ fn run() -> Result<()> {
             explain_command::explain(&state, now, last_schedule, policy, json)
         }
         Command::Sim(args) => sim_command::sim(args),
+        Command::Replay { journal } => replay_command(&journal),
     }
 }

@@ -1,7 +1,10 @@
 //! `boinc-rs sim`: runs a scenario in virtual time and prints BOINC's figures of merit.
 
-use crate::state_dir::load_state_dir;
 use anyhow::{Context, Result, bail};
+use boinc_actors::client::run_actor_simulation;
+use boinc_actors::journal::Journal;
+use boinc_actors::sim_effects::Faults;
+use boinc_actors::state_files::load_state_dir;
 use boinc_core::Policy;
 use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
 use boinc_core::emulator::figures::FiguresOfMerit;
@@ -65,6 +68,22 @@ pub struct SimArgs {
     /// Model the world as BOINC's own emulator does, so figures compare like with like.
     #[arg(long)]
     pub boinc_compat: bool,
+    /// Which engine runs the scenario: `core` (the emulator's own loop, the default) or
+    /// `actors` (the full actor system in virtual time, with simulated effects).
+    #[arg(long, value_enum, default_value = "core")]
+    pub engine: Engine,
+    /// With `--engine actors`: record every message delivered to every actor, as JSON
+    /// lines, for `boinc-rs replay`.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// With `--engine actors`: the probability that a scheduler RPC fails although the
+    /// server is up (fault injection).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub inject_rpc_failures: f64,
+    /// With `--engine actors`: the probability, at each poll of a computing task, that
+    /// its app has crashed (fault injection).
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub inject_app_crashes: f64,
 }
 
 impl SimArgs {
@@ -145,6 +164,47 @@ fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
     }
 }
 
+/// Which engine runs a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// The emulator's own event loop.
+    Core,
+    /// The actor system in virtual time.
+    Actors,
+}
+
+/// Runs one simulation on the chosen engine.
+fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<(SimResult, f64)> {
+    if args.engine == Engine::Core {
+        if args.journal.is_some() || args.inject_rpc_failures > 0.0 || args.inject_app_crashes > 0.0
+        {
+            bail!("--journal and fault injection need --engine actors");
+        }
+        return Ok(run_one(state, config));
+    }
+    for (name, p) in [
+        ("--inject-rpc-failures", args.inject_rpc_failures),
+        ("--inject-app-crashes", args.inject_app_crashes),
+    ] {
+        if !(0.0..=1.0).contains(&p) {
+            bail!("{name} is a probability: give a number from 0 to 1, not {p}");
+        }
+    }
+    let journal = match &args.journal {
+        Some(path) => Journal::to_file(path)?,
+        None => Journal::off(),
+    };
+    let faults = Faults {
+        rpc_failure_rate: args.inject_rpc_failures,
+        app_crash_rate: args.inject_app_crashes,
+        panic_project_actor: None,
+    };
+    let started = Instant::now();
+    let result = run_actor_simulation(state, config, faults, journal, |_| {})
+        .map_err(|e| anyhow::anyhow!("the actor system failed: {e}"))?;
+    Ok((result, started.elapsed().as_secs_f64()))
+}
+
 /// Runs one simulation with a progress bar that appears only for runs longer than a second.
 fn run_one(state: ClientState, config: &SimConfig) -> (SimResult, f64) {
     let started = Instant::now();
@@ -222,6 +282,19 @@ fn print_figures(
             p.deadlines_missed
         )?;
     }
+    // Only runs that emulate the disk (scenarios with file sizes) have disk figures.
+    if f.projects.values().any(|p| p.files_deleted.is_some()) {
+        writeln!(out, "  {:<16} {:>15} {:>13}", "disk", "violations", "files deleted")?;
+        for (project, p) in &f.projects {
+            writeln!(
+                out,
+                "  {:<16} {:>15} {:>13}",
+                project,
+                p.disk_violations.unwrap_or(0),
+                p.files_deleted.unwrap_or(0)
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -292,7 +365,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
             existing_jobs_only: args.existing_jobs_only,
             trace: keep_trace,
         };
-        let (result, wall) = run_one(state.clone(), &config);
+        let (result, wall) = run_engine(state.clone(), &config, &args)?;
         if let Some(path) = &args.trace {
             write_trace(path, &result)?;
         }
@@ -368,6 +441,10 @@ mod tests {
             timeline: None,
             existing_jobs_only: false,
             boinc_compat: false,
+            engine: Engine::Core,
+            journal: None,
+            inject_rpc_failures: 0.0,
+            inject_app_crashes: 0.0,
         }
     }
 

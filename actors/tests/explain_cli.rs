@@ -71,6 +71,14 @@ fn check_keys(json: &Value, what: &str) {
         assert!(request["resources"][key]["req_seconds"].is_number(), "{what}: request {key}");
         assert!(request["resources"][key]["req_ninstances"].is_number(), "{what}: request {key}");
     }
+    let disk = &json["disk"];
+    assert!(disk["limits"]["all_projects_usage"].is_number(), "{what}: disk.limits");
+    assert!(disk["delete_next"].is_array(), "{what}: disk.delete_next");
+    for name in projects.keys() {
+        let project = &disk["projects"][name];
+        assert!(project["usage"].is_number(), "{what}: disk.projects.{name}.usage");
+        assert!(project["offender"].is_boolean(), "{what}: disk.projects.{name}.offender");
+    }
 }
 
 fn scenario_dirs() -> Vec<PathBuf> {
@@ -158,11 +166,30 @@ fn the_shipped_scenario_shows_edf_and_a_packed_gpu() {
 }
 
 #[test]
+fn the_disk_pressure_scenario_shows_offenders_and_what_goes_first() {
+    let json = explain_json(&repo_root().join("examples/scenarios/disk_pressure"), &[]);
+    let disk = &json["disk"];
+    assert_eq!(disk["limits"]["all_projects_limit"], 4e9);
+    assert_eq!(disk["projects"]["alpha"]["limit"], 3e9);
+    assert_eq!(disk["projects"]["alpha"]["offender"], true);
+    assert_eq!(disk["projects"]["beta"]["offender"], true);
+    let next = disk["delete_next"].as_array().expect("delete_next is an array");
+    let freed: f64 = next.iter().filter_map(|d| d["nbytes"].as_f64()).sum();
+    // 5.2 GB on disk, 4 GB allowed: at least 1.2 GB goes, alpha's pinned map never.
+    assert!(freed >= 1.2e9, "{next:?}");
+    assert!(next.iter().all(|d| d["file"] != "alpha_pinned_map"));
+    assert_eq!(next[0]["project"], "alpha");
+    assert_eq!(next[0]["reason"], "priority 1");
+}
+
+#[test]
 fn text_output_names_every_section() {
     let out = explain(&repo_root().join("examples/scenarios/desktop_gpu"), &[]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for section in ["Run list", "Enforcement", "Jobs", "Resources", "Projects", "Work request"] {
+    for section in
+        ["Run list", "Enforcement", "Jobs", "Resources", "Projects", "Work request", "Disk"]
+    {
         assert!(text.contains(section), "text output lacks {section}:\n{text}");
     }
 }

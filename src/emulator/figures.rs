@@ -26,6 +26,14 @@ pub struct ProjectFigures {
     pub jobs_received: u32,
     /// Successful scheduler RPCs.
     pub rpcs: u32,
+    /// Seed 004: disk polls that found BOINC over its disk limit while this project used
+    /// more than its share (absent when the scenario gives no file sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_violations: Option<u32>,
+    /// Seed 004: files of this project the disk manager deleted to make room (absent
+    /// when the scenario gives no file sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_deleted: Option<u32>,
 }
 
 /// The figures of merit of one run.
@@ -153,6 +161,10 @@ pub(crate) struct ProjectTotals {
     pub deadlines_missed: u32,
     /// Successful scheduler RPCs.
     pub rpcs: u32,
+    /// Disk polls that found a violation with the project offending.
+    pub disk_violations: u32,
+    /// Files the disk manager deleted.
+    pub files_deleted: u32,
 }
 
 /// A run's integrated quantities. Both the online accumulator and the trace replay reduce
@@ -173,6 +185,8 @@ pub(crate) struct RunTotals {
     pub wasted_flops: f64,
     /// Per project.
     pub projects: Vec<ProjectTotals>,
+    /// The run emulated disk usage (its disk figures are reported).
+    pub disk: bool,
 }
 
 /// `numerator / denominator`, or 0 where the denominator is not positive (a run with no
@@ -228,6 +242,8 @@ impl RunTotals {
                     deadlines_missed: p.deadlines_missed,
                     jobs_received: p.jobs_received,
                     rpcs: p.rpcs,
+                    disk_violations: self.disk.then_some(p.disk_violations),
+                    files_deleted: self.disk.then_some(p.files_deleted),
                 };
                 (p.name.clone(), figures)
             })
@@ -308,6 +324,7 @@ pub struct FiguresAccumulator {
     projects: Vec<ProjectTotals>,
     job_flops: JobFlops,
     wasted_flops: f64,
+    disk: bool,
 }
 
 impl FiguresAccumulator {
@@ -340,6 +357,7 @@ impl FiguresAccumulator {
             projects,
             job_flops: JobFlops::default(),
             wasted_flops: 0.0,
+            disk: false,
             setup,
         }
     }
@@ -425,6 +443,25 @@ impl FiguresAccumulator {
         }
     }
 
+    /// The run emulates disk usage: its figures include the disk counts.
+    pub fn enable_disk(&mut self) {
+        self.disk = true;
+    }
+
+    /// A disk poll found BOINC over its limit with `project` over its share.
+    pub fn disk_violation(&mut self, project: ProjectId) {
+        if let Some(p) = self.projects.get_mut(project.index()) {
+            p.disk_violations += 1;
+        }
+    }
+
+    /// The disk manager deleted a file of `project`.
+    pub fn file_deleted(&mut self, project: ProjectId) {
+        if let Some(p) = self.projects.get_mut(project.index()) {
+            p.files_deleted += 1;
+        }
+    }
+
     /// A scheduler RPC to `project`; only successful ones count.
     pub fn rpc(&mut self, project: ProjectId, success: bool) {
         if success && let Some(p) = self.projects.get_mut(project.index()) {
@@ -472,6 +509,7 @@ impl FiguresAccumulator {
             scheduling_period: self.setup.scheduling_period,
             wasted_flops: self.wasted_flops,
             projects,
+            disk: self.disk,
         }
         .figures()
     }

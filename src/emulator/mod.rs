@@ -3,6 +3,7 @@
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 
 pub mod availability;
+pub mod disk_world;
 pub mod engine;
 pub mod figures;
 pub mod notation;
@@ -11,3 +12,4 @@ pub mod random;
 pub mod timeline;
 pub mod trace;
 pub mod trace_figures;
+pub mod world;

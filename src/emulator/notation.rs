@@ -23,7 +23,7 @@
 //!   it the preferences keep BOINC's defaults.
 
 use crate::model::{
-    App, AppEmulation, AppId, AppVersion, ClientState, Host, Prefs, Project, ProjectId,
+    App, AppEmulation, AppFiles, AppId, AppVersion, ClientState, Host, Prefs, Project, ProjectId,
     ResourceType, ResourceUsage, SECONDS_PER_DAY, TimeStats,
 };
 use thiserror::Error;
@@ -469,6 +469,7 @@ pub fn scenario_from_notation(
                 fpops_std_dev: 0.0,
                 weight: 1.0,
                 checkpoint_period: NOTATION_CHECKPOINT_PERIOD,
+                files: AppFiles::default(),
             }),
         });
         state.app_versions.push(AppVersion {

@@ -32,6 +32,14 @@
 //! and the rule would starve short-deadline projects (seed 000's own P1(0.1, 1, .5)) on
 //! hosts with a buffer over an hour.
 //!
+//! **Disk space** (seed 004 "Scheduling Server Changes"): when the client's request
+//! carries its three free-space figures ([`EmulatedServer::set_free_space`]), a job is
+//! sent only if its files (the app's input, sticky and output sizes) fit in what the
+//! jobs already sent leave of the first figure; while nothing has been sent the server
+//! moves on to the second figure, and to the third if the project has
+//! `<delete_from_self/>`. An app whose job does not fit is not offered again in this
+//! request. Without figures (scenarios without file sizes) nothing changes.
+//!
 //! **Replies** carry no `request_delay` (BOINC's emulator sends none). A server says it
 //! has no app for a requested resource (`no_apps`), as real servers do, except in
 //! BOINC-compatible mode, where like BOINC's emulator it never says so.
@@ -39,6 +47,7 @@
 use super::availability::OnOffProcess;
 use super::random::normal;
 use crate::Time;
+use crate::disk::FreeSpaceFigures;
 use crate::estimate::{
     DCF_MAX, DCF_MIN, FALLBACK_FLOPS, project_dcf, remaining_after, unstarted_from, usable_flops,
 };
@@ -64,7 +73,7 @@ const DEADLINE_TOLERANCE: f64 = 1e-3;
 const EDF_SNAPSHOT_INTERVAL: usize = 64;
 
 /// A new job the server sends.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewJob {
     /// The app.
     pub app: AppId,
@@ -81,7 +90,7 @@ pub struct NewJob {
 }
 
 /// The server's answer to a scheduler request.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ServerReply {
     /// New jobs, in the order they were made.
     pub jobs: Vec<NewJob>,
@@ -127,6 +136,7 @@ pub struct EmulatedServer {
     availability: Option<OnOffProcess>,
     next_job_number: u64,
     boinc_compat: bool,
+    free_space: Option<FreeSpaceFigures>,
 }
 
 impl EmulatedServer {
@@ -145,13 +155,25 @@ impl EmulatedServer {
             .filter_map(|j| j.name.strip_prefix(&prefix)?.parse::<u64>().ok())
             .max()
             .map_or(0, |n| n + 1);
-        EmulatedServer { project, availability, next_job_number, boinc_compat: false }
+        EmulatedServer {
+            project,
+            availability,
+            next_job_number,
+            boinc_compat: false,
+            free_space: None,
+        }
     }
 
     /// BOINC-compatible mode: never answer "no app for this resource", as BOINC's
     /// emulator doesn't.
     pub fn set_boinc_compat(&mut self, boinc_compat: bool) {
         self.boinc_compat = boinc_compat;
+    }
+
+    /// The free-space figures of the next request (seed 004); `None`: the client does
+    /// not report disk space and every job fits.
+    pub fn set_free_space(&mut self, figures: Option<FreeSpaceFigures>) {
+        self.free_space = figures;
     }
 
     /// Whether the server runs in BOINC-compatible mode.
@@ -249,6 +271,9 @@ impl EmulatedServer {
         let project = state.project(self.project);
         let dcf = project.duration_correction_factor;
         let dcf = if dcf.is_finite() && dcf > 0.0 { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 };
+        let mut disk = self
+            .free_space
+            .map(|figures| DiskBudget::new(figures, project.deletion_policy.delete_from_self));
         for resource in ResourceType::ALL {
             if !request.requests(resource) {
                 continue;
@@ -285,6 +310,13 @@ impl EmulatedServer {
                 let latency = candidate.emulation.latency_bound;
                 let relative_deadline =
                     if latency.is_finite() { latency.max(0.0) } else { f64::MAX };
+                let job_nbytes = candidate.emulation.files.job_nbytes();
+                if let Some(disk) = disk.as_mut()
+                    && !disk.fits(job_nbytes, reply.jobs.is_empty())
+                {
+                    offer.remove(chosen);
+                    continue;
+                }
                 let queue = queue.get_or_insert_with(|| {
                     EdfQueue::from_state(state, resource, instances, available, now)
                 });
@@ -292,6 +324,9 @@ impl EmulatedServer {
                     refused = true;
                     offer.remove(chosen);
                     continue;
+                }
+                if let Some(disk) = disk.as_mut() {
+                    disk.take(job_nbytes);
                 }
                 let name = format!("{}_{}", project.name, self.next_job_number);
                 self.next_job_number += 1;
@@ -312,6 +347,50 @@ impl EmulatedServer {
             }
         }
         Some(reply)
+    }
+}
+
+/// The disk space a reply may fill: seed 004's passes over the three free-space figures.
+#[derive(Debug, Clone, Copy)]
+struct DiskBudget {
+    figures: FreeSpaceFigures,
+    delete_from_self: bool,
+    /// 0, 1, 2: which figure is in force.
+    pass: u8,
+    /// Bytes of the jobs sent so far.
+    used: f64,
+}
+
+impl DiskBudget {
+    fn new(figures: FreeSpaceFigures, delete_from_self: bool) -> Self {
+        DiskBudget { figures, delete_from_self, pass: 0, used: 0.0 }
+    }
+
+    fn allowed(&self) -> f64 {
+        match self.pass {
+            0 => self.figures.free,
+            1 => self.figures.free_after_offenders,
+            _ => self.figures.free_after_offenders_and_self,
+        }
+    }
+
+    /// Whether a job of `nbytes` fits; a later pass is taken only while nothing has
+    /// been sent (`nothing_sent`).
+    fn fits(&mut self, nbytes: f64, nothing_sent: bool) -> bool {
+        loop {
+            if self.used + nbytes <= self.allowed() {
+                return true;
+            }
+            let last_pass = if self.delete_from_self { 2 } else { 1 };
+            if !nothing_sent || self.pass >= last_pass {
+                return false;
+            }
+            self.pass += 1;
+        }
+    }
+
+    fn take(&mut self, nbytes: f64) {
+        self.used += nbytes;
     }
 }
 
@@ -568,7 +647,9 @@ impl EdfQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{App, AppVersion, Availability, Coprocessor, Project, ResourceUsage};
+    use crate::model::{
+        App, AppFiles, AppVersion, Availability, Coprocessor, Project, ResourceUsage,
+    };
     use crate::work_fetch::ResourceRequest;
     use proptest::prelude::*;
     use rand::SeedableRng;
@@ -586,6 +667,7 @@ mod tests {
             fpops_std_dev: 0.0,
             weight,
             checkpoint_period: 60.0,
+            files: AppFiles::default(),
         }
     }
 

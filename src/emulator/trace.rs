@@ -176,4 +176,60 @@ pub enum TraceEvent {
         /// New state.
         up: bool,
     },
+    /// Seed 004: the emulated disk (only in scenarios that give file sizes).
+    Disk {
+        /// When.
+        time: Time,
+        /// What happened.
+        #[serde(flatten)]
+        what: DiskEvent,
+    },
+}
+
+/// What happened on the emulated disk. Byte figures are per project in the setup's
+/// project order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DiskEvent {
+    /// The limits, once at the start (they don't change during a run).
+    Limits {
+        /// all_Projects_limit, bytes.
+        all_projects_limit: f64,
+        /// Project_limit(p), bytes.
+        project_limits: Vec<f64>,
+    },
+    /// The projects' usage after files arrived or were deleted.
+    Usage {
+        /// Project_usage(p), bytes.
+        project_usage: Vec<f64>,
+    },
+    /// The disk manager deleted a file.
+    FileDeleted {
+        /// Project name.
+        project: String,
+        /// File name.
+        file: String,
+        /// Its size.
+        nbytes: f64,
+        /// Why it went first (`expired`, `priority N`, `least recently used`).
+        reason: String,
+        /// The job that brought it, if a job did.
+        job: Option<String>,
+    },
+    /// A poll found BOINC over its limit with this project over its share.
+    Violation {
+        /// Project name.
+        project: String,
+        /// Its usage, bytes.
+        usage: f64,
+        /// Its limit, bytes.
+        limit: f64,
+    },
+    /// Computation was suspended (`true`, with the message) or resumed.
+    Suspended {
+        /// Suspended now.
+        suspended: bool,
+        /// The message shown to the user ("" on resuming).
+        message: String,
+    },
 }

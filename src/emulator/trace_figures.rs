@@ -8,7 +8,7 @@
 use super::figures::{
     FiguresOfMerit, ProjectTotals, RunTotals, cpu_scale, cpus_counted, gpu_instance_value,
 };
-use super::trace::{AvailabilityKind, TraceEvent};
+use super::trace::{AvailabilityKind, DiskEvent, TraceEvent};
 use crate::Time;
 use crate::model::{ResourceMap, ResourceType};
 use std::collections::HashMap;
@@ -365,6 +365,7 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
         }
     }
     let mut wasted_flops = 0.0;
+    let mut disk = false;
     for event in events {
         match event {
             // Jobs received are those scheduler replies brought, as the RPC events count
@@ -391,6 +392,18 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
                     setup.totals[index].jobs_received += jobs_received;
                 }
             }
+            TraceEvent::Disk { time, what } => match what {
+                DiskEvent::Limits { .. } => disk = true,
+                DiskEvent::FileDeleted { project, .. } => {
+                    let index = setup.project("disk", project, *time)?;
+                    setup.totals[index].files_deleted += 1;
+                }
+                DiskEvent::Violation { project, .. } => {
+                    let index = setup.project("disk", project, *time)?;
+                    setup.totals[index].disk_violations += 1;
+                }
+                DiskEvent::Usage { .. } | DiskEvent::Suspended { .. } => {}
+            },
             TraceEvent::Setup { .. }
             | TraceEvent::RunSegment { .. }
             | TraceEvent::Preempted { .. }
@@ -421,6 +434,7 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
         scheduling_period: setup.scheduling_period,
         wasted_flops,
         projects: setup.totals,
+        disk,
     }
     .figures())
 }
@@ -726,6 +740,7 @@ pub(crate) mod tests {
                 (p.jobs_done, p.deadlines_missed, p.jobs_received, p.rpcs),
                 (q.jobs_done, q.deadlines_missed, q.jobs_received, q.rpcs)
             );
+            assert_eq!((p.disk_violations, p.files_deleted), (q.disk_violations, q.files_deleted));
         }
     }
 

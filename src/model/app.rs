@@ -36,6 +36,39 @@ pub struct AppEmulation {
     pub weight: f64,
     /// The app checkpoints every this many seconds of running (0: never).
     pub checkpoint_period: f64,
+    /// The files each of its jobs brings and leaves (all zero: disk is not emulated).
+    #[serde(default)]
+    pub files: AppFiles,
+}
+
+/// The emulator's per-app file tags (seed 004 in the emulator): `<input_nbytes>`,
+/// `<sticky_nbytes>`, `<output_nbytes>`, `<file_priority>`, `<file_exp_days>`. Each job of
+/// the app downloads one input file and one sticky file of these sizes and writes one
+/// output file when it finishes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct AppFiles {
+    /// Size of the job's input file, deleted once the job is acknowledged.
+    pub input_nbytes: f64,
+    /// Size of the job's sticky file, kept after the job until disk space runs short.
+    pub sticky_nbytes: f64,
+    /// Size of the job's output file, written when it finishes, kept until acknowledged.
+    pub output_nbytes: f64,
+    /// The sticky file's deletion priority (seed 004 `<priority>`; `None`: P_LOW).
+    pub priority: Option<i32>,
+    /// The sticky file's lifetime in days (seed 004 `<exp_days>`; `None`: 60).
+    pub exp_days: Option<f64>,
+}
+
+impl AppFiles {
+    /// Whether the app's jobs take any disk space at all.
+    pub fn any(&self) -> bool {
+        self.input_nbytes > 0.0 || self.sticky_nbytes > 0.0 || self.output_nbytes > 0.0
+    }
+
+    /// Bytes one job needs on disk over its life: the input, sticky and output files.
+    pub fn job_nbytes(&self) -> f64 {
+        self.input_nbytes + self.sticky_nbytes + self.output_nbytes
+    }
 }
 
 /// What one job of an app version occupies (seed 003: "some number (possibly

@@ -1,7 +1,7 @@
 //! Jobs (BOINC's "results") and their active tasks: what the estimates of seed 000 notes
 //! 3–5 and the scheduling and enforcement policies read and change.
 
-use super::ids::{AppVersionId, ProjectId, WorkunitId};
+use super::ids::{AppVersionId, FileId, ProjectId, WorkunitId};
 use crate::Time;
 use serde::{Deserialize, Serialize};
 
@@ -167,6 +167,10 @@ pub struct Job {
     pub exit_status: i32,
     /// The task, if it has started.
     pub task: Option<ActiveTask>,
+    /// Output files (the result's `<file_ref>`s): held on disk until the result is
+    /// acknowledged (seed 004: never deleted while the result is unreported).
+    #[serde(default)]
+    pub output_files: Vec<FileId>,
 }
 
 impl Job {
@@ -195,6 +199,7 @@ impl Job {
             final_elapsed_time: 0.0,
             exit_status: 0,
             task: None,
+            output_files: Vec::new(),
         }
     }
 

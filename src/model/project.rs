@@ -56,6 +56,24 @@ pub struct Project {
     pub app_failures: u32,
     /// Emulator scenarios only: the project's server is up this fraction of the time.
     pub availability: Option<Availability>,
+    /// Which of its files the client deletes first when disk space runs short (seed 004
+    /// "Project Deletion Policy").
+    #[serde(default)]
+    pub deletion_policy: DeletionPolicy,
+}
+
+/// A project's deletion policy (seed 004: `<deletion_policy_priority/>` and
+/// `<deletion_policy_expire/>` in its config.xml, echoed in scheduler replies). Least
+/// recently used is always the final order; the flags put other files before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DeletionPolicy {
+    /// Lowest `<priority>` first, oldest download first within a priority.
+    pub priority: bool,
+    /// Files past their expiration date first.
+    pub expire: bool,
+    /// `<delete_from_self/>`: the server may count on the client deleting the project's
+    /// own expendable files (the third free-space figure of seed 004).
+    pub delete_from_self: bool,
 }
 
 /// An emulated project server's up/down process (`<available><frac><lambda>`): up a
@@ -99,6 +117,7 @@ impl Project {
             exp_avg_time: 0.0,
             app_failures: 0,
             availability: None,
+            deletion_policy: DeletionPolicy::default(),
         }
     }
 }

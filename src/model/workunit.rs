@@ -72,4 +72,34 @@ pub struct FileInfo {
     pub exp_days: Option<f64>,
     /// When the download finished (seed 004 ordering); 0 when unknown.
     pub download_time: Time,
+    /// When a job last used the file (seed 004 LRU deletion); 0 when unknown, in which
+    /// case the download time stands in for it.
+    #[serde(default)]
+    pub time_last_used: Time,
+}
+
+impl FileInfo {
+    /// A file of `project` not yet on disk, with no transfer, flags or template values:
+    /// what a `<file>` element starts as before its children are read.
+    pub fn new(project: ProjectId, name: impl Into<String>, nbytes: f64) -> FileInfo {
+        FileInfo {
+            project,
+            name: name.into(),
+            nbytes,
+            max_nbytes: 0.0,
+            md5_cksum: String::new(),
+            status: FileStatus::NotPresent,
+            executable: false,
+            sticky: false,
+            upload_when_present: false,
+            uploaded: false,
+            transfer_deferred: false,
+            download_urls: Vec::new(),
+            upload_urls: Vec::new(),
+            priority: None,
+            exp_days: None,
+            download_time: 0.0,
+            time_last_used: 0.0,
+        }
+    }
 }

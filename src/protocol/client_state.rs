@@ -4,6 +4,11 @@
 //! `<project>` before them, as in BOINC's own reader. They are linked in dependency order
 //! (apps, files, app versions, workunits, results, then active tasks) so that a hand-made
 //! file need not list them in the real client's order.
+//!
+//! Seed 004 reads: files' `<nbytes>`, `<sticky/>`, `<priority>` (1–5) and `<exp_days>`;
+//! results' `<file_ref>`s (their output files); and the emulator's per-app file sizes
+//! `<input_nbytes>`, `<sticky_nbytes>`, `<output_nbytes>`, `<file_priority>`,
+//! `<file_exp_days>` (see [`crate::model::AppFiles`]).
 
 use super::error::{XmlError, XmlProblem};
 use super::host_info::{parse_host_info, parse_time_stats};
@@ -11,8 +16,8 @@ use super::project::parse_project;
 use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::{
-    ActiveTask, App, AppEmulation, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo,
-    FileStatus, Job, JobId, JobState, ProjectId, ResourceType, ResourceUsage, RunMode,
+    ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, ClientState, FileId,
+    FileInfo, FileStatus, Job, JobId, JobState, ProjectId, ResourceType, ResourceUsage, RunMode,
     SchedulerState, Workunit, WorkunitId,
 };
 use std::collections::{HashMap, HashSet};
@@ -153,6 +158,7 @@ struct EmulationTags {
     fpops_std_dev: Option<f64>,
     weight: Option<f64>,
     checkpoint_period: Option<f64>,
+    files: AppFiles,
 }
 
 impl EmulationTags {
@@ -170,6 +176,7 @@ impl EmulationTags {
             fpops_std_dev: self.fpops_std_dev.unwrap_or(0.0),
             weight: self.weight.unwrap_or(1.0),
             checkpoint_period: self.checkpoint_period.unwrap_or(0.0),
+            files: self.files,
         })
     }
 }
@@ -265,6 +272,11 @@ impl<'e> Linker<'e> {
                 }
                 "weight" => tags.weight = Some(child.non_negative_f64()?),
                 "checkpoint_period" => tags.checkpoint_period = Some(child.non_negative_f64()?),
+                "input_nbytes" => tags.files.input_nbytes = child.non_negative_f64()?,
+                "sticky_nbytes" => tags.files.sticky_nbytes = child.non_negative_f64()?,
+                "output_nbytes" => tags.files.output_nbytes = child.non_negative_f64()?,
+                "file_priority" => tags.files.priority = Some(deletion_priority(child)?),
+                "file_exp_days" => tags.files.exp_days = Some(child.non_negative_f64()?),
                 _ => {}
             }
         }
@@ -280,24 +292,7 @@ impl<'e> Linker<'e> {
 
     fn add_file(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
         let name = required_text(element, "name")?;
-        let mut file = FileInfo {
-            project,
-            name: name.to_owned(),
-            nbytes: 0.0,
-            max_nbytes: 0.0,
-            md5_cksum: String::new(),
-            status: FileStatus::NotPresent,
-            executable: false,
-            sticky: false,
-            upload_when_present: false,
-            uploaded: false,
-            transfer_deferred: false,
-            download_urls: Vec::new(),
-            upload_urls: Vec::new(),
-            priority: None,
-            exp_days: None,
-            download_time: 0.0,
-        };
+        let mut file = FileInfo::new(project, name, 0.0);
         for child in &element.children {
             match child.name.as_str() {
                 "nbytes" => file.nbytes = child.non_negative_f64()?,
@@ -310,7 +305,7 @@ impl<'e> Linker<'e> {
                 "uploaded" => file.uploaded = child.flag()?,
                 "download_url" | "url" => push_url(&mut file.download_urls, child),
                 "upload_url" => push_url(&mut file.upload_urls, child),
-                "priority" => file.priority = Some(child.i32()?),
+                "priority" => file.priority = Some(deletion_priority(child)?),
                 "exp_days" => file.exp_days = Some(child.non_negative_f64()?),
                 _ => {}
             }
@@ -436,6 +431,7 @@ impl<'e> Linker<'e> {
             final_elapsed_time: 0.0,
             exit_status: 0,
             task: None,
+            output_files: Vec::new(),
         };
         let mut version_num = None;
         let mut plan_class = None;
@@ -456,6 +452,14 @@ impl<'e> Linker<'e> {
                 "completed_time" => job.completed_time = child.f64()?,
                 "final_elapsed_time" => job.final_elapsed_time = child.non_negative_f64()?,
                 "exit_status" => job.exit_status = child.i32()?,
+                // As for a workunit, a reference to a file the state doesn't list is
+                // dropped: there is nothing on disk to keep for it.
+                "file_ref" => {
+                    let file = child
+                        .child("file_name")
+                        .and_then(|f| self.files.get(&(project, f.trimmed())).copied());
+                    job.output_files.extend(file);
+                }
                 _ => {}
             }
         }
@@ -544,6 +548,19 @@ impl<'e> Linker<'e> {
     }
 }
 
+/// Seed 004's `<priority>`: an integer from 1 (P_LOW) to 5 (P_HIGH).
+fn deletion_priority(element: &Element) -> Result<i32, XmlError> {
+    let priority = element.i32()?;
+    if (1..=5).contains(&priority) {
+        Ok(priority)
+    } else {
+        Err(element.error(XmlProblem::OutOfRange {
+            value: priority.to_string(),
+            expected: "an integer from 1 (low) to 5 (high)",
+        }))
+    }
+}
+
 fn fraction(element: &Element) -> Result<f64, XmlError> {
     element.f64_in(0.0, 1.0, "between 0 and 1")
 }
@@ -619,6 +636,47 @@ mod tests {
         assert!(resources[ResourceType::Cpu].has_app_version);
         assert!(resources[ResourceType::Nvidia].has_app_version);
         assert!(!resources[ResourceType::Amd].has_app_version);
+    }
+
+    #[test]
+    fn disk_tags_of_files_results_projects_and_emulated_apps() {
+        let state = parse(
+            "<project><master_url>u</master_url><deletion_policy_priority/>\
+             <delete_from_self>1</delete_from_self></project>\
+             <app><name>a</name><latency_bound>9</latency_bound><sticky_nbytes>5e8</sticky_nbytes>\
+             <input_nbytes>1e6</input_nbytes><output_nbytes>2e6</output_nbytes>\
+             <file_priority>3</file_priority><file_exp_days>7</file_exp_days></app>\
+             <file><name>in</name><nbytes>100</nbytes><sticky/><priority>5</priority>\
+             <exp_days>2</exp_days><status>1</status></file>\
+             <file><name>out</name><max_nbytes>10</max_nbytes></file>\
+             <workunit><name>w</name><app_name>a</app_name><file_ref><file_name>in</file_name></file_ref></workunit>\
+             <result><name>r</name><wu_name>w</wu_name>\
+             <file_ref><file_name>out</file_name><open_name>o</open_name></file_ref>\
+             <file_ref><file_name>missing</file_name></file_ref></result>",
+        )
+        .expect("valid");
+        let policy = state.projects[0].deletion_policy;
+        assert!(policy.priority && !policy.expire && policy.delete_from_self);
+        let files = state.apps[0].emulation.expect("emulated").files;
+        assert_eq!(
+            files,
+            AppFiles {
+                input_nbytes: 1e6,
+                sticky_nbytes: 5e8,
+                output_nbytes: 2e6,
+                priority: Some(3),
+                exp_days: Some(7.0)
+            }
+        );
+        assert_eq!((state.files[0].priority, state.files[0].exp_days), (Some(5), Some(2.0)));
+        assert!(state.files[0].sticky);
+        assert_eq!(state.jobs[0].output_files, vec![FileId(1)]);
+        let error = parse(
+            "<project><master_url>u</master_url></project>\
+             <file><name>in</name><priority>9</priority></file>",
+        )
+        .expect_err("priority out of range");
+        assert_eq!(error.element.as_deref(), Some("priority"));
     }
 
     #[test]

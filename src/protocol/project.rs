@@ -1,7 +1,8 @@
 //! `<project>` of client_state.xml: the RPC timing of seed 002 (min_rpc_time, failure
 //! counts), the debts of seed 000/001, the per-resource backoff and "no apps for this
-//! resource" state of seed 003, recent estimated credit, and the emulator's
-//! `<available>` server up/down process.
+//! resource" state of seed 003, recent estimated credit, seed 004's deletion policy
+//! (`<deletion_policy_priority/>`, `<deletion_policy_expire/>`, `<delete_from_self/>`) and
+//! the emulator's `<available>` server up/down process.
 
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::Element;
@@ -74,6 +75,9 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "no_ati_apps" => project.resources[ResourceType::Amd].no_apps = child.flag()?,
             "no_intel_gpu_apps" => project.resources[ResourceType::Intel].no_apps = child.flag()?,
             "available" => project.availability = Some(parse_availability(child)?),
+            "deletion_policy_priority" => project.deletion_policy.priority = child.flag()?,
+            "deletion_policy_expire" => project.deletion_policy.expire = child.flag()?,
+            "delete_from_self" => project.deletion_policy.delete_from_self = child.flag()?,
             _ => {}
         }
     }

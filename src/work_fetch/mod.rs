@@ -17,7 +17,7 @@ pub use backoff::{
 pub use choose::{choose_work_fetch, piggyback_request};
 pub use legacy::{LegacyWorkRequests, legacy_work_requests};
 pub use may_supply::{may_supply, may_supply_all};
-pub use reply::{MIN_LATENCY_LIMIT, WorkReply, handle_work_reply};
+pub use reply::{MIN_LATENCY_LIMIT, WorkReply, apply_work_reply, handle_work_reply};
 pub use request::{
     FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, Urgency, WorkRequest,
 };

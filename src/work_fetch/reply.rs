@@ -5,7 +5,7 @@
 use super::backoff::{back_off, clear_backoff};
 use super::request::WorkRequest;
 use crate::Time;
-use crate::model::{ClientState, ResourceMap, ResourceType};
+use crate::model::{ClientState, Project, ResourceMap, ResourceType};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +56,18 @@ pub fn handle_work_reply(
     rng: &mut impl Rng,
 ) {
     let Some(project) = state.projects.get_mut(request.project.index()) else { return };
+    apply_work_reply(project, request, reply, now, rng);
+}
+
+/// [`handle_work_reply`] for the project alone: what a project's own RPC session (an
+/// actor that holds only its project) applies.
+pub fn apply_work_reply(
+    project: &mut Project,
+    request: &WorkRequest,
+    reply: &WorkReply,
+    now: Time,
+    rng: &mut impl Rng,
+) {
     if reply.any_jobs() {
         project.latency_limited_until = None;
         for r in ResourceType::ALL {

@@ -1,0 +1,34 @@
+//! What every actor of one client shares: the clock, the journal, the event bus.
+
+use crate::effects::Clock;
+use crate::events::EventBus;
+use crate::journal::{EntryKind, Journal};
+use serde::Serialize;
+use std::rc::Rc;
+
+/// The shared surroundings of the actors of one client.
+#[derive(Clone)]
+pub struct ActorContext {
+    /// Where time comes from.
+    pub clock: Rc<dyn Clock>,
+    /// Where deliveries are recorded.
+    pub journal: Journal,
+    /// Where events go.
+    pub events: EventBus,
+}
+
+impl ActorContext {
+    /// Records a message delivered to `actor`.
+    pub fn delivered<T: Serialize + ?Sized>(&self, actor: &str, name: &str, message: &T) {
+        if self.journal.is_on() {
+            self.journal.append(self.clock.now(), actor, EntryKind::Message, name, message);
+        }
+    }
+
+    /// Records an input from the outside world delivered to `actor`.
+    pub fn input<T: Serialize + ?Sized>(&self, actor: &str, name: &str, input: &T) {
+        if self.journal.is_on() {
+            self.journal.append(self.clock.now(), actor, EntryKind::Input, name, input);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The actor runtime against the emulator, the journal and replay, supervision and the
+//! embedding API (issue "Actor runtime" acceptance).
+
+use boinc_actors::client::run_actor_simulation;
+use boinc_actors::journal::{EntryKind, Journal, JournalEntry, read_journal};
+use boinc_actors::replay::replay;
+use boinc_actors::sim_effects::Faults;
+use boinc_actors::state_files::load_state_dir;
+use boinc_actors::{Client, ClientEvent, UserAction};
+use boinc_core::Policy;
+use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
+use boinc_core::emulator::trace::TraceEvent;
+use boinc_core::model::ClientState;
+use std::path::{Path, PathBuf};
+
+fn scenarios_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenarios");
+    assert!(dir.is_dir(), "{} must hold the shared emulator scenarios", dir.display());
+    dir
+}
+
+fn scenario(name: &str) -> ClientState {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scenarios").join(name);
+    let dir = if shipped.is_dir() { shipped } else { scenarios_dir().join(name) };
+    load_state_dir(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn config(name: &str, days: f64, boinc_compat: bool) -> SimConfig {
+    SimConfig {
+        scenario: name.to_string(),
+        policy: Policy::Seed,
+        seed: 1,
+        duration: days * 86_400.0,
+        boinc_compat,
+        existing_jobs_only: false,
+        trace: true,
+    }
+}
+
+fn actors(state: ClientState, config: &SimConfig, faults: Faults, journal: Journal) -> SimResult {
+    run_actor_simulation(state, config, faults, journal, |_| {}).expect("the actor run ends")
+}
+
+/// The schedule: (time, job, what) for every start, preemption and finish.
+fn schedule(trace: &[TraceEvent]) -> Vec<(u64, String, &'static str)> {
+    let mut out = Vec::new();
+    for event in trace {
+        match event {
+            TraceEvent::RunSegment { job, start, .. } => {
+                out.push((start.to_bits(), job.clone(), "start"))
+            }
+            TraceEvent::Preempted { time, job, .. } => {
+                out.push((time.to_bits(), job.clone(), "preempt"))
+            }
+            TraceEvent::JobFinished { time, job, .. } => {
+                out.push((time.to_bits(), job.clone(), "finish"))
+            }
+            _ => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn actors_make_the_emulators_schedule_and_figures() {
+    for (name, compat) in
+        [("s2", false), ("gpu_share", true), ("seed_scenario1", false), ("starved_gpu", false)]
+    {
+        let config = config(name, 4.0, compat);
+        let core = run_simulation(scenario(name), &config, &mut |_| {});
+        let actor = actors(scenario(name), &config, Faults::default(), Journal::off());
+        let core_schedule = schedule(&core.trace);
+        assert!(core_schedule.len() > 20, "{name}: too little happened to compare");
+        assert_eq!(core_schedule, schedule(&actor.trace), "{name}: the schedules differ");
+        assert_eq!(
+            serde_json::to_string(&core.figures).unwrap(),
+            serde_json::to_string(&actor.figures).unwrap(),
+            "{name}: the figures of merit differ"
+        );
+        assert_eq!((core.decisions, core.rpcs), (actor.decisions, actor.rpcs), "{name}");
+    }
+}
+
+fn record(name: &str, days: f64, faults: Faults, path: &Path) -> SimResult {
+    let journal = Journal::to_file(path).expect("journal file");
+    actors(scenario(name), &config(name, days, false), faults, journal)
+}
+
+const FAULTS: Faults =
+    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, panic_project_actor: None };
+
+#[test]
+fn the_same_seed_writes_the_same_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    record("s2", 2.0, FAULTS, &a);
+    record("s2", 2.0, FAULTS, &b);
+    let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
+    assert!(a.len() > 10_000);
+    assert!(a == b, "two runs with seed 1 wrote different journals");
+}
+
+fn inputs_named<'a>(
+    entries: &'a [JournalEntry],
+    name: &str,
+) -> impl Iterator<Item = &'a JournalEntry> {
+    entries.iter().filter(move |e| e.kind == EntryKind::Input && e.name == name)
+}
+
+#[test]
+fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("faulty.jsonl");
+    record("s2", 3.0, FAULTS, &path);
+    let recorded = read_journal(&path).unwrap();
+    // The faults did happen: failed RPCs and crashed apps are in the journal.
+    assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.is_null()));
+    assert!(inputs_named(&recorded, "ProcessReport").any(|e| e.body.get("Failed").is_some()));
+
+    let report = replay(recorded.clone()).unwrap();
+    assert_eq!(report.divergence, None);
+    assert_eq!(report.entries, recorded.len() as u64);
+
+    // Make one server reply's first job due a day earlier: the client's next decision
+    // differs, right after that input.
+    let mut mutated = recorded.clone();
+    let target = mutated
+        .iter()
+        .position(|e| {
+            e.kind == EntryKind::Input
+                && e.name == "RpcReply"
+                && e.seq > 200
+                && e.body.get("jobs").and_then(|j| j.as_array()).is_some_and(|j| !j.is_empty())
+        })
+        .expect("a reply with jobs");
+    let deadline = &mut mutated[target].body["jobs"][0]["deadline"];
+    *deadline = serde_json::json!(deadline.as_f64().unwrap() - 86_400.0);
+    let report = replay(mutated).unwrap();
+    let divergence = report.divergence.expect("the mutated reply changes a decision");
+    assert_eq!(divergence.last_input, Some(target as u64), "{divergence}");
+    assert!(divergence.seq > target as u64);
+    assert!(
+        recorded[target + 1..divergence.seq as usize].iter().all(|e| e.kind == EntryKind::Input
+            || e.actor == "project:0"
+            || e.actor.starts_with("fetch")),
+        "the divergence is reported at the first decision after the mutated input: {divergence}"
+    );
+}
+
+/// Runs a scenario through the embedding API; the events a blocking subscriber got.
+fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>, SimResult) {
+    let system = boinc_actors::client::paused_system().unwrap();
+    system.block_on(async move {
+        let handle = Client::builder()
+            .state(scenario(name))
+            .config(config(name, days, false))
+            .faults(faults)
+            .spawn()
+            .unwrap();
+        let events = handle.events_blocking();
+        let result = handle.finished().await.unwrap();
+        (events.try_iter().collect(), result)
+    })
+}
+
+#[test]
+fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
+    let name = "s2";
+    let faults = Faults { panic_project_actor: Some(0), ..Faults::default() };
+    let result = actors(scenario(name), &config(name, 3.0, false), faults, Journal::off());
+    let alpha = &result.figures.projects["alpha"];
+    assert!(alpha.jobs_done > 0, "project alpha kept working after its actor was restarted");
+
+    // The restart is reported on the event stream.
+    let (events, _) = embedded(name, 1.0, faults);
+    assert!(
+        events.iter().any(
+            |e| matches!(e, ClientEvent::ActorRestarted { actor, .. } if actor == "project:0")
+        ),
+        "no restart event"
+    );
+}
+
+#[test]
+fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
+    let name = "s2";
+    let system = boinc_actors::client::paused_system().unwrap();
+    let (events, result) = system.block_on(async move {
+        let handle = Client::builder()
+            .state(scenario(name))
+            .config(config(name, 2.0, false))
+            .spawn()
+            .unwrap();
+        let mut stream = handle.events();
+        handle.act(UserAction::SuspendProject("gamma".into())).await.unwrap();
+        let unknown = handle.act(UserAction::SuspendProject("nobody".into())).await;
+        assert!(unknown.is_err(), "an unknown project is an error");
+        let result = handle.finished().await.unwrap();
+        let mut events = Vec::new();
+        while let Ok(event) = stream.try_recv() {
+            events.push(event);
+        }
+        (events, result)
+    });
+    assert!(events.iter().any(|e| matches!(e, ClientEvent::TaskStarted { .. })));
+    assert!(events.iter().any(|e| matches!(e, ClientEvent::WorkRequested { .. })));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, ClientEvent::TaskStarted { project, .. } if project == "gamma"))
+    );
+    assert_eq!(result.figures.projects["gamma"].usage.get("cpu").copied().unwrap_or(0.0), 0.0);
+}
+
+#[test]
+fn the_disk_actor_keeps_projects_to_their_shares_and_says_so() {
+    let (events, result) = embedded("disk_pressure", 2.0, Faults::default());
+    assert!(
+        events.iter().any(
+            |e| matches!(e, ClientEvent::DiskAction { action, .. } if action.starts_with("deleted"))
+        ),
+        "the disk actor deleted nothing under pressure"
+    );
+    let deleted: u32 = result.figures.projects.values().filter_map(|p| p.files_deleted).sum();
+    assert!(deleted > 0);
+}

@@ -1,0 +1,629 @@
+//! The client's control loop at one instant (seed 000 "CPU scheduling policy": reschedule
+//! on job completion, at the end of a time slice, on new runnable jobs; seed 002 "RPC
+//! sessions": fetch polling, backoff expiry, reporting): the client-side half of what
+//! the emulator and the actor runtime run, with the world left out.
+//!
+//! A step at time `now`, in this order, is what both drivers do:
+//! 1. [`ClientControl::set_host`] for availability changes;
+//! 2. [`ClientControl::apply_status`] for each running task's process, in
+//!    [`ClientControl::running`] order, then [`ClientControl::complete`] for those that
+//!    finished;
+//! 3. [`ClientControl::schedule`]: debts, the decision, enforcement; its commands go to
+//!    the processes;
+//! 4. the RPC step: [`ClientControl::rpc_gate`], master-page fetches,
+//!    [`ClientControl::rpc_call`], the session itself, [`ClientControl::finish_rpc`] and a
+//!    new schedule when jobs came;
+//! 5. [`ClientControl::compact`];
+//!
+//! and between steps [`ClientControl::accumulate_usage`] for the time that passed.
+
+use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+use super::rpc_session::ProjectRpcState;
+use crate::accounting::long_term_debt::update_long_term_debt;
+use crate::accounting::rec::update_rec;
+use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
+use crate::cpu_sched::RunReason;
+use crate::decision::{Decision, decide_with_facts};
+use crate::emulator::project_server::{ServerReply, add_jobs};
+use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
+use crate::estimate::{unstarted_duration, update_duration_correction_factor};
+use crate::model::{
+    ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+};
+use crate::rpc_policy::{next_report_time, report_reasons};
+use crate::work_fetch::{WorkRequest, piggyback_request};
+use crate::{Policy, Time};
+use serde::{Deserialize, Serialize};
+
+/// The work-fetch poll interval: at most one scheduler RPC per this many seconds (the
+/// real client polls at this pace; BOINC's emulator steps 60 s).
+pub const FETCH_POLL_INTERVAL: f64 = 60.0;
+
+/// Whether the RPC step may go on now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RpcGate {
+    /// Not yet: the poll interval or the fetch plan says later.
+    Closed,
+    /// The host is off or offline: nothing is sent until that changes.
+    Offline,
+    /// Go on.
+    Open,
+}
+
+/// A scheduler RPC the client makes now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcCall {
+    /// What is asked for, and of which project.
+    pub request: WorkRequest,
+    /// Names of the results reported with it.
+    pub reported: Vec<String>,
+}
+
+/// The client's control state beside its [`ClientState`].
+#[derive(Debug, Clone)]
+pub struct ClientControl {
+    state: ClientState,
+    policy: Policy,
+    boinc_compat: bool,
+    existing_jobs_only: bool,
+    host: HostView,
+    last_schedule_time: Time,
+    last_accounting_time: Time,
+    /// Instance-seconds used per project and resource since the last accounting.
+    usage: Vec<ResourceMap<f64>>,
+    /// Jobs whose tasks are running, in the order they started.
+    running: Vec<JobId>,
+    /// Running jobs that enforcement keeps only until their next checkpoint.
+    awaiting_checkpoint: Vec<JobId>,
+    next_fetch_check: Time,
+    next_rpc_allowed: Time,
+    /// The latest decision, whose work-fetch choice the RPC step acts on.
+    last_decision: Option<Decision>,
+    decisions: u64,
+    rpcs: u64,
+    acked_jobs: usize,
+}
+
+impl ClientControl {
+    /// The control loop over `state`, starting at `start` with everything available.
+    /// `boinc_compat`: CPU tasks compute while the host is off (BOINC's emulator).
+    /// `existing_jobs_only`: never contact a server.
+    pub fn new(
+        mut state: ClientState,
+        policy: Policy,
+        boinc_compat: bool,
+        existing_jobs_only: bool,
+        start: Time,
+    ) -> Self {
+        assign_missing_gpu_instances(&mut state);
+        let running = state.job_ids().filter(|&id| state.job(id).is_running()).collect();
+        let nprojects = state.projects.len();
+        ClientControl {
+            state,
+            policy,
+            boinc_compat,
+            existing_jobs_only,
+            host: HostView::UP,
+            last_schedule_time: start,
+            last_accounting_time: start,
+            usage: vec![ResourceMap::default(); nprojects],
+            running,
+            awaiting_checkpoint: Vec::new(),
+            next_fetch_check: start,
+            next_rpc_allowed: start,
+            last_decision: None,
+            decisions: 0,
+            rpcs: 0,
+            acked_jobs: 0,
+        }
+    }
+
+    /// The client state.
+    pub fn state(&self) -> &ClientState {
+        &self.state
+    }
+
+    /// The client state, for user actions (suspend a project, change the run mode).
+    pub fn state_mut(&mut self) -> &mut ClientState {
+        &mut self.state
+    }
+
+    /// Lends the client state out (to a session that must read it while the loop waits
+    /// for the session); [`ClientControl::restore_state`] puts it back.
+    pub fn take_state(&mut self) -> ClientState {
+        std::mem::take(&mut self.state)
+    }
+
+    /// Puts back the state lent by [`ClientControl::take_state`].
+    pub fn restore_state(&mut self, state: ClientState) {
+        self.state = state;
+    }
+
+    /// The job with this name in this project, if the client still holds it.
+    pub fn find_job(&self, project: ProjectId, name: &str) -> Option<JobId> {
+        self.state.job_ids().find(|&id| {
+            let job = self.state.job(id);
+            job.project == project && job.name == name
+        })
+    }
+
+    /// Job `id`'s app kept crashing: the job ends in a computation error and is reported
+    /// as such (its project's session holds the project's RPCs back, seed 002).
+    pub fn fail(&mut self, id: JobId, now: Time) {
+        let job = &mut self.state.jobs[id.index()];
+        job.state = JobState::ComputeError;
+        job.ready_to_report = true;
+        job.completed_time = now;
+        job.final_elapsed_time = job.elapsed_time();
+        job.exit_status = -1;
+        job.task = None;
+        self.running.retain(|&j| j != id);
+        self.awaiting_checkpoint.retain(|&j| j != id);
+        self.next_fetch_check = now;
+    }
+
+    /// Asks the loop to look at fetching again at once (a user action changed things).
+    pub fn wake_fetch(&mut self, now: Time) {
+        self.next_fetch_check = self.next_fetch_check.min(now);
+    }
+
+    /// Jobs whose tasks are running, in start order.
+    pub fn running(&self) -> &[JobId] {
+        &self.running
+    }
+
+    /// Decisions made so far.
+    pub fn decisions(&self) -> u64 {
+        self.decisions
+    }
+
+    /// Scheduler RPCs attempted so far.
+    pub fn rpcs(&self) -> u64 {
+        self.rpcs
+    }
+
+    /// The host's availability as the client last heard it.
+    pub fn host(&self) -> HostView {
+        self.host
+    }
+
+    /// The latest decision, if the client decided since it was last off.
+    pub fn last_decision(&self) -> Option<&Decision> {
+        self.last_decision.as_ref()
+    }
+
+    /// Where each task that is already running when the loop starts stands: its process
+    /// is adopted as it is.
+    pub fn startup_commands(&self) -> Vec<TaskCommand> {
+        self.running.iter().filter_map(|&id| self.start_command(id)).collect()
+    }
+
+    fn start_command(&self, id: JobId) -> Option<TaskCommand> {
+        let job = self.state.job(id);
+        let task = job.task.as_ref()?;
+        let usage = self.state.app_version(job.app_version?).usage;
+        let status = ProcessStatus {
+            elapsed_time: task.elapsed_time,
+            current_cpu_time: task.current_cpu_time,
+            fraction_done: task.fraction_done,
+            checkpoint_elapsed_time: task.checkpoint_elapsed_time,
+            checkpoint_cpu_time: task.checkpoint_cpu_time,
+            checkpoint_wall_time: task.checkpoint_wall_time,
+            finished: false,
+        };
+        Some(TaskCommand::Start(TaskSpec {
+            project: job.project,
+            job: job.name.clone(),
+            slot: task.slot,
+            usage,
+            gpu_instances: task.gpu_instances.clone(),
+            status,
+        }))
+    }
+
+    /// The host's availability changed.
+    pub fn set_host(&mut self, host: HostView) {
+        self.host = host;
+    }
+
+    /// Whether job `id`'s task may compute now.
+    pub fn may_compute(&self, id: JobId) -> bool {
+        let job = &self.state.jobs[id.index()];
+        job.app_version.is_some_and(|av| {
+            self.host.may_compute(&self.state.app_versions[av.index()].usage, self.boinc_compat)
+        })
+    }
+
+    /// Adds the instance-seconds the running tasks used over `dt` seconds to the
+    /// per-project usage that the next accounting charges.
+    pub fn accumulate_usage(&mut self, dt: f64) {
+        if dt <= 0.0 {
+            return;
+        }
+        for &id in &self.running {
+            if !self.may_compute(id) {
+                continue;
+            }
+            let job = &self.state.jobs[id.index()];
+            let Some(av) = job.app_version else { continue };
+            let usage = self.state.app_versions[av.index()].usage;
+            let project_usage = &mut self.usage[job.project.index()];
+            project_usage[ResourceType::Cpu] += usage.avg_ncpus * dt;
+            if let Some((r, n)) = usage.coprocessor {
+                project_usage[r] += n * dt;
+            }
+        }
+    }
+
+    /// What the process of running job `id` reports.
+    pub fn apply_status(&mut self, id: JobId, status: &ProcessStatus) {
+        let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) else {
+            return;
+        };
+        task.elapsed_time = status.elapsed_time;
+        task.current_cpu_time = status.current_cpu_time;
+        task.fraction_done = status.fraction_done;
+        task.checkpoint_elapsed_time = status.checkpoint_elapsed_time;
+        task.checkpoint_cpu_time = status.checkpoint_cpu_time;
+        task.checkpoint_wall_time = status.checkpoint_wall_time;
+    }
+
+    /// Job `id`'s app finished at `now`: the duration correction factor learns from it,
+    /// the result is ready to report, and fetching is looked at again.
+    pub fn complete(&mut self, id: JobId, now: Time) {
+        let estimated = unstarted_duration(&self.state, id);
+        let elapsed = self.state.job(id).elapsed_time();
+        let project = self.state.job(id).project;
+        update_duration_correction_factor(
+            &mut self.state.projects[project.index()],
+            estimated,
+            elapsed,
+        );
+        let job = &mut self.state.jobs[id.index()];
+        job.state = JobState::FilesUploaded;
+        job.ready_to_report = true;
+        job.completed_time = now;
+        job.final_elapsed_time = elapsed;
+        job.task = None;
+        self.running.retain(|&j| j != id);
+        self.awaiting_checkpoint.retain(|&j| j != id);
+        // A completion frees resources and changes the buffer.
+        self.next_fetch_check = now;
+    }
+
+    /// Brings the debts up to date with the usage since the last accounting.
+    fn account(&mut self, facts: &[ProjectFacts], now: Time) {
+        let dt = now - self.last_accounting_time;
+        if dt <= 0.0 {
+            return;
+        }
+        match self.policy {
+            Policy::Legacy => update_legacy_debt(&mut self.state, facts, &self.usage, dt),
+            _ => update_short_term_debt(&mut self.state, facts, &self.usage, dt),
+        }
+        update_long_term_debt(&mut self.state, facts, &self.usage, dt, now);
+        update_rec(&mut self.state, &self.usage, now);
+        for usage in &mut self.usage {
+            *usage = ResourceMap::default();
+        }
+        self.last_accounting_time = now;
+    }
+
+    /// One decision and its enforcement at `now`; returns what the processes must do,
+    /// in order. Nothing is decided while the host is off (unless in BOINC-compatible
+    /// mode, where CPU work goes on).
+    pub fn schedule(&mut self, now: Time) -> Vec<TaskCommand> {
+        if !self.host.on && !self.boinc_compat {
+            self.last_decision = None;
+            return Vec::new();
+        }
+        let facts = ProjectFacts::gather(&self.state);
+        self.account(&facts, now);
+        // Accounting changes debts, not the jobs the facts describe: they still hold.
+        let decision =
+            decide_with_facts(&self.state, facts, self.policy, self.last_schedule_time, now);
+        self.decisions += 1;
+        let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
+            matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })
+                && decision
+                    .run_list
+                    .entries
+                    .iter()
+                    .any(|e| e.job == a.job && e.reason == RunReason::Edf)
+        });
+        apply_enforcement(&mut self.state, &decision.enforcement, now);
+        self.last_schedule_time = now;
+        let mut commands = Vec::new();
+        for &id in &self.awaiting_checkpoint {
+            let job = self.state.job(id);
+            commands.push(TaskCommand::WatchCheckpoint {
+                project: job.project,
+                job: job.name.clone(),
+                slot: slot_of(job),
+                watch: false,
+            });
+        }
+        self.awaiting_checkpoint.clear();
+        for action in &decision.enforcement.actions {
+            let job = self.state.job(action.job);
+            match &action.kind {
+                ActionKind::Start { .. } => {
+                    if !self.running.contains(&action.job) {
+                        self.running.push(action.job);
+                    }
+                    commands.extend(self.start_command(action.job));
+                }
+                ActionKind::Resume { gpu_instances } => {
+                    if !self.running.contains(&action.job) {
+                        self.running.push(action.job);
+                    }
+                    commands.push(TaskCommand::Resume {
+                        project: job.project,
+                        job: job.name.clone(),
+                        slot: slot_of(job),
+                        gpu_instances: gpu_instances.clone(),
+                    });
+                }
+                ActionKind::Preempt { remove_from_memory } => {
+                    self.running.retain(|&j| j != action.job);
+                    commands.push(TaskCommand::Preempt {
+                        project: job.project,
+                        job: job.name.clone(),
+                        slot: slot_of(job),
+                        remove_from_memory: *remove_from_memory,
+                        for_deadline: starts_edf_job,
+                    });
+                }
+                ActionKind::KeepRunning => {
+                    if action.reason == ActionReason::NotCheckpointed {
+                        self.awaiting_checkpoint.push(action.job);
+                        commands.push(TaskCommand::WatchCheckpoint {
+                            project: job.project,
+                            job: job.name.clone(),
+                            slot: slot_of(job),
+                            watch: true,
+                        });
+                    }
+                }
+            }
+        }
+        // A watch that is cleared and set again in one decision is no change: keep only
+        // the last word for each task.
+        dedup_watches(&mut commands);
+        self.plan_fetch_check(&decision, now);
+        self.last_decision = Some(decision);
+        commands
+    }
+
+    /// When the fetch decision could next change without any other event: a resource's
+    /// buffer reaching its low-water mark, a backoff expiring, a report falling due.
+    fn plan_fetch_check(&mut self, decision: &Decision, now: Time) {
+        if decision.work_fetch.request.is_some() {
+            self.next_fetch_check = now;
+            return;
+        }
+        let low_water = self.state.prefs.work_buf_min();
+        let mut next = f64::INFINITY;
+        for (r, sim) in decision.rr_sim.resources.iter() {
+            if sim.instances > 0.0 && self.state.instances(r) > 0 {
+                // The prediction is made afresh at every check and can keep landing just
+                // short of the low-water mark; like the real client, look again no sooner
+                // than a poll interval unless an event (a completion, new jobs) asks.
+                let when = now + sim.saturated_time - low_water;
+                if when > now {
+                    next = next.min(when.max(now + FETCH_POLL_INTERVAL));
+                }
+            }
+        }
+        for project in &self.state.projects {
+            for t in [project.min_rpc_time, project.latency_limited_until.unwrap_or(0.0)] {
+                if t > now {
+                    next = next.min(t);
+                }
+            }
+            for (_, resource) in project.resources.iter() {
+                if resource.backoff_time > now {
+                    next = next.min(resource.backoff_time);
+                }
+            }
+        }
+        if let Some(due) = next_report_time(&self.state, now) {
+            next = next.min(due);
+        }
+        self.next_fetch_check = next;
+    }
+
+    /// Whether the RPC step goes on at `now`.
+    pub fn rpc_gate(&mut self, now: Time) -> RpcGate {
+        if self.existing_jobs_only || now < self.next_rpc_allowed || now < self.next_fetch_check {
+            return RpcGate::Closed;
+        }
+        if !self.host.on || !self.host.connected {
+            // The availability change that brings the host back triggers a new decision
+            // and a new plan.
+            self.next_fetch_check = f64::INFINITY;
+            return RpcGate::Offline;
+        }
+        RpcGate::Open
+    }
+
+    /// Projects whose master page must be read before anything else (seed 002), now.
+    pub fn master_fetches_due(&self, now: Time) -> Vec<ProjectId> {
+        self.state
+            .project_ids()
+            .filter(|&p| {
+                let project = self.state.project(p);
+                project.master_fetch_pending && project.min_rpc_time <= now
+            })
+            .collect()
+    }
+
+    /// A project's RPC session changed its protocol state.
+    pub fn set_project_rpc_state(&mut self, project: ProjectId, rpc_state: &ProjectRpcState) {
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            rpc_state.write_to(p);
+        }
+    }
+
+    /// The scheduler RPC to make now: the latest decision's work request, else a report
+    /// that is due (asking for the project's share of any shortfall on the way). `None`
+    /// when nothing is wanted; the next look is planned then.
+    pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
+        let decision = self.last_decision.as_ref()?;
+        let request = match decision.work_fetch.request {
+            Some(request) => request,
+            None => {
+                let reasons = report_reasons(&self.state, now);
+                let due = self.state.project_ids().find(|&p| {
+                    reasons[p.index()].is_some() && self.state.project(p).min_rpc_time <= now
+                });
+                match due {
+                    Some(project) => piggyback_request(
+                        &self.state,
+                        &decision.rr_sim,
+                        &decision.facts,
+                        project,
+                        now,
+                    ),
+                    None => {
+                        if let Some(decision) = self.last_decision.take() {
+                            self.plan_fetch_check(&decision, now);
+                            self.last_decision = Some(decision);
+                        }
+                        return None;
+                    }
+                }
+            }
+        };
+        self.rpcs += 1;
+        self.next_rpc_allowed = now + FETCH_POLL_INTERVAL;
+        self.next_fetch_check = now;
+        let reported = self
+            .state
+            .jobs
+            .iter()
+            .filter(|j| j.project == request.project && j.ready_to_report && !j.got_server_ack)
+            .map(|j| j.name.clone())
+            .collect();
+        Some(RpcCall { request, reported })
+    }
+
+    /// The RPC `call` ended: `reply` is the server's answer (`None`: it failed) and
+    /// `rpc_state` the project's protocol state after it. Reported results are
+    /// acknowledged and the new jobs queued, received `now`. Returns whether jobs came
+    /// (the client then schedules again at once).
+    pub fn finish_rpc(
+        &mut self,
+        call: &RpcCall,
+        reply: Option<&ServerReply>,
+        rpc_state: &ProjectRpcState,
+        now: Time,
+    ) -> bool {
+        let project = call.request.project;
+        self.set_project_rpc_state(project, rpc_state);
+        let Some(reply) = reply else { return false };
+        for job in &mut self.state.jobs {
+            if job.project == project && job.ready_to_report && !job.got_server_ack {
+                job.got_server_ack = true;
+                self.acked_jobs += 1;
+            }
+        }
+        add_jobs(&mut self.state, project, &reply.jobs, now);
+        !reply.jobs.is_empty()
+    }
+
+    /// The earliest moment the client itself wants to look again: the end of a running
+    /// task's time slice, the fetch plan, and at least once a scheduling period.
+    pub fn next_wakeup(&self, now: Time) -> Time {
+        let period = self.state.prefs.scheduling_period();
+        let mut next = now + period;
+        for &id in &self.running {
+            let Some(task) = self.state.jobs[id.index()].task.as_ref() else { continue };
+            let slice_end = task.run_start_time + period;
+            if slice_end > now {
+                next = next.min(slice_end);
+            }
+        }
+        if !self.existing_jobs_only {
+            next = next.min(self.next_fetch_check.max(self.next_rpc_allowed));
+        }
+        next
+    }
+
+    /// Forgets acknowledged jobs (and workunits no job needs) once they are a good part
+    /// of the queue, so that every decision costs what the live queue costs, not what
+    /// the whole run has seen. Returns whether anything was forgotten.
+    pub fn compact(&mut self) -> bool {
+        if self.acked_jobs <= 32 || self.acked_jobs * 4 <= self.state.jobs.len() {
+            return false;
+        }
+        let keep: Vec<bool> = self.state.jobs.iter().map(|j| !j.got_server_ack).collect();
+        let mut new_index = vec![u32::MAX; keep.len()];
+        let mut next = 0u32;
+        for (index, &k) in keep.iter().enumerate() {
+            if k {
+                new_index[index] = next;
+                next += 1;
+            }
+        }
+        let mut workunit_used = vec![false; self.state.workunits.len()];
+        for (job, &k) in self.state.jobs.iter().zip(&keep) {
+            if k {
+                workunit_used[job.workunit.index()] = true;
+            }
+        }
+        let mut workunit_index = vec![u32::MAX; workunit_used.len()];
+        let mut next_wu = 0u32;
+        for (index, &used) in workunit_used.iter().enumerate() {
+            if used {
+                workunit_index[index] = next_wu;
+                next_wu += 1;
+            }
+        }
+        let mut position = 0;
+        self.state.workunits.retain(|_| {
+            let used = workunit_used[position];
+            position += 1;
+            used
+        });
+        let mut position = 0;
+        self.state.jobs.retain(|_| {
+            let k = keep[position];
+            position += 1;
+            k
+        });
+        for job in &mut self.state.jobs {
+            job.workunit = crate::model::WorkunitId(workunit_index[job.workunit.index()]);
+        }
+        let remap = |id: &mut JobId| *id = JobId(new_index[id.index()]);
+        self.running.iter_mut().for_each(remap);
+        self.awaiting_checkpoint.iter_mut().for_each(remap);
+        self.acked_jobs = 0;
+        // The latest decision still names jobs by their old indices; the RPC step only
+        // reads its project-level request, and the next step decides afresh.
+        true
+    }
+}
+
+/// The slot of a job's task (enforcement gives every started job one).
+fn slot_of(job: &crate::model::Job) -> u32 {
+    job.task.as_ref().map_or(u32::MAX, |t| t.slot)
+}
+
+/// Keeps, for each task, only its last watch command (commands for other kinds keep
+/// their places).
+fn dedup_watches(commands: &mut Vec<TaskCommand>) {
+    let mut index = commands.len();
+    let mut seen: Vec<u32> = Vec::new();
+    while index > 0 {
+        index -= 1;
+        if let TaskCommand::WatchCheckpoint { slot, .. } = &commands[index] {
+            let key = *slot;
+            if seen.contains(&key) {
+                commands.remove(index);
+            } else {
+                seen.push(key);
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! What the control loop tells the processes and what it hears back (DESIGN.md "Time,
+//! effects, determinism"): the vocabulary shared by the emulated world and the process
+//! host effect of the actors.
+
+use crate::Time;
+use crate::model::{ProjectId, ResourceUsage};
+use serde::{Deserialize, Serialize};
+
+/// The host's availability as the client sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostView {
+    /// The host (and client) is running.
+    pub on: bool,
+    /// The network is reachable.
+    pub connected: bool,
+    /// Computing is allowed.
+    pub active: bool,
+    /// GPU computing is allowed.
+    pub gpu_active: bool,
+}
+
+impl HostView {
+    /// Everything up: the state a run starts in.
+    pub const UP: HostView = HostView { on: true, connected: true, active: true, gpu_active: true };
+
+    /// Whether a task using `usage` may compute. `boinc_compat`: CPU tasks compute even
+    /// while the host is off, as in BOINC's emulator.
+    pub fn may_compute(&self, usage: &ResourceUsage, boinc_compat: bool) -> bool {
+        if usage.coprocessor.is_some() {
+            self.on && self.gpu_active
+        } else {
+            boinc_compat || (self.on && self.active)
+        }
+    }
+}
+
+/// Everything a process host needs to start (or restart from its checkpoint) a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    /// The job's project.
+    pub project: ProjectId,
+    /// The job (result) name.
+    pub job: String,
+    /// The task's slot: the process's identity while the task exists.
+    pub slot: u32,
+    /// What the task occupies.
+    pub usage: ResourceUsage,
+    /// GPU instances it runs on (empty for a CPU task).
+    pub gpu_instances: Vec<u32>,
+    /// Where the task starts from: its checkpoint (or its running state when a running
+    /// task is adopted at startup).
+    pub status: ProcessStatus,
+}
+
+/// A task's state as its process reports it (BOINC's shared-memory status channel).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessStatus {
+    /// Seconds the task has been running (elapsed time).
+    pub elapsed_time: f64,
+    /// CPU seconds used.
+    pub current_cpu_time: f64,
+    /// Fraction done, as the app reports it.
+    pub fraction_done: f64,
+    /// Elapsed time at the last checkpoint.
+    pub checkpoint_elapsed_time: f64,
+    /// CPU time at the last checkpoint.
+    pub checkpoint_cpu_time: f64,
+    /// When the last checkpoint was written.
+    pub checkpoint_wall_time: Time,
+    /// The app finished its work and exited successfully.
+    pub finished: bool,
+}
+
+/// What the control loop asks of a task's process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TaskCommand {
+    /// Start the app (first run, or restart from its checkpoint after a quit).
+    Start(TaskSpec),
+    /// Resume a task suspended in memory, on these GPU instances.
+    Resume {
+        /// The job's project.
+        project: ProjectId,
+        /// The job name.
+        job: String,
+        /// The task's slot.
+        slot: u32,
+        /// GPU instances it runs on now.
+        gpu_instances: Vec<u32>,
+    },
+    /// Suspend the task (left in memory) or quit it (it restarts from its checkpoint).
+    Preempt {
+        /// The job's project.
+        project: ProjectId,
+        /// The job name.
+        job: String,
+        /// The task's slot.
+        slot: u32,
+        /// Quit the app rather than suspend it.
+        remove_from_memory: bool,
+        /// The preemption makes room for a deadline-endangered job.
+        for_deadline: bool,
+    },
+    /// Tell the control loop when the task next checkpoints: it runs only until then.
+    WatchCheckpoint {
+        /// The job's project.
+        project: ProjectId,
+        /// The job name.
+        job: String,
+        /// The task's slot.
+        slot: u32,
+        /// Watch (true) or stop watching.
+        watch: bool,
+    },
+}
+
+impl TaskCommand {
+    /// The project, job and slot the command is for.
+    pub fn target(&self) -> (ProjectId, &str, u32) {
+        match self {
+            TaskCommand::Start(spec) => (spec.project, &spec.job, spec.slot),
+            TaskCommand::Resume { project, job, slot, .. }
+            | TaskCommand::Preempt { project, job, slot, .. }
+            | TaskCommand::WatchCheckpoint { project, job, slot, .. } => (*project, job, *slot),
+        }
+    }
+}

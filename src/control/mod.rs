@@ -1,0 +1,13 @@
+//! The client's control loop (seed 000 "CPU scheduling policy" triggers, seed 002 RPC
+//! sessions): what the client does at each instant, split from the world it acts on.
+//!
+//! The emulator drives it directly against an emulated world; the actors drive the same
+//! code through messages and effect traits, so both make the same decisions.
+
+pub mod client_control;
+pub mod commands;
+pub mod rpc_session;
+
+pub use client_control::{ClientControl, RpcCall, RpcGate};
+pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};

@@ -1,0 +1,620 @@
+//! The emulated world (DESIGN.md "Emulator"): the host's availability, the project
+//! servers, and the processes of running tasks, with the figures of merit and the trace
+//! measured on it. The client's side of the run is [`crate::control::ClientControl`];
+//! the emulator's engine connects the two directly and the actor runtime connects them
+//! through its effect traits, so both see the same world.
+//!
+//! A process runs at its app version's flops while its resource may compute, and
+//! checkpoints every `checkpoint_period` seconds of running (an app without one
+//! checkpoints continuously). Every random choice of the world (availability periods,
+//! job sizes) comes from one seeded stream (stream 0 of the run's seed); the client's
+//! own randomness has its own streams, so the world is the same whatever the client's
+//! backoffs drew.
+
+use super::availability::{HostAvailability, HostProcess};
+use super::disk_world::DiskSink;
+use super::engine::SimConfig;
+use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
+use super::project_server::{EmulatedServer, ServerReply};
+use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
+use crate::Time;
+use crate::control::{HostView, ProcessStatus, RpcCall, TaskCommand, TaskSpec};
+use crate::estimate::unstarted_duration;
+use crate::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+
+/// The emulator's truth about a job, beside what the client knows.
+#[derive(Debug, Clone, Copy)]
+struct JobTruth {
+    /// Running seconds the job really needs (true flops / app version flops).
+    true_duration: f64,
+    /// Stable number of the job for figures and trace.
+    serial: u32,
+    /// Checkpoint period of its app (0: continuous).
+    checkpoint_period: f64,
+    /// Its report deadline.
+    deadline: Time,
+}
+
+/// A task's process.
+#[derive(Debug, Clone)]
+struct SimProcess {
+    project: ProjectId,
+    job: String,
+    truth: JobTruth,
+    usage: ResourceUsage,
+    gpu_instances: Vec<u32>,
+    status: ProcessStatus,
+    /// Running (not suspended).
+    running: bool,
+    /// Start of the current run segment, while it computes.
+    segment_start: Option<Time>,
+    /// The client waits for its next checkpoint.
+    watch_checkpoint: bool,
+}
+
+/// The emulated world of one run.
+#[derive(Debug)]
+pub struct World {
+    boinc_compat: bool,
+    tracing: bool,
+    rng: ChaCha8Rng,
+    host: HostAvailability,
+    servers: Vec<EmulatedServer>,
+    project_names: Vec<String>,
+    /// Per project: the jobs the world made or adopted, by name, until reported.
+    truths: Vec<HashMap<String, JobTruth>>,
+    next_serial: u32,
+    /// Processes by task slot.
+    processes: Vec<Option<SimProcess>>,
+    figures: FiguresAccumulator,
+    trace: Vec<TraceEvent>,
+    now: Time,
+    end: Time,
+}
+
+impl World {
+    /// The world of the scenario `state` (the client's state at the start, which names
+    /// the projects, apps and host) from `start`, for the run `config`.
+    pub fn new(state: &ClientState, config: &SimConfig, start: Time) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let end = start + config.duration.max(0.0);
+        let host = HostAvailability::new(&state.time_stats, start, &mut rng);
+        let servers = state
+            .project_ids()
+            .map(|p| {
+                let mut server = EmulatedServer::new(state, p, start, &mut rng);
+                server.set_boinc_compat(config.boinc_compat);
+                server
+            })
+            .collect();
+        let gpus = ResourceMap::from_fn(|r| {
+            if r.is_gpu() && state.instances(r) > 0 {
+                state.host.coprocessors[r].as_ref().map(|c| (state.instances(r), c.peak_flops))
+            } else {
+                None
+            }
+        });
+        let scheduling_period = state.prefs.scheduling_period();
+        let figures = FiguresAccumulator::new(FiguresSetup {
+            ncpus: state.ncpus(),
+            p_fpops: state.host.p_fpops,
+            gpus,
+            projects: state.projects.iter().map(|p| (p.name.clone(), p.resource_share)).collect(),
+            scheduling_period,
+            boinc_compat: config.boinc_compat,
+            start,
+        });
+        let mut trace = Vec::new();
+        if config.trace {
+            trace.push(TraceEvent::Setup {
+                scenario: config.scenario.clone(),
+                policy: config.policy,
+                seed: config.seed,
+                boinc_compat: config.boinc_compat,
+                start,
+                end,
+                ncpus: state.ncpus(),
+                p_fpops: state.host.p_fpops,
+                gpus: ResourceType::GPUS
+                    .iter()
+                    .filter_map(|&r| {
+                        gpus[r].map(|(count, peak_flops)| TraceGpu {
+                            resource: r,
+                            count,
+                            peak_flops,
+                        })
+                    })
+                    .collect(),
+                projects: state
+                    .projects
+                    .iter()
+                    .map(|p| TraceProject {
+                        name: p.name.clone(),
+                        resource_share: p.resource_share,
+                    })
+                    .collect(),
+                scheduling_period,
+            });
+        }
+        World {
+            boinc_compat: config.boinc_compat,
+            tracing: config.trace,
+            rng,
+            host,
+            servers,
+            project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
+            truths: vec![HashMap::new(); state.projects.len()],
+            next_serial: 0,
+            processes: Vec::new(),
+            figures,
+            trace,
+            now: start,
+            end,
+        }
+    }
+
+    /// Takes the jobs the scenario already holds into the world: their estimate is all
+    /// the emulator knows of them, so it is taken as their real size.
+    pub fn adopt_jobs(&mut self, state: &ClientState) {
+        for id in state.job_ids() {
+            let job = state.job(id);
+            let dcf = state.project(job.project).duration_correction_factor;
+            let estimate = unstarted_duration(state, id);
+            let true_duration =
+                if dcf > 0.0 && dcf.is_finite() { estimate / dcf } else { estimate };
+            self.add_truth(state, id, true_duration);
+        }
+    }
+
+    /// Records what a job really is: it runs `true_duration` seconds (at least one) and
+    /// checkpoints as its app does.
+    fn insert_truth(
+        &mut self,
+        project: ProjectId,
+        name: &str,
+        app: &crate::model::App,
+        true_duration: f64,
+        deadline: Time,
+    ) {
+        let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period.max(0.0));
+        let truth = JobTruth {
+            true_duration: true_duration.max(1.0),
+            serial: self.next_serial,
+            checkpoint_period,
+            deadline,
+        };
+        self.next_serial += 1;
+        if let Some(truths) = self.truths.get_mut(project.index()) {
+            truths.insert(name.to_string(), truth);
+        }
+    }
+
+    fn add_truth(&mut self, state: &ClientState, id: JobId, true_duration: f64) {
+        let job = state.job(id);
+        let workunit = state.workunit(job.workunit);
+        let app = state.app(workunit.app);
+        self.insert_truth(job.project, &job.name, app, true_duration, job.report_deadline);
+        if self.tracing {
+            let usage = job.app_version.map(|av| state.app_version(av).usage);
+            let flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
+            self.trace.push(TraceEvent::JobReceived {
+                time: self.now,
+                job: job.name.clone(),
+                project: state.project(job.project).name.clone(),
+                app: app.name.clone(),
+                avg_ncpus: usage.map_or(0.0, |u| u.avg_ncpus),
+                coprocessor: usage.and_then(|u| u.coprocessor),
+                flops: true_duration * flops,
+                fpops_est: workunit.rsc_fpops_est,
+                deadline: job.report_deadline,
+            });
+        }
+    }
+
+    /// Virtual time now.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// The end of the run.
+    pub fn end(&self) -> Time {
+        self.end
+    }
+
+    /// The host's availability now.
+    pub fn host_view(&self) -> HostView {
+        HostView {
+            on: self.host.is_up(HostProcess::On),
+            connected: self.host.is_up(HostProcess::Connected),
+            active: self.host.is_up(HostProcess::Active),
+            gpu_active: self.host.is_up(HostProcess::GpuActive),
+        }
+    }
+
+    fn host_state(&self) -> HostState {
+        let view = self.host_view();
+        HostState { on: view.on, active: view.active, gpu_active: view.gpu_active }
+    }
+
+    fn computes(&self, process: &SimProcess) -> bool {
+        process.running && self.host_view().may_compute(&process.usage, self.boinc_compat)
+    }
+
+    /// The earliest moment the world changes by itself: an availability change, a
+    /// process finishing, or a watched process checkpointing.
+    pub fn next_change(&self) -> Time {
+        let mut next = self.host.next_change();
+        for server in &self.servers {
+            next = next.min(server.next_change());
+        }
+        let host = self.host_view();
+        for process in self.processes.iter().flatten() {
+            if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
+                continue;
+            }
+            let status = &process.status;
+            next =
+                next.min(self.now + (process.truth.true_duration - status.elapsed_time).max(0.0));
+            if process.watch_checkpoint {
+                let period = process.truth.checkpoint_period;
+                if period <= 0.0 {
+                    next = next.min(self.now);
+                } else {
+                    let count = (status.checkpoint_elapsed_time / period).floor() + 1.0;
+                    next = next.min(self.now + (count * period - status.elapsed_time).max(0.0));
+                }
+            }
+        }
+        next
+    }
+
+    /// Moves virtual time to `to`: computing processes progress and checkpoint, and the
+    /// figures integrate the interval.
+    pub fn advance_to(&mut self, to: Time) {
+        let from = self.now;
+        let dt = to - from;
+        if dt <= 0.0 {
+            return;
+        }
+        let host = self.host_view();
+        let mut computing = Vec::new();
+        for process in self.processes.iter_mut().flatten() {
+            if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
+                continue;
+            }
+            computing.push(RunningUsage {
+                project: process.project,
+                job: JobId(process.truth.serial),
+                avg_ncpus: process.usage.avg_ncpus,
+                gpu: process.usage.coprocessor,
+            });
+            let truth = process.truth;
+            let status = &mut process.status;
+            let before = status.elapsed_time;
+            status.elapsed_time = (before + dt).min(truth.true_duration);
+            status.current_cpu_time += process.usage.avg_ncpus.min(1.0) * dt;
+            status.fraction_done = (status.elapsed_time / truth.true_duration).clamp(0.0, 1.0);
+            if truth.checkpoint_period <= 0.0 {
+                status.checkpoint_elapsed_time = status.elapsed_time;
+                status.checkpoint_cpu_time = status.current_cpu_time;
+                status.checkpoint_wall_time = to;
+            } else {
+                let period = truth.checkpoint_period;
+                let last = (status.elapsed_time / period).floor() * period;
+                if last > status.checkpoint_elapsed_time {
+                    status.checkpoint_wall_time = from + (last - before);
+                    status.checkpoint_elapsed_time = last;
+                    status.checkpoint_cpu_time = status.current_cpu_time;
+                }
+            }
+            status.finished = status.elapsed_time >= truth.true_duration - 1e-6;
+        }
+        let host_state = self.host_state();
+        self.figures.advance(from, to, host_state, &computing);
+        self.now = to;
+    }
+
+    /// Applies the availability changes due now (host and servers); returns whether the
+    /// host's changed (the client must hear of it).
+    pub fn pop_availability_changes(&mut self) -> bool {
+        let mut changed = false;
+        while self.host.next_change() <= self.now {
+            let (time, process, up) = self.host.pop_change(&mut self.rng);
+            changed = true;
+            if self.tracing {
+                let what = match process {
+                    HostProcess::On => AvailabilityKind::HostOn,
+                    HostProcess::Connected => AvailabilityKind::Connected,
+                    HostProcess::Active => AvailabilityKind::Active,
+                    HostProcess::GpuActive => AvailabilityKind::GpuActive,
+                };
+                self.trace.push(TraceEvent::Availability { time, what, up });
+            }
+        }
+        for p in 0..self.servers.len() {
+            while self.servers[p].next_change() <= self.now {
+                let (time, up) = self.servers[p].pop_change(&mut self.rng);
+                if self.tracing {
+                    let project = self.project_names[p].clone();
+                    let what = AvailabilityKind::ProjectUp { project };
+                    self.trace.push(TraceEvent::Availability { time, what, up });
+                }
+            }
+        }
+        if changed {
+            self.reconcile_segments();
+        }
+        changed
+    }
+
+    /// Opens and closes run segments so they match which processes compute now.
+    fn reconcile_segments(&mut self) {
+        for slot in 0..self.processes.len() {
+            let Some(process) = &self.processes[slot] else { continue };
+            let computing = self.computes(process);
+            let open = process.segment_start.is_some();
+            if computing && !open {
+                if let Some(process) = self.processes[slot].as_mut() {
+                    process.segment_start = Some(self.now);
+                }
+            } else if !computing && open {
+                self.end_segment(slot);
+            }
+        }
+    }
+
+    fn end_segment(&mut self, slot: usize) {
+        let now = self.now;
+        let Some(process) = self.processes.get_mut(slot).and_then(Option::as_mut) else { return };
+        let Some(start) = process.segment_start.take() else { return };
+        if !self.tracing || now <= start {
+            return;
+        }
+        let gpu =
+            process.usage.coprocessor.map(|(r, n)| (r, process.gpu_instances.clone(), n.min(1.0)));
+        let event = TraceEvent::RunSegment {
+            job: process.job.clone(),
+            project: self.project_names[process.project.index()].clone(),
+            start,
+            end: now,
+            avg_ncpus: process.usage.avg_ncpus,
+            gpu,
+        };
+        self.trace.push(event);
+    }
+
+    fn open_segment(&mut self, slot: usize) {
+        let now = self.now;
+        let computes = self.processes[slot].as_ref().is_some_and(|p| self.computes(p));
+        if let Some(process) = self.processes[slot].as_mut()
+            && computes
+            && process.segment_start.is_none()
+        {
+            process.segment_start = Some(now);
+        }
+    }
+
+    /// Carries out a command on a task's process (the process host of the emulated
+    /// world). A command for a job the world does not know is ignored.
+    pub fn apply(&mut self, command: &TaskCommand) {
+        match command {
+            TaskCommand::Start(spec) => self.spawn(spec),
+            TaskCommand::Resume { slot, gpu_instances, .. } => {
+                let slot = *slot as usize;
+                if let Some(process) = self.processes.get_mut(slot).and_then(Option::as_mut) {
+                    process.running = true;
+                    process.gpu_instances.clone_from(gpu_instances);
+                    self.open_segment(slot);
+                }
+            }
+            TaskCommand::Preempt { slot, remove_from_memory, for_deadline, .. } => {
+                let slot = *slot as usize;
+                let Some(process) = self.processes.get(slot).and_then(Option::as_ref) else {
+                    return;
+                };
+                let (project, job) = (process.project, process.job.clone());
+                self.end_segment(slot);
+                if self.tracing {
+                    self.trace.push(TraceEvent::Preempted {
+                        time: self.now,
+                        job,
+                        project: self.project_names[project.index()].clone(),
+                        for_deadline: *for_deadline,
+                    });
+                }
+                if *remove_from_memory {
+                    self.processes[slot] = None;
+                } else if let Some(process) = self.processes[slot].as_mut() {
+                    process.running = false;
+                    process.watch_checkpoint = false;
+                }
+            }
+            TaskCommand::WatchCheckpoint { slot, watch, .. } => {
+                if let Some(process) =
+                    self.processes.get_mut(*slot as usize).and_then(Option::as_mut)
+                {
+                    process.watch_checkpoint = *watch;
+                }
+            }
+        }
+    }
+
+    fn spawn(&mut self, spec: &TaskSpec) {
+        let Some(truth) =
+            self.truths.get(spec.project.index()).and_then(|t| t.get(&spec.job)).copied()
+        else {
+            return;
+        };
+        let slot = spec.slot as usize;
+        if self.processes.len() <= slot {
+            self.processes.resize(slot + 1, None);
+        }
+        let mut status = spec.status;
+        status.finished = status.elapsed_time >= truth.true_duration - 1e-6;
+        self.processes[slot] = Some(SimProcess {
+            project: spec.project,
+            job: spec.job.clone(),
+            truth,
+            usage: spec.usage,
+            gpu_instances: spec.gpu_instances.clone(),
+            status,
+            running: true,
+            segment_start: None,
+            watch_checkpoint: false,
+        });
+        self.open_segment(slot);
+    }
+
+    /// What the process in `slot` reports, if there is one.
+    pub fn status(&self, slot: u32) -> Option<ProcessStatus> {
+        self.processes.get(slot as usize).and_then(Option::as_ref).map(|p| p.status)
+    }
+
+    /// The process in `slot` exited after finishing its work: it is gone.
+    pub fn reap(&mut self, slot: u32) {
+        let slot = slot as usize;
+        let Some(process) = self.processes.get(slot).and_then(Option::as_ref) else { return };
+        let (project, job) = (process.project, process.job.clone());
+        self.end_segment(slot);
+        self.processes[slot] = None;
+        self.figures.job_finished(project);
+        if self.tracing {
+            self.trace.push(TraceEvent::JobFinished {
+                time: self.now,
+                job,
+                project: self.project_names[project.index()].clone(),
+            });
+        }
+    }
+
+    /// The process in `slot` dies (a crash, or killed): it is gone, and what its last
+    /// checkpoint saved is where a restart begins.
+    pub fn kill(&mut self, slot: u32) -> Option<ProcessStatus> {
+        let slot = slot as usize;
+        let status = self.processes.get(slot).and_then(Option::as_ref)?.status;
+        self.end_segment(slot);
+        self.processes[slot] = None;
+        let fraction = if status.elapsed_time > 0.0 {
+            status.fraction_done * status.checkpoint_elapsed_time / status.elapsed_time
+        } else {
+            status.fraction_done
+        };
+        Some(ProcessStatus {
+            elapsed_time: status.checkpoint_elapsed_time,
+            current_cpu_time: status.checkpoint_cpu_time,
+            fraction_done: fraction,
+            finished: false,
+            ..status
+        })
+    }
+
+    /// Whether the process in `slot` runs (exists and is not suspended).
+    pub fn is_running(&self, slot: u32) -> bool {
+        self.processes.get(slot as usize).and_then(Option::as_ref).is_some_and(|p| p.running)
+    }
+
+    /// Where the emulated disk reports (seed 004): the run's figures and trace.
+    pub fn disk_sink(&mut self) -> DiskSink<'_> {
+        DiskSink::new(&mut self.figures, &mut self.trace, self.tracing)
+    }
+
+    /// The server of `project`, to hand it the client's free-space figures (seed 004).
+    pub fn server_mut(&mut self, project: ProjectId) -> Option<&mut EmulatedServer> {
+        self.servers.get_mut(project.index())
+    }
+
+    /// Reads `project`'s master page: it comes exactly when the project's server is up.
+    pub fn master_page(&self, project: ProjectId) -> bool {
+        self.servers.get(project.index()).is_some_and(EmulatedServer::is_up)
+    }
+
+    /// A scheduler RPC to the server of the call's project, which sees the client's
+    /// queue in `state` as the request describes it: `None` when the server is down.
+    /// Reported results are judged against their deadlines; new jobs enter the world.
+    pub fn scheduler_rpc(
+        &mut self,
+        state: &ClientState,
+        call: &RpcCall,
+        now: Time,
+    ) -> Option<ServerReply> {
+        let project = call.request.project;
+        let server = self.servers.get_mut(project.index())?;
+        let reply = server.handle_request(state, &call.request, now, &mut self.rng);
+        self.figures.rpc(project, reply.is_some());
+        let Some(reply) = reply else {
+            self.trace_rpc(call, false, 0, false);
+            return None;
+        };
+        for name in &call.reported {
+            let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
+            else {
+                continue;
+            };
+            let missed = now > truth.deadline;
+            self.figures.job_reported(project, JobId(truth.serial), missed);
+            if self.tracing {
+                self.trace.push(TraceEvent::JobReported {
+                    time: now,
+                    job: name.clone(),
+                    project: self.project_names[project.index()].clone(),
+                    deadline: truth.deadline,
+                    missed,
+                });
+            }
+        }
+        for new_job in &reply.jobs {
+            let version = state.app_version(new_job.app_version);
+            let true_duration = new_job.true_flops / version.flops.max(1.0);
+            let app = state.app(new_job.app);
+            self.insert_truth(project, &new_job.name, app, true_duration, new_job.deadline);
+            self.figures.job_received(project);
+            if self.tracing {
+                self.trace.push(TraceEvent::JobReceived {
+                    time: now,
+                    job: new_job.name.clone(),
+                    project: self.project_names[project.index()].clone(),
+                    app: app.name.clone(),
+                    avg_ncpus: version.usage.avg_ncpus,
+                    coprocessor: version.usage.coprocessor,
+                    flops: true_duration * version.flops,
+                    fpops_est: new_job.fpops_est,
+                    deadline: new_job.deadline,
+                });
+            }
+        }
+        self.trace_rpc(call, true, reply.jobs.len() as u32, reply.no_work_because_of_deadlines);
+        Some(reply)
+    }
+
+    fn trace_rpc(&mut self, call: &RpcCall, success: bool, received: u32, no_work: bool) {
+        if !self.tracing {
+            return;
+        }
+        let request = &call.request;
+        let reported = if success { call.reported.len() as u32 } else { 0 };
+        self.trace.push(TraceEvent::Rpc {
+            time: self.now,
+            project: self.project_names[request.project.index()].clone(),
+            success,
+            req_seconds: request.resources.map(|_, r| r.req_seconds),
+            req_ninstances: request.resources.map(|_, r| r.req_ninstances),
+            reported,
+            jobs_received: received,
+            no_work_because_of_deadlines: no_work,
+        });
+    }
+
+    /// Ends the run at its end time: open segments close, and the figures of merit and
+    /// the trace come out (the trace is handed over; the world keeps none).
+    pub fn finish(&mut self) -> (FiguresOfMerit, Vec<TraceEvent>) {
+        self.advance_to(self.end);
+        for slot in 0..self.processes.len() {
+            self.end_segment(slot);
+        }
+        let figures = self.figures.finish(self.end);
+        (figures, std::mem::take(&mut self.trace))
+    }
+}
