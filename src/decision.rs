@@ -5,7 +5,7 @@
 use crate::cpu_sched::{RunList, make_run_list};
 use crate::enforce::{Enforcement, enforce};
 use crate::model::{ClientState, ProjectFacts};
-use crate::rr_sim::{RrSimOutput, simulate};
+use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
 use crate::work_fetch::{FetchDecision, choose_work_fetch};
 use crate::{Policy, Time};
 
@@ -49,7 +49,20 @@ pub fn decide_with_facts(
     last_schedule_time: Time,
     now: Time,
 ) -> Decision {
-    let rr_sim = simulate(state, &facts, now);
+    decide_with_scratch(state, facts, policy, last_schedule_time, now, &mut RrSimScratch::default())
+}
+
+/// [`decide_with_facts`] with the round-robin simulation working in `scratch`, kept by a
+/// caller that decides again and again (see [`simulate_with_scratch`]).
+pub fn decide_with_scratch(
+    state: &ClientState,
+    facts: Vec<ProjectFacts>,
+    policy: Policy,
+    last_schedule_time: Time,
+    now: Time,
+    scratch: &mut RrSimScratch,
+) -> Decision {
+    let rr_sim = simulate_with_scratch(state, &facts, now, scratch);
     let run_list = make_run_list(state, &rr_sim, &facts, policy, now);
     let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);
     let work_fetch = choose_work_fetch(state, &rr_sim, &facts, policy, now);

@@ -142,9 +142,53 @@ pub struct RrSimOutput {
 /// buffers. Completion times in the output are absolute; every job has an entry, and
 /// those that took no part are left at `JobSim::default()`.
 pub fn simulate(state: &ClientState, facts: &[ProjectFacts], now: Time) -> RrSimOutput {
-    let mut simulation = Simulation::new(state, facts);
+    simulate_with_scratch(state, facts, now, &mut RrSimScratch::default())
+}
+
+/// [`simulate`] working in buffers kept from an earlier simulation: a caller that
+/// simulates at every decision (the client's control loop) allocates them once instead
+/// of once per decision. The result does not depend on what the scratch held.
+pub fn simulate_with_scratch(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    now: Time,
+    scratch: &mut RrSimScratch,
+) -> RrSimOutput {
+    let mut simulation = Simulation::new(state, facts, scratch);
     simulation.run();
-    simulation.output(state, now)
+    let output = simulation.output(state, now);
+    simulation.recycle(scratch);
+    output
+}
+
+/// The buffers of one round-robin simulation, for [`simulate_with_scratch`]: empty
+/// between simulations, with the capacity the last one needed.
+#[derive(Debug, Default)]
+pub struct RrSimScratch {
+    gathered: Vec<Gathered>,
+    order: Vec<u128>,
+    sorted: Vec<u128>,
+    received: Vec<f64>,
+    queue_counts: Vec<usize>,
+    fill: Vec<usize>,
+    versions: Vec<Option<VersionFacts>>,
+    project_dcfs: Vec<Option<f64>>,
+    jobs: Vec<SimJob>,
+    origins: Vec<JobOrigin>,
+    finished_at_start: Vec<usize>,
+    queues: Vec<Queue>,
+    resource_queues: [Vec<u32>; NRESOURCES],
+    event_times: Vec<u64>,
+    event_queues: Vec<u32>,
+    dirty: Vec<u32>,
+    unsettled: Vec<u32>,
+}
+
+/// A clone starts with empty buffers: what they hold between simulations means nothing.
+impl Clone for RrSimScratch {
+    fn clone(&self) -> Self {
+        RrSimScratch::default()
+    }
 }
 
 /// A job that declares no use of its main resource is taken to use this many instances,
@@ -331,15 +375,23 @@ fn job_usage(declared: f64, instances: f64) -> f64 {
 /// the number of keys of queue `q`, counted while the keys were made), then each queue's keys
 /// are sorted only when they are not in order already, as they usually are (jobs arrive
 /// in deadline order, and the running ones are the oldest).
-fn sort_by_queue(keys: Vec<u128>, mut starts: Vec<usize>) -> Vec<u128> {
+/// The result goes to `sorted`; `fill` is working space.
+fn sort_by_queue(
+    keys: &[u128],
+    starts: &mut [usize],
+    fill: &mut Vec<usize>,
+    sorted: &mut Vec<u128>,
+) {
     let queue_of = |key: u128| (key >> 97) as usize;
     let queues = starts.len() - 1;
     for q in 0..queues {
         starts[q + 1] += starts[q];
     }
-    let mut sorted = vec![0u128; keys.len()];
-    let mut fill = starts.clone();
-    for &key in &keys {
+    sorted.clear();
+    sorted.resize(keys.len(), 0);
+    fill.clear();
+    fill.extend_from_slice(starts);
+    for &key in keys {
         let q = queue_of(key);
         sorted[fill[q]] = key;
         fill[q] += 1;
@@ -350,7 +402,6 @@ fn sort_by_queue(keys: Vec<u128>, mut starts: Vec<usize>) -> Vec<u128> {
             bucket.sort_unstable();
         }
     }
-    sorted
 }
 
 /// "No pending event" in `Simulation::event_times`; every real key is smaller (see
@@ -386,7 +437,12 @@ fn sane_weight(share: f64) -> f64 {
 impl Simulation {
     /// Gathers the simulated jobs into their queues and computes the shares; the initial
     /// assignment is made by [`Simulation::run`].
-    pub(crate) fn new(state: &ClientState, facts: &[ProjectFacts]) -> Self {
+    /// The buffers come from `scratch` and go back with [`Simulation::recycle`].
+    pub(crate) fn new(
+        state: &ClientState,
+        facts: &[ProjectFacts],
+        scratch: &mut RrSimScratch,
+    ) -> Self {
         let horizon = state.prefs.work_buf_total();
         let horizon = if horizon.is_finite() { horizon.max(0.0) } else { 0.0 };
         let nprojects = state.projects.len();
@@ -405,41 +461,56 @@ impl Simulation {
         let expected: usize =
             facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
         let capacity = expected.min(state.jobs.len());
-        let mut gathered: Vec<Gathered> = Vec::with_capacity(capacity);
-        let mut order: Vec<u128> = Vec::with_capacity(capacity);
-        let mut received: Vec<f64> = Vec::with_capacity(capacity);
-        let mut finished_at_start = Vec::new();
-        let mut queue_counts = vec![0usize; queues_count + 1];
+        let RrSimScratch {
+            gathered,
+            order,
+            sorted,
+            received,
+            queue_counts,
+            fill,
+            versions,
+            project_dcfs,
+            ..
+        } = scratch;
+        gathered.clear();
+        gathered.reserve(capacity);
+        order.clear();
+        order.reserve(capacity);
+        received.clear();
+        received.reserve(capacity);
+        let mut finished_at_start = std::mem::take(&mut scratch.finished_at_start);
+        finished_at_start.clear();
+        queue_counts.clear();
+        queue_counts.resize(queues_count + 1, 0);
         // What the jobs need from their app versions and projects, looked up once each
         // rather than once per job (there are thousands of jobs and few of the others).
-        let versions: Vec<Option<VersionFacts>> = state
-            .app_versions
-            .iter()
-            .map(|av| {
-                if state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive) {
-                    return None;
-                }
-                let resource = av.usage.main_resource();
-                let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
-                    av.usage.avg_ncpus.max(0.0)
-                } else {
-                    0.0
-                };
-                Some(VersionFacts {
-                    resource: resource.index(),
-                    usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
-                    cpu,
-                    flops: usable_flops(av.flops, state.host.p_fpops),
-                })
+        versions.clear();
+        versions.extend(state.app_versions.iter().map(|av| {
+            if state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive) {
+                return None;
+            }
+            let resource = av.usage.main_resource();
+            let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
+                av.usage.avg_ncpus.max(0.0)
+            } else {
+                0.0
+            };
+            Some(VersionFacts {
+                resource: resource.index(),
+                usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
+                cpu,
+                flops: usable_flops(av.flops, state.host.p_fpops),
             })
-            .collect();
+        }));
         // A project's duration correction factor, or None when its jobs take no part (it is
         // not CPU-intensive, or suspended: its jobs are then not nearly runnable).
-        let project_dcfs: Vec<Option<f64>> = state
-            .projects
-            .iter()
-            .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p)))
-            .collect();
+        project_dcfs.clear();
+        project_dcfs.extend(
+            state
+                .projects
+                .iter()
+                .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p))),
+        );
         for (index, job) in state.jobs.iter().enumerate() {
             let Some(av_id) = job.app_version else { continue };
             let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
@@ -466,15 +537,20 @@ impl Simulation {
             received.push(job.received_time);
             gathered.push(Gathered { job: index as u32, version: av_id.index() as u32, remaining });
         }
-        let mut order = sort_by_queue(order, queue_counts);
+        sort_by_queue(order, queue_counts, fill, sorted);
+        let order = sorted;
         // Jobs usually arrive in order, so a run of equal deadlines is usually in the
         // order received already.
         // The jobs are built directly in queue order, run by run: the queue and the
         // deadline are in the key, the rest in the small gathered record it points to.
         let tie = |key: u128| key >> 32;
         let received_at = |key: u128| received[key as u32 as usize];
-        let mut jobs: Vec<SimJob> = Vec::with_capacity(order.len());
-        let mut origins: Vec<JobOrigin> = Vec::with_capacity(order.len());
+        let mut jobs = std::mem::take(&mut scratch.jobs);
+        jobs.clear();
+        jobs.reserve(order.len());
+        let mut origins = std::mem::take(&mut scratch.origins);
+        origins.clear();
+        origins.reserve(order.len());
         let mut start = 0;
         while start < order.len() {
             let first = tie(order[start]);
@@ -512,8 +588,18 @@ impl Simulation {
             start = end;
         }
 
-        let mut queues: Vec<Queue> = (0..nprojects * NRESOURCES)
-            .map(|q| Queue {
+        // The queues are built afresh, each keeping only its heap's allocation.
+        let mut queues = std::mem::take(&mut scratch.queues);
+        queues.truncate(queues_count);
+        let reused = queues.len();
+        for q in 0..queues_count {
+            let mut completions = if q < reused {
+                std::mem::take(&mut queues[q].completions)
+            } else {
+                BinaryHeap::new()
+            };
+            completions.clear();
+            let queue = Queue {
                 project: q / NRESOURCES,
                 resource: q % NRESOURCES,
                 weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
@@ -521,11 +607,22 @@ impl Simulation {
                 head: NO_JOB,
                 event_slot: u32::MAX,
                 active_end: NO_JOB,
+                completions,
                 ..Queue::default()
-            })
-            .collect();
+            };
+            if q < reused {
+                queues[q] = queue;
+            } else {
+                queues.push(queue);
+            }
+        }
         let mut resources = resources;
-        let mut event_queues = Vec::new();
+        for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {
+            resource.queues = std::mem::take(spare);
+            resource.queues.clear();
+        }
+        let mut event_queues = std::mem::take(&mut scratch.event_queues);
+        event_queues.clear();
         let mut start = 0;
         while start < jobs.len() {
             let q = jobs[start].queue;
@@ -542,12 +639,14 @@ impl Simulation {
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
             // Room for every job's first activation, so the heap rarely grows.
-            queue.completions = BinaryHeap::with_capacity(end - start);
+            queue.completions.reserve(end - start);
             resources[queue.resource].queues.push(q);
             start = end;
         }
 
-        let event_times = vec![NO_EVENT; event_queues.len()];
+        let mut event_times = std::mem::take(&mut scratch.event_times);
+        event_times.clear();
+        event_times.resize(event_queues.len(), NO_EVENT);
 
         let can_supply = |p: ProjectId, resource: ResourceType| {
             let project = state.project(p);
@@ -574,13 +673,44 @@ impl Simulation {
             resources,
             event_times,
             event_queues,
-            dirty: Vec::new(),
-            unsettled: Vec::with_capacity(nprojects),
+            dirty: {
+                let mut dirty = std::mem::take(&mut scratch.dirty);
+                dirty.clear();
+                dirty
+            },
+            unsettled: std::mem::take(&mut scratch.unsettled),
             horizon,
             coprocessor_cpus: 0.0,
             coprocessor_cpus_changed: false,
             end_time: 0.0,
         }
+    }
+
+    /// Hands the simulation's buffers back to `scratch` for the next one.
+    fn recycle(self, scratch: &mut RrSimScratch) {
+        let Simulation {
+            jobs,
+            origins,
+            finished_at_start,
+            queues,
+            resources,
+            event_times,
+            event_queues,
+            dirty,
+            unsettled,
+            ..
+        } = self;
+        scratch.jobs = jobs;
+        scratch.origins = origins;
+        scratch.finished_at_start = finished_at_start;
+        scratch.queues = queues;
+        for (spare, resource) in scratch.resource_queues.iter_mut().zip(resources) {
+            *spare = resource.queues;
+        }
+        scratch.event_times = event_times;
+        scratch.event_queues = event_queues;
+        scratch.dirty = dirty;
+        scratch.unsettled = unsettled;
     }
 
     /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
@@ -1519,7 +1649,7 @@ pub(crate) mod tests {
         fn shortfall_and_nidle_stay_in_range(s in scenario()) {
             let b = build(&s);
             let facts = ProjectFacts::gather(&b.state);
-            let mut sim = Simulation::new(&b.state, &facts);
+            let mut sim = Simulation::new(&b.state, &facts, &mut RrSimScratch::default());
             sim.run();
             let out = sim.output(&b.state, 0.0);
             for (r, res) in out.resources.iter() {

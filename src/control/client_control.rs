@@ -23,7 +23,7 @@ use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
-use crate::decision::{Decision, decide_with_facts};
+use crate::decision::{Decision, decide_with_scratch};
 use crate::emulator::project_server::{ServerReply, add_jobs};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
@@ -31,6 +31,7 @@ use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
 };
 use crate::rpc_policy::{next_report_time, report_reasons};
+use crate::rr_sim::RrSimScratch;
 use crate::work_fetch::{WorkRequest, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,8 @@ pub struct ClientControl {
     decisions: u64,
     rpcs: u64,
     acked_jobs: usize,
+    /// The round-robin simulation's buffers, kept from one decision to the next.
+    rr_sim_scratch: RrSimScratch,
 }
 
 impl ClientControl {
@@ -115,6 +118,7 @@ impl ClientControl {
             decisions: 0,
             rpcs: 0,
             acked_jobs: 0,
+            rr_sim_scratch: RrSimScratch::default(),
         }
     }
 
@@ -320,8 +324,14 @@ impl ClientControl {
         let facts = ProjectFacts::gather(&self.state);
         self.account(&facts, now);
         // Accounting changes debts, not the jobs the facts describe: they still hold.
-        let decision =
-            decide_with_facts(&self.state, facts, self.policy, self.last_schedule_time, now);
+        let decision = decide_with_scratch(
+            &self.state,
+            facts,
+            self.policy,
+            self.last_schedule_time,
+            now,
+            &mut self.rr_sim_scratch,
+        );
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
             matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })

@@ -23,13 +23,14 @@
 //! only if, in an EDF simulation of the client's queue on R plus the jobs already
 //! accepted, it meets its deadline and no other job misses its deadline by more than it
 //! did before. The queue is every nearly-runnable job of any project whose main
-//! resource is R, with [`remaining_duration`] stretched by `available_frac(R)`. A
-//! refused job's app is not offered again for R in this request (BOINC's emulator marks
-//! the version "don't use"). When something was refused for R and nothing was sent for
-//! it, the reply says "no work because of deadlines". The seed's other rule, no deadline
-//! sooner than now + min_queue, is left out: the EDF check with the real queue already
-//! answers the question it approximates, and the rule would starve short-deadline
-//! projects (seed 000's own P1(0.1, 1, .5)) on hosts with a buffer over an hour.
+//! resource is R, with [`remaining_duration`](crate::estimate::remaining_duration)
+//! stretched by `available_frac(R)`. A refused job's app is not offered again for R in
+//! this request (BOINC's emulator marks the version "don't use"). When something was
+//! refused for R and nothing was sent for it, the reply says "no work because of
+//! deadlines". The seed's other rule, no deadline sooner than now + min_queue, is left
+//! out: the EDF check with the real queue already answers the question it approximates,
+//! and the rule would starve short-deadline projects (seed 000's own P1(0.1, 1, .5)) on
+//! hosts with a buffer over an hour.
 //!
 //! **Disk space** (seed 004 "Scheduling Server Changes"): when the client's request
 //! carries its three free-space figures ([`EmulatedServer::set_free_space`]), a job is
@@ -47,7 +48,9 @@ use super::availability::OnOffProcess;
 use super::random::normal;
 use crate::Time;
 use crate::disk::FreeSpaceFigures;
-use crate::estimate::{DCF_MAX, DCF_MIN, FALLBACK_FLOPS, remaining_duration};
+use crate::estimate::{
+    DCF_MAX, DCF_MIN, FALLBACK_FLOPS, project_dcf, remaining_after, unstarted_from, usable_flops,
+};
 use crate::model::{
     AppEmulation, AppId, AppVersionId, ClientState, Job, JobId, ProjectId, ResourceMap,
     ResourceType, Workunit, WorkunitId,
@@ -578,25 +581,36 @@ impl EdfQueue {
         available: f64,
         now: Time,
     ) -> Self {
+        // What the estimate needs from the versions on this resource and from the
+        // projects, looked up once rather than once per job.
+        let versions: Vec<Option<(f64, f64)>> = state
+            .app_versions
+            .iter()
+            .map(|av| {
+                (av.usage.main_resource() == resource).then(|| {
+                    (av.usage.usage_of(resource), usable_flops(av.flops, state.host.p_fpops))
+                })
+            })
+            .collect();
+        let dcfs: Vec<f64> = state.projects.iter().map(project_dcf).collect();
         let mut entries = Vec::new();
         for (index, job) in state.jobs.iter().enumerate() {
             let Some(version) = job.app_version else { continue };
-            let usage = state.app_version(version).usage;
-            if usage.main_resource() != resource || job.state.computing_done() {
+            let Some(&Some((usage, flops))) = versions.get(version.index()) else { continue };
+            if job.state.computing_done() || !state.job_nearly_runnable(JobId::from_index(index)) {
                 continue;
             }
-            let id = JobId::from_index(index);
-            if !state.job_nearly_runnable(id) {
-                continue;
-            }
-            let remaining = remaining_duration(state, id);
+            // `remaining_duration`, from the values looked up above.
+            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+            let remaining =
+                remaining_after(unstarted_from(fpops_est, flops, dcfs[job.project.index()]), job);
             if remaining <= 0.0 {
                 continue;
             }
             entries.push(EdfEntry::new(
                 job.report_deadline - now,
                 sane_duration(remaining / available),
-                usage.usage_of(resource),
+                usage,
             ));
         }
         EdfQueue::new(count as usize, entries)

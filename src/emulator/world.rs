@@ -74,6 +74,9 @@ pub struct World {
     /// Processes by task slot.
     processes: Vec<Option<SimProcess>>,
     figures: FiguresAccumulator,
+    /// What the computing processes occupy over an interval: kept between intervals so
+    /// that advancing time allocates nothing.
+    computing: Vec<RunningUsage>,
     trace: Vec<TraceEvent>,
     now: Time,
     end: Time,
@@ -160,6 +163,7 @@ impl World {
             next_serial: 0,
             processes: Vec::new(),
             figures,
+            computing: Vec::new(),
             trace,
             now: start,
             end,
@@ -290,7 +294,8 @@ impl World {
             return;
         }
         let host = self.host_view();
-        let mut computing = Vec::new();
+        let mut computing = std::mem::take(&mut self.computing);
+        computing.clear();
         for process in self.processes.iter_mut().flatten() {
             if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
                 continue;
@@ -324,6 +329,7 @@ impl World {
         }
         let host_state = self.host_state();
         self.figures.advance(from, to, host_state, &computing);
+        self.computing = computing;
         self.now = to;
     }
 

@@ -116,14 +116,18 @@ impl ProjectFacts {
     /// The facts of every project, indexed by project id.
     pub fn gather(state: &ClientState) -> Vec<ProjectFacts> {
         let mut facts = vec![ProjectFacts::default(); state.projects.len()];
-        for id in state.job_ids() {
-            let job = state.job(id);
+        // Each version's main resource and each project's suspension, looked up once
+        // rather than once per job (there are thousands of jobs and few of the others).
+        let main_resources: Vec<ResourceType> =
+            state.app_versions.iter().map(|v| v.usage.main_resource()).collect();
+        let project_suspended: Vec<bool> = state.projects.iter().map(|p| p.suspended).collect();
+        for job in &state.jobs {
             let f = &mut facts[job.project.index()];
             if job.ready_to_report && !job.got_server_ack {
                 f.ready_to_report += 1;
             }
             let Some(av) = job.app_version else { continue };
-            let resource = state.app_version(av).usage.main_resource();
+            let resource = main_resources[av.index()];
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
                 if latency.is_finite() && latency > 0.0 {
@@ -137,7 +141,7 @@ impl ProjectFacts {
             // their suspension test and the deferred-input test (which visits the
             // workunit's input files). A downloading job is never done computing, so it is
             // also nearly runnable unless an input is deferred.
-            if !state.job_not_suspended(job) {
+            if job.suspended || project_suspended[job.project.index()] {
                 continue;
             }
             if job.state == JobState::FilesDownloaded {
