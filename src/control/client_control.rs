@@ -40,6 +40,13 @@ use serde::{Deserialize, Serialize};
 /// real client polls at this pace; BOINC's emulator steps 60 s).
 pub const FETCH_POLL_INTERVAL: f64 = 60.0;
 
+/// The periodic CPU-scheduling check, seconds: besides its events (a completion, new
+/// jobs, an availability change), the real client reschedules once a minute on a fixed
+/// beat, and that is when it notices a time slice has run out. Slice ends are taken at
+/// the next beat (multiples of this from time 0) rather than to the second: slices that
+/// end within the same minute are handled by one decision, as in the real client.
+pub const SCHEDULING_CHECK_INTERVAL: f64 = 60.0;
+
 /// Whether the RPC step may go on now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpcGate {
@@ -542,8 +549,9 @@ impl ClientControl {
         !reply.jobs.is_empty()
     }
 
-    /// The earliest moment the client itself wants to look again: the end of a running
-    /// task's time slice, the fetch plan, and at least once a scheduling period.
+    /// The earliest moment the client itself wants to look again: the first scheduling
+    /// check ([`SCHEDULING_CHECK_INTERVAL`]) at or after the end of a running task's time
+    /// slice, the fetch plan, and at least once a scheduling period.
     pub fn next_wakeup(&self, now: Time) -> Time {
         let period = self.state.prefs.scheduling_period();
         let mut next = now + period;
@@ -551,7 +559,9 @@ impl ClientControl {
             let Some(task) = self.state.jobs[id.index()].task.as_ref() else { continue };
             let slice_end = task.run_start_time + period;
             if slice_end > now {
-                next = next.min(slice_end);
+                let check =
+                    (slice_end / SCHEDULING_CHECK_INTERVAL).ceil() * SCHEDULING_CHECK_INTERVAL;
+                next = next.min(check.max(slice_end));
             }
         }
         if !self.existing_jobs_only {
