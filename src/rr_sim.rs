@@ -1066,8 +1066,12 @@ impl Simulation {
         let resource = &mut self.resources[r];
         let span = t.min(horizon) - resource.used_since.min(horizon);
         if span > 0.0 {
+            // Allocations are sums of shares: an "idle" residue at rounding level is not
+            // an idle instance (it would ask a server for work every poll).
             let idle = resource.instances - resource.used.min(resource.instances);
-            resource.shortfall += span * idle.max(0.0);
+            if idle > EPSILON {
+                resource.shortfall += span * idle;
+            }
         }
         resource.used = used;
         resource.used_since = t;
@@ -1081,8 +1085,8 @@ impl Simulation {
         let horizon = self.horizon;
         let queue = &mut self.queues[q];
         let span = t.min(horizon) - queue.used_since.min(horizon);
-        if span > 0.0 {
-            queue.shortfall += span * (queue.share - queue.used).max(0.0);
+        if span > 0.0 && queue.share - queue.used > EPSILON {
+            queue.shortfall += span * (queue.share - queue.used);
         }
         queue.used = used;
         queue.used_since = t;
@@ -1131,7 +1135,8 @@ impl Simulation {
             let out_resource = &mut out.resources[resource];
             out_resource.instances = sim.instances;
             out_resource.shortfall = sim.shortfall;
-            out_resource.nidle = (sim.instances - sim.initial_used).clamp(0.0, sim.instances);
+            let nidle = (sim.instances - sim.initial_used).clamp(0.0, sim.instances);
+            out_resource.nidle = if nidle > EPSILON { nidle } else { 0.0 };
             out_resource.saturated_time = saturated_time;
         }
         for (p, project) in out.projects.iter_mut().enumerate() {
@@ -2077,5 +2082,26 @@ pub(crate) mod tests {
             }
         }
         assert!(last >= cpu_work / 64.0 * (1.0 - 1e-9), "{last} < {}", cpu_work / 64.0);
+    }
+
+    #[test]
+    fn rounding_residue_of_the_shares_is_neither_idle_nor_shortfall() {
+        // Twenty projects with uneven shares on 64 CPUs, each with more than enough
+        // single-thread work: the allocations are sums of share fractions, which need
+        // not add back to exactly 64. No instance is idle and nothing is short; a
+        // residue at rounding level would have the client ask for work every poll.
+        let mut b = StateBuilder::new(64);
+        let shares = [100.0, 50.0, 200.0, 25.0, 100.0, 150.0, 75.0, 100.0, 300.0, 10.0];
+        for k in 0..20 {
+            let p = b.project(&format!("q{k:02}"), shares[k % shares.len()]);
+            let v = b.app_version(p, ResourceUsage { avg_ncpus: 1.0, coprocessor: None }, 1e9);
+            for _ in 0..12 {
+                b.job(p, v, 20.0 * HOUR, 1e9);
+            }
+        }
+        let out = b.simulate();
+        assert_eq!(out.resources[ResourceType::Cpu].nidle, 0.0);
+        assert_eq!(out.resources[ResourceType::Cpu].shortfall, 0.0);
+        assert!(out.projects.iter().all(|p| p.shortfall[ResourceType::Cpu] == 0.0));
     }
 }
