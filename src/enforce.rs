@@ -428,12 +428,7 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
                 let Some(task) = job.task.as_mut() else { continue };
                 task.gpu_instances.clear();
                 if *remove_from_memory {
-                    task.scheduler_state = SchedulerState::Uninitialized;
-                    if task.elapsed_time > 0.0 {
-                        task.fraction_done *= task.checkpoint_elapsed_time / task.elapsed_time;
-                    }
-                    task.elapsed_time = task.checkpoint_elapsed_time;
-                    task.current_cpu_time = task.checkpoint_cpu_time;
+                    task.quit();
                 } else {
                     task.scheduler_state = SchedulerState::Preempted;
                 }

@@ -29,6 +29,7 @@ use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+    SchedulerState,
 };
 use crate::rpc_policy::{next_report_time, report_reasons};
 use crate::rr_sim::RrSimScratch;
@@ -106,6 +107,16 @@ impl ClientControl {
         start: Time,
     ) -> Self {
         assign_missing_gpu_instances(&mut state);
+        // The running tasks go on (the startup commands hand them to the processes), but
+        // a task the state calls suspended in memory has no process to resume: like a
+        // client starting afresh, it starts again from its checkpoint.
+        for job in &mut state.jobs {
+            if let Some(task) = job.task.as_mut()
+                && task.scheduler_state == SchedulerState::Preempted
+            {
+                task.quit();
+            }
+        }
         let running = state.job_ids().filter(|&id| state.job(id).is_running()).collect();
         let nprojects = state.projects.len();
         ClientControl {

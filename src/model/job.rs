@@ -133,6 +133,19 @@ impl ActiveTask {
     pub fn time_since_checkpoint(&self) -> f64 {
         (self.elapsed_time - self.checkpoint_elapsed_time).max(0.0)
     }
+
+    /// The app process is gone (quit, or the client started without it): the task
+    /// goes back to `Uninitialized`, rolled back to its checkpoint, which is where the
+    /// app restarts.
+    pub fn quit(&mut self) {
+        self.scheduler_state = SchedulerState::Uninitialized;
+        self.gpu_instances.clear();
+        if self.elapsed_time > 0.0 {
+            self.fraction_done *= self.checkpoint_elapsed_time / self.elapsed_time;
+        }
+        self.elapsed_time = self.checkpoint_elapsed_time;
+        self.current_cpu_time = self.checkpoint_cpu_time;
+    }
 }
 
 /// One job (BOINC's result): an instance of a workunit the client must compute and report.
