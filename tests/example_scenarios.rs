@@ -2,43 +2,19 @@
 //! them): every project gets to compute and finishes jobs, and a task the state file
 //! left suspended in memory runs again although no process survived into the run.
 
-use boinc_core::Policy;
-use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
+mod emulator_support;
+
+use boinc_core::emulator::engine::SimResult;
 use boinc_core::emulator::trace::TraceEvent;
-use boinc_core::model::ClientState;
-use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use emulator_support::{load_scenario_dir, run_state};
 use std::path::{Path, PathBuf};
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios")
 }
 
-fn load(name: &str) -> ClientState {
-    let dir = examples_dir().join(name);
-    let read = |file: &str| std::fs::read_to_string(dir.join(file)).ok();
-    let client_state = read("client_state.xml")
-        .unwrap_or_else(|| panic!("{}: no client_state.xml", dir.display()));
-    let (prefs, config) = (read("global_prefs.xml"), read("cc_config.xml"));
-    load_state(&StateFiles {
-        client_state: SourceText { name: "client_state.xml", text: &client_state },
-        global_prefs: prefs.as_deref().map(|text| SourceText { name: "global_prefs.xml", text }),
-        global_prefs_override: None,
-        cc_config: config.as_deref().map(|text| SourceText { name: "cc_config.xml", text }),
-    })
-    .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
 fn run(name: &str, days: f64, boinc_compat: bool) -> SimResult {
-    let config = SimConfig {
-        scenario: name.into(),
-        policy: Policy::default(),
-        seed: 1,
-        duration: days * 86_400.0,
-        boinc_compat,
-        existing_jobs_only: false,
-        trace: true,
-    };
-    run_simulation(load(name), &config, &mut |_| {})
+    run_state(name, load_scenario_dir(&examples_dir().join(name)), days, boinc_compat, true)
 }
 
 #[test]

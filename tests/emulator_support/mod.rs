@@ -54,7 +54,12 @@ fn read_optional(path: &Path) -> Option<String> {
 
 /// Loads a shared scenario as `boinc-rs sim --scenario` does.
 pub fn load_scenario(name: &str) -> ClientState {
-    let dir = scenarios_dir().join(name);
+    load_scenario_dir(&scenarios_dir().join(name))
+}
+
+/// Loads any scenario directory (client_state.xml, optional global_prefs.xml and
+/// cc_config.xml) as `boinc-rs sim --scenario` does.
+pub fn load_scenario_dir(dir: &Path) -> ClientState {
     let client_state = read_optional(&dir.join("client_state.xml"))
         .unwrap_or_else(|| panic!("{} has no client_state.xml", dir.display()));
     let global_prefs = read_optional(&dir.join("global_prefs.xml"));
@@ -72,6 +77,17 @@ pub fn load_scenario(name: &str) -> ClientState {
 
 /// Runs a shared scenario with the default policy.
 pub fn run(name: &str, days: f64, boinc_compat: bool, trace: bool) -> SimResult {
+    run_state(name, load_scenario(name), days, boinc_compat, trace)
+}
+
+/// Runs a loaded scenario state with the default policy.
+pub fn run_state(
+    name: &str,
+    state: ClientState,
+    days: f64,
+    boinc_compat: bool,
+    trace: bool,
+) -> SimResult {
     let config = SimConfig {
         scenario: name.to_string(),
         policy: Policy::default(),
@@ -81,7 +97,7 @@ pub fn run(name: &str, days: f64, boinc_compat: bool, trace: bool) -> SimResult 
         existing_jobs_only: false,
         trace,
     };
-    run_simulation(load_scenario(name), &config, &mut |_| {})
+    run_simulation(state, &config, &mut |_| {})
 }
 
 /// Writes the trace as JSON lines, as `--trace` does, and reads it back.
