@@ -60,7 +60,7 @@ impl Bench {
         let sim = SimWorld::new(world, client.state(), Faults::default(), 1);
         let clock = VirtualClock::new(NOW);
         let context = ActorContext {
-            clock: Rc::new(clock.clone()),
+            clock: std::sync::Arc::new(clock.clone()),
             journal: Journal::off(),
             events: EventBus::default(),
         };
@@ -81,7 +81,7 @@ impl Bench {
     /// One step a simulated minute after the previous one; its wall time.
     async fn step(&mut self) -> Duration {
         self.now += 60.0;
-        self.sim.world().borrow_mut().advance_to(self.now);
+        boinc_actors::sim_effects::lock(self.sim.world()).advance_to(self.now);
         self.clock.set(self.now);
         let started = Instant::now();
         self.scheduler.send(Tick { now: self.now }).await.expect("tick");

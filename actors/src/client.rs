@@ -21,7 +21,7 @@ use crate::context::ActorContext;
 use crate::events::{ClientEvent, EventBus};
 use crate::journal::{EntryKind, Journal, JournalError};
 use crate::messages::{HostChanged, Startup, Stats, Tick, User, UserAction};
-use crate::sim_effects::{Faults, SimWorld, VirtualClock};
+use crate::sim_effects::{Faults, SimWorld, VirtualClock, lock};
 use actix::Addr;
 use boinc_core::control::ClientControl;
 use boinc_core::emulator::disk_world::DiskWorld;
@@ -31,6 +31,7 @@ use boinc_core::model::ClientState;
 use boinc_core::{Policy, Time};
 use serde::{Deserialize, Serialize};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What went wrong with an embedded client.
@@ -183,7 +184,7 @@ impl ClientBuilder {
         let clock = VirtualClock::new(start);
         let events = EventBus::default();
         let context = ActorContext {
-            clock: Rc::new(clock.clone()),
+            clock: Arc::new(clock.clone()),
             journal: self.journal.clone(),
             events: events.clone(),
         };
@@ -252,28 +253,28 @@ fn stopped(error: actix::MailboxError) -> ClientError {
 impl Driver {
     async fn run(mut self) -> Result<SimResult, ClientError> {
         let world = self.sim.world().clone();
-        let end = world.borrow().end();
+        let end = lock(&world).end();
         let span = (end - self.start).max(1.0);
         let mut next_progress = 0.0;
         let mut now = self.start;
         self.scheduler.send(Startup { now }).await.map_err(stopped)?;
         loop {
             self.clock.set(now);
-            let changed = world.borrow_mut().pop_availability_changes();
+            let changed = lock(&world).pop_availability_changes();
             if changed {
-                let view = world.borrow().host_view();
+                let view = lock(&world).host_view();
                 for resource in &self.resources {
                     resource.send(HostChanged { view }).await.map_err(stopped)?;
                 }
             }
             let wake = self.scheduler.send(Tick { now }).await.map_err(stopped)?;
-            let next = next_step_time(world.borrow().next_change(), wake, now, self.period);
+            let next = next_step_time(lock(&world).next_change(), wake, now, self.period);
             if next >= end {
-                world.borrow_mut().advance_to(end);
+                lock(&world).advance_to(end);
                 break;
             }
             tokio::time::sleep(Duration::from_secs_f64(next - now)).await;
-            world.borrow_mut().advance_to(next);
+            lock(&world).advance_to(next);
             now = next;
             let done = (now - self.start) / span;
             if let Some(progress) = self.progress.as_mut()
@@ -289,7 +290,7 @@ impl Driver {
         if let Some(progress) = self.progress.as_mut() {
             progress(1.0);
         }
-        let (figures, trace) = world.borrow_mut().finish();
+        let (figures, trace) = lock(&world).finish();
         Ok(SimResult { figures, trace, decisions, rpcs })
     }
 }

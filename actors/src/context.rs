@@ -4,13 +4,13 @@ use crate::effects::Clock;
 use crate::events::EventBus;
 use crate::journal::{EntryKind, Journal};
 use serde::Serialize;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The shared surroundings of the actors of one client.
 #[derive(Clone)]
 pub struct ActorContext {
     /// Where time comes from.
-    pub clock: Rc<dyn Clock>,
+    pub clock: Arc<dyn Clock>,
     /// Where deliveries are recorded.
     pub journal: Journal,
     /// Where events go.

@@ -4,8 +4,7 @@
 use boinc_core::Time;
 use boinc_core::model::ResourceType;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// Something the client did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,7 +101,7 @@ pub enum ClientEvent {
 
 /// The subscribers of one client.
 #[derive(Clone, Default)]
-pub struct EventBus(Rc<RefCell<Subscribers>>);
+pub struct EventBus(Arc<Mutex<Subscribers>>);
 
 #[derive(Default)]
 struct Subscribers {
@@ -111,29 +110,33 @@ struct Subscribers {
 }
 
 impl EventBus {
+    fn subscribers(&self) -> std::sync::MutexGuard<'_, Subscribers> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// A new async subscriber.
     pub fn subscribe(&self) -> tokio::sync::mpsc::UnboundedReceiver<ClientEvent> {
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-        self.0.borrow_mut().tokio.push(sender);
+        self.subscribers().tokio.push(sender);
         receiver
     }
 
     /// A new subscriber for a thread that is not async.
     pub fn subscribe_blocking(&self) -> crossbeam_channel::Receiver<ClientEvent> {
         let (sender, receiver) = crossbeam_channel::unbounded();
-        self.0.borrow_mut().crossbeam.push(sender);
+        self.subscribers().crossbeam.push(sender);
         receiver
     }
 
     /// Whether anyone listens.
     pub fn has_subscribers(&self) -> bool {
-        let s = self.0.borrow();
+        let s = self.subscribers();
         !s.tokio.is_empty() || !s.crossbeam.is_empty()
     }
 
     /// Sends an event to every subscriber still listening.
     pub fn emit(&self, event: ClientEvent) {
-        let mut s = self.0.borrow_mut();
+        let mut s = self.subscribers();
         s.tokio.retain(|sender| sender.send(event.clone()).is_ok());
         s.crossbeam.retain(|sender| sender.send(event.clone()).is_ok());
     }

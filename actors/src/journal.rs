@@ -7,11 +7,10 @@
 use boinc_core::Time;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// What a journal entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,7 +131,7 @@ enum Sink {
     /// Nothing is kept (no journal asked for).
     Off,
     /// Lines go to a writer; optionally also kept in memory.
-    Record { writer: Option<Box<dyn Write>>, kept: Option<Vec<JournalEntry>> },
+    Record { writer: Option<Box<dyn Write + Send>>, kept: Option<Vec<JournalEntry>> },
     /// Lines are compared with a recording.
     Verify {
         recorded: Vec<JournalEntry>,
@@ -142,9 +141,9 @@ enum Sink {
     },
 }
 
-/// A journal shared by the actors of one run (they all run on one arbiter).
+/// A journal shared by the actors of one run.
 #[derive(Clone)]
-pub struct Journal(Rc<RefCell<JournalInner>>);
+pub struct Journal(Arc<Mutex<JournalInner>>);
 
 struct JournalInner {
     seq: u64,
@@ -159,7 +158,7 @@ impl Journal {
     }
 
     /// A journal written to `writer`, and kept in memory when `keep`.
-    pub fn record(writer: Option<Box<dyn Write>>, keep: bool) -> Self {
+    pub fn record(writer: Option<Box<dyn Write + Send>>, keep: bool) -> Self {
         Journal::with(Sink::Record { writer, kept: keep.then(Vec::new) })
     }
 
@@ -175,14 +174,18 @@ impl Journal {
         Journal::with(Sink::Verify { recorded, cursor: 0, divergence: None, last_input: None })
     }
 
+    fn inner(&self) -> std::sync::MutexGuard<'_, JournalInner> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn with(sink: Sink) -> Self {
-        Journal(Rc::new(RefCell::new(JournalInner { seq: 0, sink, error: None })))
+        Journal(Arc::new(Mutex::new(JournalInner { seq: 0, sink, error: None })))
     }
 
     /// Whether anything is recorded or checked (messages need not be serialised
     /// otherwise).
     pub fn is_on(&self) -> bool {
-        !matches!(self.0.borrow().sink, Sink::Off)
+        !matches!(self.inner().sink, Sink::Off)
     }
 
     /// Appends an entry.
@@ -194,7 +197,7 @@ impl Journal {
         name: &str,
         body: &T,
     ) {
-        let mut inner = self.0.borrow_mut();
+        let mut inner = self.inner();
         if matches!(inner.sink, Sink::Off) {
             return;
         }
@@ -251,7 +254,7 @@ impl Journal {
 
     /// On replay: the recorded entry that comes next, if any.
     pub fn next_recorded(&self) -> Option<JournalEntry> {
-        match &self.0.borrow().sink {
+        match &self.inner().sink {
             Sink::Verify { recorded, cursor, divergence: None, .. } => {
                 recorded.get(*cursor).cloned()
             }
@@ -262,7 +265,7 @@ impl Journal {
     /// On replay: the input named `name` that the journal has next, for an effect to
     /// hand back. `None` (and a divergence) when the journal has something else there.
     pub fn recorded_input<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
-        let mut inner = self.0.borrow_mut();
+        let mut inner = self.inner();
         let seq = inner.seq;
         let Sink::Verify { recorded, cursor, divergence, last_input } = &mut inner.sink else {
             return None;
@@ -308,7 +311,7 @@ impl Journal {
     /// On replay: the first divergence found, or, once the run is over, the journal
     /// having more than the replay produced.
     pub fn divergence(&self, finished: bool) -> Option<Divergence> {
-        let inner = self.0.borrow();
+        let inner = self.inner();
         let Sink::Verify { recorded, cursor, divergence, last_input } = &inner.sink else {
             return None;
         };
@@ -325,7 +328,7 @@ impl Journal {
 
     /// Entries appended so far.
     pub fn len(&self) -> u64 {
-        self.0.borrow().seq
+        self.inner().seq
     }
 
     /// Whether nothing was appended.
@@ -335,7 +338,7 @@ impl Journal {
 
     /// The entries kept in memory (a recording made with `keep`).
     pub fn kept(&self) -> Vec<JournalEntry> {
-        match &self.0.borrow().sink {
+        match &self.inner().sink {
             Sink::Record { kept: Some(kept), .. } => kept.clone(),
             _ => Vec::new(),
         }
@@ -343,7 +346,7 @@ impl Journal {
 
     /// Flushes the writer; the first write error, if any.
     pub fn finish(&self) -> std::io::Result<()> {
-        let mut inner = self.0.borrow_mut();
+        let mut inner = self.inner();
         if let Some(error) = inner.error.take() {
             return Err(error);
         }

@@ -62,7 +62,7 @@ pub struct Poll {
 }
 
 /// A task's answer to [`Poll`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TaskReport {
     /// Running (or suspended): its state.
     Running(boinc_core::control::ProcessStatus),
@@ -75,8 +75,13 @@ pub enum TaskReport {
         /// When the restart happens.
         restart_at: Time,
     },
-    /// Its app kept crashing or failed: a computation error.
-    GaveUp,
+    /// Its app failed (or kept crashing): the job ends in a computation error.
+    Failed {
+        /// BOINC's exit status for the result.
+        exit_status: i32,
+        /// What happened.
+        message: String,
+    },
     /// It has no process (suspended out of memory).
     Idle,
 }

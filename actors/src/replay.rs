@@ -7,7 +7,7 @@ use crate::actors::DiskActor;
 use crate::actors::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::client::{ClientError, RunSetup, paused_system};
 use crate::context::ActorContext;
-use crate::effects::{EffectFuture, ProcessHost, ProcessReport, SchedulerTransport};
+use crate::effects::{EffectFuture, ProcessError, ProcessHost, ProcessReport, SchedulerTransport};
 use crate::events::EventBus;
 use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
 use crate::messages::{HostChanged, Startup, Tick, User};
@@ -25,15 +25,24 @@ use std::rc::Rc;
 struct Recorded(Journal);
 
 impl ProcessHost for Recorded {
-    fn command(&self, _: &TaskCommand) {}
-
-    fn poll(&self, _: u32) -> ProcessReport {
-        self.0.recorded_input("ProcessReport").unwrap_or(ProcessReport::Gone)
+    fn command(&self, _: &TaskCommand) -> Result<(), ProcessError> {
+        Ok(())
     }
 
-    fn reap(&self, _: u32) {}
+    fn poll(&self, _: u32) -> Result<ProcessReport, ProcessError> {
+        self.0
+            .recorded_input::<Result<ProcessReport, String>>("ProcessReport")
+            .unwrap_or(Ok(ProcessReport::Gone))
+            .map_err(ProcessError::Host)
+    }
 
-    fn kill(&self, _: u32) {}
+    fn reap(&self, _: u32) -> Result<(), ProcessError> {
+        Ok(())
+    }
+
+    fn kill(&self, _: u32) -> Result<(), ProcessError> {
+        Ok(())
+    }
 }
 
 impl SchedulerTransport for Recorded {
@@ -85,7 +94,7 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
         let (state, start) = prepare_state(setup.state.clone(), &config);
         let clock = VirtualClock::new(start);
         let context = ActorContext {
-            clock: Rc::new(clock.clone()),
+            clock: std::sync::Arc::new(clock.clone()),
             journal: replaying.clone(),
             events: EventBus::default(),
         };
@@ -102,7 +111,11 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
         let mut scratch = World::new(client.state(), &config, start);
         let disk = DiskWorld::new(client.state_mut(), start, &mut scratch.disk_sink());
         let disk = disk.is_enabled().then(|| {
-            DiskActor::new(context.clone(), disk, Rc::new(std::cell::RefCell::new(scratch)))
+            DiskActor::new(
+                context.clone(),
+                disk,
+                std::sync::Arc::new(std::sync::Mutex::new(scratch)),
+            )
         });
         let effects = Rc::new(Recorded(replaying.clone()));
         let (scheduler, resources) = SchedulerActor::launch(SchedulerSetup {

@@ -4,7 +4,7 @@
 //! that fail and apps that crash, each drawn from its own seeded stream.
 
 use crate::effects::{
-    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessFailure, ProcessHost,
+    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
     ProcessReport, SchedulerTransport, Transfer,
 };
 use boinc_core::Time;
@@ -12,11 +12,12 @@ use boinc_core::control::{HostView, RpcCall, TaskCommand};
 use boinc_core::emulator::project_server::ServerReply;
 use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::supervise::AppExit;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Faults to inject into a simulated run.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -40,35 +41,45 @@ impl Faults {
     }
 }
 
-/// Virtual time, set by the simulation's driver.
+/// Virtual time, set by the simulation's driver (the bits of an `f64`, so every
+/// thread reads the same instant without a lock).
 #[derive(Debug, Clone, Default)]
-pub struct VirtualClock(Rc<Cell<Time>>);
+pub struct VirtualClock(Arc<AtomicU64>);
 
 impl VirtualClock {
     /// A clock showing `now`.
     pub fn new(now: Time) -> Self {
-        VirtualClock(Rc::new(Cell::new(now)))
+        VirtualClock(Arc::new(AtomicU64::new(now.to_bits())))
     }
 
     /// Moves the clock to `now`.
     pub fn set(&self, now: Time) {
-        self.0.set(now);
+        self.0.store(now.to_bits(), Ordering::SeqCst);
     }
 }
 
 impl Clock for VirtualClock {
     fn now(&self) -> Time {
-        self.0.get()
+        f64::from_bits(self.0.load(Ordering::SeqCst))
     }
+}
+
+/// The emulated world, shared by the simulated effects, the disk actor and the driver.
+pub type SharedWorld = Arc<Mutex<World>>;
+
+/// Locks the shared world. A panic while it was held leaves it as the panicking code
+/// left it; the simulation goes on with that (the panic itself is what gets reported).
+pub fn lock(world: &SharedWorld) -> MutexGuard<'_, World> {
+    world.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The emulated world shared by every simulated effect of one run.
 #[derive(Clone)]
 pub struct SimWorld {
-    world: Rc<RefCell<World>>,
+    world: SharedWorld,
     faults: Faults,
-    fault_rng: Rc<RefCell<ChaCha8Rng>>,
-    files: Rc<RefCell<HashMap<(ProjectId, String), f64>>>,
+    fault_rng: Arc<Mutex<ChaCha8Rng>>,
+    files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
 }
 
@@ -79,47 +90,63 @@ impl SimWorld {
         let mut fault_rng = ChaCha8Rng::seed_from_u64(seed);
         fault_rng.set_stream(u64::from(u32::MAX) + 1);
         SimWorld {
-            world: Rc::new(RefCell::new(world)),
+            world: Arc::new(Mutex::new(world)),
             faults,
-            fault_rng: Rc::new(RefCell::new(fault_rng)),
-            files: Rc::new(RefCell::new(HashMap::new())),
+            fault_rng: Arc::new(Mutex::new(fault_rng)),
+            files: Arc::new(Mutex::new(HashMap::new())),
             disk: (state.host.d_total, state.host.d_free),
         }
     }
 
     /// The world itself, for the driver (time, availability changes, the end of the run).
-    pub fn world(&self) -> &Rc<RefCell<World>> {
+    pub fn world(&self) -> &SharedWorld {
         &self.world
     }
 
     fn draw(&self, probability: f64) -> bool {
-        probability > 0.0 && self.fault_rng.borrow_mut().random::<f64>() < probability
+        probability > 0.0
+            && self
+                .fault_rng
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .random::<f64>()
+                < probability
+    }
+
+    fn files(&self) -> MutexGuard<'_, HashMap<(ProjectId, String), f64>> {
+        self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl ProcessHost for SimWorld {
-    fn command(&self, command: &TaskCommand) {
-        self.world.borrow_mut().apply(command);
+    fn command(&self, command: &TaskCommand) -> Result<(), ProcessError> {
+        lock(&self.world).apply(command);
+        Ok(())
     }
 
-    fn poll(&self, slot: u32) -> ProcessReport {
-        let running = self.world.borrow().is_running(slot);
-        let status = self.world.borrow().status(slot);
-        let Some(status) = status else { return ProcessReport::Gone };
-        if running && !status.finished && self.draw(self.faults.app_crash_rate) {
-            let checkpoint = self.world.borrow_mut().kill(slot).unwrap_or_default();
-            // SIGSEGV: the app crashed.
-            return ProcessReport::Failed { failure: ProcessFailure::Signal(11), checkpoint };
+    fn poll(&self, slot: u32) -> Result<ProcessReport, ProcessError> {
+        let mut world = lock(&self.world);
+        let running = world.is_running(slot);
+        let Some(status) = world.status(slot) else { return Ok(ProcessReport::Gone) };
+        if status.finished {
+            return Ok(ProcessReport::Exited { exit: AppExit::Finished, status });
         }
-        ProcessReport::Status(status)
+        if running && self.draw(self.faults.app_crash_rate) {
+            let checkpoint = world.kill(slot).unwrap_or_default();
+            // SIGSEGV: the app crashed.
+            return Ok(ProcessReport::Exited { exit: AppExit::Signal(11), status: checkpoint });
+        }
+        Ok(ProcessReport::Running(status))
     }
 
-    fn reap(&self, slot: u32) {
-        self.world.borrow_mut().reap(slot);
+    fn reap(&self, slot: u32) -> Result<(), ProcessError> {
+        lock(&self.world).reap(slot);
+        Ok(())
     }
 
-    fn kill(&self, slot: u32) {
-        self.world.borrow_mut().kill(slot);
+    fn kill(&self, slot: u32) -> Result<(), ProcessError> {
+        lock(&self.world).kill(slot);
+        Ok(())
     }
 }
 
@@ -133,20 +160,20 @@ impl SchedulerTransport for SimWorld {
         let reply = if self.draw(self.faults.rpc_failure_rate) {
             None
         } else {
-            self.world.borrow_mut().scheduler_rpc(state, call, now)
+            lock(&self.world).scheduler_rpc(state, call, now)
         };
         Box::pin(std::future::ready(reply))
     }
 
     fn master_page(&self, project: ProjectId) -> EffectFuture<bool> {
-        let read = self.world.borrow_mut().master_page(project);
+        let read = lock(&self.world).master_page(project);
         Box::pin(std::future::ready(read))
     }
 }
 
 impl FileTransfer for SimWorld {
     fn download(&self, transfer: &Transfer) -> EffectFuture<bool> {
-        self.files.borrow_mut().insert((transfer.project, transfer.name.clone()), transfer.nbytes);
+        self.files().insert((transfer.project, transfer.name.clone()), transfer.nbytes);
         Box::pin(std::future::ready(true))
     }
 
@@ -157,21 +184,21 @@ impl FileTransfer for SimWorld {
 
 impl FileSystem for SimWorld {
     fn size(&self, project: ProjectId, name: &str) -> Option<f64> {
-        self.files.borrow().get(&(project, name.to_string())).copied()
+        self.files().get(&(project, name.to_string())).copied()
     }
 
     fn delete(&self, project: ProjectId, name: &str) -> bool {
-        self.files.borrow_mut().remove(&(project, name.to_string())).is_some()
+        self.files().remove(&(project, name.to_string())).is_some()
     }
 
     fn disk_space(&self) -> (f64, f64) {
-        let used: f64 = self.files.borrow().values().sum();
+        let used: f64 = self.files().values().sum();
         (self.disk.0, (self.disk.1 - used).max(0.0))
     }
 }
 
 impl HostDiscovery for SimWorld {
     fn availability(&self) -> HostView {
-        self.world.borrow().host_view()
+        lock(&self.world).host_view()
     }
 }

@@ -19,6 +19,7 @@
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::rpc_session::ProjectRpcState;
+use super::task_program::task_program;
 use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
@@ -169,15 +170,16 @@ impl ClientControl {
         })
     }
 
-    /// Job `id`'s app kept crashing: the job ends in a computation error and is reported
-    /// as such (its project's session holds the project's RPCs back, seed 002).
-    pub fn fail(&mut self, id: JobId, now: Time) {
+    /// Job `id`'s app failed (or kept crashing) with BOINC's `exit_status`: the job ends
+    /// in a computation error and is reported as such (its project's session holds the
+    /// project's RPCs back, seed 002).
+    pub fn fail(&mut self, id: JobId, exit_status: i32, now: Time) {
         let job = &mut self.state.jobs[id.index()];
         job.state = JobState::ComputeError;
         job.ready_to_report = true;
         job.completed_time = now;
         job.final_elapsed_time = job.elapsed_time();
-        job.exit_status = -1;
+        job.exit_status = exit_status;
         job.task = None;
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
@@ -233,14 +235,15 @@ impl ClientControl {
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
         };
-        Some(TaskCommand::Start(TaskSpec {
+        Some(TaskCommand::Start(Box::new(TaskSpec {
             project: job.project,
             job: job.name.clone(),
             slot: task.slot,
             usage,
             gpu_instances: task.gpu_instances.clone(),
             status,
-        }))
+            program: task_program(&self.state, id, task.slot),
+        })))
     }
 
     /// The host's availability changed.

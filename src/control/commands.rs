@@ -2,6 +2,7 @@
 //! effects, determinism"): the vocabulary shared by the emulated world and the process
 //! host effect of the actors.
 
+use super::task_program::TaskProgram;
 use crate::Time;
 use crate::model::{ProjectId, ResourceUsage};
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,8 @@ pub struct TaskSpec {
     /// Where the task starts from: its checkpoint (or its running state when a running
     /// task is adopted at startup).
     pub status: ProcessStatus,
+    /// What to run, with which files, under which bounds.
+    pub program: TaskProgram,
 }
 
 /// A task's state as its process reports it (BOINC's shared-memory status channel).
@@ -75,7 +78,7 @@ pub struct ProcessStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TaskCommand {
     /// Start the app (first run, or restart from its checkpoint after a quit).
-    Start(TaskSpec),
+    Start(Box<TaskSpec>),
     /// Resume a task suspended in memory, on these GPU instances.
     Resume {
         /// The job's project.
@@ -100,6 +103,16 @@ pub enum TaskCommand {
         /// The preemption makes room for a deadline-endangered job.
         for_deadline: bool,
     },
+    /// Abort the task: its process is killed and its job ends in an error (the user or
+    /// the project aborted it, or it went over a limit).
+    Abort {
+        /// The job's project.
+        project: ProjectId,
+        /// The job name.
+        job: String,
+        /// The task's slot.
+        slot: u32,
+    },
     /// Tell the control loop when the task next checkpoints: it runs only until then.
     WatchCheckpoint {
         /// The job's project.
@@ -120,6 +133,7 @@ impl TaskCommand {
             TaskCommand::Start(spec) => (spec.project, &spec.job, spec.slot),
             TaskCommand::Resume { project, job, slot, .. }
             | TaskCommand::Preempt { project, job, slot, .. }
+            | TaskCommand::Abort { project, job, slot }
             | TaskCommand::WatchCheckpoint { project, job, slot, .. } => (*project, job, *slot),
         }
     }

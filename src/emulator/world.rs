@@ -448,6 +448,9 @@ impl World {
                     process.watch_checkpoint = false;
                 }
             }
+            TaskCommand::Abort { slot, .. } => {
+                self.kill(*slot);
+            }
             TaskCommand::WatchCheckpoint { slot, watch, .. } => {
                 if let Some(process) =
                     self.processes.get_mut(*slot as usize).and_then(Option::as_mut)

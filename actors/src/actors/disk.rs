@@ -8,25 +8,23 @@
 use crate::context::ActorContext;
 use crate::events::ClientEvent;
 use crate::messages::{DiskReply, DiskRequest, DiskStep};
+use crate::sim_effects::{SharedWorld, lock};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
 use boinc_core::emulator::disk_world::DiskWorld;
-use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, FileStatus, RunMode};
-use std::cell::RefCell;
-use std::rc::Rc;
 
 /// The disk manager's actor.
 pub struct DiskActor {
     context: ActorContext,
     disk: DiskWorld,
     /// Where the manager's deletions and violations are measured.
-    world: Rc<RefCell<World>>,
+    world: SharedWorld,
 }
 
 impl DiskActor {
     /// The actor over `disk`, reporting to `world`.
-    pub fn new(context: ActorContext, disk: DiskWorld, world: Rc<RefCell<World>>) -> Self {
+    pub fn new(context: ActorContext, disk: DiskWorld, world: SharedWorld) -> Self {
         DiskActor { context, disk, world }
     }
 }
@@ -84,7 +82,7 @@ impl Handler<DiskStep> for DiskActor {
         self.context.delivered("disk", "DiskStep", &message);
         let DiskStep { now, finished, mut state } = message;
         let before = DiskView::of(&state);
-        let mut world = self.world.borrow_mut();
+        let mut world = lock(&self.world);
         let disk = &mut self.disk;
         guarded("DiskStep", || {
             for &id in &finished {
@@ -102,7 +100,7 @@ impl Handler<DiskRequest> for DiskActor {
 
     fn handle(&mut self, message: DiskRequest, _: &mut Context<Self>) {
         self.context.delivered("disk", "DiskRequest", &message);
-        let mut world = self.world.borrow_mut();
+        let mut world = lock(&self.world);
         if let Some(server) = world.server_mut(message.project) {
             self.disk.before_request(&message.state, server, message.now);
         }
@@ -116,7 +114,7 @@ impl Handler<DiskReply> for DiskActor {
         self.context.delivered("disk", "DiskReply", &message);
         let DiskReply { now, new_jobs, mut state } = message;
         let before = DiskView::of(&state);
-        let mut world = self.world.borrow_mut();
+        let mut world = lock(&self.world);
         let disk = &mut self.disk;
         guarded("DiskReply", || {
             disk.after_reply(&mut state, &new_jobs, now, &mut world.disk_sink());

@@ -10,7 +10,7 @@ use super::disk::DiskActor;
 use super::fetch::{FetchActor, ProjectActors};
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
-use super::task::TaskActor;
+use super::task::{TaskActor, TaskSupervision};
 use crate::client::ClientError;
 use crate::context::ActorContext;
 use crate::effects::{ProcessHost, SchedulerTransport};
@@ -28,7 +28,12 @@ use actix::{
 use boinc_core::Time;
 use boinc_core::control::{ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand};
 use boinc_core::model::{JobId, ProjectId, ResourceType};
-use boinc_core::supervise::{RestartDecision, RestartPolicy};
+use boinc_core::supervise::{RestartDecision, RestartPolicy, RestartTracker};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// The random stream of actor-restart jitter, of the run's seed.
+const ACTOR_RESTART_STREAM: u64 = (1 << 40) - 1;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -70,7 +75,9 @@ pub struct SchedulerActor {
     /// Crashed apps waiting to restart, by slot.
     restarts: BTreeMap<u32, Time>,
     /// Consecutive failures of each supervised actor.
-    actor_failures: BTreeMap<String, u32>,
+    actor_failures: BTreeMap<String, RestartTracker>,
+    /// The jitter of actor restarts.
+    rng: ChaCha8Rng,
 }
 
 impl SchedulerActor {
@@ -124,6 +131,11 @@ impl SchedulerActor {
                 last_tick: None,
                 restarts: BTreeMap::new(),
                 actor_failures: BTreeMap::new(),
+                rng: {
+                    let mut rng = ChaCha8Rng::seed_from_u64(setup.seed);
+                    rng.set_stream(ACTOR_RESTART_STREAM);
+                    rng
+                },
             }
         });
         (scheduler, resource_actors)
@@ -140,9 +152,10 @@ impl SchedulerActor {
     fn task_actor(&mut self, slot: u32, job: &str) -> Addr<TaskActor> {
         let context = self.context.clone();
         let host = self.process_host.clone();
+        let supervision = TaskSupervision { policy: RestartPolicy::APP, seed: self.seed };
         self.tasks
             .entry(slot)
-            .or_insert_with(|| TaskActor::new(slot, job, context, host).start())
+            .or_insert_with(|| TaskActor::new(slot, job, context, host, supervision, None).start())
             .clone()
     }
 
@@ -174,7 +187,7 @@ impl SchedulerActor {
                         removed_from_memory: *remove_from_memory,
                     });
                 }
-                TaskCommand::WatchCheckpoint { .. } => {}
+                TaskCommand::WatchCheckpoint { .. } | TaskCommand::Abort { .. } => {}
             }
             let actor = match &command {
                 TaskCommand::Start(_) => Some(self.task_actor(slot, &job)),
@@ -220,15 +233,14 @@ impl SchedulerActor {
         self.send_commands(commands, now)
     }
 
-    /// Records an actor's failure; whether to restart it.
     /// Records an actor's failure: the restart decision for it.
     fn actor_failed(&mut self, actor: String, now: Time) -> RestartDecision {
-        let failures = self.actor_failures.entry(actor.clone()).or_insert(0);
-        *failures += 1;
-        let failures = *failures;
+        let tracker = self.actor_failures.entry(actor.clone()).or_default();
+        let decision = tracker.failed(&RestartPolicy::ACTOR, now, &mut self.rng);
+        let failures = tracker.streak();
         tracing::error!(actor = %actor, failures, "actor failed; rebuilding it from the client state");
         self.context.events.emit(ClientEvent::ActorRestarted { time: now, actor, failures });
-        RestartPolicy::ACTOR.after_failure(failures)
+        decision
     }
 
     /// A project's actor failed: a new one is built from the authoritative state, and
@@ -237,8 +249,8 @@ impl SchedulerActor {
         let decision = self.actor_failed(format!("project:{}", project.0), now);
         if let Some(p) = self.client.state_mut().projects.get_mut(project.index()) {
             match decision {
-                RestartDecision::RestartAfter(delay) => {
-                    p.min_rpc_time = p.min_rpc_time.max(now + delay);
+                RestartDecision::RestartAt(at) => {
+                    p.min_rpc_time = p.min_rpc_time.max(at);
                 }
                 RestartDecision::GiveUp => {
                     // Broken beyond repair: the project is set aside until the user acts.
@@ -280,7 +292,7 @@ impl SchedulerActor {
                     self.client.apply_status(id, &status);
                     self.tasks.remove(&slot);
                     self.restarts.remove(&slot);
-                    finished.push((id, false));
+                    finished.push((id, None));
                 }
                 Ok(TaskReport::Restarting { checkpoint, restart_at }) => {
                     self.client.apply_status(id, &checkpoint);
@@ -292,10 +304,10 @@ impl SchedulerActor {
                         });
                     }
                 }
-                Ok(TaskReport::GaveUp) => {
+                Ok(TaskReport::Failed { exit_status, .. }) => {
                     self.tasks.remove(&slot);
                     self.restarts.remove(&slot);
-                    finished.push((id, true));
+                    finished.push((id, Some(exit_status)));
                 }
                 Ok(TaskReport::Idle) => {}
                 Err(_) => {
@@ -306,8 +318,10 @@ impl SchedulerActor {
                         // The process lives on; a new actor takes it over.
                         self.task_actor(slot, &job);
                     } else {
-                        self.process_host.kill(slot);
-                        finished.push((id, true));
+                        if let Err(error) = self.process_host.kill(slot) {
+                            tracing::warn!(slot, %error, "cannot kill the task's process");
+                        }
+                        finished.push((id, Some(boinc_core::supervise::EXIT_SIGNAL)));
                     }
                 }
             }
@@ -319,10 +333,10 @@ impl SchedulerActor {
                 time: now,
                 project: self.project_name(job.project),
                 job: job.name.clone(),
-                error,
+                error: error.is_some(),
             };
-            if error {
-                self.client.fail(id, now);
+            if let Some(exit_status) = error {
+                self.client.fail(id, exit_status, now);
             } else {
                 self.client.complete(id, now);
                 completed.push(id);
