@@ -8,14 +8,14 @@
 //! Run: `cargo bench -p boinc-actors --bench actor_decision`.
 
 use actix::Addr;
-use boinc_actors::actors::SchedulerActor;
-use boinc_actors::actors::scheduler::SchedulerSetup;
-use boinc_actors::client::paused_system;
-use boinc_actors::context::ActorContext;
-use boinc_actors::events::EventBus;
 use boinc_actors::journal::Journal;
-use boinc_actors::messages::{Startup, Tick};
-use boinc_actors::sim_effects::{Faults, SimWorld, VirtualClock};
+use boinc_actors::runtime::SchedulerActor;
+use boinc_actors::runtime::context::ActorContext;
+use boinc_actors::runtime::events::EventBus;
+use boinc_actors::runtime::messages::{Startup, Tick};
+use boinc_actors::runtime::scheduler::SchedulerSetup;
+use boinc_actors::sim::effects::{Faults, SimWorld, VirtualClock};
+use boinc_actors::sim::paused_system;
 use boinc_core::Policy;
 use boinc_core::control::ClientControl;
 use boinc_core::emulator::engine::SimConfig;
@@ -81,7 +81,7 @@ impl Bench {
     /// One step a simulated minute after the previous one; its wall time.
     async fn step(&mut self) -> Duration {
         self.now += 60.0;
-        boinc_actors::sim_effects::lock(self.sim.world()).advance_to(self.now);
+        boinc_actors::sim::effects::lock(self.sim.world()).advance_to(self.now);
         self.clock.set(self.now);
         let started = Instant::now();
         self.scheduler.send(Tick { now: self.now }).await.expect("tick");

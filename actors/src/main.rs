@@ -5,8 +5,7 @@
 //!   (`--engine actors`: through the actor system; `--journal FILE` records it).
 //! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
 
-mod explain_command;
-mod sim_command;
+mod cli;
 
 use anyhow::Result;
 use boinc_core::Policy;
@@ -45,7 +44,7 @@ enum Command {
         json: bool,
     },
     /// Run a scenario in virtual time and print BOINC's figures of merit.
-    Sim(sim_command::SimArgs),
+    Sim(cli::sim::SimArgs),
     /// Re-run the actors from a journal written by `sim --engine actors --journal FILE`
     /// and check every decision; exits non-zero at the first divergence.
     Replay {
@@ -80,7 +79,7 @@ fn main() -> std::process::ExitCode {
 /// `boinc-rs replay FILE`.
 fn replay_command(path: &std::path::Path) -> Result<()> {
     let recorded = boinc_actors::journal::read_journal(path)?;
-    let report = boinc_actors::replay::replay(recorded)
+    let report = boinc_actors::journal::replay(recorded)
         .map_err(|e| anyhow::anyhow!("cannot replay {}: {e}", path.display()))?;
     match report.divergence {
         None => {
@@ -102,9 +101,9 @@ fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Explain { state, now, last_schedule, policy, json } => {
-            explain_command::explain(&state, now, last_schedule, policy, json)
+            cli::explain::explain(&state, now, last_schedule, policy, json)
         }
-        Command::Sim(args) => sim_command::sim(args),
+        Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),
     }
 }

@@ -1,10 +1,10 @@
 //! The actor runtime against the emulator, the journal and replay, supervision and the
 //! embedding API (issue "Actor runtime" acceptance).
 
-use boinc_actors::client::run_actor_simulation;
+use boinc_actors::journal::replay;
 use boinc_actors::journal::{EntryKind, Journal, JournalEntry, read_journal};
-use boinc_actors::replay::replay;
-use boinc_actors::sim_effects::Faults;
+use boinc_actors::sim::effects::Faults;
+use boinc_actors::sim::run_actor_simulation;
 use boinc_actors::state_files::load_state_dir;
 use boinc_actors::{Client, ClientEvent, UserAction};
 use boinc_core::Policy;
@@ -159,7 +159,7 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
 
 /// Runs a scenario through the embedding API; the events a blocking subscriber got.
 fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>, SimResult) {
-    let system = boinc_actors::client::paused_system().unwrap();
+    let system = boinc_actors::sim::paused_system().unwrap();
     system.block_on(async move {
         let handle = Client::builder()
             .state(scenario(name))
@@ -194,7 +194,7 @@ fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
 #[test]
 fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
     let name = "s2";
-    let system = boinc_actors::client::paused_system().unwrap();
+    let system = boinc_actors::sim::paused_system().unwrap();
     let (events, result) = system.block_on(async move {
         let handle = Client::builder()
             .state(scenario(name))

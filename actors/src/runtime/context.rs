@@ -1,8 +1,8 @@
 //! What every actor of one client shares: the clock, the journal, the event bus.
 
 use crate::effects::Clock;
-use crate::events::EventBus;
 use crate::journal::{EntryKind, Journal};
+use crate::runtime::events::EventBus;
 use serde::Serialize;
 use std::sync::Arc;
 

@@ -12,10 +12,10 @@ use super::project::ProjectActor;
 use super::resource::ResourceActor;
 use super::task::{TaskActor, TaskSupervision};
 use crate::client::ClientError;
-use crate::context::ActorContext;
 use crate::effects::{ProcessHost, SchedulerTransport};
-use crate::events::ClientEvent;
-use crate::messages::{
+use crate::runtime::context::ActorContext;
+use crate::runtime::events::ClientEvent;
+use crate::runtime::messages::{
     Command, DiskReply, DiskRequest, DiskStep, InstanceAssignment, MasterFetch, Poll,
     ResourceAvailable, RunSession, SessionOutcome, Startup, Stats, TaskReport, Tick, User,
     UserAction,

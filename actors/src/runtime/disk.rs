@@ -5,10 +5,10 @@
 //! deleting from the greatest offender first). The scheduler lends it the client state
 //! for each hook; what the manager did goes to the world's figures and trace.
 
-use crate::context::ActorContext;
-use crate::events::ClientEvent;
-use crate::messages::{DiskReply, DiskRequest, DiskStep};
-use crate::sim_effects::{SharedWorld, lock};
+use crate::runtime::context::ActorContext;
+use crate::runtime::events::ClientEvent;
+use crate::runtime::messages::{DiskReply, DiskRequest, DiskStep};
+use crate::sim::effects::{SharedWorld, lock};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
 use boinc_core::emulator::disk_world::DiskWorld;

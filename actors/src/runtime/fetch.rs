@@ -4,8 +4,8 @@
 //! carries the session to the project's actor and counts sessions and failures.
 
 use super::project::ProjectActor;
-use crate::context::ActorContext;
-use crate::messages::{RunSession, SessionOutcome};
+use crate::runtime::context::ActorContext;
+use crate::runtime::messages::{RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, Addr, AtomicResponse, Context, Handler, WrapFuture};
 
 /// The client's fetch actor.

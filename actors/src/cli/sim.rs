@@ -1,9 +1,9 @@
 //! `boinc-rs sim`: runs a scenario in virtual time and prints BOINC's figures of merit.
 
 use anyhow::{Context, Result, bail};
-use boinc_actors::client::run_actor_simulation;
 use boinc_actors::journal::Journal;
-use boinc_actors::sim_effects::Faults;
+use boinc_actors::sim::effects::Faults;
+use boinc_actors::sim::run_actor_simulation;
 use boinc_actors::state_files::load_state_dir;
 use boinc_core::Policy;
 use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};

@@ -3,15 +3,16 @@
 //! actions) and checks that every message they deliver is the recorded one. The first
 //! difference is the divergence.
 
-use crate::actors::DiskActor;
-use crate::actors::scheduler::{SchedulerActor, SchedulerSetup};
-use crate::client::{ClientError, RunSetup, paused_system};
-use crate::context::ActorContext;
+use crate::client::{ClientError, RunSetup};
 use crate::effects::{EffectFuture, ProcessError, ProcessHost, ProcessReport, SchedulerTransport};
-use crate::events::EventBus;
 use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
-use crate::messages::{HostChanged, Startup, Tick, User};
-use crate::sim_effects::VirtualClock;
+use crate::runtime::DiskActor;
+use crate::runtime::context::ActorContext;
+use crate::runtime::events::EventBus;
+use crate::runtime::messages::{HostChanged, Startup, Tick, User};
+use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
+use crate::sim::effects::VirtualClock;
+use crate::sim::paused_system;
 use boinc_core::Time;
 use boinc_core::control::{ClientControl, RpcCall, TaskCommand};
 use boinc_core::emulator::disk_world::DiskWorld;

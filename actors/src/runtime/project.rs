@@ -4,9 +4,9 @@
 //! through the transport, and hands the resulting state back to the scheduler, whose
 //! copy of the project is the authoritative one.
 
-use crate::context::ActorContext;
 use crate::effects::SchedulerTransport;
-use crate::messages::{MasterFetch, RunSession, SessionOutcome};
+use crate::runtime::context::ActorContext;
+use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture};
 use boinc_core::control::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 use boinc_core::model::ProjectId;

@@ -4,9 +4,9 @@
 //! the checkpoint after the app restart policy's backoff, or an error); this actor
 //! carries the decision out, restarting the app when its time comes.
 
-use crate::context::ActorContext;
 use crate::effects::{ProcessHost, ProcessReport};
-use crate::messages::{Command, Poll, TaskReport};
+use crate::runtime::context::ActorContext;
+use crate::runtime::messages::{Command, Poll, TaskReport};
 use actix::ActorContext as _;
 use actix::{Actor, Context, Handler};
 use boinc_core::Time;

@@ -3,8 +3,8 @@
 //! occupies which instance, and tells the scheduler when availability changes.
 
 use super::scheduler::SchedulerActor;
-use crate::context::ActorContext;
-use crate::messages::{HostChanged, InstanceAssignment, ResourceAvailable};
+use crate::runtime::context::ActorContext;
+use crate::runtime::messages::{HostChanged, InstanceAssignment, ResourceAvailable};
 use actix::{Actor, Addr, Context, Handler};
 use boinc_core::control::HostView;
 use boinc_core::model::{ResourceType, ResourceUsage};

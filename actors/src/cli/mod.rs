@@ -1,0 +1,4 @@
+//! The `boinc-rs` commands.
+
+pub(crate) mod explain;
+pub(crate) mod sim;
