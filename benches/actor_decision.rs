@@ -22,7 +22,6 @@ use boinc_core::emulator::engine::SimConfig;
 use boinc_core::emulator::world::World;
 use boinc_core::model::{SyntheticHost, synthetic_host};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 const NOW: f64 = 1.8e9;
@@ -63,15 +62,17 @@ impl Bench {
             clock: std::sync::Arc::new(clock.clone()),
             journal: Journal::off(),
             events: EventBus::default(),
+            faults: Default::default(),
         };
-        let (scheduler, _) = SchedulerActor::launch(SchedulerSetup {
+        let (scheduler, _link) = SchedulerActor::launch(SchedulerSetup {
             client,
             context,
-            process_host: Rc::new(sim.clone()),
-            transport: Rc::new(sim.clone()),
+            process_host: std::sync::Arc::new(sim.clone()),
+            transport: std::sync::Arc::new(sim.clone()),
             seed: 1,
             boinc_compat: false,
-            panic_project_actor: None,
+            app_restart_policy: boinc_core::supervise::RestartPolicy::APP,
+            actor_restart_policy: boinc_core::supervise::RestartPolicy::ACTOR,
             disk: None,
         });
         scheduler.send(Startup { now: NOW }).await.expect("startup");

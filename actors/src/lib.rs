@@ -9,6 +9,7 @@
 //! - [`effects`]: the effect traits and their typed errors;
 //! - [`sim`]: the simulated effects and the virtual-time driver;
 //! - [`journal`]: the message journal and replay;
+//! - [`live`]: the real world's effects and the wall-clock driver;
 //! - [`client`]: the embedding API.
 
 #![warn(missing_docs)]
@@ -16,11 +17,12 @@
 pub mod client;
 pub mod effects;
 pub mod journal;
+pub mod live;
 pub mod runtime;
 pub mod sim;
 pub mod state_files;
 
-pub use client::{Client, ClientBuilder, ClientError, ClientHandle};
+pub use client::{Client, ClientBuilder, ClientError, ClientHandle, Effects, RunReport};
 pub use runtime::events::ClientEvent;
 pub use runtime::messages::UserAction;
 pub use sim::run_actor_simulation;

@@ -3,6 +3,7 @@
 
 use boinc_actors::journal::replay;
 use boinc_actors::journal::{EntryKind, Journal, JournalEntry, read_journal};
+use boinc_actors::runtime::supervision::{ActorKind, InjectedPanic};
 use boinc_actors::sim::effects::Faults;
 use boinc_actors::sim::run_actor_simulation;
 use boinc_actors::state_files::load_state_dir;
@@ -72,7 +73,19 @@ fn actors_make_the_emulators_schedule_and_figures() {
         let actor = actors(scenario(name), &config, Faults::default(), Journal::off());
         let core_schedule = schedule(&core.trace);
         assert!(core_schedule.len() > 20, "{name}: too little happened to compare");
-        assert_eq!(core_schedule, schedule(&actor.trace), "{name}: the schedules differ");
+        let actor_schedule = schedule(&actor.trace);
+        if let Some(i) = (0..core_schedule.len().max(actor_schedule.len()))
+            .find(|&i| core_schedule.get(i) != actor_schedule.get(i))
+        {
+            let at = |s: &[(u64, String, &'static str)]| {
+                s.get(i).map(|(t, job, what)| (f64::from_bits(*t), job.clone(), *what))
+            };
+            panic!(
+                "{name}: the schedules differ at entry {i}: core {:?}, actors {:?}",
+                at(&core_schedule),
+                at(&actor_schedule)
+            );
+        }
         assert_eq!(
             serde_json::to_string(&core.figures).unwrap(),
             serde_json::to_string(&actor.figures).unwrap(),
@@ -87,15 +100,16 @@ fn record(name: &str, days: f64, faults: Faults, path: &Path) -> SimResult {
     actors(scenario(name), &config(name, days, false), faults, journal)
 }
 
-const FAULTS: Faults =
-    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, panic_project_actor: None };
+fn faults() -> Faults {
+    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, panics: Vec::new() }
+}
 
 #[test]
 fn the_same_seed_writes_the_same_journal() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    record("s2", 2.0, FAULTS, &a);
-    record("s2", 2.0, FAULTS, &b);
+    record("s2", 2.0, faults(), &a);
+    record("s2", 2.0, faults(), &b);
     let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     assert!(a.len() > 10_000);
     assert!(a == b, "two runs with seed 1 wrote different journals");
@@ -112,7 +126,7 @@ fn inputs_named<'a>(
 fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("faulty.jsonl");
-    record("s2", 3.0, FAULTS, &path);
+    record("s2", 3.0, faults(), &path);
     let recorded = read_journal(&path).unwrap();
     // The faults did happen: failed RPCs and crashed apps are in the journal.
     assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.is_null()));
@@ -168,7 +182,7 @@ fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>,
             .spawn()
             .unwrap();
         let events = handle.events_blocking();
-        let result = handle.finished().await.unwrap();
+        let result = handle.finished().await.unwrap().simulation.unwrap();
         (events.try_iter().collect(), result)
     })
 }
@@ -176,8 +190,9 @@ fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>,
 #[test]
 fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
     let name = "s2";
-    let faults = Faults { panic_project_actor: Some(0), ..Faults::default() };
-    let result = actors(scenario(name), &config(name, 3.0, false), faults, Journal::off());
+    let panic = InjectedPanic { kind: ActorKind::Project, from: 0.0, count: 1 };
+    let faults = Faults { panics: vec![panic], ..Faults::default() };
+    let result = actors(scenario(name), &config(name, 3.0, false), faults.clone(), Journal::off());
     let alpha = &result.figures.projects["alpha"];
     assert!(alpha.jobs_done > 0, "project alpha kept working after its actor was restarted");
 
@@ -205,7 +220,7 @@ fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
         handle.act(UserAction::SuspendProject("gamma".into())).await.unwrap();
         let unknown = handle.act(UserAction::SuspendProject("nobody".into())).await;
         assert!(unknown.is_err(), "an unknown project is an error");
-        let result = handle.finished().await.unwrap();
+        let result = handle.finished().await.unwrap().simulation.unwrap();
         let mut events = Vec::new();
         while let Ok(event) = stream.try_recv() {
             events.push(event);

@@ -20,6 +20,7 @@
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::rpc_session::ProjectRpcState;
 use super::task_program::task_program;
+use super::user_action::{UserAction, UserActionError, apply_user_action};
 use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
@@ -223,6 +224,13 @@ impl ClientControl {
     }
 
     fn start_command(&self, id: JobId) -> Option<TaskCommand> {
+        self.task_spec(id).map(|spec| TaskCommand::Start(Box::new(spec)))
+    }
+
+    /// How job `id`'s task would be started now (its program, and its status as the
+    /// state last heard it): what a rebuilt task actor takes over. `None` when the job
+    /// has no task.
+    pub fn task_spec(&self, id: JobId) -> Option<TaskSpec> {
         let job = self.state.job(id);
         let task = job.task.as_ref()?;
         let usage = self.state.app_version(job.app_version?).usage;
@@ -235,7 +243,7 @@ impl ClientControl {
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
         };
-        Some(TaskCommand::Start(Box::new(TaskSpec {
+        Some(TaskSpec {
             project: job.project,
             job: job.name.clone(),
             slot: task.slot,
@@ -243,7 +251,7 @@ impl ClientControl {
             gpu_instances: task.gpu_instances.clone(),
             status,
             program: task_program(&self.state, id, task.slot),
-        })))
+        })
     }
 
     /// The host's availability changed.
@@ -478,15 +486,40 @@ impl ClientControl {
         RpcGate::Open
     }
 
-    /// Projects whose master page must be read before anything else (seed 002), now.
+    /// Projects whose master page must be read before anything else (seed 002), now
+    /// (none of them with a fetch or RPC already under way).
     pub fn master_fetches_due(&self, now: Time) -> Vec<ProjectId> {
         self.state
             .project_ids()
             .filter(|&p| {
                 let project = self.state.project(p);
-                project.master_fetch_pending && project.min_rpc_time <= now
+                project.master_fetch_pending
+                    && project.min_rpc_time <= now
+                    && !project.rpc_in_flight
             })
             .collect()
+    }
+
+    /// A master-page fetch of `project` starts: nothing else goes to the project until
+    /// [`ClientControl::end_master_fetch`].
+    pub fn begin_master_fetch(&mut self, project: ProjectId) {
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            p.rpc_in_flight = true;
+        }
+    }
+
+    /// A master-page fetch of `project` ended, leaving the project's protocol state
+    /// `rpc_state`.
+    pub fn end_master_fetch(&mut self, project: ProjectId, rpc_state: &ProjectRpcState) {
+        self.set_project_rpc_state(project, rpc_state);
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            p.rpc_in_flight = false;
+        }
+    }
+
+    /// Operations under way: projects with a scheduler RPC or master-page fetch in flight.
+    pub fn in_flight(&self) -> impl Iterator<Item = ProjectId> + '_ {
+        self.state.project_ids().filter(|&p| self.state.project(p).rpc_in_flight)
     }
 
     /// A project's RPC session changed its protocol state.
@@ -506,7 +539,10 @@ impl ClientControl {
             None => {
                 let reasons = report_reasons(&self.state, now);
                 let due = self.state.project_ids().find(|&p| {
-                    reasons[p.index()].is_some() && self.state.project(p).min_rpc_time <= now
+                    let project = self.state.project(p);
+                    reasons[p.index()].is_some()
+                        && project.min_rpc_time <= now
+                        && !project.rpc_in_flight
                 });
                 match due {
                     Some(project) => piggyback_request(
@@ -526,7 +562,13 @@ impl ClientControl {
                 }
             }
         };
+        if self.state.project(request.project).rpc_in_flight {
+            // The decision was made before the project's RPC started: the next one picks
+            // another project.
+            return None;
+        }
         self.rpcs += 1;
+        self.state.projects[request.project.index()].rpc_in_flight = true;
         self.next_rpc_allowed = now + FETCH_POLL_INTERVAL;
         self.next_fetch_check = now;
         let reported = self
@@ -552,9 +594,20 @@ impl ClientControl {
     ) -> bool {
         let project = call.request.project;
         self.set_project_rpc_state(project, rpc_state);
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            p.rpc_in_flight = false;
+        }
         let Some(reply) = reply else { return false };
+        // Only what the request reported is acknowledged: results that became ready
+        // while the RPC was under way go with the next one.
+        let reported: std::collections::HashSet<&str> =
+            call.reported.iter().map(String::as_str).collect();
         for job in &mut self.state.jobs {
-            if job.project == project && job.ready_to_report && !job.got_server_ack {
+            if job.project == project
+                && job.ready_to_report
+                && !job.got_server_ack
+                && reported.contains(job.name.as_str())
+            {
                 job.got_server_ack = true;
                 self.acked_jobs += 1;
             }
@@ -592,6 +645,14 @@ impl ClientControl {
             return false;
         }
         let keep: Vec<bool> = self.state.jobs.iter().map(|j| !j.got_server_ack).collect();
+        self.retain_jobs(&keep);
+        self.acked_jobs = 0;
+        true
+    }
+
+    /// Keeps the jobs whose entry in `keep` is true (and the workunits they need),
+    /// renumbering what refers to them.
+    fn retain_jobs(&mut self, keep: &[bool]) {
         let mut new_index = vec![u32::MAX; keep.len()];
         let mut next = 0u32;
         for (index, &k) in keep.iter().enumerate() {
@@ -601,7 +662,7 @@ impl ClientControl {
             }
         }
         let mut workunit_used = vec![false; self.state.workunits.len()];
-        for (job, &k) in self.state.jobs.iter().zip(&keep) {
+        for (job, &k) in self.state.jobs.iter().zip(keep) {
             if k {
                 workunit_used[job.workunit.index()] = true;
             }
@@ -629,13 +690,54 @@ impl ClientControl {
         for job in &mut self.state.jobs {
             job.workunit = crate::model::WorkunitId(workunit_index[job.workunit.index()]);
         }
+        self.running.retain(|id| keep[id.index()]);
+        self.awaiting_checkpoint.retain(|id| keep[id.index()]);
         let remap = |id: &mut JobId| *id = JobId(new_index[id.index()]);
         self.running.iter_mut().for_each(remap);
         self.awaiting_checkpoint.iter_mut().for_each(remap);
-        self.acked_jobs = 0;
         // The latest decision still names jobs by their old indices; the RPC step only
         // reads its project-level request, and the next step decides afresh.
-        true
+    }
+
+    /// Applies a user's action at `now` and schedules again at once, so that its effect
+    /// on the processes follows in the same instant: returns what the processes must do.
+    /// The caller charges the usage up to `now` first.
+    pub fn user_action(
+        &mut self,
+        action: &UserAction,
+        now: Time,
+    ) -> Result<Vec<TaskCommand>, UserActionError> {
+        let effect = apply_user_action(&mut self.state, action, now)?;
+        let mut commands = Vec::new();
+        for &id in &effect.abort {
+            let job = self.state.job(id);
+            if let Some(task) = job.task.as_ref() {
+                commands.push(TaskCommand::Abort {
+                    project: job.project,
+                    job: job.name.clone(),
+                    slot: task.slot,
+                });
+            }
+            self.state.jobs[id.index()].task = None;
+            self.running.retain(|&j| j != id);
+            self.awaiting_checkpoint.retain(|&j| j != id);
+        }
+        if !effect.forget.is_empty() {
+            let mut keep = vec![true; self.state.jobs.len()];
+            for id in &effect.forget {
+                keep[id.index()] = false;
+            }
+            self.acked_jobs -= effect
+                .forget
+                .iter()
+                .filter(|id| self.state.job(**id).got_server_ack)
+                .count()
+                .min(self.acked_jobs);
+            self.retain_jobs(&keep);
+        }
+        self.next_fetch_check = self.next_fetch_check.min(now);
+        commands.extend(self.schedule(now));
+        Ok(commands)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod client_control;
 pub mod commands;
 pub mod rpc_session;
 pub mod task_program;
+pub mod user_action;
 
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
@@ -15,4 +16,7 @@ pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, cl
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,
     task_program,
+};
+pub use user_action::{
+    EXIT_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action, find_job, find_project,
 };

@@ -82,7 +82,8 @@ impl ClientState {
     }
 
     /// Seed 000: P is fetchable if it is not suspended, not deferred (min_rpc_time
-    /// passed), has no no-new-work flag and no master fetch is pending. Seed 000 also
+    /// passed), has no no-new-work flag and no master fetch is pending (nor, as the
+    /// client never waits on the network, an RPC under way). Seed 000 also
     /// asks that P not be overworked; with per-resource debts (seed 003) that is a
     /// question per resource, answered by [`ClientState::project_overworked_for`] where
     /// work fetch picks a project for a resource.
@@ -92,6 +93,7 @@ impl ClientState {
             && p.min_rpc_time <= now
             && !p.dont_request_more_work
             && !p.master_fetch_pending
+            && !p.rpc_in_flight
     }
 }
 

@@ -38,6 +38,14 @@ pub struct Project {
     pub last_rpc_failure: Option<Time>,
     /// The user or the project asked for an RPC at the next opportunity.
     pub sched_rpc_pending: bool,
+    /// A scheduler RPC or master-page fetch to the project is under way: no second one
+    /// starts until it ends (the control loop's own bookkeeping, never saved).
+    #[serde(default, skip_serializing)]
+    pub rpc_in_flight: bool,
+    /// The user detached from the project: it gets no work and holds no jobs, and counts
+    /// for nothing in the shares, until the user attaches again.
+    #[serde(default)]
+    pub detached: bool,
     /// The project's apps don't use the CPU intensively (no scheduling, fetch by presence).
     pub non_cpu_intensive: bool,
     /// The last reply said "no work because of deadlines" and its delay lasts until this
@@ -112,6 +120,8 @@ impl Project {
             last_rpc_time: 0.0,
             last_rpc_failure: None,
             sched_rpc_pending: false,
+            rpc_in_flight: false,
+            detached: false,
             non_cpu_intensive: false,
             latency_limited_until: None,
             duration_correction_factor: 1.0,

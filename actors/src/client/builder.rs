@@ -1,38 +1,39 @@
-//! Embedding (the library's front door): start the client inside an existing actix
-//! System or tokio runtime, watch its events, act on it as a user would.
+//! Setting a client up: its state, its world (simulated, or the host's own effects), its
+//! journal and faults; then starting it on the current actix arbiter or on a thread of
+//! its own.
 //!
 //! ```no_run
-//! # async fn host(state: boinc_core::model::ClientState) -> Result<(), boinc_actors::ClientError> {
+//! # fn host(state: boinc_core::model::ClientState) -> Result<(), boinc_actors::ClientError> {
 //! use boinc_actors::{Client, UserAction};
-//! let handle = Client::builder().state(state).days(2.0).spawn()?;
+//! // A simulated client on its own thread, driven from this one.
+//! let handle = Client::builder().state(state).days(2.0).start()?;
 //! let events = handle.events_blocking();
-//! handle.act(UserAction::SuspendProject("einstein".into())).await?;
-//! let result = handle.finished().await?;
+//! handle.act_blocking(UserAction::SuspendProject("einstein".into()))?;
+//! let snapshot = handle.snapshot_blocking()?;
+//! handle.shutdown();
+//! let report = handle.join()?;
 //! # Ok(()) }
 //! ```
-//!
-//! The effects are the simulated ones over the emulated world of the state's scenario
-//! (virtual time: run it under a paused tokio clock, as [`run_actor_simulation`] does);
-//! the real process, HTTP and file effects belong to the live service.
 
 use super::error::ClientError;
-use super::handle::ClientHandle;
+use super::handle::{ClientHandle, HandleShared, RunReport};
+use crate::effects::{Clock, HostDiscovery, ProcessHost, SchedulerTransport};
 use crate::journal::{EntryKind, Journal};
-use crate::runtime::DiskActor;
+use crate::live::driver::WallClockDriver;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::EventBus;
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
-use crate::sim::driver::Driver;
-use crate::sim::effects::{Faults, SimWorld, VirtualClock};
-use boinc_core::Policy;
+use crate::runtime::supervision::{ActorSupervisor, PanicInjector};
+use crate::sim::driver::VirtualDriver;
+use crate::sim::effects::Faults;
+use crate::sim::{SimConfig, SimulatedWorld};
 use boinc_core::control::ClientControl;
-use boinc_core::emulator::disk_world::DiskWorld;
-use boinc_core::emulator::engine::{SimConfig, prepare_state};
-use boinc_core::emulator::world::World;
 use boinc_core::model::ClientState;
+use boinc_core::supervise::RestartPolicy;
+use boinc_core::{Policy, Time};
 use serde::{Deserialize, Serialize};
-use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How a run was set up: the journal's first line, everything replay needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,11 +56,27 @@ pub struct RunSetup {
     pub state: ClientState,
 }
 
+/// The effects of a client that runs in the real world (or in a host program's own),
+/// and how often its driver polls the tasks.
+#[derive(Clone)]
+pub struct Effects {
+    /// Where the time comes from.
+    pub clock: Arc<dyn Clock>,
+    /// Where task processes run.
+    pub process_host: Arc<dyn ProcessHost>,
+    /// Where scheduler RPCs go.
+    pub transport: Arc<dyn SchedulerTransport>,
+    /// What the host is and whether it may work.
+    pub host_discovery: Arc<dyn HostDiscovery>,
+    /// How often the driver polls the tasks (BOINC polls its apps once a second).
+    pub tick_interval: Duration,
+}
+
 /// The entry point of the embedding API.
 pub struct Client;
 
 impl Client {
-    /// A builder with the emulator's defaults (seed policy, seed 1, 10 days).
+    /// A builder with the emulator's defaults (seed policy, seed 1, 10 days, simulated).
     pub fn builder() -> ClientBuilder {
         ClientBuilder {
             state: None,
@@ -75,6 +92,9 @@ impl Client {
             faults: Faults::default(),
             journal: Journal::off(),
             progress: None,
+            effects: None,
+            app_restart_policy: RestartPolicy::APP,
+            actor_restart_policy: RestartPolicy::ACTOR,
         }
     }
 }
@@ -85,7 +105,10 @@ pub struct ClientBuilder {
     config: SimConfig,
     faults: Faults,
     journal: Journal,
-    progress: Option<Box<dyn FnMut(f64)>>,
+    progress: Option<Box<dyn FnMut(f64) + Send>>,
+    effects: Option<Effects>,
+    app_restart_policy: RestartPolicy,
+    actor_restart_policy: RestartPolicy,
 }
 
 impl ClientBuilder {
@@ -95,7 +118,7 @@ impl ClientBuilder {
         self
     }
 
-    /// The whole run configuration at once.
+    /// The whole simulation configuration at once (policy, seed, span, models).
     pub fn config(mut self, config: SimConfig) -> Self {
         self.config = config;
         self
@@ -113,13 +136,13 @@ impl ClientBuilder {
         self
     }
 
-    /// How many days to run.
+    /// How many days a simulated run lasts.
     pub fn days(mut self, days: f64) -> Self {
         self.config.duration = days * 86400.0;
         self
     }
 
-    /// Faults to inject.
+    /// Faults to inject into a simulated run.
     pub fn faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
         self
@@ -131,75 +154,186 @@ impl ClientBuilder {
         self
     }
 
-    /// Called with the fraction of the run done.
-    pub fn progress(mut self, progress: impl FnMut(f64) + 'static) -> Self {
+    /// Called with the fraction of a simulated run done.
+    pub fn progress(mut self, progress: impl FnMut(f64) + Send + 'static) -> Self {
         self.progress = Some(Box::new(progress));
         self
     }
 
-    /// Starts the client's actors on the current arbiter (call it inside an actix
-    /// System, or a tokio `LocalSet`) and the task that drives them in virtual time.
-    pub fn spawn(self) -> Result<ClientHandle, ClientError> {
-        let state = self.state.ok_or(ClientError::NoState)?;
-        let config = self.config;
-        let setup = RunSetup {
-            scenario: config.scenario.clone(),
-            policy: config.policy,
-            seed: config.seed,
-            duration: config.duration,
-            boinc_compat: config.boinc_compat,
-            existing_jobs_only: config.existing_jobs_only,
-            faults: self.faults,
-            state: state.clone(),
-        };
-        let (state, start) = prepare_state(state, &config);
-        let clock = VirtualClock::new(start);
-        let events = EventBus::default();
-        let context = ActorContext {
-            clock: Arc::new(clock.clone()),
-            journal: self.journal.clone(),
-            events: events.clone(),
-        };
-        self.journal.append(start, "driver", EntryKind::Setup, "Setup", &setup);
-        let mut client = ClientControl::new(
-            state,
-            config.policy,
-            config.boinc_compat,
-            config.existing_jobs_only,
-            start,
-        );
-        let mut world = World::new(client.state(), &config, start);
-        world.adopt_jobs(client.state());
-        let disk = DiskWorld::new(client.state_mut(), start, &mut world.disk_sink());
-        let sim = SimWorld::new(world, client.state(), self.faults, config.seed);
-        let disk =
-            disk.is_enabled().then(|| DiskActor::new(context.clone(), disk, sim.world().clone()));
-        let period = client.state().prefs.scheduling_period();
-        let (scheduler, resources) = SchedulerActor::launch(SchedulerSetup {
-            client,
-            context,
-            process_host: Rc::new(sim.clone()),
-            transport: Rc::new(sim.clone()),
-            seed: config.seed,
-            boinc_compat: config.boinc_compat,
-            panic_project_actor: self.faults.panic_project_actor,
-            disk,
-        });
-        let (done_sender, done) = tokio::sync::oneshot::channel();
-        let driver = Driver {
-            scheduler: scheduler.clone(),
-            resources,
-            sim,
-            clock,
-            journal: self.journal,
-            period,
-            start,
-            progress: self.progress,
-        };
-        actix_rt::spawn(async move {
-            let result = driver.run().await;
-            let _ = done_sender.send(result);
-        });
-        Ok(ClientHandle { scheduler, events, done })
+    /// Runs the client over the host's own effects and clock, in wall-clock time,
+    /// instead of a simulated world.
+    pub fn effects(mut self, effects: Effects) -> Self {
+        self.effects = Some(effects);
+        self
     }
+
+    /// How crashed apps are restarted (default [`RestartPolicy::APP`]).
+    pub fn app_restart_policy(mut self, policy: RestartPolicy) -> Self {
+        self.app_restart_policy = policy;
+        self
+    }
+
+    /// How failed actors are rebuilt (default [`RestartPolicy::ACTOR`]).
+    pub fn actor_restart_policy(mut self, policy: RestartPolicy) -> Self {
+        self.actor_restart_policy = policy;
+        self
+    }
+
+    /// Starts the client's actors on the current arbiter (inside an actix System, or a
+    /// tokio `LocalSet` under one) and the task that drives them. A simulated client
+    /// runs in virtual time: call this on a runtime whose clock is paused, as
+    /// [`crate::sim::paused_system`] makes, or use [`ClientBuilder::start`].
+    pub fn spawn(self) -> Result<ClientHandle, ClientError> {
+        let arbiter = actix_rt::Arbiter::try_current().ok_or(ClientError::NoRuntime)?;
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(ClientError::NoRuntime);
+        }
+        let state = self.state.ok_or(ClientError::NoState)?;
+        let events = EventBus::default();
+        let base = tokio::time::Instant::now();
+        let faults = PanicInjector::new(&self.faults.panics);
+        match self.effects {
+            Some(effects) => {
+                let start = effects.clock.now();
+                let context = ActorContext {
+                    clock: effects.clock.clone(),
+                    journal: self.journal.clone(),
+                    events: events.clone(),
+                    faults,
+                };
+                let client = ClientControl::new(
+                    state,
+                    self.config.policy,
+                    false,
+                    self.config.existing_jobs_only,
+                    start,
+                );
+                let (scheduler, link) = SchedulerActor::launch(SchedulerSetup {
+                    client,
+                    context,
+                    process_host: effects.process_host.clone(),
+                    transport: effects.transport.clone(),
+                    seed: self.config.seed,
+                    boinc_compat: false,
+                    app_restart_policy: self.app_restart_policy,
+                    actor_restart_policy: self.actor_restart_policy,
+                    disk: None,
+                });
+                let shared = HandleShared::new(scheduler, events, arbiter, base);
+                let driver = WallClockDriver {
+                    link,
+                    handle: shared.clone(),
+                    supervisor: ActorSupervisor::new(self.actor_restart_policy, self.config.seed),
+                    effects,
+                    journal: self.journal,
+                };
+                spawn_driver(shared.clone(), driver.run());
+                Ok(ClientHandle { shared })
+            }
+            None => {
+                let world = SimulatedWorld::new(state, &self.config, &self.faults);
+                let setup = RunSetup {
+                    scenario: self.config.scenario.clone(),
+                    policy: self.config.policy,
+                    seed: self.config.seed,
+                    duration: self.config.duration,
+                    boinc_compat: self.config.boinc_compat,
+                    existing_jobs_only: self.config.existing_jobs_only,
+                    faults: self.faults.clone(),
+                    state: world.initial_state.clone(),
+                };
+                let start: Time = world.start;
+                self.journal.append(start, "driver", EntryKind::Setup, "Setup", &setup);
+                let context = ActorContext {
+                    clock: Arc::new(world.clock.clone()),
+                    journal: self.journal.clone(),
+                    events: events.clone(),
+                    faults,
+                };
+                let (scheduler, link) = SchedulerActor::launch(world.scheduler_setup(
+                    context,
+                    self.app_restart_policy,
+                    self.actor_restart_policy,
+                ));
+                let shared = HandleShared::new(scheduler, events, arbiter, base);
+                let driver = VirtualDriver {
+                    link,
+                    handle: shared.clone(),
+                    supervisor: ActorSupervisor::new(self.actor_restart_policy, self.config.seed),
+                    world: world.sim.world().clone(),
+                    clock: world.clock,
+                    journal: self.journal,
+                    period: world.period,
+                    start,
+                    progress: self.progress,
+                };
+                spawn_driver(shared.clone(), driver.run());
+                Ok(ClientHandle { shared })
+            }
+        }
+    }
+
+    /// Starts the client on a thread of its own (with its own actix System; a paused
+    /// clock for a simulated client), so it can be driven from anywhere: any tokio
+    /// runtime, multi-threaded too, or plain threads.
+    pub fn start(self) -> Result<ClientHandle, ClientError> {
+        let simulated = self.effects.is_none();
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("boinc-rs client".into())
+            .spawn(move || {
+                let system = match client_system(simulated) {
+                    Ok(system) => system,
+                    Err(error) => {
+                        let _ = sender.send(Err(error));
+                        return;
+                    }
+                };
+                system.block_on(async move {
+                    let handle = match self.spawn() {
+                        Ok(handle) => handle,
+                        Err(error) => {
+                            let _ = sender.send(Err(error));
+                            return;
+                        }
+                    };
+                    let _ = sender.send(Ok(handle.clone()));
+                    let _ = handle.finished().await;
+                });
+            })
+            .map_err(|e| ClientError::Stopped(format!("cannot start the client's thread: {e}")))?;
+        let handle = receiver
+            .recv()
+            .map_err(|_| ClientError::Stopped("the client's thread ended at once".into()))??;
+        handle.shared.set_thread(thread);
+        Ok(handle)
+    }
+}
+
+/// Runs a driver on the current arbiter; its outcome goes to the handle.
+fn spawn_driver(
+    shared: Arc<HandleShared>,
+    driver: impl std::future::Future<Output = Result<RunReport, ClientError>> + 'static,
+) {
+    actix_rt::spawn(async move {
+        let outcome = driver.await;
+        if let Err(error) = &outcome {
+            tracing::error!(%error, "the client stopped");
+        }
+        shared.finish(outcome);
+    });
+}
+
+/// An actix System for a client's own thread: a current-thread tokio runtime, its clock
+/// paused for a simulated client so that timers follow virtual time.
+fn client_system(paused: bool) -> Result<actix_rt::SystemRunner, ClientError> {
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_all();
+    if paused {
+        builder.start_paused(true);
+    }
+    let runtime = builder
+        .build()
+        .map_err(|e| ClientError::Stopped(format!("cannot start a runtime: {e}")))?;
+    Ok(actix_rt::System::with_tokio_rt(move || runtime))
 }

@@ -11,12 +11,17 @@ pub enum ClientError {
         "no client state: give the builder one with .state(...) (e.g. a scenario's client_state.xml)"
     )]
     NoState,
-    /// A user action named a project the client does not know.
-    #[error("no project named or with master URL '{0}'; `boinc-rs explain` lists the projects")]
-    UnknownProject(String),
-    /// A user action named a task the client does not know.
-    #[error("no task (job) named '{0}'")]
-    UnknownTask(String),
+    /// A user action could not be applied.
+    #[error("{0}")]
+    Action(#[from] boinc_core::control::UserActionError),
+    /// The client was started where it cannot run (e.g. `spawn` outside an actix System).
+    #[error(
+        "no actix System or tokio LocalSet is running on this thread: call `spawn` inside one, or `start` to give the client its own thread"
+    )]
+    NoRuntime,
+    /// An actor the client cannot do without kept failing: the client stopped.
+    #[error("the client gave up: {0}")]
+    GaveUp(String),
     /// The client's actors stopped (the run ended or the System was stopped).
     #[error("the client has stopped: {0}")]
     Stopped(String),

@@ -3,8 +3,8 @@
 
 mod builder;
 mod error;
-mod handle;
+pub(crate) mod handle;
 
-pub use builder::{Client, ClientBuilder, RunSetup};
+pub use builder::{Client, ClientBuilder, Effects, RunSetup};
 pub use error::ClientError;
-pub use handle::ClientHandle;
+pub use handle::{ClientHandle, RunReport};

@@ -6,21 +6,18 @@
 use crate::client::{ClientError, RunSetup};
 use crate::effects::{EffectFuture, ProcessError, ProcessHost, ProcessReport, SchedulerTransport};
 use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
-use crate::runtime::DiskActor;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::EventBus;
-use crate::runtime::messages::{HostChanged, Startup, Tick, User};
-use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
-use crate::sim::effects::VirtualClock;
-use crate::sim::paused_system;
+use crate::runtime::messages::{HostChanged, Shutdown, Startup, Tick, User};
+use crate::runtime::scheduler::SchedulerActor;
+use crate::runtime::supervision::PanicInjector;
+use crate::sim::{SimConfig, SimulatedWorld, paused_system};
 use boinc_core::Time;
-use boinc_core::control::{ClientControl, RpcCall, TaskCommand};
-use boinc_core::emulator::disk_world::DiskWorld;
-use boinc_core::emulator::engine::{SimConfig, prepare_state};
+use boinc_core::control::{RpcCall, TaskCommand};
 use boinc_core::emulator::project_server::ServerReply;
-use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
-use std::rc::Rc;
+use boinc_core::supervise::RestartPolicy;
+use std::sync::Arc;
 
 /// The effects of a replay: whatever the world said is read back from the journal.
 struct Recorded(Journal);
@@ -92,78 +89,42 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
     };
     let replaying = journal.clone();
     system.block_on(async move {
-        let (state, start) = prepare_state(setup.state.clone(), &config);
-        let clock = VirtualClock::new(start);
-        let context = ActorContext {
-            clock: std::sync::Arc::new(clock.clone()),
-            journal: replaying.clone(),
-            events: EventBus::default(),
-        };
-        replaying.append(start, "driver", EntryKind::Setup, "Setup", &setup);
-        let mut client = ClientControl::new(
-            state,
-            config.policy,
-            config.boinc_compat,
-            config.existing_jobs_only,
-            start,
-        );
         // The disk manager decides from the client state alone; what it did is measured
         // on a world that replay otherwise leaves alone.
-        let mut scratch = World::new(client.state(), &config, start);
-        let disk = DiskWorld::new(client.state_mut(), start, &mut scratch.disk_sink());
-        let disk = disk.is_enabled().then(|| {
-            DiskActor::new(
-                context.clone(),
-                disk,
-                std::sync::Arc::new(std::sync::Mutex::new(scratch)),
-            )
-        });
-        let effects = Rc::new(Recorded(replaying.clone()));
-        let (scheduler, resources) = SchedulerActor::launch(SchedulerSetup {
-            client,
-            context,
-            process_host: effects.clone(),
-            transport: effects,
-            seed: config.seed,
-            boinc_compat: config.boinc_compat,
-            panic_project_actor: setup.faults.panic_project_actor,
-            disk,
-        });
-        let stopped = |e: actix::MailboxError| ClientError::Stopped(e.to_string());
-        while let Some(entry) = replaying.next_recorded() {
+        let world = SimulatedWorld::new(setup.state.clone(), &config, &setup.faults);
+        let clock = world.clock.clone();
+        let context = ActorContext {
+            clock: Arc::new(clock.clone()),
+            journal: replaying.clone(),
+            events: EventBus::default(),
+            faults: PanicInjector::new(&setup.faults.panics),
+        };
+        replaying.append(world.start, "driver", EntryKind::Setup, "Setup", &setup);
+        let effects = Arc::new(Recorded(replaying.clone()));
+        let mut scheduler_setup =
+            world.scheduler_setup(context, RestartPolicy::APP, RestartPolicy::ACTOR);
+        scheduler_setup.process_host = effects.clone();
+        scheduler_setup.transport = effects;
+        let (mut scheduler, link) = SchedulerActor::launch(scheduler_setup);
+        while let Some(entry) = next_driver_input(&replaying).await {
             clock.set(entry.time);
-            let delivered = match (entry.kind, entry.name.as_str()) {
-                (EntryKind::Input, "Startup") => {
-                    scheduler.send(Startup { now: entry.time }).await.map_err(stopped)?;
-                    true
-                }
-                (EntryKind::Input, "Tick") => {
-                    let tick: Tick = parse(&entry)?;
-                    scheduler.send(tick).await.map_err(stopped)?;
-                    true
-                }
-                (EntryKind::Input, "User") => {
-                    let user: User = parse(&entry)?;
+            let delivered = loop {
+                let sent = match entry.name.as_str() {
+                    "Startup" => scheduler.send(Startup { now: entry.time }).await.map(|_| true),
+                    "Tick" => scheduler.send(parse::<Tick>(&entry)?).await.map(|_| true),
                     // A refused action is refused again: the journal checks the rest.
-                    let _ = scheduler.send(user).await.map_err(stopped)?;
-                    true
-                }
-                (EntryKind::Input, "HostChanged") => {
-                    let changed: HostChanged = parse(&entry)?;
-                    let key = entry.actor.trim_start_matches("resource:");
-                    let index = boinc_core::model::ResourceType::ALL
-                        .into_iter()
-                        .filter(|r| setup.state.instances(*r) > 0)
-                        .position(|r| r.key() == key);
-                    match index.and_then(|i| resources.get(i)) {
-                        Some(actor) => {
-                            actor.send(changed).await.map_err(stopped)?;
-                            true
-                        }
-                        None => false,
+                    "User" => scheduler.send(parse::<User>(&entry)?).await.map(|_| true),
+                    "HostChanged" => {
+                        scheduler.send(parse::<HostChanged>(&entry)?).await.map(|_| true)
                     }
+                    "Shutdown" => scheduler.send(parse::<Shutdown>(&entry)?).await.map(|_| true),
+                    _ => Ok(false),
+                };
+                match sent {
+                    Ok(delivered) => break delivered,
+                    // The recorded run's scheduler failed here too: its driver rebuilt it.
+                    Err(_) => scheduler = SchedulerActor::rebuild(link.inner.clone()),
                 }
-                _ => false,
             };
             if !delivered || replaying.divergence(false).is_some() {
                 break;
@@ -173,6 +134,28 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
     })?;
     Ok(ReplayReport { entries: journal.len(), divergence: journal.divergence(true) })
 }
+
+/// The next input for the driver to deliver, once the actors have done all they do
+/// without one (operations the scheduler started finish between driver inputs).
+async fn next_driver_input(journal: &Journal) -> Option<JournalEntry> {
+    loop {
+        let before = journal.len();
+        for _ in 0..SETTLE_ROUNDS {
+            tokio::task::yield_now().await;
+        }
+        match journal.next_recorded() {
+            Some(entry) if entry.kind == EntryKind::Input && entry.actor == "scheduler" => {
+                return Some(entry);
+            }
+            Some(_) if journal.len() != before => continue,
+            Some(entry) => return Some(entry),
+            None => return None,
+        }
+    }
+}
+
+/// How many times replay lets the actors run before it looks at the journal again.
+const SETTLE_ROUNDS: usize = 16;
 
 fn parse<T: serde::de::DeserializeOwned>(entry: &JournalEntry) -> Result<T, ClientError> {
     serde_json::from_value(entry.body.clone()).map_err(|e| {

@@ -1,8 +1,11 @@
-//! What every actor of one client shares: the clock, the journal, the event bus.
+//! What every actor of one client shares: the clock, the journal, the event bus, and
+//! the faults injected for tests.
 
+use super::events::EventBus;
+use super::supervision::{ActorKind, PanicInjector};
 use crate::effects::Clock;
 use crate::journal::{EntryKind, Journal};
-use crate::runtime::events::EventBus;
+use boinc_core::Time;
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -15,6 +18,8 @@ pub struct ActorContext {
     pub journal: Journal,
     /// Where events go.
     pub events: EventBus,
+    /// Panics to inject into handlers (tests of supervision; empty otherwise).
+    pub faults: PanicInjector,
 }
 
 impl ActorContext {
@@ -30,5 +35,10 @@ impl ActorContext {
         if self.journal.is_on() {
             self.journal.append(self.clock.now(), actor, EntryKind::Input, name, input);
         }
+    }
+
+    /// Panics if the tests injected a panic for an actor of `kind` now.
+    pub fn maybe_panic(&self, kind: ActorKind, now: Time) {
+        self.faults.maybe_panic(kind, now);
     }
 }

@@ -5,6 +5,7 @@
 //! deleting from the greatest offender first). The scheduler lends it the client state
 //! for each hook; what the manager did goes to the world's figures and trace.
 
+use super::supervision::ActorKind;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
 use crate::runtime::messages::{DiskReply, DiskRequest, DiskStep};
@@ -80,6 +81,7 @@ impl Handler<DiskStep> for DiskActor {
 
     fn handle(&mut self, message: DiskStep, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("disk", "DiskStep", &message);
+        self.context.maybe_panic(ActorKind::Disk, message.now);
         let DiskStep { now, finished, mut state } = message;
         let before = DiskView::of(&state);
         let mut world = lock(&self.world);

@@ -1,9 +1,10 @@
-//! The client's event stream (issue "embedding"): what a host program can watch. Each
-//! event goes to every subscriber, async (tokio) or not (crossbeam).
+//! The client's event stream: what a host program can watch. Each event goes to every
+//! subscriber, async (tokio) or not (crossbeam), through a bounded channel.
 
 use boinc_core::Time;
 use boinc_core::model::ResourceType;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Something the client did.
@@ -96,16 +97,31 @@ pub enum ClientEvent {
         actor: String,
         /// Consecutive failures.
         failures: u32,
+        /// When it is (or was) rebuilt.
+        restart_at: Time,
+    },
+    /// An actor failed too often within the restart window: the client gave up on it
+    /// (and on what it stands for: a project is set aside, a task ends in an error).
+    ActorGaveUp {
+        /// When.
+        time: Time,
+        /// Which actor.
+        actor: String,
     },
 }
 
-/// The subscribers of one client.
+/// How many events a subscriber's channel holds unless it asks for another capacity.
+pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
+
+/// The subscribers of one client. Each has a bounded channel: a subscriber that does not
+/// keep up loses events (counted, see [`EventBus::dropped`]) rather than the client
+/// growing its memory or waiting for it.
 #[derive(Clone, Default)]
-pub struct EventBus(Arc<Mutex<Subscribers>>);
+pub struct EventBus(Arc<Mutex<Subscribers>>, Arc<AtomicU64>);
 
 #[derive(Default)]
 struct Subscribers {
-    tokio: Vec<tokio::sync::mpsc::UnboundedSender<ClientEvent>>,
+    tokio: Vec<tokio::sync::mpsc::Sender<ClientEvent>>,
     crossbeam: Vec<crossbeam_channel::Sender<ClientEvent>>,
 }
 
@@ -114,16 +130,17 @@ impl EventBus {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// A new async subscriber.
-    pub fn subscribe(&self) -> tokio::sync::mpsc::UnboundedReceiver<ClientEvent> {
-        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    /// A new async subscriber whose channel holds `capacity` events.
+    pub fn subscribe(&self, capacity: usize) -> tokio::sync::mpsc::Receiver<ClientEvent> {
+        let (sender, receiver) = tokio::sync::mpsc::channel(capacity.max(1));
         self.subscribers().tokio.push(sender);
         receiver
     }
 
-    /// A new subscriber for a thread that is not async.
-    pub fn subscribe_blocking(&self) -> crossbeam_channel::Receiver<ClientEvent> {
-        let (sender, receiver) = crossbeam_channel::unbounded();
+    /// A new subscriber for a thread that is not async, whose channel holds `capacity`
+    /// events.
+    pub fn subscribe_blocking(&self, capacity: usize) -> crossbeam_channel::Receiver<ClientEvent> {
+        let (sender, receiver) = crossbeam_channel::bounded(capacity.max(1));
         self.subscribers().crossbeam.push(sender);
         receiver
     }
@@ -134,10 +151,33 @@ impl EventBus {
         !s.tokio.is_empty() || !s.crossbeam.is_empty()
     }
 
-    /// Sends an event to every subscriber still listening.
+    /// Events dropped because a subscriber's channel was full, over all subscribers.
+    pub fn dropped(&self) -> u64 {
+        self.1.load(Ordering::Relaxed)
+    }
+
+    /// Sends an event to every subscriber still listening; a full channel loses it.
     pub fn emit(&self, event: ClientEvent) {
         let mut s = self.subscribers();
-        s.tokio.retain(|sender| sender.send(event.clone()).is_ok());
-        s.crossbeam.retain(|sender| sender.send(event.clone()).is_ok());
+        let mut dropped = 0;
+        s.tokio.retain(|sender| match sender.try_send(event.clone()) {
+            Ok(()) => true,
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
+                dropped += 1;
+                true
+            }
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
+        });
+        s.crossbeam.retain(|sender| match sender.try_send(event.clone()) {
+            Ok(()) => true,
+            Err(crossbeam_channel::TrySendError::Full(_)) => {
+                dropped += 1;
+                true
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(_)) => false,
+        });
+        if dropped > 0 {
+            self.1.fetch_add(dropped, Ordering::Relaxed);
+        }
     }
 }

@@ -4,6 +4,7 @@
 //! carries the session to the project's actor and counts sessions and failures.
 
 use super::project::ProjectActor;
+use super::supervision::ActorKind;
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, Addr, AtomicResponse, Context, Handler, WrapFuture};
@@ -50,6 +51,7 @@ impl Handler<RunSession> for FetchActor {
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("fetch", "RunSession", &message);
+        self.context.maybe_panic(ActorKind::Fetch, message.now);
         self.sessions += 1;
         let project = message.call.request.project;
         let Some(actor) = self.projects.get(project.index()).cloned() else {

@@ -2,16 +2,19 @@
 //! journal can record each one as it is delivered.
 
 use boinc_core::Time;
-use boinc_core::control::{HostView, ProjectRpcState, RpcCall, TaskCommand};
+use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, TaskCommand};
 use boinc_core::emulator::project_server::ServerReply;
-use boinc_core::model::{ClientState, Project, ResourceType, RunMode};
+use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Virtual (or wall) time moved to `now`: the scheduler runs one step of the control
-/// loop and answers when it wants the next one.
+pub use boinc_core::control::UserAction;
+
+/// Time moved to `now`: the scheduler polls its tasks and runs one step of the control
+/// loop. Operations it starts (RPCs, master-page fetches) end later, in their own time;
+/// when it wants the next step is published on its wake-up channel.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Time")]
+#[rtype(result = "()")]
 pub struct Tick {
     /// The instant of the step.
     pub now: Time,
@@ -25,7 +28,8 @@ pub struct Startup {
     pub now: Time,
 }
 
-/// The host's availability changed (from host discovery).
+/// The host's availability changed (from host discovery): to the scheduler, which tells
+/// each resource actor.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "()")]
 pub struct HostChanged {
@@ -33,9 +37,16 @@ pub struct HostChanged {
     pub view: HostView,
 }
 
-/// A processing resource's availability, from its ResourceActor to the scheduler.
+/// The host's availability, from the scheduler to a resource actor.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "()")]
+#[rtype(result = "ResourceAvailable")]
+pub struct Availability {
+    /// The availability now.
+    pub view: HostView,
+}
+
+/// A processing resource's availability, a ResourceActor's answer to [`Availability`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ResourceAvailable {
     /// The resource.
     pub resource: ResourceType,
@@ -65,13 +76,13 @@ pub struct Poll {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TaskReport {
     /// Running (or suspended): its state.
-    Running(boinc_core::control::ProcessStatus),
+    Running(ProcessStatus),
     /// Finished its work; the process is gone.
-    Finished(boinc_core::control::ProcessStatus),
-    /// Its app crashed; it restarts from this checkpoint at the given time.
+    Finished(ProcessStatus),
+    /// Its app ended and restarts from this checkpoint at the given time.
     Restarting {
         /// Its state as of the last checkpoint.
-        checkpoint: boinc_core::control::ProcessStatus,
+        checkpoint: ProcessStatus,
         /// When the restart happens.
         restart_at: Time,
     },
@@ -115,7 +126,7 @@ pub struct RunSession {
     pub now: Time,
     /// The request and the reported results.
     pub call: RpcCall,
-    /// The client's state the request describes; shared, not journaled.
+    /// The client's state the request describes, as of `now`; shared, not journaled.
     #[serde(skip)]
     pub state: Arc<ClientState>,
 }
@@ -129,26 +140,7 @@ pub struct SessionOutcome {
     pub rpc_state: ProjectRpcState,
 }
 
-/// What a user (or a host program) asks of the client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum UserAction {
-    /// Suspend a project (by name).
-    SuspendProject(String),
-    /// Resume a project.
-    ResumeProject(String),
-    /// Suspend a task (by job name).
-    SuspendTask(String),
-    /// Resume a task.
-    ResumeTask(String),
-    /// Set the computing run mode.
-    SetRunMode(RunMode),
-    /// Detach from a project: it gets no more work and its queued jobs are dropped.
-    Detach(String),
-    /// Attach (again) to a project the client knows by its master URL.
-    Attach(String),
-}
-
-/// A user action, delivered to the scheduler.
+/// A user action, delivered to the scheduler: applied at once, with a new schedule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "Result<(), crate::client::ClientError>")]
 pub struct User {
@@ -156,10 +148,41 @@ pub struct User {
     pub action: UserAction,
 }
 
-/// Counters the scheduler keeps (for the end of a run).
+/// Counters the scheduler keeps (for the end of a run): decisions and RPCs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "(u64, u64)")]
 pub struct Stats;
+
+/// A copy of the client's state, for a host program or a GUI RPC client.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "StateSnapshot")]
+pub struct Snapshot;
+
+/// The client's state at one instant, as [`Snapshot`] returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateSnapshot {
+    /// When it was taken.
+    pub time: Time,
+    /// The state.
+    pub state: ClientState,
+    /// Jobs whose tasks are running, in start order.
+    pub running: Vec<JobId>,
+    /// Projects with a scheduler RPC or master-page fetch under way.
+    pub in_flight: Vec<ProjectId>,
+    /// Scheduling decisions made so far.
+    pub decisions: u64,
+    /// Scheduler RPCs started so far.
+    pub rpcs: u64,
+}
+
+/// The client is shutting down: tasks are asked to quit (they restart from their
+/// checkpoints next time) and nothing new starts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct Shutdown {
+    /// When.
+    pub now: Time,
+}
 
 /// The disk manager's step: the jobs that just finished, then `data_manager_poll`.
 #[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
@@ -168,7 +191,7 @@ pub struct DiskStep {
     /// When.
     pub now: Time,
     /// Jobs that finished in this step.
-    pub finished: Vec<boinc_core::model::JobId>,
+    pub finished: Vec<JobId>,
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
     pub state: Box<ClientState>,
@@ -181,7 +204,7 @@ pub struct DiskRequest {
     /// When.
     pub now: Time,
     /// The project asked.
-    pub project: boinc_core::model::ProjectId,
+    pub project: ProjectId,
     /// The client state (not journaled).
     #[serde(skip)]
     pub state: Arc<ClientState>,
@@ -194,7 +217,7 @@ pub struct DiskReply {
     /// When.
     pub now: Time,
     /// The new jobs.
-    pub new_jobs: Vec<boinc_core::model::JobId>,
+    pub new_jobs: Vec<JobId>,
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
     pub state: Box<ClientState>,

@@ -10,6 +10,7 @@ pub mod messages;
 pub mod project;
 pub mod resource;
 pub mod scheduler;
+pub mod supervision;
 pub mod task;
 
 pub use disk::DiskActor;

@@ -4,6 +4,7 @@
 //! through the transport, and hands the resulting state back to the scheduler, whose
 //! copy of the project is the authoritative one.
 
+use super::supervision::ActorKind;
 use crate::effects::SchedulerTransport;
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
@@ -11,18 +12,16 @@ use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture}
 use boinc_core::control::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 use boinc_core::model::ProjectId;
 use rand_chacha::ChaCha8Rng;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The actor of one project.
 pub struct ProjectActor {
     id: String,
     project: ProjectId,
     context: ActorContext,
-    transport: Rc<dyn SchedulerTransport>,
+    transport: Arc<dyn SchedulerTransport>,
     rng: ChaCha8Rng,
     rpc_state: Option<ProjectRpcState>,
-    /// Panic at the first session (fault injection for supervision tests).
-    panic_at_session: bool,
 }
 
 impl ProjectActor {
@@ -32,8 +31,7 @@ impl ProjectActor {
         project: ProjectId,
         seed: u64,
         context: ActorContext,
-        transport: Rc<dyn SchedulerTransport>,
-        panic_at_session: bool,
+        transport: Arc<dyn SchedulerTransport>,
     ) -> Self {
         ProjectActor {
             id: format!("project:{}", project.0),
@@ -42,7 +40,6 @@ impl ProjectActor {
             transport,
             rng: client_rng(seed, project),
             rpc_state: None,
-            panic_at_session,
         }
     }
 
@@ -61,6 +58,7 @@ impl Handler<MasterFetch> for ProjectActor {
 
     fn handle(&mut self, message: MasterFetch, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "MasterFetch", &message);
+        self.context.maybe_panic(ActorKind::Project, message.now);
         let fetch = self.transport.master_page(self.project);
         let MasterFetch { now, project } = message;
         AtomicResponse::new(Box::pin(fetch.into_actor(self).map(move |read, actor, _| {
@@ -79,10 +77,7 @@ impl Handler<RunSession> for ProjectActor {
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "RunSession", &message);
-        if self.panic_at_session {
-            self.panic_at_session = false;
-            panic!("{}: injected fault", self.id);
-        }
+        self.context.maybe_panic(ActorKind::Project, message.now);
         let RunSession { now, call, state } = message;
         let rpc = self.transport.scheduler_rpc(&state, &call, now);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {

@@ -1,11 +1,12 @@
 //! ResourceActor: one per processing resource (the CPU, each GPU type). It owns the
 //! resource's instance count, its availability (from host discovery) and which task
-//! occupies which instance, and tells the scheduler when availability changes.
+//! occupies which instance, and answers each availability change with whether the
+//! resource may compute.
 
-use super::scheduler::SchedulerActor;
-use crate::runtime::context::ActorContext;
-use crate::runtime::messages::{HostChanged, InstanceAssignment, ResourceAvailable};
-use actix::{Actor, Addr, Context, Handler};
+use super::context::ActorContext;
+use super::messages::{Availability, InstanceAssignment, ResourceAvailable};
+use super::supervision::ActorKind;
+use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::control::HostView;
 use boinc_core::model::{ResourceType, ResourceUsage};
 
@@ -15,7 +16,6 @@ pub struct ResourceActor {
     resource: ResourceType,
     instances: u32,
     context: ActorContext,
-    scheduler: Addr<SchedulerActor>,
     boinc_compat: bool,
     available: bool,
     assignment: Vec<(String, f64, Vec<u32>)>,
@@ -28,14 +28,12 @@ impl ResourceActor {
         instances: u32,
         boinc_compat: bool,
         context: ActorContext,
-        scheduler: Addr<SchedulerActor>,
     ) -> Self {
         ResourceActor {
             id: format!("resource:{}", resource.key()),
             resource,
             instances,
             context,
-            scheduler,
             boinc_compat,
             available: true,
             assignment: Vec::new(),
@@ -55,23 +53,31 @@ impl ResourceActor {
     pub fn instances(&self) -> u32 {
         self.instances
     }
+
+    /// The resource.
+    pub fn resource(&self) -> ResourceType {
+        self.resource
+    }
 }
 
 impl Actor for ResourceActor {
     type Context = Context<Self>;
 }
 
-impl Handler<HostChanged> for ResourceActor {
-    type Result = ();
+impl Handler<Availability> for ResourceActor {
+    type Result = MessageResult<Availability>;
 
-    fn handle(&mut self, message: HostChanged, _: &mut Context<Self>) {
-        self.context.input(&self.id, "HostChanged", &message);
+    fn handle(&mut self, message: Availability, _: &mut Context<Self>) -> Self::Result {
+        self.context.delivered(&self.id, "Availability", &message);
+        self.context.maybe_panic(ActorKind::Resource, self.context.clock.now());
         self.available = self.may_compute(&message.view);
-        self.scheduler.do_send(ResourceAvailable {
+        let _span = tracing::debug_span!("resource", resource = %self.resource.key()).entered();
+        tracing::debug!(available = self.available, "availability changed");
+        MessageResult(ResourceAvailable {
             resource: self.resource,
             may_compute: self.available,
             host: message.view,
-        });
+        })
     }
 }
 

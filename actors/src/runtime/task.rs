@@ -4,6 +4,7 @@
 //! the checkpoint after the app restart policy's backoff, or an error); this actor
 //! carries the decision out, restarting the app when its time comes.
 
+use super::supervision::ActorKind;
 use crate::effects::{ProcessHost, ProcessReport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{Command, Poll, TaskReport};
@@ -14,7 +15,7 @@ use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::supervise::{AppExit, RestartPolicy, RestartTracker, TaskFate, app_fate};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The random stream of a task's restart jitter is `TASK_STREAM_BASE + slot` of the
 /// run's seed (streams below it belong to the world and the projects).
@@ -34,7 +35,7 @@ pub struct TaskActor {
     id: String,
     slot: u32,
     context: ActorContext,
-    host: Rc<dyn ProcessHost>,
+    host: Arc<dyn ProcessHost>,
     /// How the task was last started, for restarts.
     spec: Option<TaskSpec>,
     /// Its app ended and restarts at this time from `spec` rolled back to the checkpoint.
@@ -53,7 +54,7 @@ impl TaskActor {
         slot: u32,
         job: &str,
         context: ActorContext,
-        host: Rc<dyn ProcessHost>,
+        host: Arc<dyn ProcessHost>,
         supervision: TaskSupervision,
         spec: Option<TaskSpec>,
     ) -> Self {
@@ -174,6 +175,7 @@ impl Handler<Poll> for TaskActor {
     fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Poll", &message);
         let now = message.now;
+        self.context.maybe_panic(ActorKind::Task, now);
         if let Some(exit) = self.pending_exit.take() {
             let status = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
             return actix::MessageResult(self.ended(&exit, status, now, ctx));

@@ -7,6 +7,7 @@ use crate::effects::{
     Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
     ProcessReport, SchedulerTransport, Transfer,
 };
+use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
 use boinc_core::control::{HostView, RpcCall, TaskCommand};
 use boinc_core::emulator::project_server::ServerReply;
@@ -20,24 +21,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Faults to inject into a simulated run.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Faults {
     /// Probability that a scheduler RPC fails although the server is up.
     pub rpc_failure_rate: f64,
     /// Probability, at each poll of a computing task, that its app has crashed (killed
     /// by a signal) since the previous poll.
     pub app_crash_rate: f64,
-    /// Panic the ProjectActor of this project at its first scheduler RPC (tests actor
-    /// supervision).
-    pub panic_project_actor: Option<u32>,
+    /// Panics to inject into actors' handlers (tests of supervision).
+    #[serde(default)]
+    pub panics: Vec<InjectedPanic>,
 }
 
 impl Faults {
     /// Whether any fault is injected.
     pub fn any(&self) -> bool {
-        self.rpc_failure_rate > 0.0
-            || self.app_crash_rate > 0.0
-            || self.panic_project_actor.is_some()
+        self.rpc_failure_rate > 0.0 || self.app_crash_rate > 0.0 || !self.panics.is_empty()
     }
 }
 

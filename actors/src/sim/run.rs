@@ -14,7 +14,7 @@ pub fn run_actor_simulation(
     config: &SimConfig,
     faults: Faults,
     journal: Journal,
-    progress: impl FnMut(f64) + 'static,
+    progress: impl FnMut(f64) + Send + 'static,
 ) -> Result<SimResult, ClientError> {
     let system = paused_system()?;
     let builder = Client::builder()
@@ -23,7 +23,10 @@ pub fn run_actor_simulation(
         .faults(faults)
         .journal(journal)
         .progress(progress);
-    system.block_on(async move { builder.spawn()?.finished().await })
+    let report = system.block_on(async move { builder.spawn()?.finished().await })?;
+    report
+        .simulation
+        .ok_or_else(|| ClientError::Stopped("a simulated run reported no figures".into()))
 }
 
 /// An actix System on a current-thread tokio runtime whose clock is paused, so timers
