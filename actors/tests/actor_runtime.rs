@@ -6,36 +6,21 @@ use boinc_actors::journal::{EntryKind, Journal, JournalEntry, read_journal};
 use boinc_actors::runtime::supervision::{ActorKind, InjectedPanic};
 use boinc_actors::sim::effects::Faults;
 use boinc_actors::sim::run_actor_simulation;
-use boinc_actors::state_files::load_state_dir;
 use boinc_actors::{Client, ClientEvent, UserAction};
-use boinc_core::Policy;
 use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
 use boinc_core::emulator::trace::TraceEvent;
 use boinc_core::model::ClientState;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn scenarios_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenarios");
-    assert!(dir.is_dir(), "{} must hold the shared emulator scenarios", dir.display());
-    dir
-}
+#[path = "../../tests/support/mod.rs"]
+mod support;
 
 fn scenario(name: &str) -> ClientState {
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scenarios").join(name);
-    let dir = if shipped.is_dir() { shipped } else { scenarios_dir().join(name) };
-    load_state_dir(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
+    support::load_scenario(name)
 }
 
 fn config(name: &str, days: f64, boinc_compat: bool) -> SimConfig {
-    SimConfig {
-        scenario: name.to_string(),
-        policy: Policy::Seed,
-        seed: 1,
-        duration: days * 86_400.0,
-        boinc_compat,
-        existing_jobs_only: false,
-        trace: true,
-    }
+    support::sim_config(name, days, boinc_compat, true)
 }
 
 fn actors(state: ClientState, config: &SimConfig, faults: Faults, journal: Journal) -> SimResult {
@@ -101,7 +86,7 @@ fn record(name: &str, days: f64, faults: Faults, path: &Path) -> SimResult {
 }
 
 fn faults() -> Faults {
-    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, panics: Vec::new() }
+    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, ..Faults::default() }
 }
 
 #[test]
@@ -190,7 +175,7 @@ fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>,
 #[test]
 fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
     let name = "s2";
-    let panic = InjectedPanic { kind: ActorKind::Project, from: 0.0, count: 1 };
+    let panic = InjectedPanic { kind: ActorKind::Project, index: Some(0), from: 0.0, count: 1 };
     let faults = Faults { panics: vec![panic], ..Faults::default() };
     let result = actors(scenario(name), &config(name, 3.0, false), faults.clone(), Journal::off());
     let alpha = &result.figures.projects["alpha"];

@@ -68,7 +68,7 @@ impl RestartTracker {
     }
 
     /// The thing failed at `now`: when to restart it, or give up. The delay doubles with
-    /// each failure in a row (after the healthy period it starts over), is jittered from
+    /// each failure in a row (after a healthy period it starts over), is jittered from
     /// `rng`, and more than `max_failures` failures within the window mean giving up.
     pub fn failed(
         &mut self,
@@ -76,7 +76,9 @@ impl RestartTracker {
         now: Time,
         rng: &mut impl Rng,
     ) -> RestartDecision {
-        self.stopped(policy, now);
+        // Only a run seen to be healthy (`running`, `stopped`) resets the backoff: a
+        // thing that fails at its first message after a long silence was not healthy.
+        self.running_since = None;
         self.streak = self.streak.saturating_add(1);
         while self.recent.front().is_some_and(|&t| now - t >= policy.window) {
             self.recent.pop_front();

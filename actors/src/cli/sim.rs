@@ -197,7 +197,7 @@ fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<
     let faults = Faults {
         rpc_failure_rate: args.inject_rpc_failures,
         app_crash_rate: args.inject_app_crashes,
-        panics: Vec::new(),
+        ..Faults::default()
     };
     let started = Instant::now();
     let result = run_actor_simulation(state, config, faults, journal, |_| {})

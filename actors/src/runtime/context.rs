@@ -2,7 +2,7 @@
 //! the faults injected for tests.
 
 use super::events::EventBus;
-use super::supervision::{ActorKind, PanicInjector};
+use super::supervision::{ActorId, PanicInjector};
 use crate::effects::Clock;
 use crate::journal::{EntryKind, Journal};
 use boinc_core::Time;
@@ -37,8 +37,8 @@ impl ActorContext {
         }
     }
 
-    /// Panics if the tests injected a panic for an actor of `kind` now.
-    pub fn maybe_panic(&self, kind: ActorKind, now: Time) {
-        self.faults.maybe_panic(kind, now);
+    /// Panics if the tests injected a panic for `actor` now.
+    pub fn maybe_panic(&self, actor: ActorId, now: Time) {
+        self.faults.maybe_panic(actor, now);
     }
 }

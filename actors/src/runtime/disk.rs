@@ -5,7 +5,7 @@
 //! deleting from the greatest offender first). The scheduler lends it the client state
 //! for each hook; what the manager did goes to the world's figures and trace.
 
-use super::supervision::ActorKind;
+use super::supervision::{ActorId, ActorKind};
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
 use crate::runtime::messages::{DiskReply, DiskRequest, DiskStep};
@@ -14,11 +14,14 @@ use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
 use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::model::{ClientState, FileStatus, RunMode};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The disk manager's actor.
+/// The disk manager's actor. Its manager's state is shared with the actors built from
+/// the same one ([`Clone`]), so an actor rebuilt after a failure takes it back.
+#[derive(Clone)]
 pub struct DiskActor {
     context: ActorContext,
-    disk: DiskWorld,
+    disk: Arc<Mutex<DiskWorld>>,
     /// Where the manager's deletions and violations are measured.
     world: SharedWorld,
 }
@@ -26,7 +29,11 @@ pub struct DiskActor {
 impl DiskActor {
     /// The actor over `disk`, reporting to `world`.
     pub fn new(context: ActorContext, disk: DiskWorld, world: SharedWorld) -> Self {
-        DiskActor { context, disk, world }
+        DiskActor { context, disk: Arc::new(Mutex::new(disk)), world }
+    }
+
+    fn manager(&self) -> MutexGuard<'_, DiskWorld> {
+        self.disk.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -81,17 +88,18 @@ impl Handler<DiskStep> for DiskActor {
 
     fn handle(&mut self, message: DiskStep, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("disk", "DiskStep", &message);
-        self.context.maybe_panic(ActorKind::Disk, message.now);
+        self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
         let DiskStep { now, finished, mut state } = message;
         let before = DiskView::of(&state);
         let mut world = lock(&self.world);
-        let disk = &mut self.disk;
+        let mut disk = self.manager();
         guarded("DiskStep", || {
             for &id in &finished {
                 disk.job_finished(&mut state, id, now, &mut world.disk_sink());
             }
             disk.poll(&mut state, now, &mut world.disk_sink());
         });
+        drop((disk, world));
         self.report(before, &state, now);
         MessageResult(state)
     }
@@ -104,7 +112,7 @@ impl Handler<DiskRequest> for DiskActor {
         self.context.delivered("disk", "DiskRequest", &message);
         let mut world = lock(&self.world);
         if let Some(server) = world.server_mut(message.project) {
-            self.disk.before_request(&message.state, server, message.now);
+            self.manager().before_request(&message.state, server, message.now);
         }
     }
 }
@@ -117,11 +125,11 @@ impl Handler<DiskReply> for DiskActor {
         let DiskReply { now, new_jobs, mut state } = message;
         let before = DiskView::of(&state);
         let mut world = lock(&self.world);
-        let disk = &mut self.disk;
+        let mut disk = self.manager();
         guarded("DiskReply", || {
             disk.after_reply(&mut state, &new_jobs, now, &mut world.disk_sink());
         });
-        drop(world);
+        drop((disk, world));
         self.report(before, &state, now);
         MessageResult(state)
     }

@@ -4,10 +4,10 @@
 //! carries the session to the project's actor and counts sessions and failures.
 
 use super::project::ProjectActor;
-use super::supervision::ActorKind;
+use super::supervision::{ActorId, ActorKind};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{RunSession, SessionOutcome};
-use actix::{Actor, ActorFutureExt, Addr, AtomicResponse, Context, Handler, WrapFuture};
+use actix::{Actor, ActorFutureExt, Addr, Context, Handler, ResponseActFuture, WrapFuture};
 
 /// The client's fetch actor.
 pub struct FetchActor {
@@ -47,38 +47,35 @@ impl Handler<ProjectActors> for FetchActor {
 }
 
 impl Handler<RunSession> for FetchActor {
-    type Result = AtomicResponse<Self, Result<SessionOutcome, String>>;
+    // Sessions of different projects run side by side: one slow server holds up no
+    // other project's session.
+    type Result = ResponseActFuture<Self, Result<SessionOutcome, String>>;
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("fetch", "RunSession", &message);
-        self.context.maybe_panic(ActorKind::Fetch, message.now);
+        self.context.maybe_panic(ActorId::single(ActorKind::Fetch), message.now);
         self.sessions += 1;
         let project = message.call.request.project;
         let Some(actor) = self.projects.get(project.index()).cloned() else {
             self.failures += 1;
-            return AtomicResponse::new(Box::pin(actix::fut::ready(Err(format!(
-                "no actor for project {}",
-                project.0
-            )))));
+            return Box::pin(actix::fut::ready(Err(format!("no actor for project {}", project.0))));
         };
         let sent = actor.send(message);
-        AtomicResponse::new(Box::pin(sent.into_actor(self).map(
-            |outcome, fetch, _| match outcome {
-                Ok(Ok(outcome)) => {
-                    if outcome.reply.is_none() {
-                        fetch.failures += 1;
-                    }
-                    Ok(outcome)
-                }
-                Ok(Err(error)) => {
+        Box::pin(sent.into_actor(self).map(|outcome, fetch, _| match outcome {
+            Ok(Ok(outcome)) => {
+                if outcome.reply.is_none() {
                     fetch.failures += 1;
-                    Err(error)
                 }
-                Err(error) => {
-                    fetch.failures += 1;
-                    Err(format!("the project's actor failed: {error}"))
-                }
-            },
-        )))
+                Ok(outcome)
+            }
+            Ok(Err(error)) => {
+                fetch.failures += 1;
+                Err(error)
+            }
+            Err(error) => {
+                fetch.failures += 1;
+                Err(format!("the project's actor failed: {error}"))
+            }
+        }))
     }
 }

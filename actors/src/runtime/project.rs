@@ -4,7 +4,7 @@
 //! through the transport, and hands the resulting state back to the scheduler, whose
 //! copy of the project is the authoritative one.
 
-use super::supervision::ActorKind;
+use super::supervision::{ActorId, ActorKind};
 use crate::effects::SchedulerTransport;
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
@@ -58,7 +58,8 @@ impl Handler<MasterFetch> for ProjectActor {
 
     fn handle(&mut self, message: MasterFetch, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "MasterFetch", &message);
-        self.context.maybe_panic(ActorKind::Project, message.now);
+        self.context
+            .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
         let fetch = self.transport.master_page(self.project);
         let MasterFetch { now, project } = message;
         AtomicResponse::new(Box::pin(fetch.into_actor(self).map(move |read, actor, _| {
@@ -77,7 +78,8 @@ impl Handler<RunSession> for ProjectActor {
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "RunSession", &message);
-        self.context.maybe_panic(ActorKind::Project, message.now);
+        self.context
+            .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
         let RunSession { now, call, state } = message;
         let rpc = self.transport.scheduler_rpc(&state, &call, now);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {

@@ -5,7 +5,7 @@
 
 use super::context::ActorContext;
 use super::messages::{Availability, InstanceAssignment, ResourceAvailable};
-use super::supervision::ActorKind;
+use super::supervision::{ActorId, ActorKind};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::control::HostView;
 use boinc_core::model::{ResourceType, ResourceUsage};
@@ -69,7 +69,10 @@ impl Handler<Availability> for ResourceActor {
 
     fn handle(&mut self, message: Availability, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Availability", &message);
-        self.context.maybe_panic(ActorKind::Resource, self.context.clock.now());
+        self.context.maybe_panic(
+            ActorId { kind: ActorKind::Resource, index: self.resource.index() as u32 },
+            self.context.clock.now(),
+        );
         self.available = self.may_compute(&message.view);
         let _span = tracing::debug_span!("resource", resource = %self.resource.key()).entered();
         tracing::debug!(available = self.available, "availability changed");

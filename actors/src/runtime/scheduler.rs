@@ -84,6 +84,8 @@ pub struct Scheduler {
     projects: Vec<Addr<ProjectActor>>,
     fetch: Option<Addr<FetchActor>>,
     disk: Option<Addr<DiskActor>>,
+    /// What a rebuilt disk actor is made from (it shares the manager's state).
+    disk_manager: Option<DiskActor>,
     last_tick: Option<Time>,
     /// Crashed apps waiting to restart, by slot.
     restarts: BTreeMap<u32, Time>,
@@ -154,7 +156,8 @@ impl SchedulerActor {
             resources,
             projects,
             fetch: Some(fetch),
-            disk: setup.disk.map(Actor::start),
+            disk: setup.disk.clone().map(Actor::start),
+            disk_manager: setup.disk,
             last_tick: None,
             restarts: BTreeMap::new(),
             rebuilds: BTreeMap::new(),
@@ -289,25 +292,27 @@ impl Scheduler {
                     }
                 }
                 ActorKind::Resource => {
-                    let index = actor.index as usize;
                     let state = self.client.state();
-                    if let Some((resource, slot)) = self.resources.get(index) {
+                    let found =
+                        self.resources.iter().position(|(r, _)| r.index() as u32 == actor.index);
+                    if let Some(position) = found {
+                        let resource = self.resources[position].0;
                         let rebuilt = ResourceActor::new(
-                            *resource,
-                            state.instances(*resource),
+                            resource,
+                            state.instances(resource),
                             self.boinc_compat,
                             self.context.clone(),
                         )
                         .start();
-                        let _ = slot;
-                        self.resources[index].1 = Some(rebuilt);
+                        self.resources[position].1 = Some(rebuilt);
                     }
                 }
                 ActorKind::Fetch => {
                     let fetch = FetchActor::new(self.context.clone(), self.projects.clone());
                     self.fetch = Some(fetch.start());
                 }
-                ActorKind::Scheduler | ActorKind::Project | ActorKind::Disk => {}
+                ActorKind::Disk => self.disk = self.disk_manager.clone().map(Actor::start),
+                ActorKind::Scheduler | ActorKind::Project => {}
             }
         }
     }
@@ -528,12 +533,26 @@ impl Scheduler {
         }
     }
 
-    /// A resource actor failed at `index`: rebuilt after the backoff.
-    fn resource_failed(&mut self, index: usize, now: Time) {
-        if let Some(entry) = self.resources.get_mut(index) {
-            entry.1 = None;
+    /// The disk actor failed: rebuilt after the backoff (with the manager's state as it
+    /// was); meanwhile, and for good after too many failures, disk steps are skipped.
+    fn disk_failed(&mut self, now: Time) {
+        self.disk = None;
+        let actor = ActorId::single(ActorKind::Disk);
+        match self.actor_failed(actor, now) {
+            RestartDecision::RestartAt(at) => {
+                self.rebuilds.insert(actor, at);
+            }
+            RestartDecision::GiveUp => {
+                tracing::error!("the disk manager keeps failing: disk management stops");
+            }
         }
-        let actor = ActorId { kind: ActorKind::Resource, index: index as u32 };
+    }
+
+    /// A resource actor (at `position` among them) failed: rebuilt after the backoff.
+    fn resource_failed(&mut self, position: usize, now: Time) {
+        let Some(entry) = self.resources.get_mut(position) else { return };
+        entry.1 = None;
+        let actor = ActorId { kind: ActorKind::Resource, index: entry.0.index() as u32 };
         if let RestartDecision::RestartAt(at) = self.actor_failed(actor, now) {
             self.rebuilds.insert(actor, at);
         }
@@ -567,6 +586,8 @@ impl Scheduler {
     ) -> bool {
         match result {
             Ok(state) => {
+                self.supervisor
+                    .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
                 let read = !state.master_fetch_pending;
                 self.client.end_master_fetch(project, &state);
                 read
@@ -617,7 +638,12 @@ impl Scheduler {
         let project = call.request.project;
         let before = ProjectRpcState::of(self.client.state().project(project));
         let (reply, rpc_state) = match outcome {
-            Ok(Ok(outcome)) => (outcome.reply, outcome.rpc_state),
+            Ok(Ok(outcome)) => {
+                self.supervisor.healthy(ActorId::single(ActorKind::Fetch), now);
+                self.supervisor
+                    .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
+                (outcome.reply, outcome.rpc_state)
+            }
             Ok(Err(error)) => {
                 // The project's actor died in the session: the RPC counts as not made.
                 tracing::warn!(%error, "session failed in its project actor");
@@ -737,13 +763,13 @@ impl SchedulerActor {
             .map(move |state, act, _| {
                 let mut s = act.inner.borrow_mut();
                 match state {
-                    Ok(state) => s.client.restore_state(*state),
+                    Ok(state) => {
+                        s.client.restore_state(*state);
+                        s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
+                    }
                     Err(_) => {
-                        tracing::error!("the disk actor failed; disk management stops");
                         s.client.restore_state(kept);
-                        s.disk = None;
-                        let actor = ActorId::single(ActorKind::Disk);
-                        s.actor_failed(actor, now);
+                        s.disk_failed(now);
                     }
                 }
             })
@@ -822,11 +848,13 @@ impl SchedulerActor {
                     .map(move |state, act, _| {
                         let mut s = act.inner.borrow_mut();
                         match state {
-                            Ok(state) => s.client.restore_state(*state),
+                            Ok(state) => {
+                                s.client.restore_state(*state);
+                                s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
+                            }
                             Err(_) => {
                                 s.client.restore_state(kept);
-                                s.disk = None;
-                                s.actor_failed(ActorId::single(ActorKind::Disk), now);
+                                s.disk_failed(now);
                             }
                         }
                     })
@@ -902,13 +930,13 @@ impl Handler<HostChanged> for SchedulerActor {
             .into_actor(self)
             .map(move |answers, act, _| {
                 let mut s = act.inner.borrow_mut();
-                for (index, answer) in answers {
+                for (position, answer) in answers {
                     match answer {
-                        Ok(_) => s.supervisor.healthy(
-                            ActorId { kind: ActorKind::Resource, index: index as u32 },
-                            now,
-                        ),
-                        Err(_) => s.resource_failed(index, now),
+                        Ok(available) => {
+                            let index = available.resource.index() as u32;
+                            s.supervisor.healthy(ActorId { kind: ActorKind::Resource, index }, now)
+                        }
+                        Err(_) => s.resource_failed(position, now),
                     }
                 }
                 // The view itself is the authority: a resource actor being rebuilt
@@ -927,7 +955,7 @@ impl Handler<Tick> for SchedulerActor {
         let polls = {
             let mut s = self.inner.borrow_mut();
             s.context.input("scheduler", "Tick", &tick);
-            s.context.maybe_panic(ActorKind::Scheduler, now);
+            s.context.maybe_panic(ActorId::single(ActorKind::Scheduler), now);
             s.catch_up_usage(now);
             s.rebuild_due_actors(now);
             s.polls()

@@ -136,11 +136,14 @@ impl ActorSupervisor {
 }
 
 /// Panics to inject into actors' handlers: `count` panics in handlers of actors of
-/// `kind`, the first at or after virtual time `from`.
+/// `kind` (and `index`, when given), the first at or after virtual time `from`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct InjectedPanic {
     /// Which kind of actor.
     pub kind: ActorKind,
+    /// Which one of them (a task's slot, a project's index); any when `None`.
+    #[serde(default)]
+    pub index: Option<u32>,
     /// Not before this time.
     pub from: Time,
     /// How many times.
@@ -157,12 +160,21 @@ impl PanicInjector {
         PanicInjector(Arc::new(Mutex::new(panics.to_vec())))
     }
 
-    /// Panics if a panic is due for an actor of `kind` at `now` (called at the top of
-    /// the actors' handlers).
-    pub fn maybe_panic(&self, kind: ActorKind, now: Time) {
+    /// Panics if a panic is due for `actor` at `now` (called at the top of the actors'
+    /// handlers).
+    pub fn maybe_panic(&self, actor: ActorId, now: Time) {
         let due = {
             let mut panics = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match panics.iter_mut().find(|p| p.kind == kind && p.count > 0 && p.from <= now) {
+            if panics.is_empty() {
+                return;
+            }
+            let target = |p: &InjectedPanic| {
+                p.kind == actor.kind
+                    && p.index.is_none_or(|i| i == actor.index)
+                    && p.count > 0
+                    && p.from <= now
+            };
+            match panics.iter_mut().find(|p| target(p)) {
                 Some(panic) => {
                     panic.count -= 1;
                     true
@@ -171,7 +183,7 @@ impl PanicInjector {
             }
         };
         if due {
-            panic!("injected fault in a {} actor at {now}", kind.name());
+            panic!("injected fault in actor {actor} at {now}");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! the checkpoint after the app restart policy's backoff, or an error); this actor
 //! carries the decision out, restarting the app when its time comes.
 
-use super::supervision::ActorKind;
+use super::supervision::{ActorId, ActorKind};
 use crate::effects::{ProcessHost, ProcessReport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{Command, Poll, TaskReport};
@@ -175,7 +175,7 @@ impl Handler<Poll> for TaskActor {
     fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Poll", &message);
         let now = message.now;
-        self.context.maybe_panic(ActorKind::Task, now);
+        self.context.maybe_panic(ActorId { kind: ActorKind::Task, index: self.slot }, now);
         if let Some(exit) = self.pending_exit.take() {
             let status = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
             return actix::MessageResult(self.ended(&exit, status, now, ctx));

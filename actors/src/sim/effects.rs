@@ -31,35 +31,69 @@ pub struct Faults {
     /// Panics to inject into actors' handlers (tests of supervision).
     #[serde(default)]
     pub panics: Vec<InjectedPanic>,
+    /// App crashes to inject (tests of app supervision): `(from, count)` makes the
+    /// next `count` polls of a computing task at or after virtual time `from` find its
+    /// app crashed, each burst after the one before it.
+    #[serde(default)]
+    pub app_crashes: Vec<(Time, u32)>,
+    /// Servers that take this long to answer: (project index, seconds of virtual time).
+    #[serde(default)]
+    pub slow_servers: Vec<(u32, f64)>,
 }
 
 impl Faults {
     /// Whether any fault is injected.
     pub fn any(&self) -> bool {
-        self.rpc_failure_rate > 0.0 || self.app_crash_rate > 0.0 || !self.panics.is_empty()
+        self.rpc_failure_rate > 0.0
+            || self.app_crash_rate > 0.0
+            || !self.panics.is_empty()
+            || !self.app_crashes.is_empty()
+            || !self.slow_servers.is_empty()
+    }
+
+    fn answer_delay(&self, project: ProjectId) -> Option<f64> {
+        self.slow_servers.iter().find(|(p, _)| *p == project.0).map(|(_, delay)| *delay)
     }
 }
 
-/// Virtual time, set by the simulation's driver (the bits of an `f64`, so every
-/// thread reads the same instant without a lock).
-#[derive(Debug, Clone, Default)]
-pub struct VirtualClock(Arc<AtomicU64>);
+/// Virtual time. The driver sets it, exactly, at each step (the bits of an `f64`, so
+/// every thread reads the same instant without a lock). Between steps the paused tokio
+/// clock may move on without the driver (an operation waiting on a timer of its own,
+/// such as a slow server's answer): read then, the clock follows tokio's, so what
+/// happens at that moment is dated when it happens.
+#[derive(Debug, Clone)]
+pub struct VirtualClock {
+    set: Arc<AtomicU64>,
+    start: Time,
+    base: tokio::time::Instant,
+}
+
+/// How far tokio's clock must have moved past the driver's last step before the
+/// virtual clock follows it: far more than tokio's millisecond timer rounding, far less
+/// than any step of the client.
+const FOLLOW_TOKIO_AFTER: f64 = 1.0;
 
 impl VirtualClock {
-    /// A clock showing `now`.
+    /// A clock showing `now`, measured from tokio's current instant.
     pub fn new(now: Time) -> Self {
-        VirtualClock(Arc::new(AtomicU64::new(now.to_bits())))
+        VirtualClock {
+            set: Arc::new(AtomicU64::new(now.to_bits())),
+            start: now,
+            base: tokio::time::Instant::now(),
+        }
     }
 
     /// Moves the clock to `now`.
     pub fn set(&self, now: Time) {
-        self.0.store(now.to_bits(), Ordering::SeqCst);
+        self.set.store(now.to_bits(), Ordering::SeqCst);
     }
 }
 
 impl Clock for VirtualClock {
     fn now(&self) -> Time {
-        f64::from_bits(self.0.load(Ordering::SeqCst))
+        let set = f64::from_bits(self.set.load(Ordering::SeqCst));
+        let tokio = self.start + (tokio::time::Instant::now() - self.base).as_secs_f64();
+        if tokio > set + FOLLOW_TOKIO_AFTER { tokio } else { set }
     }
 }
 
@@ -77,6 +111,8 @@ pub fn lock(world: &SharedWorld) -> MutexGuard<'_, World> {
 pub struct SimWorld {
     world: SharedWorld,
     faults: Faults,
+    /// The app crashes still to inject, by burst.
+    crashes: Arc<Mutex<Vec<(Time, u32)>>>,
     fault_rng: Arc<Mutex<ChaCha8Rng>>,
     files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
@@ -90,6 +126,7 @@ impl SimWorld {
         fault_rng.set_stream(u64::from(u32::MAX) + 1);
         SimWorld {
             world: Arc::new(Mutex::new(world)),
+            crashes: Arc::new(Mutex::new(faults.app_crashes.clone())),
             faults,
             fault_rng: Arc::new(Mutex::new(fault_rng)),
             files: Arc::new(Mutex::new(HashMap::new())),
@@ -112,6 +149,18 @@ impl SimWorld {
                 < probability
     }
 
+    /// Whether an injected crash is due at `now` (and takes it).
+    fn crash_due(&self, now: Time) -> bool {
+        let mut crashes = self.crashes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match crashes.iter_mut().find(|(_, count)| *count > 0) {
+            Some((from, count)) if *from <= now => {
+                *count -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn files(&self) -> MutexGuard<'_, HashMap<(ProjectId, String), f64>> {
         self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -130,7 +179,7 @@ impl ProcessHost for SimWorld {
         if status.finished {
             return Ok(ProcessReport::Exited { exit: AppExit::Finished, status });
         }
-        if running && self.draw(self.faults.app_crash_rate) {
+        if running && (self.crash_due(world.now()) || self.draw(self.faults.app_crash_rate)) {
             let checkpoint = world.kill(slot).unwrap_or_default();
             // SIGSEGV: the app crashed.
             return Ok(ProcessReport::Exited { exit: AppExit::Signal(11), status: checkpoint });
@@ -161,7 +210,14 @@ impl SchedulerTransport for SimWorld {
         } else {
             lock(&self.world).scheduler_rpc(state, call, now)
         };
-        Box::pin(std::future::ready(reply))
+        match self.faults.answer_delay(call.request.project) {
+            // The server decided at once; its answer takes this long to come back.
+            Some(delay) => Box::pin(async move {
+                tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
+                reply
+            }),
+            None => Box::pin(std::future::ready(reply)),
+        }
     }
 
     fn master_page(&self, project: ProjectId) -> EffectFuture<bool> {

@@ -1,5 +1,8 @@
-//! Shared helpers of the emulator's acceptance tests (issue 3): loading the shared
-//! scenarios, running them, and round-tripping a trace through JSON lines.
+//! The tests' one support layer, shared by boinc-core's tests (tests/) and
+//! boinc-actors' (actors/tests/, which include this file by path): where the shared
+//! scenarios, the shipped scenarios and the real BOINC fixtures are, loading them as
+//! `boinc-rs sim --scenario` does, the run configuration every test uses, running the
+//! emulator, and round-tripping a trace through JSON lines.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
@@ -18,16 +21,59 @@ pub const DAY: f64 = 86_400.0;
 /// The seed every acceptance run uses, so failures reproduce with `boinc-rs sim --seed 1`.
 pub const SEED: u64 = 1;
 
-/// The shared scenarios live beside the checkout; a missing directory is a broken test
+/// The repository's root, whichever crate's tests include this file.
+pub fn repository_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if manifest.ends_with("actors") {
+        manifest.parent().expect("actors/ is inside the repository").to_path_buf()
+    } else {
+        manifest.to_path_buf()
+    }
+}
+
+/// The shared test data beside the checkout; a missing directory is a broken test
 /// setup, never a pass.
-pub fn scenarios_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/scenarios");
+pub fn shared_dir() -> PathBuf {
+    let dir = repository_dir().join("../shared");
     assert!(
         dir.is_dir(),
-        "{} must hold the emulator scenarios (the shared test data beside the checkout)",
+        "{} must hold the shared test data (scenarios, fixtures) beside the checkout",
         dir.display()
     );
     dir
+}
+
+/// The shared emulator scenarios.
+pub fn scenarios_dir() -> PathBuf {
+    shared_dir().join("scenarios")
+}
+
+/// The scenarios shipped with the project (examples/scenarios).
+pub fn shipped_scenarios_dir() -> PathBuf {
+    repository_dir().join("examples/scenarios")
+}
+
+/// A scenario by name: a shipped one if there is one, else a shared one.
+pub fn scenario_dir(name: &str) -> PathBuf {
+    let shipped = shipped_scenarios_dir().join(name);
+    if shipped.exists() { shipped } else { scenarios_dir().join(name) }
+}
+
+/// A file of the real BOINC captures, by its path under shared/fixtures.
+pub fn fixture_path(relative: &str) -> PathBuf {
+    shared_dir().join("fixtures").join(relative)
+}
+
+/// A fixture's text.
+pub fn read_fixture(relative: &str) -> String {
+    let path = fixture_path(relative);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// A fixture state file (client_state.xml) as the state reader reads it.
+pub fn load_fixture(relative: &str) -> ClientState {
+    boinc_core::protocol::parse_client_state(&read_fixture(relative), relative)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Every scenario directory, sorted by name.
@@ -52,9 +98,9 @@ fn read_optional(path: &Path) -> Option<String> {
     }
 }
 
-/// Loads a shared scenario as `boinc-rs sim --scenario` does.
+/// Loads a scenario (shipped, else shared) as `boinc-rs sim --scenario` does.
 pub fn load_scenario(name: &str) -> ClientState {
-    load_scenario_dir(&scenarios_dir().join(name))
+    load_scenario_dir(&scenario_dir(name))
 }
 
 /// Loads any scenario directory (client_state.xml, optional global_prefs.xml and
@@ -80,6 +126,19 @@ pub fn run(name: &str, days: f64, boinc_compat: bool, trace: bool) -> SimResult 
     run_state(name, load_scenario(name), days, boinc_compat, trace)
 }
 
+/// The configuration every test run uses: the default policy, seed [`SEED`].
+pub fn sim_config(name: &str, days: f64, boinc_compat: bool, trace: bool) -> SimConfig {
+    SimConfig {
+        scenario: name.to_string(),
+        policy: Policy::default(),
+        seed: SEED,
+        duration: days * DAY,
+        boinc_compat,
+        existing_jobs_only: false,
+        trace,
+    }
+}
+
 /// Runs a loaded scenario state with the default policy.
 pub fn run_state(
     name: &str,
@@ -88,16 +147,7 @@ pub fn run_state(
     boinc_compat: bool,
     trace: bool,
 ) -> SimResult {
-    let config = SimConfig {
-        scenario: name.to_string(),
-        policy: Policy::default(),
-        seed: SEED,
-        duration: days * DAY,
-        boinc_compat,
-        existing_jobs_only: false,
-        trace,
-    };
-    run_simulation(state, &config, &mut |_| {})
+    run_simulation(state, &sim_config(name, days, boinc_compat, trace), &mut |_| {})
 }
 
 /// Writes the trace as JSON lines, as `--trace` does, and reads it back.
