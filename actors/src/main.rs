@@ -65,7 +65,17 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=boinc_actors=debug` shows
+/// every decision and effect); by default only warnings and errors.
+fn install_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
 fn main() -> std::process::ExitCode {
+    install_logging();
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,

@@ -127,6 +127,18 @@ pub enum TaskCommand {
 }
 
 impl TaskCommand {
+    /// What the command does, in a word (for logs).
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskCommand::Start(_) => "start",
+            TaskCommand::Resume { .. } => "resume",
+            TaskCommand::Preempt { remove_from_memory: true, .. } => "quit",
+            TaskCommand::Preempt { .. } => "suspend",
+            TaskCommand::Abort { .. } => "abort",
+            TaskCommand::WatchCheckpoint { .. } => "watch checkpoint",
+        }
+    }
+
     /// The project, job and slot the command is for.
     pub fn target(&self) -> (ProjectId, &str, u32) {
         match self {

@@ -7,7 +7,7 @@ use crate::runtime::events::{ClientEvent, DEFAULT_EVENT_CAPACITY, EventBus};
 use crate::runtime::messages::{Snapshot, StateSnapshot, User, UserAction};
 use crate::runtime::scheduler::SchedulerActor;
 use actix::{Addr, Handler, Message};
-use boinc_core::emulator::engine::SimResult;
+use crate::sim::SimResult;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::watch;

@@ -88,6 +88,7 @@ impl Handler<DiskStep> for DiskActor {
 
     fn handle(&mut self, message: DiskStep, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("disk", "DiskStep", &message);
+        let _span = tracing::debug_span!("disk").entered();
         self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
         let DiskStep { now, finished, mut state } = message;
         let before = DiskView::of(&state);

@@ -53,6 +53,7 @@ impl Handler<RunSession> for FetchActor {
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("fetch", "RunSession", &message);
+        let _span = tracing::debug_span!("fetch").entered();
         self.context.maybe_panic(ActorId::single(ActorKind::Fetch), message.now);
         self.sessions += 1;
         let project = message.call.request.project;

@@ -58,6 +58,8 @@ impl Handler<MasterFetch> for ProjectActor {
 
     fn handle(&mut self, message: MasterFetch, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "MasterFetch", &message);
+        let _span = tracing::debug_span!("project", project = self.project.0).entered();
+        tracing::debug!("master page fetch");
         self.context
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
         let fetch = self.transport.master_page(self.project);
@@ -78,6 +80,8 @@ impl Handler<RunSession> for ProjectActor {
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "RunSession", &message);
+        let _span = tracing::debug_span!("project", project = self.project.0).entered();
+        tracing::debug!(reported = message.call.reported.len(), "scheduler RPC");
         self.context
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
         let RunSession { now, call, state } = message;

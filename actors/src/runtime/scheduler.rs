@@ -446,7 +446,7 @@ impl Scheduler {
                 }
                 TaskCommand::WatchCheckpoint { .. } | TaskCommand::Abort { .. } => {}
             }
-            tracing::debug!(?command, "task command");
+            tracing::debug!(command = command.name(), job = %job, slot, "task command");
             let actor = match &command {
                 TaskCommand::Start(_) => Some(self.task_actor(slot, &job, None)),
                 _ => self.tasks.get(&slot).cloned(),
@@ -735,12 +735,18 @@ impl SchedulerActor {
 
     /// One decision and its commands.
     fn schedule(&self, now: Time) -> LocalBoxActorFuture<Self, ()> {
+        let _span = tracing::debug_span!("scheduler", now).entered();
         let deliveries = {
             let mut s = self.inner.borrow_mut();
             if s.shutting_down {
                 Vec::new()
             } else {
                 let commands = s.client.schedule(now);
+                tracing::debug!(
+                    decisions = s.client.decisions(),
+                    commands = commands.len(),
+                    "decision"
+                );
                 s.address_commands(commands, now)
             }
         };
@@ -952,6 +958,7 @@ impl Handler<Tick> for SchedulerActor {
 
     fn handle(&mut self, tick: Tick, _: &mut Context<Self>) -> Self::Result {
         let now = tick.now;
+        let _span = tracing::debug_span!("scheduler", now).entered();
         let polls = {
             let mut s = self.inner.borrow_mut();
             s.context.input("scheduler", "Tick", &tick);

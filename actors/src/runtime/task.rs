@@ -138,6 +138,12 @@ impl Handler<Command> for TaskActor {
 
     fn handle(&mut self, message: Command, _: &mut Context<Self>) {
         self.context.delivered(&self.id, "Command", &message);
+        let _span = tracing::debug_span!("task", slot = self.slot).entered();
+        tracing::debug!(
+            command = message.command.name(),
+            job = message.command.target().1,
+            "process command"
+        );
         let now = message.now;
         match &message.command {
             TaskCommand::Start(spec) => {
@@ -174,6 +180,7 @@ impl Handler<Poll> for TaskActor {
 
     fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Poll", &message);
+        let _span = tracing::debug_span!("task", slot = self.slot).entered();
         let now = message.now;
         self.context.maybe_panic(ActorId { kind: ActorKind::Task, index: self.slot }, now);
         if let Some(exit) = self.pending_exit.take() {

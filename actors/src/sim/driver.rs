@@ -181,7 +181,7 @@ impl VirtualDriver {
         Ok(RunReport {
             decisions,
             rpcs,
-            simulation: Some(boinc_core::emulator::engine::SimResult {
+            simulation: Some(super::SimResult {
                 figures,
                 trace,
                 decisions,
