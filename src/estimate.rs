@@ -166,7 +166,7 @@ pub fn update_duration_correction_factor(
 mod tests {
     use super::*;
     use crate::model::{ActiveTask, ResourceType, ResourceUsage, SchedulerState};
-    use crate::rr_sim::tests::StateBuilder;
+    use crate::rr_sim::test_support::StateBuilder;
 
     fn cpu() -> ResourceUsage {
         ResourceUsage { avg_ncpus: 1.0, coprocessor: None }

@@ -1,0 +1,116 @@
+//! Sharing a resource among the projects with jobs on it: weighted water-filling, and
+//! the CPUs the running coprocessor jobs take off the CPU.
+
+use super::queue::coprocessor_cpus_of;
+use super::simulation::{EPSILON, Simulation};
+use crate::model::ResourceType;
+
+impl Simulation {
+    /// Recomputes the allocations of resource `r` at time `t` after completions in the
+    /// dirty queues (or from scratch with `force`), and moves the affected queues on.
+    pub(super) fn reallocate(&mut self, r: usize, t: f64, force: bool) {
+        let cpu = r == ResourceType::Cpu.index();
+        let instances = self.resources[r].instances;
+        let capacity = if cpu { (instances - self.coprocessor_cpus).max(0.0) } else { instances };
+        let full = force
+            || (cpu && self.coprocessor_cpus_changed)
+            || (capacity - self.resources[r].capacity).abs() > EPSILON
+            || self.dirty.iter().any(|&q| {
+                let queue = &self.queues[q as usize];
+                queue.total_usage.min(capacity) < queue.alloc - EPSILON
+            });
+        if cpu {
+            self.coprocessor_cpus_changed = false;
+        }
+        if full {
+            self.resources[r].capacity = capacity;
+            self.water_fill(r, capacity);
+            for i in 0..self.resources[r].queues.len() {
+                let q = self.resources[r].queues[i] as usize;
+                let queue = &self.queues[q];
+                if force || queue.dirty || (queue.pending_alloc - queue.alloc).abs() > EPSILON {
+                    let alloc = queue.pending_alloc;
+                    self.update_queue(q, alloc, t);
+                }
+            }
+            let mut used: f64 =
+                self.resources[r].queues.iter().map(|&q| self.queues[q as usize].alloc).sum();
+            if cpu {
+                used += self.coprocessor_cpus;
+            }
+            self.set_resource_used(r, used, t);
+        } else {
+            for i in 0..self.dirty.len() {
+                let q = self.dirty[i] as usize;
+                let alloc = self.queues[q].alloc;
+                self.update_queue(q, alloc, t);
+            }
+        }
+        for q in self.dirty.drain(..) {
+            self.queues[q as usize].dirty = false;
+        }
+        if !cpu {
+            self.recount_coprocessor_cpus();
+        }
+    }
+
+    /// Sums the CPUs the coprocessor jobs hold after a coprocessor queue changed, and
+    /// flags the CPU for reallocation when the sum moved.
+    pub(super) fn recount_coprocessor_cpus(&mut self) {
+        let total: f64 = ResourceType::GPUS
+            .iter()
+            .flat_map(|g| self.resources[g.index()].queues.iter())
+            .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
+            .sum();
+        if (total - self.coprocessor_cpus).abs() > EPSILON {
+            self.coprocessor_cpus = total;
+            self.coprocessor_cpus_changed = true;
+        }
+    }
+
+    /// Splits `capacity` among the queues of resource `r` by weight, capping each at its
+    /// demand and handing what it leaves to the others (zero-weight queues share what the
+    /// weighted ones leave). Results go to `pending_alloc`.
+    pub(super) fn water_fill(&mut self, r: usize, capacity: f64) {
+        let Simulation { queues, resources, unsettled, .. } = self;
+        unsettled.clear();
+        for &q in &resources[r].queues {
+            let queue = &mut queues[q as usize];
+            queue.demand =
+                if queue.live > 0 { queue.total_usage.min(capacity).max(0.0) } else { 0.0 };
+            queue.pending_alloc = 0.0;
+            if queue.demand > EPSILON {
+                unsettled.push(q);
+            }
+        }
+        let mut remaining = capacity;
+        while !unsettled.is_empty() && remaining > EPSILON {
+            let total_weight: f64 = unsettled.iter().map(|&q| queues[q as usize].weight).sum();
+            let equal = total_weight <= 0.0;
+            let count = unsettled.len() as f64;
+            let fair = |weight: f64| {
+                if equal { remaining / count } else { remaining * weight / total_weight }
+            };
+            let before = unsettled.len();
+            let mut given = 0.0;
+            unsettled.retain(|&q| {
+                let queue = &mut queues[q as usize];
+                if queue.demand <= fair(queue.weight) + EPSILON {
+                    queue.pending_alloc = queue.demand;
+                    given += queue.demand;
+                    false
+                } else {
+                    true
+                }
+            });
+            if unsettled.len() == before {
+                for &q in unsettled.iter() {
+                    let queue = &mut queues[q as usize];
+                    queue.pending_alloc = fair(queue.weight);
+                }
+                break;
+            }
+            remaining = (remaining - given).max(0.0);
+        }
+    }
+}

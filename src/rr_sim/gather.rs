@@ -1,0 +1,357 @@
+//! Building a simulation: the nearly-runnable jobs gathered into per-project,
+//! per-resource queues in queue order (running first, earliest deadline, first received),
+//! and each project's fair-share target on each resource; and the buffers handed back for
+//! the next simulation.
+
+use super::keys::{NO_EVENT, from_order_bits, order_bits};
+use super::queue::Queue;
+use super::simulate::RrSimScratch;
+use super::simulation::{
+    JobOrigin, MIN_JOB_USAGE, NO_JOB, NRESOURCES, ResourceState, SimJob, Simulation, queue_index,
+};
+use crate::accounting::fair_share::TargetAllocation;
+use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
+use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
+use std::collections::BinaryHeap;
+
+/// What a job's simulation takes from its app version.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct VersionFacts {
+    pub(super) resource: usize,
+    pub(super) usage: f64,
+    pub(super) cpu: f64,
+    pub(super) flops: f64,
+}
+
+/// What the gathering pass keeps of a simulated job until the jobs are put in queue
+/// order (small, so that the sort moves keys and the jobs are built once, in place).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Gathered {
+    pub(super) job: u32,
+    pub(super) version: u32,
+    pub(super) remaining: f64,
+}
+
+/// Instances of its main resource a job occupies, made usable (see [`MIN_JOB_USAGE`] and
+/// the module's allowances).
+pub(super) fn job_usage(declared: f64, instances: f64) -> f64 {
+    let usage = if declared.is_finite() { declared.max(MIN_JOB_USAGE) } else { 1.0 };
+    if instances > 0.0 { usage.min(instances) } else { usage }
+}
+
+/// Sorts the jobs' keys: a counting sort by queue (the top bits; `starts[q + 1]` holds
+/// the number of keys of queue `q`, counted while the keys were made), then each queue's keys
+/// are sorted only when they are not in order already, as they usually are (jobs arrive
+/// in deadline order, and the running ones are the oldest).
+/// The result goes to `sorted`; `fill` is working space.
+pub(super) fn sort_by_queue(
+    keys: &[u128],
+    starts: &mut [usize],
+    fill: &mut Vec<usize>,
+    sorted: &mut Vec<u128>,
+) {
+    let queue_of = |key: u128| (key >> 97) as usize;
+    let queues = starts.len() - 1;
+    for q in 0..queues {
+        starts[q + 1] += starts[q];
+    }
+    sorted.clear();
+    sorted.resize(keys.len(), 0);
+    fill.clear();
+    fill.extend_from_slice(starts);
+    for &key in keys {
+        let q = queue_of(key);
+        sorted[fill[q]] = key;
+        fill[q] += 1;
+    }
+    for q in 0..queues {
+        let bucket = &mut sorted[starts[q]..starts[q + 1]];
+        if !bucket.is_sorted() {
+            bucket.sort_unstable();
+        }
+    }
+}
+
+pub(super) fn sane_weight(share: f64) -> f64 {
+    if share.is_finite() && share > 0.0 { share } else { 0.0 }
+}
+
+impl Simulation {
+    /// Gathers the simulated jobs into their queues and computes the shares; the initial
+    /// assignment is made by [`Simulation::run`].
+    /// The buffers come from `scratch` and go back with [`Simulation::recycle`].
+    pub(super) fn new(
+        state: &ClientState,
+        facts: &[ProjectFacts],
+        scratch: &mut RrSimScratch,
+    ) -> Self {
+        let horizon = state.prefs.work_buf_total();
+        let horizon = if horizon.is_finite() { horizon.max(0.0) } else { 0.0 };
+        let nprojects = state.projects.len();
+        let resources: [ResourceState; NRESOURCES] = ResourceType::ALL.map(|r| ResourceState {
+            instances: f64::from(state.instances(r)),
+            availability: state.time_stats.available_frac(r),
+            capacity: f64::NAN,
+            ..ResourceState::default()
+        });
+        // One pass in job order (the job records are large: visit them sequentially)
+        // gathers what the simulation needs; then one 128-bit key per job (queue, running
+        // first, deadline, position) is sorted, which is several times faster than
+        // sorting the jobs. Jobs with equal deadlines are then put in the order received,
+        // which the key leaves out.
+        let queues_count = nprojects * NRESOURCES;
+        let expected: usize =
+            facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
+        let capacity = expected.min(state.jobs.len());
+        let RrSimScratch {
+            gathered,
+            order,
+            sorted,
+            received,
+            queue_counts,
+            fill,
+            versions,
+            project_dcfs,
+            ..
+        } = scratch;
+        gathered.clear();
+        gathered.reserve(capacity);
+        order.clear();
+        order.reserve(capacity);
+        received.clear();
+        received.reserve(capacity);
+        let mut finished_at_start = std::mem::take(&mut scratch.finished_at_start);
+        finished_at_start.clear();
+        queue_counts.clear();
+        queue_counts.resize(queues_count + 1, 0);
+        // What the jobs need from their app versions and projects, looked up once each
+        // rather than once per job (there are thousands of jobs and few of the others).
+        versions.clear();
+        versions.extend(state.app_versions.iter().map(|av| {
+            if state.apps.get(av.app.index()).is_some_and(|a| a.non_cpu_intensive) {
+                return None;
+            }
+            let resource = av.usage.main_resource();
+            let cpu = if resource.is_gpu() && av.usage.avg_ncpus.is_finite() {
+                av.usage.avg_ncpus.max(0.0)
+            } else {
+                0.0
+            };
+            Some(VersionFacts {
+                resource: resource.index(),
+                usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
+                cpu,
+                flops: usable_flops(av.flops, state.host.p_fpops),
+            })
+        }));
+        // A project's duration correction factor, or None when its jobs take no part (it is
+        // not CPU-intensive, or suspended: its jobs are then not nearly runnable).
+        project_dcfs.clear();
+        project_dcfs.extend(
+            state
+                .projects
+                .iter()
+                .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p))),
+        );
+        for (index, job) in state.jobs.iter().enumerate() {
+            let Some(av_id) = job.app_version else { continue };
+            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+            let Some(dcf) = project_dcfs[job.project.index()] else { continue };
+            // `job_nearly_runnable`, less what the tables above already tested (the app
+            // version, the project's suspension).
+            if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
+                continue;
+            }
+            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+            let remaining = remaining_after(unstarted_from(fpops_est, version.flops, dcf), job);
+            if remaining <= 0.0 {
+                finished_at_start.push(index);
+                continue;
+            }
+            let queue = queue_index(job.project.index(), version.resource);
+            queue_counts[queue + 1] += 1;
+            let major = (queue as u128) << 1 | u128::from(!job.is_running());
+            order.push(
+                major << 96
+                    | u128::from(order_bits(job.report_deadline)) << 32
+                    | gathered.len() as u128,
+            );
+            received.push(job.received_time);
+            gathered.push(Gathered { job: index as u32, version: av_id.index() as u32, remaining });
+        }
+        sort_by_queue(order, queue_counts, fill, sorted);
+        let order = sorted;
+        // Jobs usually arrive in order, so a run of equal deadlines is usually in the
+        // order received already.
+        // The jobs are built directly in queue order, run by run: the queue and the
+        // deadline are in the key, the rest in the small gathered record it points to.
+        let tie = |key: u128| key >> 32;
+        let received_at = |key: u128| received[key as u32 as usize];
+        let mut jobs = std::mem::take(&mut scratch.jobs);
+        jobs.clear();
+        jobs.reserve(order.len());
+        let mut origins = std::mem::take(&mut scratch.origins);
+        origins.clear();
+        origins.reserve(order.len());
+        let mut start = 0;
+        while start < order.len() {
+            let first = tie(order[start]);
+            let mut end = start + 1;
+            let mut in_order = true;
+            while end < order.len() && tie(order[end]) == first {
+                if received_at(order[end - 1]) > received_at(order[end]) {
+                    in_order = false;
+                }
+                end += 1;
+            }
+            let run = &mut order[start..end];
+            if !in_order {
+                run.sort_by(|&a, &b| received_at(a).total_cmp(&received_at(b)).then(a.cmp(&b)));
+            }
+            for &key in run.iter() {
+                let gathered = gathered[key as u32 as usize];
+                let Some(version) = versions[gathered.version as usize] else { continue };
+                jobs.push(SimJob {
+                    queue: (key >> 97) as u32,
+                    generation: 0,
+                    prev: NO_JOB,
+                    next: NO_JOB,
+                    usage: version.usage,
+                    cpu: version.cpu,
+                    work: gathered.remaining,
+                    done: false,
+                });
+                origins.push(JobOrigin {
+                    job: JobId::from_index(gathered.job as usize),
+                    initial_remaining: gathered.remaining,
+                    deadline: from_order_bits((key >> 32) as u64),
+                });
+            }
+            start = end;
+        }
+
+        // The queues are built afresh, each keeping only its heap's allocation.
+        let mut queues = std::mem::take(&mut scratch.queues);
+        queues.truncate(queues_count);
+        let reused = queues.len();
+        for q in 0..queues_count {
+            let mut completions = if q < reused {
+                std::mem::take(&mut queues[q].completions)
+            } else {
+                BinaryHeap::new()
+            };
+            completions.clear();
+            let queue = Queue {
+                project: q / NRESOURCES,
+                resource: q % NRESOURCES,
+                weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
+                availability: resources[q % NRESOURCES].availability,
+                head: NO_JOB,
+                event_slot: u32::MAX,
+                active_end: NO_JOB,
+                completions,
+                ..Queue::default()
+            };
+            if q < reused {
+                queues[q] = queue;
+            } else {
+                queues.push(queue);
+            }
+        }
+        let mut resources = resources;
+        for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {
+            resource.queues = std::mem::take(spare);
+            resource.queues.clear();
+        }
+        let mut event_queues = std::mem::take(&mut scratch.event_queues);
+        event_queues.clear();
+        let mut start = 0;
+        while start < jobs.len() {
+            let q = jobs[start].queue;
+            let end = start + jobs[start..].iter().take_while(|j| j.queue == q).count();
+            for i in start + 1..end {
+                jobs[i].prev = (i - 1) as u32;
+                jobs[i - 1].next = i as u32;
+            }
+            let queue = &mut queues[q as usize];
+            // The jobs are in queue order, so the slots are too.
+            queue.event_slot = event_queues.len() as u32;
+            event_queues.push(q);
+            queue.head = start as u32;
+            queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
+            queue.live = (end - start) as u32;
+            // Room for every job's first activation, so the heap rarely grows.
+            queue.completions.reserve(end - start);
+            resources[queue.resource].queues.push(q);
+            start = end;
+        }
+
+        let mut event_times = std::mem::take(&mut scratch.event_times);
+        event_times.clear();
+        event_times.resize(event_queues.len(), NO_EVENT);
+
+        let can_supply = |p: ProjectId, resource: ResourceType| {
+            let project = state.project(p);
+            let prsc = &project.resources[resource];
+            !project.suspended
+                && !project.dont_request_more_work
+                && !project.non_cpu_intensive
+                && !prsc.no_apps
+                && (prsc.has_app_version
+                    || queues[queue_index(p.index(), resource.index())].live > 0)
+        };
+        let target = TargetAllocation::for_state(state, can_supply);
+        for queue in &mut queues {
+            queue.share = target
+                .instances(ProjectId::from_index(queue.project), ResourceType::ALL[queue.resource]);
+        }
+
+        Simulation {
+            jobs,
+            origins,
+            finished_at_start,
+            job_count: state.jobs.len(),
+            queues,
+            resources,
+            event_times,
+            event_queues,
+            dirty: {
+                let mut dirty = std::mem::take(&mut scratch.dirty);
+                dirty.clear();
+                dirty
+            },
+            unsettled: std::mem::take(&mut scratch.unsettled),
+            horizon,
+            coprocessor_cpus: 0.0,
+            coprocessor_cpus_changed: false,
+            end_time: 0.0,
+        }
+    }
+
+    /// Hands the simulation's buffers back to `scratch` for the next one.
+    pub(super) fn recycle(self, scratch: &mut RrSimScratch) {
+        let Simulation {
+            jobs,
+            origins,
+            finished_at_start,
+            queues,
+            resources,
+            event_times,
+            event_queues,
+            dirty,
+            unsettled,
+            ..
+        } = self;
+        scratch.jobs = jobs;
+        scratch.origins = origins;
+        scratch.finished_at_start = finished_at_start;
+        scratch.queues = queues;
+        for (spare, resource) in scratch.resource_queues.iter_mut().zip(resources) {
+            *spare = resource.queues;
+        }
+        scratch.event_times = event_times;
+        scratch.event_queues = event_queues;
+        scratch.dirty = dirty;
+        scratch.unsettled = unsettled;
+    }
+}

@@ -1,0 +1,128 @@
+//! What the round-robin simulation reports: per job, per resource and per project (the
+//! module documentation of [`crate::rr_sim`] says what each figure means).
+
+use super::simulation::{EPSILON, Simulation, queue_index};
+use crate::Time;
+use crate::model::{ClientState, ResourceMap, ResourceType};
+use serde::Serialize;
+
+/// What the simulation says about one job.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct JobSim {
+    /// The job took part in the simulation (it is nearly runnable).
+    pub simulated: bool,
+    /// When the simulation finishes it (absolute time; infinite if it never progresses).
+    pub projected_completion: Time,
+    /// seed 000 deadline_missed(R): the projected completion is after the deadline.
+    pub deadline_missed: bool,
+    /// Processing seconds the job still needs (the estimate the simulation started
+    /// from), so that callers need not estimate it again.
+    pub remaining_duration: f64,
+}
+
+/// What the simulation says about one processing resource.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ResourceSim {
+    /// Instances the client may use.
+    pub instances: f64,
+    /// Idle instance-seconds over the work-buffer horizon (seed 003 `shortfall`), counting
+    /// CPUs held by coprocessor jobs as busy (6.4 note 6).
+    pub shortfall: f64,
+    /// Instances idle right after the initial job assignment (seed 003 `nidle`).
+    pub nidle: f64,
+    /// Seconds from now until the first instance becomes idle (the resource stays
+    /// saturated until then); the horizon or more when it never idles within it.
+    pub saturated_time: f64,
+    /// Jobs of this resource that would miss their deadlines.
+    pub deadlines_missed: u32,
+}
+
+/// What the simulation says about one project.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct ProjectSim {
+    /// seed 000 deadlines_missed(P), per resource.
+    pub deadlines_missed: ResourceMap<u32>,
+    /// seed 003 per-project shortfall, instance-seconds over the horizon, per resource.
+    pub shortfall: ResourceMap<f64>,
+    /// Instances of each resource the project's share entitles it to (seed 003 `share`).
+    pub share: ResourceMap<f64>,
+}
+
+impl ProjectSim {
+    /// Deadline misses over all resources.
+    pub fn total_deadlines_missed(&self) -> u32 {
+        self.deadlines_missed.0.iter().sum()
+    }
+}
+
+/// The complete result of one round-robin simulation.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct RrSimOutput {
+    /// Per job, indexed by job id (every job has an entry).
+    pub jobs: Vec<JobSim>,
+    /// Per processing resource.
+    pub resources: ResourceMap<ResourceSim>,
+    /// Per project, indexed by project id.
+    pub projects: Vec<ProjectSim>,
+    /// The horizon the shortfalls are measured over, seconds (the high water mark).
+    pub horizon: f64,
+}
+
+impl Simulation {
+    /// The simulation's findings, with job completions as absolute times.
+    pub(super) fn output(&self, state: &ClientState, now: Time) -> RrSimOutput {
+        let mut out = RrSimOutput {
+            jobs: vec![JobSim::default(); self.job_count],
+            resources: ResourceMap::default(),
+            projects: vec![ProjectSim::default(); state.projects.len()],
+            horizon: self.horizon,
+        };
+        for &j in &self.finished_at_start {
+            let deadline = state.jobs[j].report_deadline;
+            out.jobs[j] = JobSim {
+                simulated: true,
+                projected_completion: now,
+                deadline_missed: now > deadline,
+                remaining_duration: 0.0,
+            };
+        }
+        for (job, origin) in self.jobs.iter().zip(&self.origins) {
+            let projected_completion = if job.done { now + job.work } else { f64::INFINITY };
+            let deadline_missed = !job.done || projected_completion > origin.deadline;
+            out.jobs[origin.job.index()] = JobSim {
+                simulated: true,
+                projected_completion,
+                deadline_missed,
+                remaining_duration: origin.initial_remaining,
+            };
+            if deadline_missed {
+                let queue = &self.queues[job.queue as usize];
+                let resource = ResourceType::ALL[queue.resource];
+                out.resources[resource].deadlines_missed += 1;
+                out.projects[queue.project].deadlines_missed[resource] += 1;
+            }
+        }
+        for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
+            let sim = &self.resources[r];
+            let saturated_time = if sim.instances <= 0.0 {
+                0.0
+            } else {
+                sim.saturated.unwrap_or(self.horizon).min(self.horizon)
+            };
+            let out_resource = &mut out.resources[resource];
+            out_resource.instances = sim.instances;
+            out_resource.shortfall = sim.shortfall;
+            let nidle = (sim.instances - sim.initial_used).clamp(0.0, sim.instances);
+            out_resource.nidle = if nidle > EPSILON { nidle } else { 0.0 };
+            out_resource.saturated_time = saturated_time;
+        }
+        for (p, project) in out.projects.iter_mut().enumerate() {
+            for resource in ResourceType::ALL {
+                let queue = &self.queues[queue_index(p, resource.index())];
+                project.shortfall[resource] = queue.shortfall;
+                project.share[resource] = queue.share;
+            }
+        }
+        out
+    }
+}

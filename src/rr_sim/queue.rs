@@ -1,0 +1,162 @@
+//! One project's jobs on one resource: the active head of the queue, the common progress
+//! clock its active jobs run on, and the heap of their completions.
+
+use super::keys::{HeapEntry, NO_EVENT, event_key};
+use super::simulation::{EPSILON, NO_JOB, NRESOURCES, Simulation, is_stale, queue_index};
+use crate::model::ResourceType;
+use std::collections::BinaryHeap;
+
+/// The jobs of one project on one resource, and that project's accounting on it.
+#[derive(Debug, Default)]
+pub(super) struct Queue {
+    pub(super) project: usize,
+    pub(super) resource: usize,
+    /// The project's resource share, the water-filling weight.
+    pub(super) weight: f64,
+    /// The resource's availability, kept here since every clock update needs it.
+    pub(super) availability: f64,
+    /// First live job; the active jobs are `head ..= active_end` along the links.
+    pub(super) head: u32,
+    pub(super) active_end: u32,
+    pub(super) active_usage: f64,
+    pub(super) active_cpu: f64,
+    /// Usage of all live jobs, and their number.
+    pub(super) total_usage: f64,
+    pub(super) live: u32,
+    pub(super) demand: f64,
+    pub(super) pending_alloc: f64,
+    /// Instances allocated to the project on this resource.
+    pub(super) alloc: f64,
+    /// Fraction of the time each active job runs (allocation / active usage).
+    pub(super) rate: f64,
+    /// Processing seconds each active job has received since the start (the clock the
+    /// completion keys are on), as of `progress_time`.
+    pub(super) progress: f64,
+    pub(super) progress_time: f64,
+    pub(super) completions: BinaryHeap<HeapEntry>,
+    /// Its place in the event list (`Simulation::event_times`), if it has jobs.
+    pub(super) event_slot: u32,
+    pub(super) dirty: bool,
+    /// seed 003 share(P, R), instances.
+    pub(super) share: f64,
+    /// Instances the project uses on the resource, since `used_since`.
+    pub(super) used: f64,
+    pub(super) used_since: f64,
+    pub(super) shortfall: f64,
+}
+
+impl Simulation {
+    /// Gives queue `q` a new allocation at time `t`: brings its clock up to date, adjusts
+    /// its active jobs and rate, schedules its next completion and updates its usage.
+    pub(super) fn update_queue(&mut self, q: usize, alloc: f64, t: f64) {
+        self.advance(q, t);
+        let alloc_changed = self.queues[q].alloc != alloc;
+        self.queues[q].alloc = alloc;
+        self.refit(q);
+        let queue = &mut self.queues[q];
+        queue.rate = if queue.active_usage > EPSILON {
+            (queue.alloc / queue.active_usage).min(1.0)
+        } else {
+            0.0
+        };
+        self.schedule(q, t);
+        // The usage accounting only moves when the allocation or the CPUs held by
+        // coprocessor jobs do, which is rare: most completions just start the next job.
+        // The CPUs held are compared with what was last recorded, not with the queue
+        // before this update: the completion that led here already released its job's.
+        let project = self.queues[q].project;
+        let cpu_queue = queue_index(project, ResourceType::Cpu.index());
+        if alloc_changed && q != cpu_queue {
+            self.set_project_used(q, alloc, t);
+        }
+        if alloc_changed || q != cpu_queue {
+            let used = self.project_cpu_used(project);
+            if used != self.queues[cpu_queue].used {
+                self.set_project_used(cpu_queue, used, t);
+            }
+        }
+    }
+
+    /// CPUs the project uses: its CPU allocation and the CPUs its coprocessor jobs hold.
+    pub(super) fn project_cpu_used(&self, project: usize) -> f64 {
+        let base = queue_index(project, 0);
+        self.queues[base].alloc
+            + (1..NRESOURCES).map(|r| coprocessor_cpus_of(&self.queues[base + r])).sum::<f64>()
+    }
+
+    /// Moves queue `q`'s progress clock to time `t` at its current rate.
+    pub(super) fn advance(&mut self, q: usize, t: f64) {
+        let queue = &mut self.queues[q];
+        if queue.rate > 0.0 && t != queue.progress_time {
+            queue.progress += queue.rate * queue.availability * (t - queue.progress_time);
+        }
+        queue.progress_time = t;
+    }
+
+    /// Makes the active jobs the shortest head of the queue whose usage covers the
+    /// allocation.
+    pub(super) fn refit(&mut self, q: usize) {
+        let Simulation { queues, jobs, .. } = self;
+        let queue = &mut queues[q];
+        while queue.active_usage < queue.alloc - EPSILON {
+            let next = if queue.active_end == NO_JOB {
+                queue.head
+            } else {
+                jobs[queue.active_end as usize].next
+            };
+            if next == NO_JOB {
+                break;
+            }
+            let job = &mut jobs[next as usize];
+            job.generation = job.generation.wrapping_add(1);
+            job.work += queue.progress;
+            queue.completions.push(HeapEntry::new(job.work, next, job.generation));
+            queue.active_usage += job.usage;
+            queue.active_cpu += job.cpu;
+            queue.active_end = next;
+        }
+        while queue.active_end != NO_JOB {
+            let last = queue.active_end as usize;
+            let job = &mut jobs[last];
+            if queue.active_usage - job.usage < queue.alloc - EPSILON {
+                break;
+            }
+            job.work = (job.work - queue.progress).max(0.0);
+            job.generation = job.generation.wrapping_add(1);
+            queue.active_usage -= job.usage;
+            queue.active_cpu -= job.cpu;
+            queue.active_end = job.prev;
+        }
+        if queue.active_end == NO_JOB {
+            queue.active_usage = 0.0;
+            queue.active_cpu = 0.0;
+        }
+    }
+
+    /// Drops queue `q`'s pending event and schedules its next completion.
+    pub(super) fn schedule(&mut self, q: usize, t: f64) {
+        let Simulation { queues, jobs, event_times, .. } = self;
+        let queue = &mut queues[q];
+        // Only a queue with jobs is ever scheduled, and each has a slot.
+        let Some(next_event) = event_times.get_mut(queue.event_slot as usize) else { return };
+        *next_event = NO_EVENT;
+        if queue.rate <= 0.0 || queue.active_end == NO_JOB {
+            return;
+        }
+        while let Some(top) = queue.completions.peek() {
+            if is_stale(jobs, top) {
+                queue.completions.pop();
+                continue;
+            }
+            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
+            *next_event = event_key(t + wait);
+            break;
+        }
+    }
+}
+
+/// CPUs the active jobs of a coprocessor queue hold (each for the fraction of the time it
+/// runs).
+pub(super) fn coprocessor_cpus_of(queue: &Queue) -> f64 {
+    if queue.resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
+}

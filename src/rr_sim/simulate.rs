@@ -1,0 +1,63 @@
+//! The entry points of the round-robin simulation, and the buffers a caller may keep
+//! between simulations.
+
+use super::gather::{Gathered, VersionFacts};
+use super::output::RrSimOutput;
+use super::queue::Queue;
+use super::simulation::{JobOrigin, NRESOURCES, SimJob, Simulation};
+use crate::Time;
+use crate::model::{ClientState, ProjectFacts};
+
+/// Runs the simulation for the state at `now` (see the module documentation for the
+/// model). `facts` are the [`ProjectFacts`] of the same state; they only size the
+/// buffers. Completion times in the output are absolute; every job has an entry, and
+/// those that took no part are left at `JobSim::default()`.
+pub fn simulate(state: &ClientState, facts: &[ProjectFacts], now: Time) -> RrSimOutput {
+    simulate_with_scratch(state, facts, now, &mut RrSimScratch::default())
+}
+
+/// [`simulate`] working in buffers kept from an earlier simulation: a caller that
+/// simulates at every decision (the client's control loop) allocates them once instead
+/// of once per decision. The result does not depend on what the scratch held.
+pub fn simulate_with_scratch(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    now: Time,
+    scratch: &mut RrSimScratch,
+) -> RrSimOutput {
+    let mut simulation = Simulation::new(state, facts, scratch);
+    simulation.run();
+    let output = simulation.output(state, now);
+    simulation.recycle(scratch);
+    output
+}
+
+/// The buffers of one round-robin simulation, for [`simulate_with_scratch`]: empty
+/// between simulations, with the capacity the last one needed.
+#[derive(Debug, Default)]
+pub struct RrSimScratch {
+    pub(super) gathered: Vec<Gathered>,
+    pub(super) order: Vec<u128>,
+    pub(super) sorted: Vec<u128>,
+    pub(super) received: Vec<f64>,
+    pub(super) queue_counts: Vec<usize>,
+    pub(super) fill: Vec<usize>,
+    pub(super) versions: Vec<Option<VersionFacts>>,
+    pub(super) project_dcfs: Vec<Option<f64>>,
+    pub(super) jobs: Vec<SimJob>,
+    pub(super) origins: Vec<JobOrigin>,
+    pub(super) finished_at_start: Vec<usize>,
+    pub(super) queues: Vec<Queue>,
+    pub(super) resource_queues: [Vec<u32>; NRESOURCES],
+    pub(super) event_times: Vec<u64>,
+    pub(super) event_queues: Vec<u32>,
+    pub(super) dirty: Vec<u32>,
+    pub(super) unsettled: Vec<u32>,
+}
+
+/// A clone starts with empty buffers: what they hold between simulations means nothing.
+impl Clone for RrSimScratch {
+    fn clone(&self) -> Self {
+        RrSimScratch::default()
+    }
+}

@@ -1,0 +1,237 @@
+//! The round-robin simulation's working state and its event loop: from the initial
+//! assignment, step from one job completion to the next until no job can progress.
+
+use super::keys::{HeapEntry, NO_EVENT, event_time};
+use super::queue::Queue;
+use crate::Time;
+use crate::model::{JobId, ResourceType};
+
+/// A job that declares no use of its main resource is taken to use this many instances,
+/// so that a resource is always shared among finitely many jobs.
+pub(super) const MIN_JOB_USAGE: f64 = 0.01;
+
+/// Slack for comparing instance counts and progress, far below anything observable.
+pub(super) const EPSILON: f64 = 1e-9;
+
+/// "No job" in the intrusive queue links.
+pub(super) const NO_JOB: u32 = u32::MAX;
+
+/// One simulated job: only what the event loop reads and writes, so that the jobs it
+/// walks pack densely (what the output alone needs is in [`JobOrigin`]).
+#[derive(Debug, Clone)]
+pub(super) struct SimJob {
+    pub(super) queue: u32,
+    /// Bumped on every activation and deactivation, to recognise stale heap entries.
+    pub(super) generation: u32,
+    pub(super) prev: u32,
+    pub(super) next: u32,
+    /// Instances of the main resource it occupies.
+    pub(super) usage: f64,
+    /// CPUs a coprocessor job holds besides (0 for CPU jobs).
+    pub(super) cpu: f64,
+    /// Processing seconds left while the job is not active; the queue's progress clock
+    /// value at which it finishes while active; its completion time once done. Only one
+    /// of these is meaningful at a time, so they share the field.
+    pub(super) work: f64,
+    pub(super) done: bool,
+}
+
+/// What the output needs of a simulated job besides its completion, in the same order
+/// as [`Simulation::jobs`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct JobOrigin {
+    pub(super) job: JobId,
+    /// Processing seconds left at the start of the simulation.
+    pub(super) initial_remaining: f64,
+    pub(super) deadline: Time,
+}
+
+/// One processing resource.
+#[derive(Debug, Default)]
+pub(super) struct ResourceState {
+    pub(super) instances: f64,
+    pub(super) availability: f64,
+    /// The capacity the current allocations were computed for (NaN: none yet).
+    pub(super) capacity: f64,
+    /// Queues of this resource that have jobs.
+    pub(super) queues: Vec<u32>,
+    /// Instances in use (uncapped), since `used_since`.
+    pub(super) used: f64,
+    pub(super) used_since: f64,
+    pub(super) shortfall: f64,
+    pub(super) saturated: Option<f64>,
+    pub(super) initial_used: f64,
+}
+
+/// The simulation's working state; times are seconds from `now`.
+pub(crate) struct Simulation {
+    pub(super) jobs: Vec<SimJob>,
+    pub(super) origins: Vec<JobOrigin>,
+    /// Output slot of each job that was left out of the queues because it has no work
+    /// left: it completes at once.
+    pub(super) finished_at_start: Vec<usize>,
+    pub(super) job_count: usize,
+    pub(super) queues: Vec<Queue>,
+    pub(super) resources: [ResourceState; 4],
+    /// The pending events of the queues that have jobs (seconds from now), kept apart
+    /// from the queues so that finding the next one reads a few cache lines: each the
+    /// time's [`order_bits`], [`NO_EVENT`] where the queue has none. The slots are in
+    /// queue order, so the first slot with the earliest time is the lowest queue index
+    /// among those due then, and the scan for it is a plain minimum of small integers.
+    pub(super) event_times: Vec<u64>,
+    /// The queue of each slot of `event_times`.
+    pub(super) event_queues: Vec<u32>,
+    pub(super) dirty: Vec<u32>,
+    pub(super) unsettled: Vec<u32>,
+    pub(super) horizon: f64,
+    /// CPUs held by the active coprocessor jobs.
+    pub(super) coprocessor_cpus: f64,
+    pub(super) coprocessor_cpus_changed: bool,
+    pub(super) end_time: f64,
+}
+
+pub(super) const NRESOURCES: usize = ResourceType::ALL.len();
+
+pub(super) fn queue_index(project: usize, resource: usize) -> usize {
+    project * NRESOURCES + resource
+}
+
+impl Simulation {
+    /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
+    /// the CPU), then steps from completion to completion until no job can progress.
+    pub(super) fn run(&mut self) {
+        for gpu in ResourceType::GPUS {
+            self.reallocate(gpu.index(), 0.0, true);
+        }
+        self.reallocate(ResourceType::Cpu.index(), 0.0, true);
+        for resource in &mut self.resources {
+            resource.initial_used = resource.used;
+        }
+        while let Some((slot, q)) = self.next_event() {
+            let t = event_time(std::mem::replace(&mut self.event_times[slot], NO_EVENT));
+            self.end_time = t;
+            self.complete_due(q, t);
+            let r = self.queues[q].resource;
+            if self.still_covered(q) {
+                // The project still wants at least its allocation, so every allocation
+                // on the resource stays as it is: only its own active jobs move on.
+                let alloc = self.queues[q].alloc;
+                self.update_queue(q, alloc, t);
+                if r != ResourceType::Cpu.index() {
+                    self.recount_coprocessor_cpus();
+                }
+            } else {
+                if !self.queues[q].dirty {
+                    self.queues[q].dirty = true;
+                    self.dirty.push(q as u32);
+                }
+                self.reallocate(r, t, false);
+            }
+            if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
+                self.reallocate(ResourceType::Cpu.index(), t, false);
+            }
+        }
+        let horizon = self.horizon;
+        for r in 0..NRESOURCES {
+            let used = self.resources[r].used;
+            self.set_resource_used(r, used, horizon);
+        }
+        for q in 0..self.queues.len() {
+            let used = self.queues[q].used;
+            self.set_project_used(q, used, horizon);
+        }
+    }
+
+    /// The queue whose pending event comes first: the earliest time, ties to the lowest
+    /// queue index. The queues with jobs are few (at most projects × resources), so a
+    /// scan costs less than keeping a heap of events, most of which would go stale.
+    /// Returns its slot in the event list and its index.
+    pub(super) fn next_event(&self) -> Option<(usize, usize)> {
+        let mut first = NO_EVENT;
+        let mut first_slot = 0;
+        for (slot, &key) in self.event_times.iter().enumerate() {
+            if key < first {
+                first = key;
+                first_slot = slot;
+            }
+        }
+        (first != NO_EVENT).then(|| (first_slot, self.event_queues[first_slot] as usize))
+    }
+
+    /// Completes the job queue `q`'s event was for, and any that finish at the same time.
+    /// The caller decides whether the allocations must be recomputed.
+    pub(super) fn complete_due(&mut self, q: usize, t: f64) {
+        self.advance(q, t);
+        let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
+        let mut first = true;
+        while let Some(&top) = self.queues[q].completions.peek() {
+            if is_stale(&self.jobs, &top) {
+                self.queues[q].completions.pop();
+                continue;
+            }
+            if !first && top.key() > self.queues[q].progress + tolerance {
+                break;
+            }
+            self.queues[q].completions.pop();
+            self.finish(top.id() as usize, t);
+            first = false;
+        }
+    }
+
+    /// Whether queue `q` can keep its allocation after a completion without reallocating
+    /// its resource: the capacity has not moved and its jobs still want it all (the test
+    /// `reallocate` makes for its dirty queues).
+    pub(super) fn still_covered(&self, q: usize) -> bool {
+        let queue = &self.queues[q];
+        let resource = &self.resources[queue.resource];
+        let cpu = queue.resource == ResourceType::Cpu.index();
+        let capacity = if cpu {
+            (resource.instances - self.coprocessor_cpus).max(0.0)
+        } else {
+            resource.instances
+        };
+        !(cpu && self.coprocessor_cpus_changed)
+            && (capacity - resource.capacity).abs() <= EPSILON
+            && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
+    }
+
+    /// Records job `j`'s completion at `t` and unlinks it from its queue.
+    pub(super) fn finish(&mut self, j: usize, t: f64) {
+        let Simulation { queues, jobs, .. } = self;
+        let job = &mut jobs[j];
+        job.done = true;
+        job.work = t;
+        let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
+        let queue = &mut queues[job.queue as usize];
+        queue.active_usage -= usage;
+        queue.active_cpu -= cpu;
+        queue.total_usage -= usage;
+        queue.live -= 1;
+        if queue.active_end == j as u32 {
+            queue.active_end = prev;
+        }
+        if prev == NO_JOB {
+            queue.head = next;
+        } else {
+            jobs[prev as usize].next = next;
+        }
+        if next != NO_JOB {
+            jobs[next as usize].prev = prev;
+        }
+        if queue.active_end == NO_JOB {
+            queue.active_usage = 0.0;
+            queue.active_cpu = 0.0;
+        }
+        if queue.live == 0 {
+            queue.total_usage = 0.0;
+        }
+    }
+}
+
+/// Whether a completion entry no longer describes an active job's finish. The stamp
+/// alone tells: an entry is pushed only on activation, with the generation that
+/// activation set; deactivation moves the generation on; and a finishing job's own
+/// entry is the one just popped, so no entry of a done job carries its generation.
+pub(super) fn is_stale(jobs: &[SimJob], entry: &HeapEntry) -> bool {
+    jobs[entry.id() as usize].generation != entry.stamp()
+}
