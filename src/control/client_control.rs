@@ -250,7 +250,7 @@ impl ClientControl {
             usage,
             gpu_instances: task.gpu_instances.clone(),
             status,
-            program: task_program(&self.state, id, task.slot),
+            program: task_program(&self.state, id, task.slot).map(Box::new),
         })
     }
 
@@ -599,14 +599,20 @@ impl ClientControl {
         }
         let Some(reply) = reply else { return false };
         // Only what the request reported is acknowledged: results that became ready
-        // while the RPC was under way go with the next one.
-        let reported: std::collections::HashSet<&str> =
-            call.reported.iter().map(String::as_str).collect();
+        // while the RPC was under way go with the next one. (A request reports a few
+        // results, rarely more than 64: a set only pays for itself beyond a handful.)
+        let many = (call.reported.len() > 16).then(|| {
+            call.reported.iter().map(String::as_str).collect::<std::collections::HashSet<_>>()
+        });
+        let reported = |name: &str| match &many {
+            Some(set) => set.contains(name),
+            None => call.reported.iter().any(|r| r == name),
+        };
         for job in &mut self.state.jobs {
             if job.project == project
                 && job.ready_to_report
                 && !job.got_server_ack
-                && reported.contains(job.name.as_str())
+                && reported(job.name.as_str())
             {
                 job.got_server_ack = true;
                 self.acked_jobs += 1;

@@ -146,8 +146,26 @@ pub fn project_dir(master_url: &str) -> String {
     format!("{PROJECTS_DIR}/{escaped}")
 }
 
-/// The program of job `id`'s task in `slot`, from the client state.
-pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> TaskProgram {
+/// The program of job `id`'s task in `slot`, from the client state; `None` when its
+/// app version names no program to run (emulator scenarios: building one for every
+/// emulated start would cost the emulator for nothing).
+pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> Option<TaskProgram> {
+    let job = state.job(id);
+    let version = job.app_version.map(|av| state.app_version(av));
+    if !version.is_some_and(names_a_program) {
+        return None;
+    }
+    Some(program_of(state, id, slot))
+}
+
+/// Whether an app version names a program to run. The state model does not carry an
+/// app version's files yet: until it does, no version names one.
+fn names_a_program(_version: &crate::model::AppVersion) -> bool {
+    false
+}
+
+/// Everything but the files of job `id`'s task in `slot`.
+fn program_of(state: &ClientState, id: JobId, slot: u32) -> TaskProgram {
     let job = state.job(id);
     let workunit = state.workunit(job.workunit);
     let project = state.project(job.project);

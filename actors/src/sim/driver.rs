@@ -181,12 +181,7 @@ impl VirtualDriver {
         Ok(RunReport {
             decisions,
             rpcs,
-            simulation: Some(super::SimResult {
-                figures,
-                trace,
-                decisions,
-                rpcs,
-            }),
+            simulation: Some(super::SimResult { figures, trace, decisions, rpcs }),
         })
     }
 }
