@@ -9,13 +9,17 @@
 //! - [`effects`]: the effect traits and their typed errors;
 //! - [`sim`]: the simulated effects and the virtual-time driver;
 //! - [`journal`]: the message journal and replay;
-//! - [`client`]: the embedding API.
+//! - [`client`]: the embedding API;
+//! - [`live`]: the real effects (the process host that runs apps);
+//! - [`app_api`]: the app's side of BOINC's API, for science apps written in Rust.
 
 #![warn(missing_docs)]
 
+pub mod app_api;
 pub mod client;
 pub mod effects;
 pub mod journal;
+pub mod live;
 pub mod runtime;
 pub mod sim;
 pub mod state_files;

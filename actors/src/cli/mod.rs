@@ -1,4 +1,5 @@
 //! The `boinc-rs` commands.
 
+pub(crate) mod example_app;
 pub(crate) mod explain;
 pub(crate) mod sim;
