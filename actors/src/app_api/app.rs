@@ -60,7 +60,8 @@ pub enum AppControl {
 struct Attached {
     mapping: Arc<SharedMapping>,
     state: Arc<SharedState>,
-    thread: std::thread::JoinHandle<()>,
+    /// The API thread, until it is stopped.
+    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     _lock: Flock<File>,
 }
 
@@ -136,7 +137,12 @@ impl BoincApp {
         Ok(BoincApp {
             slot_dir: slot_dir.to_path_buf(),
             init_data,
-            attached: Some(Attached { mapping, state: Arc::clone(&state), thread, _lock: lock }),
+            attached: Some(Attached {
+                mapping,
+                state: Arc::clone(&state),
+                thread: std::sync::Mutex::new(Some(thread)),
+                _lock: lock,
+            }),
             state,
             last_checkpoint: std::sync::Mutex::new(Instant::now()),
         })
@@ -207,32 +213,36 @@ impl BoincApp {
     }
 
     /// Exits as the client asked: status 0 for a quit, [`EXIT_ABORTED_BY_CLIENT`] for an
-    /// abort (and 0 for `Continue`, which asks nothing).
+    /// abort (and 0 for `Continue`, which asks nothing). The client first gets a last
+    /// status report, so that it knows the app's latest checkpoint.
     pub fn exit_for(&self, control: AppControl) -> ! {
+        self.detach();
         std::process::exit(match control {
             AppControl::Abort => EXIT_ABORTED_BY_CLIENT,
             AppControl::Quit | AppControl::Continue => 0,
         })
     }
 
-    /// Stops the API thread after a last status report (waiting up to a second for the
-    /// client to read the previous one).
-    fn detach(&mut self) {
-        if let Some(attached) = self.attached.take() {
-            attached.state.stop();
-            let _ = attached.thread.join();
-            let deadline = Instant::now() + Duration::from_secs(1);
-            while !send_status(&attached.mapping, &attached.state, self.init_data.wu_cpu_time)
-                && Instant::now() < deadline
-            {
-                std::thread::sleep(Duration::from_millis(20));
-            }
+    /// Stops the API thread, then makes a last status report (waiting up to a second for
+    /// the client to read the previous one).
+    fn detach(&self) {
+        let Some(attached) = &self.attached else { return };
+        attached.state.stop();
+        let thread = attached.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !send_status(&attached.mapping, &attached.state, self.init_data.wu_cpu_time)
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
     /// The job is done (`status` 0) or failed (non-zero): tells the client and exits
     /// with `status`.
-    pub fn finish(mut self, status: i32) -> ! {
+    pub fn finish(self, status: i32) -> ! {
         self.fraction_done(1.0);
         self.detach();
         let file = FinishFile { status, message: None, is_notice: false };
@@ -241,7 +251,7 @@ impl BoincApp {
     }
 
     /// Asks the client to restart the app after `delay` seconds, for `reason`, and exits.
-    pub fn temporary_exit(mut self, delay: f64, reason: &str) -> ! {
+    pub fn temporary_exit(self, delay: f64, reason: &str) -> ! {
         self.detach();
         let request = TemporaryExit { delay, reason: reason.to_owned(), is_notice: false };
         let _ = std::fs::write(self.slot_dir.join(TEMPORARY_EXIT_FILE), request.to_text());

@@ -150,6 +150,14 @@ impl Run {
             .fold(0.0, f64::max)
     }
 
+    /// The latest running status.
+    pub fn last_running(&self) -> Option<ProcessStatus> {
+        self.reports.iter().rev().find_map(|(_, r)| match r {
+            TaskReport::Running(s) => Some(*s),
+            _ => None,
+        })
+    }
+
     /// How many times the reported checkpoint CPU time moved.
     pub fn checkpoints(&self) -> usize {
         let mut last = 0.0;
@@ -177,10 +185,11 @@ pub async fn poll_until(
     let started = Instant::now();
     let mut run = Run::default();
     loop {
+        let at = driver.now();
         let report = driver.poll().await.expect("the task actor answers");
         let ended = matches!(report, TaskReport::Finished(_) | TaskReport::Failed { .. });
         let stop = until(&report);
-        run.reports.push((driver.now(), report));
+        run.reports.push((at, report));
         if ended || stop {
             return run;
         }
@@ -192,4 +201,50 @@ pub async fn poll_until(
 /// Runs an async test body on an actix system on this thread.
 pub fn live<F: std::future::Future<Output = ()>>(body: F) {
     actix::System::new().block_on(body);
+}
+
+/// CPU seconds this thread has used (the actors of a live test run on it).
+pub fn thread_cpu_seconds() -> f64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    let usage = getrusage(UsageWho::RUSAGE_THREAD).expect("getrusage");
+    let seconds = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    seconds(usage.user_time()) + seconds(usage.system_time())
+}
+
+/// Whether a process exists (and is not a zombie waiting to be reaped).
+pub fn process_alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// A process host that records when it was asked to start an app, around the live one.
+pub struct RecordingHost {
+    pub inner: LiveProcessHost,
+    pub starts: std::sync::Mutex<Vec<f64>>,
+}
+
+impl ProcessHost for RecordingHost {
+    fn command(
+        &self,
+        command: &boinc_core::control::TaskCommand,
+    ) -> Result<(), boinc_actors::effects::ProcessError> {
+        if matches!(command, boinc_core::control::TaskCommand::Start(_)) {
+            use boinc_actors::effects::Clock;
+            self.starts.lock().unwrap().push(SystemClock.now());
+        }
+        self.inner.command(command)
+    }
+    fn poll(
+        &self,
+        slot: u32,
+    ) -> Result<boinc_actors::effects::ProcessReport, boinc_actors::effects::ProcessError> {
+        self.inner.poll(slot)
+    }
+    fn reap(&self, slot: u32) -> Result<(), boinc_actors::effects::ProcessError> {
+        self.inner.reap(slot)
+    }
+    fn kill(&self, slot: u32) -> Result<(), boinc_actors::effects::ProcessError> {
+        self.inner.kill(slot)
+    }
 }

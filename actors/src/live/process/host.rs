@@ -13,7 +13,7 @@ use super::containment::write_containment_available;
 use super::slot::SlotLayout;
 use super::task_process::{RunState, TaskProcess};
 use crate::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
-use boinc_core::control::{TaskCommand, TaskSpec};
+use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::protocol::app_api::InitData;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,9 @@ struct SlotRecord {
     layout: SlotLayout,
     /// The current run, until its end has been reported.
     process: Option<TaskProcess>,
+    /// The last status of the previous run: where the app's own checkpoint in the slot
+    /// stands, which may be newer than what the scheduler heard before the run ended.
+    last_status: Option<ProcessStatus>,
 }
 
 /// The tail of an ended task's standard error, kept after its slot is gone.
@@ -117,7 +120,16 @@ impl LiveProcessHost {
             return Ok(());
         }
         let layout = SlotLayout::of(&self.config.data_dir, spec)?;
-        let known = slots.get(&spec.slot).is_some_and(|r| r.spec.job == spec.job);
+        let known = slots.get(&spec.slot).filter(|r| r.spec.job == spec.job);
+        // The app resumes from its checkpoint in the slot: count from there.
+        let later = known.and_then(|r| r.last_status).filter(|last| {
+            last.checkpoint_cpu_time > spec.status.checkpoint_cpu_time && !last.finished
+        });
+        let spec = &match later {
+            Some(last) => TaskSpec { status: last, ..spec.clone() },
+            None => spec.clone(),
+        };
+        let known = known.is_some();
         let fresh = !known && layout.occupant().as_deref() != Some(result_name(spec));
         let data_dir = self.config.data_dir.to_string_lossy();
         let mut init_data = InitData::for_task(
@@ -130,7 +142,10 @@ impl LiveProcessHost {
         init_data.result_name = result_name(spec).to_owned();
         let process = TaskProcess::start(spec, layout.clone(), &init_data, fresh, self.contain)?;
         tracing::info!(slot = spec.slot, job = %spec.job, pid = process.pid(), fresh, "app started");
-        slots.insert(spec.slot, SlotRecord { spec: spec.clone(), layout, process: Some(process) });
+        slots.insert(
+            spec.slot,
+            SlotRecord { spec: spec.clone(), layout, process: Some(process), last_status: None },
+        );
         Ok(())
     }
 
@@ -184,10 +199,12 @@ impl ProcessHost for LiveProcessHost {
             RunState::Exited { exit, status } => {
                 tracing::info!(slot, job = %record.spec.job, ?exit, "app exited");
                 record.process = None;
+                record.last_status = Some(status);
                 Ok(ProcessReport::Exited { exit, status })
             }
-            RunState::Gone(_) => {
+            RunState::Gone(status) => {
                 record.process = None;
+                record.last_status = Some(status);
                 Ok(ProcessReport::Gone)
             }
         }

@@ -274,10 +274,7 @@ impl TaskProcess {
                 );
             }
         }
-        if let Ok(usage) = measure_tree(self.pid.as_raw()) {
-            self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
-            self.resident_bytes = usage.resident_bytes;
-        }
+        self.measure();
         let heartbeat = Heartbeat {
             working_set_size: self.resident_bytes,
             max_working_set_size: config.max_working_set,
@@ -318,6 +315,15 @@ impl TaskProcess {
             }
         }
         RunState::Alive(self.status)
+    }
+
+    /// Measures the process tree (CPU time never goes back: a child that ended without
+    /// being waited for takes its time with it).
+    fn measure(&mut self) {
+        if let Ok(usage) = measure_tree(self.pid.as_raw()) {
+            self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
+            self.resident_bytes = usage.resident_bytes;
+        }
     }
 
     /// The limit the run is over, if any.
@@ -390,6 +396,8 @@ impl TaskProcess {
     /// The process exited (`status`, not yet reaped): kill what it left in its group,
     /// reap it, and say how it ended.
     fn exited(&mut self, spec: &TaskSpec, wait: WaitStatus, now: Time) -> RunState {
+        // Until it is reaped, the exited process still shows its final CPU time.
+        self.measure();
         let _ = killpg(self.pid, Signal::SIGKILL);
         let _ = waitpid(self.pid, None);
         self.stop_clock(Instant::now());
