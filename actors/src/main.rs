@@ -55,6 +55,10 @@ enum Command {
         #[arg(value_name = "FILE")]
         journal: PathBuf,
     },
+    /// Run one app under the client's process supervision, in a scratch data directory
+    /// without a server, and report how it behaved: exit status, checkpoints, progress,
+    /// CPU time, suspensions honoured, restarts, outputs.
+    AppTest(cli::app_test::AppTestArgs),
     /// The example science app: real work for some CPU seconds or flops, with
     /// checkpoints, progress and BOINC's app API. A client runs it in a slot directory.
     ExampleApp(cli::example_app::ExampleAppArgs),
@@ -111,6 +115,7 @@ fn run() -> Result<()> {
         }
         Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),
+        Command::AppTest(args) => cli::app_test::app_test(args),
         Command::ExampleApp(args) => cli::example_app::example_app(args),
     }
 }
