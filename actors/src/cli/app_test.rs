@@ -128,10 +128,14 @@ struct Progress {
 }
 
 impl Progress {
-    fn saw(&mut self, status: &ProcessStatus, elapsed: f64, observations: &mut Observations) {
+    /// Counts a checkpoint the running app reported (a finish is not one).
+    fn saw_checkpoint(&mut self, status: &ProcessStatus) {
         if status.checkpoint_cpu_time > self.last.checkpoint_cpu_time {
             self.checkpoints += 1;
         }
+    }
+
+    fn saw(&mut self, status: &ProcessStatus, elapsed: f64, observations: &mut Observations) {
         if observations.fraction_samples.last().is_none_or(|&(_, f)| f != status.fraction_done) {
             observations.fraction_samples.push((elapsed, status.fraction_done));
         }
@@ -243,6 +247,7 @@ async fn drive(
         let report = driver.poll().await?;
         match &report {
             TaskReport::Running(status) => {
+                progress.saw_checkpoint(status);
                 progress.saw(status, elapsed, &mut observations);
                 if suspended.is_some_and(|at| elapsed >= at + SUSPEND_SETTLE) && !resumed {
                     suspended_cpu
