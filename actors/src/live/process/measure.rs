@@ -4,15 +4,19 @@
 //! accounting or limits.
 //!
 //! The tree is found from the app's process through `/proc/PID/task/PID/children`, so a
-//! poll reads two small files per process: cheap enough to poll every task every
-//! second.
+//! poll reads two small files per process (the app's own kept open between polls):
+//! cheap enough to poll every task every second.
 
+use std::fs::File;
 use std::io;
+use std::os::unix::fs::FileExt;
 use std::sync::OnceLock;
 
 /// The most processes of one task that are measured (an app that forks without bound
 /// is still measured in bounded time).
 const MAX_PROCESSES: usize = 256;
+/// The most bytes read of one /proc file (a stat line is a few hundred bytes).
+const PROC_READ_LIMIT: usize = 4096;
 
 /// A task's use of the host at one instant.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -70,43 +74,116 @@ fn parse_stat(line: &str) -> Option<StatFigures> {
     Some(StatFigures { cpu_ticks, resident_pages })
 }
 
-/// The children of `pid` (of its main thread: apps fork from their main thread).
-fn children(pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .map(|text| text.split_whitespace().filter_map(|p| p.parse().ok()).collect())
-        .unwrap_or_default()
+/// Reads a small /proc file from its start into `buffer` (at most
+/// [`PROC_READ_LIMIT`] bytes). These files are generated whole by one read: a read
+/// that does not fill the buffer has reached the end.
+fn read_proc(file: &File, buffer: &mut Vec<u8>) -> io::Result<()> {
+    buffer.clear();
+    buffer.resize(PROC_READ_LIMIT, 0);
+    let read = file.read_at(buffer, 0)?;
+    buffer.truncate(read);
+    Ok(())
 }
 
-/// Measures the process `pid` and its descendants. Fails only if `pid` itself cannot
-/// be read (it is gone); descendants that vanish meanwhile are skipped.
-pub(crate) fn measure_tree(pid: i32) -> io::Result<TreeUsage> {
-    let mut usage = TreeUsage::default();
-    let mut pending = vec![pid];
-    let mut ticks = 0u64;
-    let mut pages = 0u64;
-    while let Some(next) = pending.pop() {
-        if usage.processes >= MAX_PROCESSES {
-            break;
+/// The children of a process, from its main thread's `children` file.
+fn parse_children(text: &[u8]) -> impl Iterator<Item = i32> + '_ {
+    text.split(|b| b.is_ascii_whitespace())
+        .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
+}
+
+/// Every this many polls, the children of all of the app's threads are looked for, not
+/// only those of its main thread.
+const THREAD_SCAN_EVERY: u32 = 10;
+
+/// The children of every thread of `pid` (a directory listing and one read per thread).
+fn children_of_all_threads(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read(task.path().join("children")).ok())
+        .flat_map(|text| parse_children(&text).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Measures an app's process tree, poll after poll. The app's own /proc files stay
+/// open between polls (a read from the start regenerates them), so a poll of an app
+/// without children costs two reads. Apps start their children from their main thread;
+/// children of other threads are looked for every [`THREAD_SCAN_EVERY`] polls and
+/// measured from then on.
+#[derive(Debug)]
+pub(crate) struct TreeMeter {
+    pid: i32,
+    stat: Option<File>,
+    children: Option<File>,
+    /// Children of the app's other threads, as last found.
+    other_children: Vec<i32>,
+    polls: u32,
+    buffer: Vec<u8>,
+}
+
+impl TreeMeter {
+    /// A meter for the tree under `pid`.
+    pub(crate) fn new(pid: i32) -> Self {
+        TreeMeter {
+            pid,
+            stat: File::open(format!("/proc/{pid}/stat")).ok(),
+            children: File::open(format!("/proc/{pid}/task/{pid}/children")).ok(),
+            other_children: Vec::new(),
+            polls: 0,
+            buffer: Vec::with_capacity(PROC_READ_LIMIT),
         }
-        let figures = match std::fs::read_to_string(format!("/proc/{next}/stat")) {
-            Ok(line) => parse_stat(&line),
-            Err(error) if next == pid => return Err(error),
-            Err(_) => continue,
-        };
-        let Some(figures) = figures else {
-            if next == pid {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "unreadable /proc stat"));
-            }
-            continue;
-        };
-        ticks = ticks.saturating_add(figures.cpu_ticks);
-        pages = pages.saturating_add(figures.resident_pages);
-        usage.processes += 1;
-        pending.extend(children(next));
     }
-    usage.cpu_seconds = ticks as f64 / clock_ticks_per_second();
-    usage.resident_bytes = pages as f64 * page_size();
-    Ok(usage)
+
+    /// Measures the process and its descendants. Fails only if the process itself
+    /// cannot be read (it is gone); descendants that vanish meanwhile are skipped.
+    pub(crate) fn measure(&mut self) -> io::Result<TreeUsage> {
+        let stat = self.stat.as_ref().ok_or(io::ErrorKind::NotFound)?;
+        read_proc(stat, &mut self.buffer)?;
+        let figures = std::str::from_utf8(&self.buffer)
+            .ok()
+            .and_then(parse_stat)
+            .ok_or(io::ErrorKind::InvalidData)?;
+        let mut ticks = figures.cpu_ticks;
+        let mut pages = figures.resident_pages;
+        let mut processes = 1;
+        let mut pending: Vec<i32> = match &self.children {
+            Some(children) if read_proc(children, &mut self.buffer).is_ok() => {
+                parse_children(&self.buffer).collect()
+            }
+            _ => Vec::new(),
+        };
+        if self.polls % THREAD_SCAN_EVERY == 0 {
+            self.other_children = children_of_all_threads(self.pid);
+            self.other_children.retain(|child| !pending.contains(child));
+        }
+        self.polls = self.polls.wrapping_add(1);
+        pending.extend(&self.other_children);
+        let mut seen = 0;
+        while let Some(next) = pending.pop() {
+            seen += 1;
+            if seen > MAX_PROCESSES {
+                break;
+            }
+            let Some(figures) = std::fs::read_to_string(format!("/proc/{next}/stat"))
+                .ok()
+                .as_deref()
+                .and_then(parse_stat)
+            else {
+                continue;
+            };
+            ticks = ticks.saturating_add(figures.cpu_ticks);
+            pages = pages.saturating_add(figures.resident_pages);
+            processes += 1;
+            if let Ok(text) = std::fs::read(format!("/proc/{next}/task/{next}/children")) {
+                pending.extend(parse_children(&text));
+            }
+        }
+        Ok(TreeUsage {
+            cpu_seconds: ticks as f64 / clock_ticks_per_second(),
+            resident_bytes: pages as f64 * page_size(),
+            processes,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -126,10 +203,16 @@ mod tests {
     }
 
     #[test]
-    fn measures_this_process() {
-        let usage = measure_tree(std::process::id() as i32).unwrap();
-        assert!(usage.processes >= 1);
+    fn measures_a_process_and_its_children() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut meter = TreeMeter::new(std::process::id() as i32);
+        let usage = meter.measure().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // The test runs on a thread other than the main one: its child is found by the
+        // scan of every thread's children.
+        assert!(usage.processes >= 2, "this process and its child: {usage:?}");
         assert!(usage.resident_bytes > 0.0);
-        assert!(measure_tree(i32::MAX).is_err());
+        assert!(TreeMeter::new(i32::MAX).measure().is_err());
     }
 }

@@ -19,7 +19,7 @@
 use super::app_channels::AppChannels;
 use super::config::ProcessHostConfig;
 use super::containment::write_rules;
-use super::measure::measure_tree;
+use super::measure::TreeMeter;
 use super::shared_memory::ChannelFile;
 use super::slot::SlotLayout;
 use super::spawn::spawn_app;
@@ -77,6 +77,7 @@ pub(crate) enum RunState {
 #[derive(Debug)]
 pub(crate) struct TaskProcess {
     pid: Pid,
+    meter: TreeMeter,
     layout: SlotLayout,
     channels: Option<AppChannels>,
     stderr: File,
@@ -140,6 +141,7 @@ impl TaskProcess {
         };
         Ok(TaskProcess {
             pid: Pid::from_raw(pid),
+            meter: TreeMeter::new(pid),
             layout,
             channels,
             stderr,
@@ -320,7 +322,7 @@ impl TaskProcess {
     /// Measures the process tree (CPU time never goes back: a child that ended without
     /// being waited for takes its time with it).
     fn measure(&mut self) {
-        if let Ok(usage) = measure_tree(self.pid.as_raw()) {
+        if let Ok(usage) = self.meter.measure() {
             self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
             self.resident_bytes = usage.resident_bytes;
         }
