@@ -21,12 +21,11 @@
 //! app_supervision_overhead -- --seconds 180` (prints one JSON object).
 
 use boinc_actors::effects::{ProcessHost, SystemClock};
-use boinc_actors::live::TaskDriver;
 use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
+use boinc_actors::live::{StandaloneTask, TaskDriver};
 use boinc_actors::runtime::messages::TaskReport;
 use boinc_actors::runtime::task::TaskSupervision;
-use boinc_core::control::{ProcessStatus, SlotFile, SlotFileRole, TaskProgram, TaskSpec};
-use boinc_core::model::{ProjectId, ResourceUsage};
+use boinc_core::control::{SlotFile, SlotFileRole, TaskSpec};
 use boinc_core::supervise::RestartPolicy;
 use clap::Parser;
 use serde_json::json;
@@ -54,38 +53,25 @@ struct Args {
 const PROJECT_DIR: &str = "projects/overhead";
 
 fn spec(slot: u32, executable: &str, arguments: Vec<String>, api: bool) -> TaskSpec {
-    TaskSpec {
-        project: ProjectId(0),
-        job: format!("job_{slot}"),
+    let file = |open_name: &str, file_name: String, role| SlotFile {
+        open_name: open_name.into(),
+        file_name,
+        copy: false,
+        role,
+    };
+    StandaloneTask {
         slot,
-        usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-        gpu_instances: Vec::new(),
-        status: ProcessStatus::default(),
-        program: TaskProgram {
-            project_dir: PROJECT_DIR.into(),
-            slot_dir: format!("slots/{slot}"),
-            api_version: if api { "7.20.5".into() } else { String::new() },
-            executable: executable.into(),
-            arguments,
-            files: vec![
-                SlotFile {
-                    open_name: "in".into(),
-                    file_name: "in".into(),
-                    copy: false,
-                    role: SlotFileRole::Input,
-                },
-                SlotFile {
-                    open_name: "out".into(),
-                    file_name: format!("out_{slot}"),
-                    copy: false,
-                    role: SlotFileRole::Output,
-                },
-            ],
-            result_name: format!("job_{slot}"),
-            checkpoint_period: 60.0,
-            ..TaskProgram::default()
-        },
+        job: format!("job_{slot}"),
+        project_dir: PROJECT_DIR.into(),
+        executable: executable.into(),
+        arguments,
+        api,
+        files: vec![
+            file("in", "in".into(), SlotFileRole::Input),
+            file("out", format!("out_{slot}"), SlotFileRole::Output),
+        ],
     }
+    .spec()
 }
 
 fn example_arguments(api: bool) -> Vec<String> {

@@ -62,18 +62,7 @@ fn a_real_boinc_api_app_runs_suspends_and_resumes_under_boinc_rs() {
         driver.suspend().await.unwrap();
         let suspended_at = driver.now();
         let held = poll_until(&driver, poll, bound, |_| driver.now() - suspended_at > 2.0).await;
-        let cpu = |after: f64| {
-            held.reports
-                .iter()
-                .find_map(|(t, r)| match r {
-                    TaskReport::Running(s) if *t >= suspended_at + after => {
-                        Some(s.current_cpu_time)
-                    }
-                    _ => None,
-                })
-                .expect("a report")
-        };
-        let used = cpu(2.0) - cpu(0.5);
+        let used = held.cpu_at(suspended_at + 2.0) - held.cpu_at(suspended_at + 0.5);
         assert!(used < 0.05, "{used} CPU s while suspended");
         driver.resume().await.unwrap();
         let rest = poll_until(&driver, poll, bound, |_| false).await;

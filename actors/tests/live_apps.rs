@@ -39,18 +39,6 @@ fn example_app_runs_to_completion() {
     });
 }
 
-/// CPU time reported at the first poll at or after `at`.
-fn cpu_at(run: &Run, at: f64) -> f64 {
-    run.reports
-        .iter()
-        .find(|(t, _)| *t >= at)
-        .and_then(|(_, r)| match r {
-            TaskReport::Running(s) => Some(s.current_cpu_time),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no running report after {at}: {run:?}"))
-}
-
 /// Suspends the app once it has computed a little, keeps it suspended for `hold`, and
 /// returns the CPU time it used while suspended (after `settle` for the suspension to
 /// take effect).
@@ -65,7 +53,7 @@ async fn suspended_cpu(driver: &boinc_actors::live::TaskDriver, hold: f64, settl
     driver.suspend().await.unwrap();
     let suspended_at = driver.now();
     let run = poll_until(driver, POLL, BOUND, |_| driver.now() - suspended_at > hold).await;
-    let used = cpu_at(&run, suspended_at + hold) - cpu_at(&run, suspended_at + settle);
+    let used = run.cpu_at(suspended_at + hold) - run.cpu_at(suspended_at + settle);
     driver.resume().await.unwrap();
     used
 }

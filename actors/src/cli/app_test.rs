@@ -9,15 +9,11 @@
 
 use anyhow::{Context, Result, bail};
 use boinc_actors::effects::{ProcessHost, SystemClock};
-use boinc_actors::live::TaskDriver;
 use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
+use boinc_actors::live::{StandaloneTask, TaskDriver};
 use boinc_actors::runtime::messages::TaskReport;
 use boinc_actors::runtime::task::TaskSupervision;
-use boinc_core::control::{
-    ProcessStatus, SlotFile, SlotFileRole, TaskBounds, TaskProgram, TaskSpec, project_dir, slot_dir,
-};
-use boinc_core::model::{ProjectId, ResourceUsage};
-use boinc_core::protocol::app_api::COMPATIBLE_CLIENT_VERSION;
+use boinc_core::control::{ProcessStatus, SlotFile, SlotFileRole, TaskSpec, project_dir};
 use boinc_core::supervise::RestartPolicy;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -184,34 +180,16 @@ fn prepare(args: &AppTestArgs, data_dir: &Path) -> Result<TaskSpec> {
             role: SlotFileRole::Output,
         });
     }
-    let (major, minor, release) = COMPATIBLE_CLIENT_VERSION;
-    Ok(TaskSpec {
-        project: ProjectId(0),
-        job: JOB.into(),
+    Ok(StandaloneTask {
         slot: 0,
-        usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-        gpu_instances: Vec::new(),
-        status: ProcessStatus::default(),
-        program: TaskProgram {
-            project_dir: project,
-            slot_dir: slot_dir(0),
-            app_name: "app_test".into(),
-            version_num: 1,
-            api_version: if args.wrapper {
-                String::new()
-            } else {
-                format!("{major}.{minor}.{release}")
-            },
-            executable,
-            arguments: args.arguments.clone(),
-            files,
-            wu_name: JOB.into(),
-            result_name: JOB.into(),
-            bounds: TaskBounds::default(),
-            checkpoint_period: 60.0,
-            ..TaskProgram::default()
-        },
-    })
+        job: JOB.into(),
+        project_dir: project,
+        executable,
+        arguments: args.arguments.clone(),
+        api: !args.wrapper,
+        files,
+    }
+    .spec())
 }
 
 /// Runs the app to its end (or the timeout) and reports.

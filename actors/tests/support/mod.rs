@@ -6,14 +6,11 @@
 #![allow(dead_code)]
 
 use boinc_actors::effects::{ProcessHost, SystemClock};
-use boinc_actors::live::TaskDriver;
 use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
+use boinc_actors::live::{StandaloneTask, TaskDriver};
 use boinc_actors::runtime::messages::TaskReport;
 use boinc_actors::runtime::task::TaskSupervision;
-use boinc_core::control::{
-    ProcessStatus, SlotFile, SlotFileRole, TaskBounds, TaskProgram, TaskSpec,
-};
-use boinc_core::model::{ProjectId, ResourceUsage};
+use boinc_core::control::{ProcessStatus, SlotFile, SlotFileRole, TaskSpec};
 use boinc_core::supervise::RestartPolicy;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -96,29 +93,16 @@ pub fn example_spec(
     if !api {
         all_arguments.push("--no-api".into());
     }
-    TaskSpec {
-        project: ProjectId(0),
-        job: job.into(),
+    StandaloneTask {
         slot,
-        usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-        gpu_instances: Vec::new(),
-        status: ProcessStatus::default(),
-        program: TaskProgram {
-            project_dir: PROJECT_DIR.into(),
-            slot_dir: format!("slots/{slot}"),
-            app_name: "example".into(),
-            version_num: 100,
-            api_version: if api { "7.20.5".into() } else { String::new() },
-            executable: EXAMPLE_APP.into(),
-            arguments: all_arguments,
-            files,
-            result_name: job.into(),
-            wu_name: job.into(),
-            checkpoint_period: 60.0,
-            bounds: TaskBounds::default(),
-            ..TaskProgram::default()
-        },
+        job: job.into(),
+        project_dir: PROJECT_DIR.into(),
+        executable: EXAMPLE_APP.into(),
+        arguments: all_arguments,
+        api,
+        files,
     }
+    .spec()
 }
 
 /// A driver for `spec`'s task with `policy`.
@@ -148,6 +132,17 @@ impl Run {
                 _ => None,
             })
             .fold(0.0, f64::max)
+    }
+
+    /// The CPU time reported at the first poll at or after `at`.
+    pub fn cpu_at(&self, at: f64) -> f64 {
+        self.reports
+            .iter()
+            .find_map(|(t, r)| match r {
+                TaskReport::Running(s) if *t >= at => Some(s.current_cpu_time),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no running report after {at}: {self:?}"))
     }
 
     /// The latest running status.

@@ -38,26 +38,19 @@ struct StatFigures {
     resident_pages: u64,
 }
 
+/// A system figure, or `default` where the system does not say.
+fn system_figure(variable: nix::unistd::SysconfVar, default: f64) -> f64 {
+    nix::unistd::sysconf(variable).ok().flatten().filter(|&v| v > 0).map_or(default, |v| v as f64)
+}
+
 fn clock_ticks_per_second() -> f64 {
     static TICKS: OnceLock<f64> = OnceLock::new();
-    *TICKS.get_or_init(|| {
-        nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-            .ok()
-            .flatten()
-            .filter(|&t| t > 0)
-            .map_or(100.0, |t| t as f64)
-    })
+    *TICKS.get_or_init(|| system_figure(nix::unistd::SysconfVar::CLK_TCK, 100.0))
 }
 
 fn page_size() -> f64 {
     static PAGE: OnceLock<f64> = OnceLock::new();
-    *PAGE.get_or_init(|| {
-        nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-            .ok()
-            .flatten()
-            .filter(|&p| p > 0)
-            .map_or(4096.0, |p| p as f64)
-    })
+    *PAGE.get_or_init(|| system_figure(nix::unistd::SysconfVar::PAGE_SIZE, 4096.0))
 }
 
 /// Reads the figures from a `/proc/PID/stat` line. The command name (field 2) is in
