@@ -265,3 +265,42 @@ fn exits_are_read_as_boinc_reads_them() {
         .expect("a postponed restart");
     assert!(restart_at - at >= 0.95, "waited the delay it asked for: {}", restart_at - at);
 }
+
+#[test]
+fn a_quit_that_is_not_obeyed_ends_in_a_kill_after_the_grace_period() {
+    let scratch = Scratch::new();
+    // Without the API: SIGTERM ignored (as the shell's children inherit).
+    std::fs::write(
+        scratch.project_file("stubborn.sh"),
+        "#!/bin/sh\ntrap '' TERM\nwhile true; do sleep 1; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        scratch.project_file("stubborn.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let mut wrapper = example_spec(&scratch, 0, "stubborn", false, &[]);
+    wrapper.program.executable = "stubborn.sh".into();
+    wrapper.program.arguments.clear();
+    // With the API: the quit request is never read.
+    let api = example_spec(&scratch, 1, "deaf", true, &["--hang"]);
+    let grace = Duration::from_secs(1);
+    let host = scratch.host(|c| c.quit_grace = grace);
+    for spec in [wrapper, api] {
+        live(async {
+            let driver = driver(&host, &spec, QUICK_RESTARTS);
+            driver.start(&spec).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let pid = host.process_id(spec.slot).expect("running");
+            let asked = std::time::Instant::now();
+            driver.quit().await.unwrap();
+            let run = poll_until(&driver, POLL, BOUND, |r| matches!(r, TaskReport::Idle)).await;
+            let took = asked.elapsed();
+            assert!(matches!(run.last(), TaskReport::Idle), "{}: {run:?}", spec.job);
+            assert!(took >= grace && took < grace * 4, "{}: gone after {took:?}", spec.job);
+            assert!(!process_alive(pid), "{}: killed", spec.job);
+            boinc_actors::effects::ProcessHost::reap(&*host, spec.slot).unwrap();
+        });
+    }
+}
