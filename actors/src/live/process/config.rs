@@ -33,9 +33,17 @@ pub struct ProcessHostConfig {
     pub max_working_set: f64,
 }
 
+/// BOINC's default share of the host's memory a task may use while the user is busy
+/// (`ram_max_used_busy_pct`).
+const MEMORY_SHARE: f64 = 0.5;
+
 impl ProcessHostConfig {
-    /// BOINC's settings for a client whose data directory is `data_dir`.
+    /// BOINC's settings for a client whose data directory is `data_dir`, with the host
+    /// as the system describes it.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let mut system = sysinfo::System::new();
+        system.refresh_memory();
+        let memory = system.total_memory() as f64;
         ProcessHostConfig {
             data_dir: data_dir.into(),
             quit_grace: Duration::from_secs(60),
@@ -47,9 +55,13 @@ impl ProcessHostConfig {
             host_info: InitHostInfo {
                 p_ncpus: std::thread::available_parallelism()
                     .map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
+                m_nbytes: memory,
+                domain_name: sysinfo::System::host_name().unwrap_or_default(),
+                os_name: sysinfo::System::name().unwrap_or_default(),
+                os_version: sysinfo::System::long_os_version().unwrap_or_default(),
                 ..InitHostInfo::default()
             },
-            max_working_set: 0.0,
+            max_working_set: memory * MEMORY_SHARE,
         }
     }
 }
