@@ -3,9 +3,9 @@
 //! started, read from `/proc`. An app's own report of its CPU time is not trusted for
 //! accounting or limits.
 //!
-//! The tree is found from the app's process through `/proc/PID/task/PID/children`, so a
-//! poll reads two small files per process (the app's own kept open between polls):
-//! cheap enough to poll every task every second.
+//! The tree is found from the app's process through the `children` files of its
+//! threads; an app without children costs one read per poll, which also says whether
+//! it has exited: cheap enough to poll every task every second.
 
 use std::fs::File;
 use std::io;
@@ -27,11 +27,15 @@ pub(crate) struct TreeUsage {
     pub(crate) resident_bytes: f64,
     /// Processes measured.
     pub(crate) processes: usize,
+    /// The app's process has exited (it waits, a zombie, to be reaped).
+    pub(crate) exited: bool,
 }
 
 /// One process's figures from `/proc/PID/stat`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct StatFigures {
+    /// The process state (`R`, `S`, `T`, `Z`, ...).
+    state: u8,
     /// utime + stime + cutime + cstime, in clock ticks.
     cpu_ticks: u64,
     /// Resident set, pages.
@@ -64,7 +68,8 @@ fn parse_stat(line: &str) -> Option<StatFigures> {
     let ticks = [field(14)?, field(15)?, field(16)?, field(17)?];
     let cpu_ticks = ticks.iter().map(|&t| u64::try_from(t).unwrap_or(0)).sum();
     let resident_pages = u64::try_from(field(24)?).unwrap_or(0);
-    Some(StatFigures { cpu_ticks, resident_pages })
+    let state = fields.first()?.bytes().next()?;
+    Some(StatFigures { state, cpu_ticks, resident_pages })
 }
 
 /// Reads a small /proc file from its start into `buffer` (at most
@@ -84,9 +89,8 @@ fn parse_children(text: &[u8]) -> impl Iterator<Item = i32> + '_ {
         .filter_map(|p| std::str::from_utf8(p).ok()?.parse().ok())
 }
 
-/// Every this many polls, the children of all of the app's threads are looked for, not
-/// only those of its main thread.
-const THREAD_SCAN_EVERY: u32 = 10;
+/// While an app has no children, they are looked for every this many polls.
+const CHILD_SCAN_EVERY: u32 = 30;
 
 /// The children of every thread of `pid` (a directory listing and one read per thread).
 fn children_of_all_threads(pid: i32) -> Vec<i32> {
@@ -98,18 +102,17 @@ fn children_of_all_threads(pid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// Measures an app's process tree, poll after poll. The app's own /proc files stay
-/// open between polls (a read from the start regenerates them), so a poll of an app
-/// without children costs two reads. Apps start their children from their main thread;
-/// children of other threads are looked for every [`THREAD_SCAN_EVERY`] polls and
-/// measured from then on.
+/// Measures an app's process tree, poll after poll, in as few system calls as it can:
+/// the app's own stat file stays open between polls (a read from the start regenerates
+/// it), and the children of all its threads are looked for every
+/// [`CHILD_SCAN_EVERY`] polls, or every poll once it has some. A poll of an app
+/// without children reads one file: its CPU time, memory and whether it has exited.
 #[derive(Debug)]
 pub(crate) struct TreeMeter {
     pid: i32,
     stat: Option<File>,
-    children: Option<File>,
-    /// Children of the app's other threads, as last found.
-    other_children: Vec<i32>,
+    /// The app's children, as last found.
+    children: Vec<i32>,
     polls: u32,
     buffer: Vec<u8>,
 }
@@ -120,15 +123,14 @@ impl TreeMeter {
         TreeMeter {
             pid,
             stat: File::open(format!("/proc/{pid}/stat")).ok(),
-            children: File::open(format!("/proc/{pid}/task/{pid}/children")).ok(),
-            other_children: Vec::new(),
+            children: Vec::new(),
             polls: 0,
             buffer: Vec::with_capacity(PROC_READ_LIMIT),
         }
     }
 
     /// Measures the process and its descendants. Fails only if the process itself
-    /// cannot be read (it is gone); descendants that vanish meanwhile are skipped.
+    /// cannot be read; descendants that vanish meanwhile are skipped.
     pub(crate) fn measure(&mut self) -> io::Result<TreeUsage> {
         let stat = self.stat.as_ref().ok_or(io::ErrorKind::NotFound)?;
         read_proc(stat, &mut self.buffer)?;
@@ -136,21 +138,15 @@ impl TreeMeter {
             .ok()
             .and_then(parse_stat)
             .ok_or(io::ErrorKind::InvalidData)?;
+        let exited = matches!(figures.state, b'Z' | b'X');
         let mut ticks = figures.cpu_ticks;
         let mut pages = figures.resident_pages;
         let mut processes = 1;
-        let mut pending: Vec<i32> = match &self.children {
-            Some(children) if read_proc(children, &mut self.buffer).is_ok() => {
-                parse_children(&self.buffer).collect()
-            }
-            _ => Vec::new(),
-        };
-        if self.polls % THREAD_SCAN_EVERY == 0 {
-            self.other_children = children_of_all_threads(self.pid);
-            self.other_children.retain(|child| !pending.contains(child));
+        if !exited && (self.polls % CHILD_SCAN_EVERY == 0 || !self.children.is_empty()) {
+            self.children = children_of_all_threads(self.pid);
         }
         self.polls = self.polls.wrapping_add(1);
-        pending.extend(&self.other_children);
+        let mut pending = self.children.clone();
         let mut seen = 0;
         while let Some(next) = pending.pop() {
             seen += 1;
@@ -175,6 +171,7 @@ impl TreeMeter {
             cpu_seconds: ticks as f64 / clock_ticks_per_second(),
             resident_bytes: pages as f64 * page_size(),
             processes,
+            exited,
         })
     }
 }
@@ -189,7 +186,7 @@ mod tests {
                     12345 1000000 321 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0";
         assert_eq!(
             parse_stat(line),
-            Some(StatFigures { cpu_ticks: 250 + 50 + 7 + 3, resident_pages: 321 })
+            Some(StatFigures { state: b'R', cpu_ticks: 250 + 50 + 7 + 3, resident_pages: 321 })
         );
         assert_eq!(parse_stat("4242 (x) R 1"), None);
         assert_eq!(parse_stat("garbage"), None);
@@ -202,8 +199,8 @@ mod tests {
         let usage = meter.measure().unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
-        // The test runs on a thread other than the main one: its child is found by the
-        // scan of every thread's children.
+        // The test runs on a thread other than the main one: its child is found all
+        // the same.
         assert!(usage.processes >= 2, "this process and its child: {usage:?}");
         assert!(usage.resident_bytes > 0.0);
         assert!(TreeMeter::new(i32::MAX).measure().is_err());

@@ -260,23 +260,25 @@ impl TaskProcess {
         now: Time,
     ) -> RunState {
         let instant = Instant::now();
-        match waitid(
-            Id::Pid(self.pid),
-            WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
-        ) {
-            Ok(WaitStatus::StillAlive) => {}
-            Ok(status) => return self.exited(spec, status, now),
-            Err(error) => {
-                // Not our child any more (someone else reaped it): nothing to wait for.
-                tracing::warn!(slot = spec.slot, %error, "cannot wait for the app's process");
-                return self.exited(
-                    spec,
-                    WaitStatus::Signaled(self.pid, Signal::SIGKILL, false),
-                    now,
-                );
+        // The measurement says when the process has exited; only then is it waited for.
+        if !self.measure() {
+            match waitid(
+                Id::Pid(self.pid),
+                WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
+            ) {
+                Ok(WaitStatus::StillAlive) => {}
+                Ok(status) => return self.exited(spec, status, now),
+                Err(error) => {
+                    // Not our child any more (someone else reaped it).
+                    tracing::warn!(slot = spec.slot, %error, "cannot wait for the app's process");
+                    return self.exited(
+                        spec,
+                        WaitStatus::Signaled(self.pid, Signal::SIGKILL, false),
+                        now,
+                    );
+                }
             }
         }
-        self.measure();
         let heartbeat = Heartbeat {
             working_set_size: self.resident_bytes,
             max_working_set_size: config.max_working_set,
@@ -320,11 +322,16 @@ impl TaskProcess {
     }
 
     /// Measures the process tree (CPU time never goes back: a child that ended without
-    /// being waited for takes its time with it).
-    fn measure(&mut self) {
-        if let Ok(usage) = self.meter.measure() {
-            self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
-            self.resident_bytes = usage.resident_bytes;
+    /// being waited for takes its time with it). Returns whether the process is alive
+    /// as far as the measurement tells (`false` when it exited or cannot be read).
+    fn measure(&mut self) -> bool {
+        match self.meter.measure() {
+            Ok(usage) => {
+                self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
+                self.resident_bytes = usage.resident_bytes;
+                !usage.exited
+            }
+            Err(_) => false,
         }
     }
 
@@ -399,7 +406,7 @@ impl TaskProcess {
     /// reap it, and say how it ended.
     fn exited(&mut self, spec: &TaskSpec, wait: WaitStatus, now: Time) -> RunState {
         // Until it is reaped, the exited process still shows its final CPU time.
-        self.measure();
+        let _ = self.measure();
         let _ = killpg(self.pid, Signal::SIGKILL);
         let _ = waitpid(self.pid, None);
         self.stop_clock(Instant::now());
