@@ -9,11 +9,13 @@
 //! - [`effects`]: the effect traits and their typed errors;
 //! - [`sim`]: the simulated effects and the virtual-time driver;
 //! - [`journal`]: the message journal and replay;
-//! - [`live`]: the real world's effects and the wall-clock driver;
+//! - [`live`]: the real world: the process host that runs apps, the wall-clock driver;
+//! - [`app_api`]: the app's side of BOINC's API, for science apps written in Rust;
 //! - [`client`]: the embedding API.
 
 #![warn(missing_docs)]
 
+pub mod app_api;
 pub mod client;
 pub mod effects;
 pub mod journal;

@@ -4,6 +4,9 @@
 //! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit
 //!   (`--engine actors`: through the actor system; `--journal FILE` records it).
 //! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
+//! - `boinc-rs app-test EXE`: runs one app under the client's process supervision and
+//!   reports how it behaved.
+//! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
 
 mod cli;
 
@@ -52,6 +55,13 @@ enum Command {
         #[arg(value_name = "FILE")]
         journal: PathBuf,
     },
+    /// Run one app under the client's process supervision, in a scratch data directory
+    /// without a server, and report how it behaved: exit status, checkpoints, progress,
+    /// CPU time, suspensions honoured, restarts, outputs.
+    AppTest(cli::app_test::AppTestArgs),
+    /// The example science app: real work for some CPU seconds or flops, with
+    /// checkpoints, progress and BOINC's app API. A client runs it in a slot directory.
+    ExampleApp(cli::example_app::ExampleAppArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -115,5 +125,7 @@ fn run() -> Result<()> {
         }
         Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),
+        Command::AppTest(args) => cli::app_test::app_test(args),
+        Command::ExampleApp(args) => cli::example_app::example_app(args),
     }
 }

@@ -12,15 +12,16 @@ use boinc_core::emulator::trace::TraceEvent;
 use boinc_core::model::ClientState;
 use std::path::Path;
 
-#[path = "../../tests/support/mod.rs"]
 mod support;
 
+use support::scenarios;
+
 fn scenario(name: &str) -> ClientState {
-    support::load_scenario(name)
+    scenarios::load_scenario(name)
 }
 
 fn config(name: &str, days: f64, boinc_compat: bool) -> SimConfig {
-    support::sim_config(name, days, boinc_compat, true)
+    scenarios::sim_config(name, days, boinc_compat, true)
 }
 
 fn actors(state: ClientState, config: &SimConfig, faults: Faults, journal: Journal) -> SimResult {

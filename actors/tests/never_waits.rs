@@ -3,8 +3,9 @@
 //! answered, in virtual time, tasks start when they are due, a user action takes effect
 //! at once, and another project's RPC goes ahead.
 
-#[path = "../../tests/support/mod.rs"]
 mod support;
+
+use support::scenarios;
 
 use boinc_actors::sim::effects::Faults;
 use boinc_actors::sim::paused_system;
@@ -21,8 +22,8 @@ fn a_slow_server_holds_up_nothing_else() {
     system.block_on(async {
         let faults = Faults { slow_servers: vec![(0, SLOW)], ..Faults::default() };
         let handle = Client::builder()
-            .state(support::load_scenario("s2"))
-            .config(support::sim_config("s2", 1.0, false, false))
+            .state(scenarios::load_scenario("s2"))
+            .config(scenarios::sim_config("s2", 1.0, false, false))
             .faults(faults)
             .spawn()
             .expect("the client starts");

@@ -4,8 +4,9 @@
 //! within the window make the supervisor give up; a single panic in any actor leaves the
 //! client running with its figures within 1% of a run without it.
 
-#[path = "../../tests/support/mod.rs"]
 mod support;
+
+use support::scenarios;
 
 use boinc_actors::runtime::supervision::{ActorKind, InjectedPanic};
 use boinc_actors::sim::effects::Faults;
@@ -36,7 +37,7 @@ fn run(
     faults: Faults,
     actors: RestartPolicy,
 ) -> (Vec<ClientEvent>, Result<RunReport, ClientError>) {
-    run_state(support::load_scenario(name), name, days, faults, actors)
+    run_state(scenarios::load_scenario(name), name, days, faults, actors)
 }
 
 fn run_state(
@@ -50,7 +51,7 @@ fn run_state(
     system.block_on(async move {
         let handle = Client::builder()
             .state(state)
-            .config(support::sim_config(name, days, false, false))
+            .config(scenarios::sim_config(name, days, false, false))
             .faults(faults)
             .actor_restart_policy(actors)
             .spawn()
@@ -67,7 +68,7 @@ fn run_state(
 }
 
 fn start_of(name: &str) -> f64 {
-    boinc_core::explain::state_time(&support::load_scenario(name))
+    boinc_core::explain::state_time(&scenarios::load_scenario(name))
 }
 
 /// Where each kind of actor is exercised: a scenario in which it gets messages, and

@@ -250,7 +250,7 @@ impl ClientControl {
             usage,
             gpu_instances: task.gpu_instances.clone(),
             status,
-            program: task_program(&self.state, id, task.slot).map(Box::new),
+            program: task_program(&self.state, id, task.slot).unwrap_or_default(),
         })
     }
 

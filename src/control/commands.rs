@@ -51,9 +51,10 @@ pub struct TaskSpec {
     /// Where the task starts from: its checkpoint (or its running state when a running
     /// task is adopted at startup).
     pub status: ProcessStatus,
-    /// What to run, with which files, under which bounds; `None` for a task whose app
-    /// version names no program (an emulated task: the emulated world needs none).
-    pub program: Option<Box<TaskProgram>>,
+    /// What to run, with which files, under which bounds; empty (the default, which
+    /// costs nothing to build) for a task whose app version names no program, as in the
+    /// emulator, where the emulated world needs none.
+    pub program: TaskProgram,
 }
 
 /// A task's state as its process reports it (BOINC's shared-memory status channel).

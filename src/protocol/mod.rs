@@ -1,7 +1,9 @@
 //! BOINC XML formats read into the model (DESIGN.md "Protocol facts"): client_state.xml,
-//! global_prefs.xml and its override, cc_config.xml. Pure functions over text; the caller
-//! reads the files.
+//! global_prefs.xml and its override, cc_config.xml; and the app API's texts
+//! ([`app_api`]: shared-memory messages, init_data.xml, link files). Pure functions over
+//! text; the caller reads the files.
 
+pub mod app_api;
 mod cc_config;
 mod client_state;
 mod error;

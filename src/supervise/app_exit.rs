@@ -9,7 +9,8 @@
 //!   the app restart policy's backoff; too many within the window, an error.
 //! - Asked to be restarted later (`boinc_temporary_exit`): restarted after the delay it
 //!   asked for (at least the policy's first delay), not counted as a crash.
-//! - Exited with a non-zero status, could not be started, or went over a limit: an error.
+//! - Exited with a non-zero status, could not be started, went over a limit, or said it
+//!   finished without leaving an output file: an error.
 
 use super::restart_policy::RestartPolicy;
 use super::restart_tracker::{RestartDecision, RestartTracker};
@@ -27,6 +28,8 @@ pub const EXIT_MEM_LIMIT_EXCEEDED: i32 = 198;
 pub const EXIT_SIGNAL: i32 = 193;
 /// BOINC's exit code for a task whose process could not be started.
 pub const EXIT_CHILD_FAILED: i32 = 195;
+/// BOINC's error for an output file that is absent when the app has finished.
+pub const ERR_FILE_MISSING: i32 = -163;
 
 /// The longest delay a temporary exit may ask for, seconds.
 pub const MAX_TEMPORARY_EXIT_DELAY: f64 = 86_400.0;
@@ -77,6 +80,9 @@ pub enum AppExit {
     LimitExceeded(TaskLimit),
     /// The process could not be started.
     StartFailed(String),
+    /// The app said it finished (or, without BOINC's API, exited 0) but left no output
+    /// file under this open name.
+    OutputMissing(String),
 }
 
 /// What becomes of a task after its process ended.
@@ -172,6 +178,13 @@ pub fn app_fate(
                 message: format!("app could not be started: {why}"),
             }
         }
+        AppExit::OutputMissing(open_name) => {
+            tracker.stopped(policy, now);
+            TaskFate::Error {
+                exit_status: ERR_FILE_MISSING,
+                message: format!("app finished without writing its output file {open_name}"),
+            }
+        }
     }
 }
 
@@ -209,6 +222,10 @@ mod tests {
         assert!(matches!(
             fate(AppExit::StartFailed("missing".into())),
             TaskFate::Error { exit_status: EXIT_CHILD_FAILED, .. }
+        ));
+        assert!(matches!(
+            fate(AppExit::OutputMissing("out".into())),
+            TaskFate::Error { exit_status: ERR_FILE_MISSING, .. }
         ));
     }
 

@@ -11,8 +11,9 @@ mod restart_policy;
 mod restart_tracker;
 
 pub use app_exit::{
-    AppExit, EXIT_CHILD_FAILED, EXIT_DISK_LIMIT_EXCEEDED, EXIT_MEM_LIMIT_EXCEEDED, EXIT_SIGNAL,
-    EXIT_TIME_LIMIT_EXCEEDED, MAX_TEMPORARY_EXIT_DELAY, TaskFate, TaskLimit, app_fate,
+    AppExit, ERR_FILE_MISSING, EXIT_CHILD_FAILED, EXIT_DISK_LIMIT_EXCEEDED,
+    EXIT_MEM_LIMIT_EXCEEDED, EXIT_SIGNAL, EXIT_TIME_LIMIT_EXCEEDED, MAX_TEMPORARY_EXIT_DELAY,
+    TaskFate, TaskLimit, app_fate,
 };
 pub use restart_policy::RestartPolicy;
 pub use restart_tracker::{RestartDecision, RestartTracker};

@@ -1,4 +1,15 @@
-//! The real world: the wall-clock driver, and (as they are built) the real effects:
-//! processes, HTTP, transfers, the state store, host and GPU discovery.
+//! The real world: what the client does to it (DESIGN.md "The boundary between the core
+//! and the world"), and the wall-clock driver.
+//!
+//! - [`process`]: the process host that runs tasks' apps in slot directories;
+//! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
+//! - [`standalone_task`]: a task outside any client state, for those;
+//! - `driver`: the wall-clock driver of a whole client.
 
 pub(crate) mod driver;
+pub mod process;
+pub mod standalone_task;
+pub mod task_driver;
+
+pub use standalone_task::StandaloneTask;
+pub use task_driver::TaskDriver;
