@@ -5,6 +5,7 @@
 mod cc_config;
 mod client_state;
 mod error;
+pub mod gui_rpc;
 mod host_info;
 mod prefs;
 mod project;
