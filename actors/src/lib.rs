@@ -16,6 +16,7 @@
 
 pub mod client;
 pub mod effects;
+pub mod gui_rpc;
 pub mod journal;
 pub mod live;
 pub mod runtime;

@@ -13,6 +13,7 @@ mod messages;
 mod operation;
 mod project_status;
 mod reply;
+mod reply_reader;
 mod request;
 mod results;
 mod statistics;
@@ -27,6 +28,10 @@ pub use reply::{
     TERMINATOR, account_manager_info, account_manager_rpc_poll, authorized, error, frame_reply,
     missing_request, nonce, project_attach_poll, render_query, server_version, success,
     unauthorized, unrecognized,
+};
+pub use reply_reader::{
+    CcStatusLine, ProjectLine, ReplyOutcome, TaskLine, read_cc_status, read_nonce, read_outcome,
+    read_projects, read_tasks,
 };
 pub use request::{ArgumentError, Request, parse_request};
 pub use view::{ClientView, ModeStatus, Modes, PROTOCOL_VERSION, ProtocolVersion};
