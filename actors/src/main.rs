@@ -4,6 +4,8 @@
 //! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit
 //!   (`--engine actors`: through the actor system; `--journal FILE` records it).
 //! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
+//! - `boinc-rs status`, `tasks`, `project URL ACTION`, `quit`: control a running client
+//!   over GUI RPC.
 
 mod cli;
 
@@ -52,6 +54,23 @@ enum Command {
         #[arg(value_name = "FILE")]
         journal: PathBuf,
     },
+    /// Show a running client's modes, projects and task counts (over GUI RPC).
+    Status(cli::control::Connection),
+    /// List a running client's tasks (over GUI RPC).
+    Tasks(cli::control::Connection),
+    /// Suspend, resume or update a project of a running client (over GUI RPC).
+    Project {
+        /// The project's master URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// What to do.
+        #[arg(value_enum)]
+        action: cli::control::ProjectCommand,
+        #[command(flatten)]
+        connection: cli::control::Connection,
+    },
+    /// Ask a running client to quit (over GUI RPC).
+    Quit(cli::control::Connection),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -115,5 +134,11 @@ fn run() -> Result<()> {
         }
         Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),
+        Command::Status(connection) => cli::control::status(&connection),
+        Command::Tasks(connection) => cli::control::tasks(&connection),
+        Command::Project { url, action, connection } => {
+            cli::control::project(&connection, &url, action)
+        }
+        Command::Quit(connection) => cli::control::quit(&connection),
     }
 }

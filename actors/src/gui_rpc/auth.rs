@@ -41,6 +41,17 @@ pub fn load_or_create_password(dir: &Path) -> Result<String, GuiRpcError> {
     }
 }
 
+/// The password in `dir`'s gui_rpc_auth.cfg, for a client of the server; `None` when
+/// there is no such file (nothing is created).
+pub fn read_password(dir: &Path) -> Result<Option<String>, GuiRpcError> {
+    let path = dir.join(PASSWORD_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text.lines().next().unwrap_or("").trim().to_string())),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(GuiRpcError::PasswordFile { path, source }),
+    }
+}
+
 /// 32 random hexadecimal digits: a password, or a nonce.
 fn random_hex() -> String {
     format!("{:032x}", rand::random::<u128>())
@@ -103,6 +114,10 @@ mod tests {
             std::fs::metadata(dir.path().join(PASSWORD_FILE)).expect("exists").permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         assert_eq!(load_or_create_password(dir.path()).expect("read"), first);
+        assert_eq!(read_password(dir.path()).expect("read"), Some(first.clone()));
+        let empty = tempfile::tempdir().expect("temp dir");
+        assert_eq!(read_password(empty.path()).expect("nothing"), None);
+        assert!(!empty.path().join(PASSWORD_FILE).exists());
         assert_ne!(new_nonce(), new_nonce());
     }
 

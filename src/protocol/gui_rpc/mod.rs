@@ -15,6 +15,7 @@ mod project_status;
 mod reply;
 mod reply_reader;
 mod request;
+mod request_writer;
 mod results;
 mod statistics;
 mod transfers;
@@ -30,8 +31,9 @@ pub use reply::{
     unauthorized, unrecognized,
 };
 pub use reply_reader::{
-    CcStatusLine, ProjectLine, ReplyOutcome, TaskLine, read_cc_status, read_nonce, read_outcome,
-    read_projects, read_tasks,
+    CcStatusLine, ProjectLine, ReplyOutcome, TaskLine, read_cc_status, read_client_time,
+    read_nonce, read_outcome, read_projects, read_tasks,
 };
 pub use request::{ArgumentError, Request, parse_request};
+pub use request_writer::write_request;
 pub use view::{ClientView, ModeStatus, Modes, PROTOCOL_VERSION, ProtocolVersion};

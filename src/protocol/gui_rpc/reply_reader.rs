@@ -183,6 +183,14 @@ pub fn read_projects(reply: &str) -> Result<Vec<ProjectLine>, XmlError> {
         .collect())
 }
 
+/// The client's time in a `get_state` reply (`<time_stats><now>`).
+pub fn read_client_time(reply: &str) -> Option<f64> {
+    let root = body(reply).ok()?;
+    let state = root.child("client_state")?;
+    let now = state.child("time_stats")?.child("now")?;
+    now.trimmed().parse().ok().filter(|t: &f64| t.is_finite())
+}
+
 /// The modes of a `get_cc_status` reply, in BOINC's numbers (1 always, 2 auto, 3 never).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CcStatusLine {
