@@ -2,6 +2,7 @@
 //! global_prefs.xml and its override, cc_config.xml. Pure functions over text; the caller
 //! reads the files.
 
+pub mod acct_mgr;
 mod cc_config;
 mod client_state;
 mod error;
@@ -11,6 +12,7 @@ mod prefs;
 mod project;
 mod state_files;
 mod values;
+mod xml_out;
 mod xml_tree;
 
 pub use cc_config::parse_cc_config;

@@ -71,6 +71,18 @@ pub fn nonce_hash(nonce: &str, password: &str) -> String {
     format!("{:x}", hasher.finalize())
 }
 
+/// The password hash an account manager request carries: md5(password + the name in
+/// lowercase), hex; a password given as `hash:HASH` is that hash already.
+pub fn account_manager_password_hash(name: &str, password: &str) -> String {
+    if let Some(hash) = password.strip_prefix("hash:") {
+        return hash.to_string();
+    }
+    let mut hasher = Md5::new();
+    hasher.update(password.as_bytes());
+    hasher.update(name.to_lowercase().as_bytes());
+    format!("{:x}", hasher.finalize())
+}
+
 /// Whether `answer` proves knowledge of `password` for `nonce`. Compared without an
 /// early exit, so the time taken says nothing about how much of it was right.
 pub fn check_answer(nonce: &str, password: &str, answer: &str) -> bool {
@@ -103,6 +115,15 @@ mod tests {
             "2426f7901e9f32fc45a48e58d38138d4"
         ));
         assert!(!check_answer("1795247909.805998", "testpass123", ""));
+    }
+
+    #[test]
+    fn account_manager_hashes() {
+        assert_eq!(
+            account_manager_password_hash("John", "secret"),
+            "8d48c2638665d03375572818023cbb3a"
+        );
+        assert_eq!(account_manager_password_hash("John", "hash:abc"), "abc");
     }
 
     #[test]

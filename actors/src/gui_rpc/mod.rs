@@ -24,7 +24,10 @@ mod remote_access;
 mod server;
 mod session;
 
-pub use auth::{PASSWORD_FILE, load_or_create_password, nonce_hash, read_password};
+pub use auth::{
+    PASSWORD_FILE, account_manager_password_hash, load_or_create_password, nonce_hash,
+    read_password,
+};
 pub use client::GuiRpcClient;
 pub use config::{DEFAULT_PORT, GuiRpcConfig, Limits};
 pub use error::GuiRpcError;

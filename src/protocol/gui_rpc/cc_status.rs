@@ -4,8 +4,8 @@
 //! "user request"; network status 2 is "no connection needed".
 
 use super::view::{ClientView, ModeStatus};
-use super::xml_out::XmlOut;
 use crate::model::RunMode;
+use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's `SUSPEND_REASON_USER_REQ`.
 const SUSPEND_REASON_USER_REQUEST: i64 = 4;

@@ -7,9 +7,9 @@ use super::host_info::write_host_info;
 use super::project_status::write_project;
 use super::results::write_result;
 use super::view::{ClientView, PROTOCOL_VERSION};
-use super::xml_out::XmlOut;
 use crate::disk::limits::project_usage;
 use crate::model::Prefs;
+use crate::protocol::xml_out::XmlOut;
 
 /// Writes `<client_state>`.
 pub(crate) fn write_client_state(out: &mut XmlOut, view: &ClientView) {

@@ -2,8 +2,8 @@
 //! the host's disk, with what BOINC may use under seed 004's total limit.
 
 use super::view::ClientView;
-use super::xml_out::XmlOut;
 use crate::disk::limits::{project_usage, total_limit};
+use crate::protocol::xml_out::XmlOut;
 
 /// Writes `<disk_usage_summary>`. The client's own files outside the projects are not
 /// measured here: `d_boinc` is 0 and the limit counts the projects' files only.

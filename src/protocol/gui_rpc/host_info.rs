@@ -1,8 +1,8 @@
 //! `<host_info>` (GUI RPC `get_host_info`, and inside `get_state`): the host as the
 //! fixture gui_rpc_samples.txt shows BOINC 7.20.5 writing it.
 
-use super::xml_out::XmlOut;
 use crate::model::{Host, ResourceType};
+use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's element for a coprocessor type in `<coprocs>`.
 pub(crate) fn coproc_element(resource: ResourceType) -> &'static str {

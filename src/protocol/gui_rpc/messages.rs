@@ -3,8 +3,8 @@
 //! `get_notices_public` (`<notices>`): the client's notices are its user alerts, as in
 //! BOINC, where a message that asks the user to act also becomes a notice.
 
-use super::xml_out::XmlOut;
 use crate::control::{MessageLog, MessagePriority};
+use crate::protocol::xml_out::XmlOut;
 
 /// The `<msgs>` after sequence number `after`.
 pub(crate) fn write_messages(out: &mut XmlOut, log: &MessageLog, after: u64) {

@@ -20,7 +20,6 @@ mod results;
 mod statistics;
 mod transfers;
 mod view;
-mod xml_out;
 
 pub use operation::{
     Access, AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction,

@@ -4,9 +4,9 @@
 //! `<dont_request_more_work/>`, ...) only when set, as BOINC writes them.
 
 use super::view::ClientView;
-use super::xml_out::XmlOut;
 use crate::disk::limits::project_usage;
 use crate::model::{ProjectId, ResourceType};
+use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's name for a resource in `<rsc_backoff_time><name>`.
 pub(crate) fn resource_name(resource: ResourceType) -> &'static str {

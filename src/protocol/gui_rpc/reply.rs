@@ -14,8 +14,8 @@ use super::results::{write_each_result, write_result, write_results};
 use super::statistics::write_statistics;
 use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
-use super::xml_out::XmlOut;
 use crate::control::MessageLog;
+use crate::protocol::xml_out::XmlOut;
 
 /// The byte that ends every request and reply.
 pub const TERMINATOR: u8 = 0x03;

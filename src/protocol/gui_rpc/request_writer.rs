@@ -2,8 +2,8 @@
 //! inverse of [`super::parse_request`], in the layout boinccmd sends.
 
 use super::operation::{AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction};
-use super::xml_out::XmlOut;
 use crate::model::RunMode;
+use crate::protocol::xml_out::XmlOut;
 
 fn project_element(action: ProjectAction) -> &'static str {
     match action {

@@ -5,9 +5,9 @@
 //! print by name (EXECUTING, SUSPENDED; scheduled, preempted).
 
 use super::view::ClientView;
-use super::xml_out::XmlOut;
 use crate::estimate::remaining_duration;
 use crate::model::{ActiveTask, JobId, ResourceUsage, SchedulerState};
+use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's `PROCESS_UNINITIALIZED`: the task has no process.
 const PROCESS_UNINITIALIZED: i64 = 0;

@@ -3,7 +3,7 @@
 //! BOINC 7.20.5 lists a project attached today.
 
 use super::view::ClientView;
-use super::xml_out::XmlOut;
+use crate::protocol::xml_out::XmlOut;
 
 /// Writes `<statistics>`.
 pub(crate) fn write_statistics(out: &mut XmlOut, view: &ClientView) {

@@ -3,8 +3,8 @@
 //! 7.20.5 lists its persistent transfers.
 
 use super::view::ClientView;
-use super::xml_out::XmlOut;
 use crate::model::{FileStatus, JobState};
+use crate::protocol::xml_out::XmlOut;
 
 /// Writes `<file_transfers>`.
 pub(crate) fn write_file_transfers(out: &mut XmlOut, view: &ClientView) {

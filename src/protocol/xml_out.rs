@@ -1,18 +1,19 @@
-//! Writing GUI RPC reply bodies (DESIGN.md "Protocol facts", GUI RPC) with quick-xml's
-//! writer: one element per line, indented, numbers as BOINC prints them (`%f`: six
-//! decimals), flags as empty elements. The real tools read these line by line or element
-//! by element; both work when every element sits on a line of its own.
+//! Writing BOINC XML (GUI RPC replies and requests, account manager requests; DESIGN.md
+//! "Protocol facts") with quick-xml's writer: one element per line, indented, numbers
+//! as BOINC prints them (`%f`: six decimals), flags as empty elements. The real tools
+//! read these line by line or element by element; both work when every element sits on
+//! a line of its own.
 
 use quick_xml::Writer;
 use quick_xml::events::{BytesCData, BytesEnd, BytesStart, BytesText, Event};
 
-/// A reply body being written.
+/// A document being written.
 pub(crate) struct XmlOut {
     writer: Writer<Vec<u8>>,
 }
 
 impl XmlOut {
-    /// An empty body, indented as BOINC indents its replies.
+    /// An empty document, indented as BOINC indents its replies.
     pub(crate) fn new() -> Self {
         XmlOut { writer: Writer::new_with_indent(Vec::new(), b' ', 4) }
     }
@@ -77,7 +78,15 @@ impl XmlOut {
         self.end(name);
     }
 
-    /// The body, ending with a newline as every BOINC reply body does.
+    /// `<name>content</name>` with `content` written as it is: XML kept from a document
+    /// that was well-formed (an account manager's `<opaque>` data), sent back unchanged.
+    pub(crate) fn raw(&mut self, name: &str, content: &str) {
+        self.start(name);
+        self.event(Event::Text(BytesText::from_escaped(content)));
+        self.end(name);
+    }
+
+    /// The document, ending with a newline as every BOINC reply body does.
     pub(crate) fn finish(self) -> Vec<u8> {
         let mut body = self.writer.into_inner();
         if !body.is_empty() {
