@@ -26,6 +26,7 @@ pub(crate) fn run_served(
         Some(dir) => dir.clone(),
         None => std::env::current_dir().context("cannot find the current directory")?,
     };
+    let allow_remote = state.config.allow_remote_gui_rpc;
     let handle = Client::builder()
         .state(state)
         .config(config.clone())
@@ -40,7 +41,9 @@ pub(crate) fn run_served(
         .build()
         .context("cannot start the GUI RPC server's runtime")?;
     let served = runtime.block_on(async {
-        let server = GuiRpcServer::bind(GuiRpcConfig::new(&dir).port(port), handle.clone()).await?;
+        let mut config = GuiRpcConfig::new(&dir).port(port);
+        config.allow_remote = allow_remote;
+        let server = GuiRpcServer::bind(config, handle.clone()).await?;
         eprintln!(
             "boinc-rs sim: GUI RPC on {} (password in {}); {factor}x real time; \
              `boinc-rs quit` or `boinccmd --quit` ends the run",
