@@ -155,16 +155,7 @@ pub fn apply_user_action(
             project.suspended = true;
             project.dont_request_more_work = true;
             project.sched_rpc_pending = false;
-            for j in state.job_ids() {
-                let job = state.job(j);
-                if job.project != p {
-                    continue;
-                }
-                if job.is_running() {
-                    effect.abort.push(j);
-                }
-                effect.forget.push(j);
-            }
+            drop_jobs_of(state, p, &mut effect);
         }
         UserAction::Attach(name) => {
             let p = find_project(state, name)?;
@@ -184,21 +175,22 @@ pub fn apply_user_action(
                 resource.backoff_time = 0.0;
                 resource.backoff_interval = 0.0;
             }
-            for j in state.job_ids() {
-                let job = state.job(j);
-                if job.project != p {
-                    continue;
-                }
-                if job.is_running() {
-                    effect.abort.push(j);
-                }
-                effect.forget.push(j);
-            }
+            drop_jobs_of(state, p, &mut effect);
         }
         UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
         UserAction::SetConfig(config) => state.config = config.clone(),
     }
     Ok(effect)
+}
+
+/// Drops every job of project `p` (detach, reset): the running ones are aborted first.
+fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
+    for j in state.job_ids().filter(|&j| state.job(j).project == p) {
+        if state.job(j).is_running() {
+            effect.abort.push(j);
+        }
+        effect.forget.push(j);
+    }
 }
 
 /// Ends job `j` as aborted by the user: reported with BOINC's "aborted via GUI" status.
