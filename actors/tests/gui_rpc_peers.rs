@@ -178,6 +178,49 @@ fn boinccmd_wrong_password_and_quit() {
     assert!(decisions > 0);
 }
 
+#[test]
+#[cfg_attr(not(peer_boinccmd), ignore = "boinccmd is not installed: apt-get install boinc-client")]
+fn boinccmd_rereads_configuration_and_sets_gpu_and_network_modes() {
+    let served = Served::start();
+    let dir = served.dir.path();
+    std::fs::write(
+        dir.join("cc_config.xml"),
+        "<cc_config><options><ncpus>2</ncpus></options></cc_config>",
+    )
+    .expect("cc_config.xml");
+    boinccmd(&served, &["--read_cc_config"]);
+    let after = served.snapshot();
+    assert_eq!(after.state.config.ncpus, Some(2));
+    assert!(after.running.len() <= 2, "{} tasks run on 2 CPUs", after.running.len());
+
+    std::fs::write(
+        dir.join("global_prefs_override.xml"),
+        "<global_preferences><work_buf_min_days>0.5</work_buf_min_days></global_preferences>",
+    )
+    .expect("global_prefs_override.xml");
+    boinccmd(&served, &["--read_global_prefs_override"]);
+    assert_eq!(served.snapshot().state.prefs.work_buf_min_days, 0.5);
+
+    std::fs::write(dir.join("cc_config.xml"), "<cc_config><options><ncpus>two").expect("broken");
+    let refused = boinccmd_with(&served, PASSWORD, &["--read_cc_config"], false);
+    assert!(refused.contains("cc_config.xml"), "{refused}");
+    assert_eq!(served.snapshot().state.config.ncpus, Some(2), "a broken file changes nothing");
+
+    boinccmd(&served, &["--set_gpu_mode", "never"]);
+    boinccmd(&served, &["--set_network_mode", "never"]);
+    let state = served.snapshot().state;
+    assert_eq!((state.gpu_mode, state.network_mode), (RunMode::Never, RunMode::Never));
+    let status = boinccmd(&served, &["--get_cc_status"]);
+    assert_eq!(
+        values(&status, "current mode"),
+        ["according to prefs", "never", "never"],
+        "{status}"
+    );
+
+    let disk = boinccmd(&served, &["--get_disk_usage"]);
+    assert_eq!(values(&disk, "master URL").len(), state.projects.len(), "{disk}");
+}
+
 /// The task names boinctui shows under tmux, read from its screen; fails with the
 /// screen when they do not all appear within the wait.
 #[test]
