@@ -6,6 +6,7 @@
 use super::auth::new_nonce;
 use super::framing::{Frame, RequestReader, Timeouts};
 use super::ops::{Afterwards, execute};
+use super::remote_access::is_local;
 use super::server::ServerShared;
 use super::session::{Session, Step};
 use boinc_core::protocol::gui_rpc::{self as protocol, frame_reply, parse_request};
@@ -48,13 +49,7 @@ pub(crate) async fn serve_connection(
     evict: Arc<Notify>,
 ) {
     let registered = Registered { shared: shared.clone(), id };
-    let local = match peer.ip() {
-        std::net::IpAddr::V6(v6) => {
-            v6.to_ipv4_mapped().map_or(v6.is_loopback(), |v4| v4.is_loopback())
-        }
-        std::net::IpAddr::V4(v4) => v4.is_loopback(),
-    };
-    let mut session = Session::new(local, &shared.password);
+    let mut session = Session::new(is_local(peer.ip()), &shared.password);
     let mut reader = RequestReader::new(shared.limits.max_request_bytes, shared.budget.clone());
     let timeouts =
         Timeouts { idle: shared.limits.idle_timeout, request: shared.limits.request_timeout };

@@ -30,6 +30,11 @@ pub fn remote_host_entries(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether a client at `peer` is on this host.
+pub(crate) fn is_local(peer: IpAddr) -> bool {
+    canonical(peer).is_loopback()
+}
+
 /// An address as the comparison needs it: an IPv4 address mapped into IPv6 is the
 /// IPv4 address.
 fn canonical(address: IpAddr) -> IpAddr {
@@ -72,8 +77,7 @@ impl RemoteAccess {
 
     /// Whether a client at `peer` may connect.
     pub fn allows(&self, peer: IpAddr) -> bool {
-        let peer = canonical(peer);
-        peer.is_loopback() || self.any_host || self.hosts.contains(&peer)
+        is_local(peer) || self.any_host || self.hosts.contains(&canonical(peer))
     }
 }
 
