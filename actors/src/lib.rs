@@ -18,6 +18,7 @@
 pub mod app_api;
 pub mod client;
 pub mod effects;
+pub mod gui_rpc;
 pub mod journal;
 pub mod live;
 pub mod runtime;

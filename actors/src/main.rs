@@ -7,6 +7,8 @@
 //! - `boinc-rs app-test EXE`: runs one app under the client's process supervision and
 //!   reports how it behaved.
 //! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
+//! - `boinc-rs status`, `tasks`, `project URL ACTION`, `quit`: control a running client
+//!   over GUI RPC.
 
 mod cli;
 
@@ -62,6 +64,23 @@ enum Command {
     /// The example science app: real work for some CPU seconds or flops, with
     /// checkpoints, progress and BOINC's app API. A client runs it in a slot directory.
     ExampleApp(cli::example_app::ExampleAppArgs),
+    /// Show a running client's modes, projects and task counts (over GUI RPC).
+    Status(cli::control::Connection),
+    /// List a running client's tasks (over GUI RPC).
+    Tasks(cli::control::Connection),
+    /// Suspend, resume or update a project of a running client (over GUI RPC).
+    Project {
+        /// The project's master URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// What to do.
+        #[arg(value_enum)]
+        action: cli::control::ProjectCommand,
+        #[command(flatten)]
+        connection: cli::control::Connection,
+    },
+    /// Ask a running client to quit (over GUI RPC).
+    Quit(cli::control::Connection),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -127,5 +146,11 @@ fn run() -> Result<()> {
         Command::Replay { journal } => replay_command(&journal),
         Command::AppTest(args) => cli::app_test::app_test(args),
         Command::ExampleApp(args) => cli::example_app::example_app(args),
+        Command::Status(connection) => cli::control::status(&connection),
+        Command::Tasks(connection) => cli::control::tasks(&connection),
+        Command::Project { url, action, connection } => {
+            cli::control::project(&connection, &url, action)
+        }
+        Command::Quit(connection) => cli::control::quit(&connection),
     }
 }

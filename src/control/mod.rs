@@ -6,12 +6,14 @@
 
 pub mod client_control;
 pub mod commands;
+pub mod message_log;
 pub mod rpc_session;
 pub mod task_program;
 pub mod user_action;
 
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use message_log::{Message, MessageLog, MessagePriority};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,

@@ -5,7 +5,7 @@
 //! processes (a task suspended, a job started) follows in the same instant.
 
 use crate::Time;
-use crate::model::{ClientState, JobId, JobState, ProjectId, RunMode};
+use crate::model::{CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
 use serde::{Deserialize, Serialize};
 
 /// BOINC's exit status for a result the user aborted.
@@ -42,6 +42,13 @@ pub enum UserAction {
     Detach(String),
     /// Attach (again) to a project the client knows by its master URL or name.
     Attach(String),
+    /// Reset a project: its jobs are dropped (running ones aborted) and its backoffs
+    /// cleared, and it is asked for work again, as if newly attached.
+    ResetProject(String),
+    /// Preferences re-read by the host (global_prefs.xml with its override on top).
+    SetPreferences(Prefs),
+    /// Client options re-read by the host (cc_config.xml).
+    SetConfig(CcConfig),
 }
 
 /// Why an action could not be applied.
@@ -148,16 +155,7 @@ pub fn apply_user_action(
             project.suspended = true;
             project.dont_request_more_work = true;
             project.sched_rpc_pending = false;
-            for j in state.job_ids() {
-                let job = state.job(j);
-                if job.project != p {
-                    continue;
-                }
-                if job.is_running() {
-                    effect.abort.push(j);
-                }
-                effect.forget.push(j);
-            }
+            drop_jobs_of(state, p, &mut effect);
         }
         UserAction::Attach(name) => {
             let p = find_project(state, name)?;
@@ -167,8 +165,32 @@ pub fn apply_user_action(
             project.dont_request_more_work = false;
             project.sched_rpc_pending = true;
         }
+        UserAction::ResetProject(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.sched_rpc_pending = !project.detached;
+            project.nrpc_failures = 0;
+            project.min_rpc_time = project.min_rpc_time.min(now);
+            for (_, resource) in project.resources.iter_mut() {
+                resource.backoff_time = 0.0;
+                resource.backoff_interval = 0.0;
+            }
+            drop_jobs_of(state, p, &mut effect);
+        }
+        UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
+        UserAction::SetConfig(config) => state.config = config.clone(),
     }
     Ok(effect)
+}
+
+/// Drops every job of project `p` (detach, reset): the running ones are aborted first.
+fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
+    for j in state.job_ids().filter(|&j| state.job(j).project == p) {
+        if state.job(j).is_running() {
+            effect.abort.push(j);
+        }
+        effect.forget.push(j);
+    }
 }
 
 /// Ends job `j` as aborted by the user: reported with BOINC's "aborted via GUI" status.
@@ -219,6 +241,33 @@ mod tests {
         assert!(s.project(p).suspended, "resuming does not undo a detach");
         apply_user_action(&mut s, &UserAction::Attach(url), 2000.0).unwrap();
         assert!(!s.project(p).detached && !s.project(p).suspended);
+    }
+
+    #[test]
+    fn reset_drops_the_jobs_but_keeps_the_project_attached() {
+        let mut s = state();
+        let p = s.jobs.iter().find(|j| j.is_running()).map(|j| j.project).unwrap();
+        let url = s.project(p).master_url.clone();
+        s.projects[p.index()].nrpc_failures = 3;
+        s.projects[p.index()].min_rpc_time = 9000.0;
+        let effect = apply_user_action(&mut s, &UserAction::ResetProject(url), 2000.0).unwrap();
+        let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
+        assert_eq!(effect.forget, of_p);
+        assert!(effect.abort.iter().all(|j| s.job(*j).is_running()));
+        let project = s.project(p);
+        assert!(!project.detached && !project.suspended && project.sched_rpc_pending);
+        assert_eq!((project.nrpc_failures, project.min_rpc_time), (0, 2000.0));
+    }
+
+    #[test]
+    fn preferences_and_options_are_replaced() {
+        let mut s = state();
+        let prefs = Prefs { work_buf_min_days: 2.0, ..Prefs::default() };
+        apply_user_action(&mut s, &UserAction::SetPreferences(prefs.clone()), 1.0).unwrap();
+        assert_eq!(s.prefs, prefs);
+        let config = CcConfig { ncpus: Some(2), ..CcConfig::default() };
+        apply_user_action(&mut s, &UserAction::SetConfig(config.clone()), 1.0).unwrap();
+        assert_eq!(s.config, config);
     }
 
     #[test]

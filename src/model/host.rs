@@ -21,6 +21,43 @@ pub struct Host {
     pub d_free: f64,
     /// Coprocessors by type; `None` where the host has none of that type.
     pub coprocessors: ResourceMap<Option<Coprocessor>>,
+    /// Who the host is and what it runs: what GUI RPC's `<host_info>` and a scheduler
+    /// request describe beyond the processing resources. Host discovery fills it; a
+    /// state file carries it over.
+    #[serde(default)]
+    pub identity: HostIdentity,
+}
+
+/// The host's names, processor and operating system (`<host_info>`'s descriptive
+/// fields). Empty strings and zeros where nothing is known.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostIdentity {
+    /// Host name (`<domain_name>`).
+    pub domain_name: String,
+    /// IP address as text (`<ip_addr>`).
+    pub ip_addr: String,
+    /// The host's cross-project identifier (`<host_cpid>`).
+    pub host_cpid: String,
+    /// Offset of local time from UTC, seconds (`<timezone>`).
+    pub timezone: i64,
+    /// CPU vendor (`<p_vendor>`).
+    pub p_vendor: String,
+    /// CPU model (`<p_model>`).
+    pub p_model: String,
+    /// CPU feature flags, space-separated (`<p_features>`).
+    pub p_features: String,
+    /// Benchmarked integer speed of one CPU, operations per second (`<p_iops>`).
+    pub p_iops: f64,
+    /// Memory bandwidth, bytes per second (`<p_membw>`).
+    pub p_membw: f64,
+    /// When the benchmarks last ran (`<p_calculated>`).
+    pub p_calculated: f64,
+    /// CPU cache, bytes (`<m_cache>`).
+    pub m_cache: f64,
+    /// Operating system name (`<os_name>`).
+    pub os_name: String,
+    /// Operating system version (`<os_version>`).
+    pub os_version: String,
 }
 
 impl Default for Host {
@@ -33,6 +70,7 @@ impl Default for Host {
             d_total: 0.0,
             d_free: 0.0,
             coprocessors: ResourceMap::default(),
+            identity: HostIdentity::default(),
         }
     }
 }

@@ -16,12 +16,12 @@ mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use client_state::{ClientState, RunMode};
-pub use host::{Host, TimeStats};
+pub use host::{Host, HostIdentity, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
 pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
-pub use project::{Availability, DeletionPolicy, Project, ProjectResource};
+pub use project::{Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
 pub use workunit::{FileInfo, FileStatus, Workunit};

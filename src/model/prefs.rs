@@ -95,4 +95,8 @@ pub struct CcConfig {
     /// Don't fetch project lists or version notices (`<no_info_fetch>`); kept so that a
     /// state directory written by boinc-rs round-trips the user's setting.
     pub no_info_fetch: bool,
+    /// Any host may connect to the GUI RPC port (with the password)
+    /// (`<allow_remote_gui_rpc>`).
+    #[serde(default)]
+    pub allow_remote_gui_rpc: bool,
 }

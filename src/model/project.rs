@@ -73,6 +73,36 @@ pub struct Project {
     /// "Project Deletion Policy").
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// The volunteer's account on the project as its server last described it (names,
+    /// ids, credit), and whether an account manager attached it.
+    #[serde(default)]
+    pub account: ProjectAccount,
+}
+
+/// A project account as the client knows it: what the project's scheduler replies
+/// say about the user, team and host, shown by the GUI RPC `<project>` element.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProjectAccount {
+    /// The user's name on the project.
+    pub user_name: String,
+    /// The user's team.
+    pub team_name: String,
+    /// The user's id on the project.
+    pub userid: i64,
+    /// The team's id.
+    pub teamid: i64,
+    /// This host's id on the project.
+    pub hostid: i64,
+    /// Credit of the user, all time.
+    pub user_total_credit: f64,
+    /// Recent average credit of the user.
+    pub user_expavg_credit: f64,
+    /// Credit of this host, all time.
+    pub host_total_credit: f64,
+    /// Recent average credit of this host.
+    pub host_expavg_credit: f64,
+    /// An account manager attached the project (and may detach it).
+    pub attached_via_acct_mgr: bool,
 }
 
 /// A project's deletion policy (seed 004: `<deletion_policy_priority/>` and
@@ -134,6 +164,7 @@ impl Project {
             app_failures: 0,
             availability: None,
             deletion_policy: DeletionPolicy::default(),
+            account: ProjectAccount::default(),
         }
     }
 }

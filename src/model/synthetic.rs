@@ -4,8 +4,9 @@
 
 use crate::Time;
 use crate::model::{
-    ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, Job, Project,
-    ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState, Workunit, WorkunitId,
+    ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, HostIdentity,
+    Job, Project, ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState, Workunit,
+    WorkunitId,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -58,6 +59,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             d_total: 2e12,
             d_free: 1e12,
             coprocessors,
+            identity: HostIdentity::default(),
         },
         ..ClientState::default()
     };

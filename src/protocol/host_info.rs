@@ -25,6 +25,19 @@ pub(crate) fn parse_host_info(element: &Element) -> Result<Host, XmlError> {
             "d_total" => host.d_total = child.non_negative_f64()?,
             "d_free" => host.d_free = child.non_negative_f64()?,
             "coprocs" => parse_coprocs(child, &mut host)?,
+            "domain_name" => host.identity.domain_name = child.string(),
+            "ip_addr" => host.identity.ip_addr = child.string(),
+            "host_cpid" => host.identity.host_cpid = child.string(),
+            "timezone" => host.identity.timezone = child.i64()?,
+            "p_vendor" => host.identity.p_vendor = child.string(),
+            "p_model" => host.identity.p_model = child.string(),
+            "p_features" => host.identity.p_features = child.string(),
+            "p_iops" => host.identity.p_iops = child.non_negative_f64()?,
+            "p_membw" => host.identity.p_membw = child.non_negative_f64()?,
+            "p_calculated" => host.identity.p_calculated = child.f64()?,
+            "m_cache" => host.identity.m_cache = child.non_negative_f64()?,
+            "os_name" => host.identity.os_name = child.string(),
+            "os_version" => host.identity.os_version = child.string(),
             _ => {}
         }
     }

@@ -78,6 +78,16 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "deletion_policy_priority" => project.deletion_policy.priority = child.flag()?,
             "deletion_policy_expire" => project.deletion_policy.expire = child.flag()?,
             "delete_from_self" => project.deletion_policy.delete_from_self = child.flag()?,
+            "user_name" => project.account.user_name = child.string(),
+            "team_name" => project.account.team_name = child.string(),
+            "userid" => project.account.userid = child.i64()?,
+            "teamid" => project.account.teamid = child.i64()?,
+            "hostid" => project.account.hostid = child.i64()?,
+            "user_total_credit" => project.account.user_total_credit = child.f64()?,
+            "user_expavg_credit" => project.account.user_expavg_credit = child.f64()?,
+            "host_total_credit" => project.account.host_total_credit = child.f64()?,
+            "host_expavg_credit" => project.account.host_expavg_credit = child.f64()?,
+            "attached_via_acct_mgr" => project.account.attached_via_acct_mgr = child.flag()?,
             _ => {}
         }
     }

@@ -1,6 +1,8 @@
 //! The `boinc-rs` commands.
 
 pub(crate) mod app_test;
+pub(crate) mod control;
 pub(crate) mod example_app;
 pub(crate) mod explain;
+pub(crate) mod served_sim;
 pub(crate) mod sim;

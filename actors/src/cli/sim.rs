@@ -84,6 +84,21 @@ pub struct SimArgs {
     /// its app has crashed (fault injection).
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub inject_app_crashes: f64,
+    /// With `--engine actors`: serve the running client over GUI RPC on this port of
+    /// 127.0.0.1 (0: any free port, printed on stderr), so boinccmd, boinctui and
+    /// `boinc-rs status` can watch and control it. The run is paced in wall-clock time
+    /// (see --realtime-factor) and ends at its span or on `quit`.
+    #[arg(long, value_name = "PORT")]
+    pub gui_rpc_port: Option<u16>,
+    /// With --gui-rpc-port: the directory of gui_rpc_auth.cfg (created there with a
+    /// random password if missing), remote_hosts.cfg and the configuration files that
+    /// read_cc_config and read_global_prefs_override re-read (default: the current
+    /// directory, as for BOINC's client).
+    #[arg(long, value_name = "DIR")]
+    pub gui_rpc_dir: Option<PathBuf>,
+    /// With --gui-rpc-port: simulated seconds per wall-clock second (default 1: real time).
+    #[arg(long, value_name = "F")]
+    pub realtime_factor: Option<f64>,
 }
 
 impl SimArgs {
@@ -180,6 +195,9 @@ fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<
         {
             bail!("--journal and fault injection need --engine actors");
         }
+        if args.gui_rpc_port.is_some() || args.realtime_factor.is_some() {
+            bail!("--gui-rpc-port and --realtime-factor need --engine actors");
+        }
         return Ok(run_one(state, config));
     }
     for (name, p) in [
@@ -200,8 +218,11 @@ fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<
         ..Faults::default()
     };
     let started = Instant::now();
-    let result = run_actor_simulation(state, config, faults, journal, |_| {})
-        .map_err(|e| anyhow::anyhow!("the actor system failed: {e}"))?;
+    let result = match args.gui_rpc_port {
+        Some(port) => super::served_sim::run_served(state, config, faults, journal, port, args)?,
+        None => run_actor_simulation(state, config, faults, journal, |_| {})
+            .map_err(|e| anyhow::anyhow!("the actor system failed: {e}"))?,
+    };
     Ok((result, started.elapsed().as_secs_f64()))
 }
 
@@ -354,6 +375,9 @@ pub fn sim(args: SimArgs) -> Result<()> {
     if keep_trace && policies.len() > 1 {
         bail!("--trace and --timeline record one run: drop --compare or name one policy");
     }
+    if args.gui_rpc_port.is_some() && policies.len() > 1 {
+        bail!("--gui-rpc-port serves one run: drop --compare or name one policy");
+    }
     let mut runs = Vec::new();
     for &policy in &policies {
         let config = SimConfig {
@@ -445,6 +469,9 @@ mod tests {
             journal: None,
             inject_rpc_failures: 0.0,
             inject_app_crashes: 0.0,
+            gui_rpc_port: None,
+            gui_rpc_dir: None,
+            realtime_factor: None,
         }
     }
 

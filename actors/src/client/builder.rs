@@ -95,6 +95,7 @@ impl Client {
             effects: None,
             app_restart_policy: RestartPolicy::APP,
             actor_restart_policy: RestartPolicy::ACTOR,
+            realtime_factor: None,
         }
     }
 }
@@ -109,6 +110,7 @@ pub struct ClientBuilder {
     effects: Option<Effects>,
     app_restart_policy: RestartPolicy,
     actor_restart_policy: RestartPolicy,
+    realtime_factor: Option<f64>,
 }
 
 impl ClientBuilder {
@@ -164,6 +166,16 @@ impl ClientBuilder {
     /// instead of a simulated world.
     pub fn effects(mut self, effects: Effects) -> Self {
         self.effects = Some(effects);
+        self
+    }
+
+    /// Paces a simulated client in wall-clock time: its virtual time runs `factor` times
+    /// as fast as the wall clock (1: in real time) instead of as fast as it can, so
+    /// that people and programs can talk to it while it runs (a GUI RPC server over
+    /// it, say). [`ClientBuilder::start`] then runs it on a clock that is not paused;
+    /// with [`ClientBuilder::spawn`], the caller's runtime must not be paused either.
+    pub fn realtime_factor(mut self, factor: f64) -> Self {
+        self.realtime_factor = Some(factor);
         self
     }
 
@@ -231,7 +243,13 @@ impl ClientBuilder {
                 Ok(ClientHandle { shared })
             }
             None => {
-                let world = SimulatedWorld::new(state, &self.config, &self.faults);
+                let mut world = SimulatedWorld::new(state, &self.config, &self.faults);
+                let speed = match self.realtime_factor {
+                    Some(factor) if factor.is_finite() && factor > 0.0 => factor,
+                    Some(factor) => return Err(ClientError::BadPace(factor)),
+                    None => 1.0,
+                };
+                world.pace(speed);
                 let setup = RunSetup {
                     scenario: self.config.scenario.clone(),
                     policy: self.config.policy,
@@ -265,6 +283,7 @@ impl ClientBuilder {
                     journal: self.journal,
                     period: world.period,
                     start,
+                    speed,
                     progress: self.progress,
                 };
                 spawn_driver(shared.clone(), driver.run());
@@ -277,12 +296,12 @@ impl ClientBuilder {
     /// clock for a simulated client), so it can be driven from anywhere: any tokio
     /// runtime, multi-threaded too, or plain threads.
     pub fn start(self) -> Result<ClientHandle, ClientError> {
-        let simulated = self.effects.is_none();
+        let paused = self.effects.is_none() && self.realtime_factor.is_none();
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("boinc-rs client".into())
             .spawn(move || {
-                let system = match client_system(simulated) {
+                let system = match client_system(paused) {
                     Ok(system) => system,
                     Err(error) => {
                         let _ = sender.send(Err(error));

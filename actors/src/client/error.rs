@@ -25,6 +25,9 @@ pub enum ClientError {
     /// The client's actors stopped (the run ended or the System was stopped).
     #[error("the client has stopped: {0}")]
     Stopped(String),
+    /// A realtime factor that cannot pace a run.
+    #[error("a realtime factor must be a number greater than 0, not {0}")]
+    BadPace(f64),
     /// The journal could not be written.
     #[error("journal: {0}")]
     Journal(String),

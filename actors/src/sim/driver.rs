@@ -34,6 +34,9 @@ pub(crate) struct VirtualDriver {
     pub(crate) journal: Journal,
     pub(crate) period: f64,
     pub(crate) start: Time,
+    /// Virtual seconds per second of tokio's clock: 1 on a paused clock (where tokio's
+    /// time jumps anyway); a paced run's realtime factor on the wall clock.
+    pub(crate) speed: f64,
     pub(crate) progress: Option<Box<dyn FnMut(f64) + Send>>,
 }
 
@@ -103,9 +106,16 @@ impl VirtualDriver {
         self.handle.base_instant()
     }
 
+    /// The tokio instant at which virtual time reaches `at`.
+    fn deadline(&self, at: Time) -> Instant {
+        let seconds = ((at - self.start) / self.speed).max(0.0);
+        self.base()
+            + std::time::Duration::try_from_secs_f64(seconds)
+                .unwrap_or(std::time::Duration::MAX / 4)
+    }
+
     async fn sleep_until(&self, at: Time) {
-        let deadline = self.base() + std::time::Duration::from_secs_f64((at - self.start).max(0.0));
-        tokio::time::sleep_until(deadline).await;
+        tokio::time::sleep_until(self.deadline(at)).await;
     }
 
     fn advance(&self, now: &mut Time, to: Time) {
@@ -146,8 +156,7 @@ impl VirtualDriver {
                 if next >= end {
                     break end;
                 }
-                let deadline =
-                    self.base() + std::time::Duration::from_secs_f64((next - self.start).max(0.0));
+                let deadline = self.deadline(next);
                 tokio::select! {
                     () = tokio::time::sleep_until(deadline) => break next,
                     changed = self.link.wakeup.changed() => {

@@ -59,13 +59,16 @@ impl Faults {
 /// Virtual time. The driver sets it, exactly, at each step (the bits of an `f64`, so
 /// every thread reads the same instant without a lock). Between steps the paused tokio
 /// clock may move on without the driver (an operation waiting on a timer of its own,
-/// such as a slow server's answer): read then, the clock follows tokio's, so what
-/// happens at that moment is dated when it happens.
+/// such as a slow server's answer, or, in a paced run, wall-clock time passing): read
+/// then, the clock follows tokio's, so what happens at that moment is dated when it
+/// happens.
 #[derive(Debug, Clone)]
 pub struct VirtualClock {
     set: Arc<AtomicU64>,
     start: Time,
     base: tokio::time::Instant,
+    /// Virtual seconds per second of tokio's clock (1 unless the run is paced).
+    speed: f64,
 }
 
 /// How far tokio's clock must have moved past the driver's last step before the
@@ -76,10 +79,16 @@ const FOLLOW_TOKIO_AFTER: f64 = 1.0;
 impl VirtualClock {
     /// A clock showing `now`, measured from tokio's current instant.
     pub fn new(now: Time) -> Self {
+        VirtualClock::paced(now, 1.0)
+    }
+
+    /// A clock showing `now` that runs `speed` times as fast as tokio's.
+    pub fn paced(now: Time, speed: f64) -> Self {
         VirtualClock {
             set: Arc::new(AtomicU64::new(now.to_bits())),
             start: now,
             base: tokio::time::Instant::now(),
+            speed,
         }
     }
 
@@ -92,7 +101,8 @@ impl VirtualClock {
 impl Clock for VirtualClock {
     fn now(&self) -> Time {
         let set = f64::from_bits(self.set.load(Ordering::SeqCst));
-        let tokio = self.start + (tokio::time::Instant::now() - self.base).as_secs_f64();
+        let tokio =
+            self.start + (tokio::time::Instant::now() - self.base).as_secs_f64() * self.speed;
         if tokio > set + FOLLOW_TOKIO_AFTER { tokio } else { set }
     }
 }

@@ -64,6 +64,12 @@ impl SimulatedWorld {
         }
     }
 
+    /// Paces the world's virtual time at `speed` virtual seconds per second of tokio's
+    /// clock (which, on a runtime whose clock is not paused, is the wall clock).
+    pub(crate) fn pace(&mut self, speed: f64) {
+        self.clock = VirtualClock::paced(self.start, speed);
+    }
+
     /// What the scheduler needs to run over this world.
     pub(crate) fn scheduler_setup(
         &self,
