@@ -7,9 +7,9 @@
 //! journal. The real process, HTTP and file implementations belong to the live service.
 
 use boinc_core::Time;
-use boinc_core::control::{HostView, ProcessStatus, RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::control::{HostView, ProcessStatus, TaskCommand};
+use boinc_core::model::ProjectId;
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use std::future::Future;
 use std::pin::Pin;
 
@@ -74,14 +74,13 @@ pub trait ProcessHost {
 
 /// Scheduler RPCs and master-page fetches.
 pub trait SchedulerTransport {
-    /// Sends `call` to its project's scheduler; `state` is the client's state that the
-    /// request describes (queue, host, estimates). `None`: the RPC failed.
+    /// Sends `request` to `project`'s scheduler at `now`. `None`: the RPC failed.
     fn scheduler_rpc(
         &self,
-        state: &ClientState,
-        call: &RpcCall,
+        project: ProjectId,
+        request: &SchedulerRequest,
         now: Time,
-    ) -> EffectFuture<Option<ServerReply>>;
+    ) -> EffectFuture<Option<SchedulerReply>>;
     /// Fetches `project`'s master page; whether it came.
     fn master_page(&self, project: ProjectId) -> EffectFuture<bool>;
 }

@@ -3,8 +3,8 @@
 
 use boinc_core::Time;
 use boinc_core::control::{HostView, ProjectRpcState, RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
 use boinc_core::model::{ClientState, Project, ResourceType, RunMode};
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -110,6 +110,9 @@ pub struct RunSession {
     pub now: Time,
     /// The request and the reported results.
     pub call: RpcCall,
+    /// The scheduler request made for the call; shared, not journaled.
+    #[serde(skip)]
+    pub request: Arc<SchedulerRequest>,
     /// The client's state the request describes; shared, not journaled.
     #[serde(skip)]
     pub state: Arc<ClientState>,
@@ -119,7 +122,7 @@ pub struct RunSession {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionOutcome {
     /// The server's reply; `None`: the RPC failed.
-    pub reply: Option<ServerReply>,
+    pub reply: Option<SchedulerReply>,
     /// The project's protocol state after the session.
     pub rpc_state: ProjectRpcState,
 }
@@ -167,19 +170,6 @@ pub struct DiskStep {
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
     pub state: Box<ClientState>,
-}
-
-/// A scheduler request is about to go to `project`: it carries the free-space figures.
-#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "()")]
-pub struct DiskRequest {
-    /// When.
-    pub now: Time,
-    /// The project asked.
-    pub project: boinc_core::model::ProjectId,
-    /// The client state (not journaled).
-    #[serde(skip)]
-    pub state: Arc<ClientState>,
 }
 
 /// A reply brought jobs: their files are associated.

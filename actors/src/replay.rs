@@ -13,12 +13,12 @@ use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
 use crate::messages::{HostChanged, Startup, Tick, User};
 use crate::sim_effects::VirtualClock;
 use boinc_core::Time;
-use boinc_core::control::{ClientControl, RpcCall, TaskCommand};
+use boinc_core::control::{ClientControl, TaskCommand};
 use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::emulator::engine::{SimConfig, prepare_state};
-use boinc_core::emulator::project_server::ServerReply;
 use boinc_core::emulator::world::World;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::model::ProjectId;
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use std::rc::Rc;
 
 /// The effects of a replay: whatever the world said is read back from the journal.
@@ -39,11 +39,11 @@ impl ProcessHost for Recorded {
 impl SchedulerTransport for Recorded {
     fn scheduler_rpc(
         &self,
-        _: &ClientState,
-        _: &RpcCall,
+        _: ProjectId,
+        _: &SchedulerRequest,
         _: Time,
-    ) -> EffectFuture<Option<ServerReply>> {
-        let reply = self.0.recorded_input::<Option<ServerReply>>("RpcReply").flatten();
+    ) -> EffectFuture<Option<SchedulerReply>> {
+        let reply = self.0.recorded_input::<Option<SchedulerReply>>("RpcReply").flatten();
         Box::pin(std::future::ready(reply))
     }
 

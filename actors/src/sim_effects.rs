@@ -8,10 +8,10 @@ use crate::effects::{
     ProcessReport, SchedulerTransport, Transfer,
 };
 use boinc_core::Time;
-use boinc_core::control::{HostView, RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
+use boinc_core::control::{HostView, TaskCommand};
 use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cell::{Cell, RefCell};
@@ -126,14 +126,14 @@ impl ProcessHost for SimWorld {
 impl SchedulerTransport for SimWorld {
     fn scheduler_rpc(
         &self,
-        state: &ClientState,
-        call: &RpcCall,
+        project: ProjectId,
+        request: &SchedulerRequest,
         now: Time,
-    ) -> EffectFuture<Option<ServerReply>> {
+    ) -> EffectFuture<Option<SchedulerReply>> {
         let reply = if self.draw(self.faults.rpc_failure_rate) {
             None
         } else {
-            self.world.borrow_mut().scheduler_rpc(state, call, now)
+            self.world.borrow_mut().scheduler_rpc(project, request, now)
         };
         Box::pin(std::future::ready(reply))
     }

@@ -2,12 +2,20 @@
 //! sessions): what the client does at each instant, split from the world it acts on.
 //!
 //! The emulator drives it directly against an emulated world; the actors drive the same
-//! code through messages and effect traits, so both make the same decisions.
+//! code through messages and effect traits, so both make the same decisions. What
+//! crosses to the world at a scheduler RPC is a protocol request and reply
+//! ([`build_request`], [`apply_reply`]), as with a real project.
 
 pub mod client_control;
 pub mod commands;
+pub mod reply;
+pub mod request;
 pub mod rpc_session;
 
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use reply::{
+    CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
+};
+pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};

@@ -14,11 +14,11 @@ use super::offender::offenders;
 use super::plan::DeletionPlan;
 use crate::Time;
 use crate::model::{ClientState, ProjectId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The three free-space figures for one project's scheduler request, bytes (never
 /// negative; each at least the one before).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct FreeSpaceFigures {
     /// 1. The free space (`anything_free`).
     pub free: f64,

@@ -7,7 +7,7 @@
 
 use crate::context::ActorContext;
 use crate::events::ClientEvent;
-use crate::messages::{DiskReply, DiskRequest, DiskStep};
+use crate::messages::{DiskReply, DiskStep};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
 use boinc_core::emulator::disk_world::DiskWorld;
@@ -94,18 +94,6 @@ impl Handler<DiskStep> for DiskActor {
         });
         self.report(before, &state, now);
         MessageResult(state)
-    }
-}
-
-impl Handler<DiskRequest> for DiskActor {
-    type Result = ();
-
-    fn handle(&mut self, message: DiskRequest, _: &mut Context<Self>) {
-        self.context.delivered("disk", "DiskRequest", &message);
-        let mut world = self.world.borrow_mut();
-        if let Some(server) = world.server_mut(message.project) {
-            self.disk.before_request(&message.state, server, message.now);
-        }
     }
 }
 

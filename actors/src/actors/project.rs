@@ -8,7 +8,9 @@ use crate::context::ActorContext;
 use crate::effects::SchedulerTransport;
 use crate::messages::{MasterFetch, RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture};
-use boinc_core::control::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
+use boinc_core::control::{
+    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng, work_reply,
+};
 use boinc_core::model::ProjectId;
 use rand_chacha::ChaCha8Rng;
 use std::rc::Rc;
@@ -83,8 +85,8 @@ impl Handler<RunSession> for ProjectActor {
             self.panic_at_session = false;
             panic!("{}: injected fault", self.id);
         }
-        let RunSession { now, call, state } = message;
-        let rpc = self.transport.scheduler_rpc(&state, &call, now);
+        let RunSession { now, call, request, state } = message;
+        let rpc = self.transport.scheduler_rpc(call.request.project, &request, now);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {
             actor.context.input(&actor.id, "RpcReply", &reply);
             let Some(project) = state.projects.get(call.request.project.index()) else {
@@ -94,7 +96,9 @@ impl Handler<RunSession> for ProjectActor {
                 return Ok(SessionOutcome { reply: None, rpc_state });
             };
             let mut project = project.clone();
-            let work_reply = reply.as_ref().map(|r| (r.work_reply(&state), r.request_delay));
+            let project_id = call.request.project;
+            let work_reply =
+                reply.as_ref().map(|r| (work_reply(&state, project_id, r), r.request_delay));
             apply_rpc_outcome(
                 &mut project,
                 &call.request,

@@ -16,9 +16,8 @@ use crate::context::ActorContext;
 use crate::effects::{ProcessHost, SchedulerTransport};
 use crate::events::ClientEvent;
 use crate::messages::{
-    Command, DiskReply, DiskRequest, DiskStep, InstanceAssignment, MasterFetch, Poll,
-    ResourceAvailable, RunSession, SessionOutcome, Startup, Stats, TaskReport, Tick, User,
-    UserAction,
+    Command, DiskReply, DiskStep, InstanceAssignment, MasterFetch, Poll, ResourceAvailable,
+    RunSession, SessionOutcome, Startup, Stats, TaskReport, Tick, User, UserAction,
 };
 use actix::AsyncContext as _;
 use actix::fut::LocalBoxActorFuture;
@@ -407,25 +406,18 @@ impl SchedulerActor {
                 .map(|r| (r, call.request.resources[r].req_seconds))
                 .collect(),
         });
+        let request = Arc::new(self.client.build_request(&call, now));
         // The session reads the state the request describes while the loop waits.
         let state = Arc::new(self.client.take_state());
-        let message = RunSession { now, call: call.clone(), state: Arc::clone(&state) };
-        let disk = self.disk.clone();
-        let disk_request = DiskRequest { now, project, state: Arc::clone(&state) };
-        async move {
-            if let Some(disk) = disk {
-                // The request carries the free-space figures (seed 004).
-                let _ = disk.send(disk_request).await;
-            }
-            fetch.send(message).await
-        }
-        .into_actor(self)
-        .then(move |outcome, act, _| {
-            let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
-            act.client.restore_state(state);
-            act.finish_session(&call, outcome, now)
-        })
-        .boxed_local()
+        let message = RunSession { now, call: call.clone(), request, state: Arc::clone(&state) };
+        async move { fetch.send(message).await }
+            .into_actor(self)
+            .then(move |outcome, act, _| {
+                let state = Arc::try_unwrap(state).unwrap_or_else(|shared| (*shared).clone());
+                act.client.restore_state(state);
+                act.finish_session(&call, outcome, now)
+            })
+            .boxed_local()
     }
 
     fn finish_session(
@@ -449,7 +441,7 @@ impl SchedulerActor {
             time: now,
             project: name.clone(),
             success: reply.is_some(),
-            jobs: reply.as_ref().map_or(0, |r| r.jobs.len()),
+            jobs: reply.as_ref().map_or(0, |r| r.results.len()),
         });
         if rpc_state.min_rpc_time > before.min_rpc_time && rpc_state.min_rpc_time > now {
             self.context.events.emit(ClientEvent::BackoffSet {
@@ -470,13 +462,13 @@ impl SchedulerActor {
                 });
             }
         }
-        let first_new = self.client.state().jobs.len();
-        let brought = self.client.finish_rpc(call, reply.as_ref(), &rpc_state, now);
+        let outcome = self.client.finish_rpc(call, reply.as_ref(), now);
+        self.client.set_project_rpc_state(project, &rpc_state);
+        let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
+        let brought = !new_jobs.is_empty();
         let Some(disk) = self.disk.clone() else {
             return if brought { self.schedule(now) } else { actix::fut::ready(()).boxed_local() };
         };
-        let new_jobs: Vec<JobId> =
-            (first_new..self.client.state().jobs.len()).map(JobId::from_index).collect();
         let state = Box::new(self.client.take_state());
         async move { disk.send(DiskReply { now, new_jobs, state }).await }
             .into_actor(self)
