@@ -112,7 +112,7 @@ pub struct RunSession {
     pub call: RpcCall,
     /// The scheduler request made for the call; shared, not journaled.
     #[serde(skip)]
-    pub request: Arc<SchedulerRequest>,
+    pub request: Arc<SchedulerRequest<'static>>,
     /// The client's state the request describes; shared, not journaled.
     #[serde(skip)]
     pub state: Arc<ClientState>,

@@ -573,7 +573,7 @@ impl ClientControl {
 
     /// The scheduler request for `call` at `now` ([`super::build_request`] with this
     /// client's identity).
-    pub fn build_request(&self, call: &RpcCall, now: Time) -> SchedulerRequest {
+    pub fn build_request(&self, call: &RpcCall, now: Time) -> SchedulerRequest<'_> {
         build_request(&self.state, call, &self.identity, now)
     }
 

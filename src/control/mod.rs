@@ -8,6 +8,7 @@
 
 pub mod client_control;
 pub mod commands;
+mod name_set;
 pub mod reply;
 pub mod request;
 pub mod rpc_session;

@@ -14,6 +14,7 @@
 //! reply's `request_delay` goes to the RPC policy through [`ReplyOutcome::work`].
 //! Signatures are not checked here: a changed code-signing key is reported, not taken.
 
+use super::name_set::NameSet;
 use crate::Time;
 use crate::model::{
     App, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo, FileRef, FileStatus, Job,
@@ -144,11 +145,20 @@ pub fn apply_reply(
 /// What work fetch needs from `reply` before it is applied: the jobs it brings per
 /// resource, matched to app versions as [`apply_reply`] matches them (for a session
 /// that must settle the project's backoff while the state is only lent to it). Equal to
-/// the `work` of the outcome [`apply_reply`] returns for the same state and reply.
+/// the `work` of the outcome [`apply_reply`] returns for the same state and reply when
+/// the reply's jobs name their versions' numbers, as BOINC servers' do.
 pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerReply) -> WorkReply {
     let mut jobs_received = ResourceMap::<u32>::default();
-    let held_workunits = workunit_apps(state, project);
-    let held_results = project_job_names(state, project);
+    let held_results = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.name.as_str()),
+    );
+    let held_workunits = held_by_name(
+        state.workunits.iter().map(|w| (w.project, w.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.wu_name.as_str()),
+    );
     let mut seen: HashSet<&str> = HashSet::new();
     for result in &reply.results {
         if held_results.contains_key(result.name.as_str()) || !seen.insert(&result.name) {
@@ -156,23 +166,27 @@ pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerRepl
         }
         let app = match reply.workunits.iter().find(|w| w.name == result.wu_name) {
             Some(workunit) => Some(workunit.app_name.as_str()),
-            None => {
-                held_workunits.get(result.wu_name.as_str()).map(|&a| state.app(a).name.as_str())
-            }
+            None => held_workunits
+                .get(result.wu_name.as_str())
+                .map(|&w| state.app(state.workunits[w].app).name.as_str()),
         };
         let Some(app) = app else { continue };
-        let held = find_app(state, project, app)
-            .and_then(|a| {
-                find_version(state, a, result.version_num, &result.plan_class, &result.platform)
-            })
-            .map(|v| state.app_version(v).usage);
-        let usage = held.or_else(|| {
-            reply
-                .app_versions
-                .iter()
-                .filter(|v| v.app_name == app)
-                .find(|v| version_matches(v, result))
-                .and_then(|v| usage_of(v).ok())
+        let held_app = find_app(state, project, app);
+        if held_app.is_none() && !reply.apps.iter().any(|a| a.name == app) {
+            continue;
+        }
+        // A version the reply sends replaces a held one of the same number.
+        let sent = reply
+            .app_versions
+            .iter()
+            .filter(|v| v.app_name == app && version_matches(v, result))
+            .find_map(|v| usage_of(v).ok());
+        let usage = sent.or_else(|| {
+            held_app
+                .and_then(|a| {
+                    find_version(state, a, result.version_num, &result.plan_class, &result.platform)
+                })
+                .map(|v| state.app_version(v).usage)
         });
         if let Some(usage) = usage {
             jobs_received[usage.main_resource()] += 1;
@@ -408,22 +422,37 @@ fn take_jobs(
     if reply.results.is_empty() && reply.workunits.is_empty() {
         return (jobs_received, new_jobs);
     }
-    let mut workunits: HashMap<String, WorkunitId> = state
-        .workunits
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| w.project == project)
-        .map(|(i, w)| (w.name.clone(), WorkunitId::from_index(i)))
-        .collect();
-    for description in &reply.workunits {
-        if workunits.contains_key(&description.name) {
+    // The held workunits and jobs the reply names: only the project's records whose
+    // names the reply mentions are looked up, so a reply costs what it carries.
+    let held_workunits = held_by_name(
+        state.workunits.iter().map(|w| (w.project, w.name.as_str())),
+        project,
+        reply
+            .workunits
+            .iter()
+            .map(|w| w.name.as_str())
+            .chain(reply.results.iter().map(|r| r.wu_name.as_str())),
+    );
+    let mut sent_workunits: NameSet<'_, Option<WorkunitId>> =
+        NameSet::new(reply.workunits.iter().map(|w| w.name.as_str()), || None);
+    // The workunit each of the reply's `<workunit>`s became, by position.
+    let mut sent_ids: Vec<(&str, Option<WorkunitId>)> =
+        reply.workunits.iter().map(|w| (w.name.as_str(), None)).collect();
+    for (index, description) in reply.workunits.iter().enumerate() {
+        let name = description.name.as_str();
+        if held_workunits.contains_key(name)
+            || sent_workunits.get_mut(name).is_some_and(|w| w.is_some())
+        {
             continue;
         }
         let Some(app) = find_app(state, project, &description.app_name) else {
             outcome.problems.push(ReplyProblem::UnknownApp { app: description.app_name.clone() });
             continue;
         };
-        workunits.insert(description.name.clone(), WorkunitId::from_index(state.workunits.len()));
+        if let Some(slot) = sent_workunits.get_mut(name) {
+            *slot = Some(WorkunitId::from_index(state.workunits.len()));
+        }
+        sent_ids[index] = (name, Some(WorkunitId::from_index(state.workunits.len())));
         state.workunits.push(Workunit {
             project,
             name: description.name.clone(),
@@ -436,28 +465,44 @@ fn take_jobs(
             input_files: file_refs(&description.file_refs, files),
         });
     }
-    let held: HashMap<String, JobId> = project_job_names(state, project)
-        .into_iter()
-        .map(|(name, id)| (name.to_owned(), id))
-        .collect();
-    let mut taken: HashSet<&str> = HashSet::new();
+    let held = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.name.as_str()),
+    );
+    // A reply naming a job twice is told apart by the count of names; only then is each
+    // looked at.
+    let mut taken: NameSet<'_, bool> =
+        NameSet::new(reply.results.iter().map(|r| r.name.as_str()), || false);
+    let repeats = taken.len() < reply.results.len();
     state.jobs.reserve(reply.results.len());
-    for description in &reply.results {
-        if let Some(&id) = held.get(&description.name) {
+    for (position, description) in reply.results.iter().enumerate() {
+        if let Some(&index) = held.get(description.name.as_str()) {
             // The project may move a job's deadline by sending it again.
-            state.jobs[id.index()].report_deadline = description.report_deadline;
+            state.jobs[index].report_deadline = description.report_deadline;
             outcome
                 .problems
                 .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
             continue;
         }
-        if !taken.insert(&description.name) {
+        if repeats
+            && taken.get_mut(&description.name).is_some_and(|seen| std::mem::replace(seen, true))
+        {
             outcome
                 .problems
                 .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
             continue;
         }
-        let Some(&workunit) = workunits.get(&description.wu_name) else {
+        let wu_name = description.wu_name.as_str();
+        let workunit = match held_workunits.get(wu_name) {
+            Some(&index) => Some(WorkunitId::from_index(index)),
+            // Servers send each job's workunit beside it: try its place first.
+            None => match sent_ids.get(position) {
+                Some(&(name, Some(id))) if name == wu_name => Some(id),
+                _ => sent_workunits.get_mut(wu_name).and_then(|w| *w),
+            },
+        };
+        let Some(workunit) = workunit else {
             outcome.problems.push(ReplyProblem::UnknownWorkunit {
                 result: description.name.clone(),
                 workunit: description.wu_name.clone(),
@@ -522,37 +567,48 @@ fn take_acks_and_aborts(
     now: Time,
     outcome: &mut ReplyOutcome,
 ) {
-    if reply.result_acks.is_empty()
-        && reply.result_aborts.is_empty()
-        && reply.result_aborts_if_not_started.is_empty()
-    {
-        return;
-    }
-    let held: HashMap<String, JobId> = project_job_names(state, project)
-        .into_iter()
-        .map(|(name, id)| (name.to_owned(), id))
-        .collect();
-    let lookup = |name: &String, outcome: &mut ReplyOutcome| {
-        let found = held.get(name).copied();
-        if found.is_none() {
-            outcome.problems.push(ReplyProblem::UnknownResult { result: name.clone() });
-        }
-        found
-    };
-    for name in &reply.result_acks {
-        if let Some(id) = lookup(name, outcome) {
-            let job = &mut state.jobs[id.index()];
-            if !job.got_server_ack {
+    // Acknowledgements are for the results just reported: those are looked at first, and
+    // only a name not among them is looked for further (to tell an old one from none).
+    let mut acks = NameSet::new(reply.result_acks.iter().map(String::as_str), || false);
+    if !acks.is_empty() {
+        for job in &mut state.jobs {
+            if job.project == project
+                && job.ready_to_report
+                && !job.got_server_ack
+                && let Some(matched) = acks.get_mut(&job.name)
+                && !*matched
+            {
+                *matched = true;
                 job.got_server_ack = true;
                 outcome.acknowledged += 1;
             }
         }
     }
-    let aborts = reply.result_aborts.iter().map(|n| (n, false));
-    let if_not_started = reply.result_aborts_if_not_started.iter().map(|n| (n, true));
-    for (name, only_unstarted) in aborts.chain(if_not_started) {
-        let Some(id) = lookup(name, outcome) else { continue };
-        let job = &mut state.jobs[id.index()];
+    let unmatched: Vec<&str> =
+        acks.into_entries().into_iter().filter(|(_, matched)| !matched).map(|(n, _)| n).collect();
+    let aborts: Vec<(&str, bool)> = (reply.result_aborts.iter().map(|n| (n.as_str(), false)))
+        .chain(reply.result_aborts_if_not_started.iter().map(|n| (n.as_str(), true)))
+        .collect();
+    if unmatched.is_empty() && aborts.is_empty() {
+        return;
+    }
+    let held = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        unmatched.iter().copied().chain(aborts.iter().map(|(name, _)| *name)),
+    );
+    for name in reply.result_acks.iter().filter(|n| unmatched.contains(&n.as_str())) {
+        if !held.contains_key(name.as_str()) {
+            outcome.problems.push(ReplyProblem::UnknownResult { result: name.clone() });
+        }
+    }
+    for (name, only_unstarted) in aborts {
+        let Some(&index) = held.get(name) else {
+            outcome.problems.push(ReplyProblem::UnknownResult { result: name.to_owned() });
+            continue;
+        };
+        let id = JobId::from_index(index);
+        let job = &mut state.jobs[index];
         if job.state.computing_done() || (only_unstarted && job.task.is_some()) {
             continue;
         }
@@ -606,23 +662,260 @@ fn version_matches(version: &AppVersionDescription, result: &ResultDescription) 
             || version.platform == result.platform)
 }
 
-/// The project's jobs by name.
-fn project_job_names(state: &ClientState, project: ProjectId) -> HashMap<&str, JobId> {
-    state
-        .jobs
-        .iter()
-        .enumerate()
-        .filter(|(_, j)| j.project == project)
-        .map(|(i, j)| (j.name.as_str(), JobId::from_index(i)))
-        .collect()
+/// Which of `names` the project holds a record of, among `records` (each record's
+/// project and name, in index order): name to the record's index.
+///
+/// Every reply is checked against every held job, and the names a reply brings are
+/// nearly always new: the wanted names are a [`NameSet`], which turns most records away
+/// without comparing or hashing their names.
+fn held_by_name<'n, 'r>(
+    records: impl Iterator<Item = (ProjectId, &'r str)>,
+    project: ProjectId,
+    names: impl Iterator<Item = &'n str>,
+) -> HashMap<&'n str, usize> {
+    let mut wanted: NameSet<'n, Option<usize>> = NameSet::new(names, || None);
+    if !wanted.is_empty() {
+        for (index, (owner, name)) in records.enumerate() {
+            if owner == project
+                && let Some(slot) = wanted.get_mut(name)
+                && slot.is_none()
+            {
+                *slot = Some(index);
+            }
+        }
+    }
+    wanted.into_entries().into_iter().filter_map(|(name, index)| Some((name, index?))).collect()
 }
 
-/// The project's workunits by name, with their apps.
-fn workunit_apps(state: &ClientState, project: ProjectId) -> HashMap<&str, AppId> {
-    state
-        .workunits
-        .iter()
-        .filter(|w| w.project == project)
-        .map(|w| (w.name.as_str(), w.app))
-        .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ActiveTask, Project, SchedulerState};
+    use crate::protocol::{AppDescription, CoprocessorUsage, FileDescription, WorkunitDescription};
+
+    const P: ProjectId = ProjectId(0);
+
+    fn state() -> ClientState {
+        let mut state = ClientState::default();
+        state.projects.push(Project::new("p", "http://p/", 1.0));
+        state.projects.push(Project::new("q", "http://q/", 1.0));
+        state
+    }
+
+    fn version(app: &str, num: u32, coprocessor: Option<(&str, f64)>) -> AppVersionDescription {
+        AppVersionDescription {
+            app_name: app.into(),
+            version_num: num,
+            avg_ncpus: Some(1.0),
+            flops: Some(2e9),
+            coprocessor: coprocessor
+                .map(|(kind, count)| CoprocessorUsage { kind: kind.into(), count }),
+            ..AppVersionDescription::default()
+        }
+    }
+
+    fn job(name: &str, app: &str, num: u32) -> (WorkunitDescription, ResultDescription) {
+        let workunit = WorkunitDescription {
+            name: format!("wu_{name}"),
+            app_name: app.into(),
+            rsc_fpops_est: 1e12,
+            ..WorkunitDescription::default()
+        };
+        let result = ResultDescription {
+            name: name.into(),
+            wu_name: format!("wu_{name}"),
+            version_num: Some(num),
+            report_deadline: 5000.0,
+            ..ResultDescription::default()
+        };
+        (workunit, result)
+    }
+
+    /// A reply with app "a" (a CPU version 1 and an NVIDIA version 2) and two jobs.
+    fn reply() -> SchedulerReply {
+        let (w1, r1) = job("r1", "a", 1);
+        let (w2, r2) = job("r2", "a", 2);
+        SchedulerReply {
+            apps: vec![AppDescription { name: "a".into(), ..AppDescription::default() }],
+            app_versions: vec![version("a", 1, None), version("a", 2, Some(("NVIDIA", 0.5)))],
+            workunits: vec![w1, w2],
+            results: vec![r1, r2],
+            ..SchedulerReply::default()
+        }
+    }
+
+    #[test]
+    fn jobs_come_with_their_apps_and_versions_and_preview_agrees() {
+        let mut state = state();
+        let reply = reply();
+        let preview = work_reply(&state, P, &reply);
+        let outcome = apply_reply(&mut state, P, &reply, 100.0);
+        assert_eq!(outcome.work, preview);
+        assert_eq!(outcome.work.jobs_received[ResourceType::Cpu], 1);
+        assert_eq!(outcome.work.jobs_received[ResourceType::Nvidia], 1);
+        assert_eq!(outcome.new_jobs.len(), 2);
+        let gpu_job = state.job(outcome.new_jobs[1]);
+        let gpu_version = state.app_version(gpu_job.app_version.expect("matched"));
+        assert_eq!(gpu_version.usage.coprocessor, Some((ResourceType::Nvidia, 0.5)));
+        assert_eq!((gpu_job.version_num, gpu_job.received_time), (2, 100.0));
+        assert_eq!(gpu_job.state, JobState::FilesDownloaded, "no files to wait for");
+        assert!(state.projects[0].resources[ResourceType::Nvidia].has_app_version);
+        assert!(outcome.problems.is_empty());
+        // Sent again: nothing new, the deadline moves, and it is reported as a duplicate.
+        let mut again = reply.clone();
+        again.results[0].report_deadline = 6000.0;
+        let outcome = apply_reply(&mut state, P, &again, 200.0);
+        assert!(outcome.new_jobs.is_empty());
+        assert_eq!(state.jobs.len(), 2);
+        assert_eq!(state.jobs[0].report_deadline, 6000.0);
+        assert_eq!(outcome.problems.len(), 2);
+        assert_eq!(work_reply(&state, P, &again).jobs_received, ResourceMap::default());
+    }
+
+    #[test]
+    fn what_cannot_be_taken_is_reported_not_taken() {
+        let mut state = state();
+        let mut reply = reply();
+        reply.app_versions.push(version("a", 3, Some(("apple_gpu", 1.0))));
+        reply.app_versions.push(version("nope", 1, None));
+        let (w, mut r) = job("r3", "a", 3);
+        reply.workunits.push(w);
+        r.name = "r3".into();
+        reply.results.push(r);
+        let (_, orphan) = job("r4", "a", 1);
+        reply.results.push(orphan);
+        let preview = work_reply(&state, P, &reply);
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        assert_eq!(outcome.work, preview);
+        assert_eq!(outcome.new_jobs.len(), 2);
+        assert!(outcome.problems.contains(&ReplyProblem::UnsupportedCoprocessor {
+            app: "a".into(),
+            version_num: 3,
+            kind: "apple_gpu".into()
+        }));
+        assert!(outcome.problems.contains(&ReplyProblem::UnknownApp { app: "nope".into() }));
+        assert!(outcome.problems.contains(&ReplyProblem::NoAppVersion { result: "r3".into() }));
+        assert!(outcome.problems.contains(&ReplyProblem::UnknownWorkunit {
+            result: "r4".into(),
+            workunit: "wu_r4".into()
+        }));
+    }
+
+    #[test]
+    fn a_job_waits_for_files_it_does_not_have() {
+        let mut state = state();
+        let mut reply = reply();
+        reply.file_infos.push(FileDescription {
+            name: "in".into(),
+            urls: vec!["http://p/in".into()],
+            nbytes: Some(10.0),
+            ..FileDescription::default()
+        });
+        reply.file_infos.push(FileDescription {
+            name: "out".into(),
+            urls: vec!["http://p/upload".into()],
+            upload_when_present: true,
+            ..FileDescription::default()
+        });
+        reply.workunits[0].file_refs.push(FileReference {
+            file_name: "in".into(),
+            open_name: "input".into(),
+            ..FileReference::default()
+        });
+        reply.results[0].file_refs.push(FileReference {
+            file_name: "out".into(),
+            open_name: "output".into(),
+            ..FileReference::default()
+        });
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let id = outcome.new_jobs[0];
+        assert_eq!(state.job(id).state, JobState::New);
+        assert_eq!(state.file(state.job_input_files(id)[0].file).download_urls, ["http://p/in"]);
+        assert_eq!(state.open_name(&state.job_input_files(id)[0]), "input");
+        let output = state.file(state.job_output_files(id)[0].file);
+        assert_eq!(
+            (output.upload_urls.as_slice(), output.upload_when_present),
+            (&["http://p/upload".to_owned()][..], true)
+        );
+    }
+
+    #[test]
+    fn host_id_restarts_the_sequence_and_the_first_key_is_pinned() {
+        let mut state = state();
+        state.projects[0].rpc_seqno = 5;
+        let reply = SchedulerReply {
+            hostid: Some(42),
+            userid: Some(7),
+            user_name: Some("u".into()),
+            project_name: Some("Project P".into()),
+            code_sign_key: Some("1024\nab\n.".into()),
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let project = &state.projects[0];
+        assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
+        assert_eq!((project.name.as_str(), project.user_name.as_str()), ("Project P", "u"));
+        assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned("1024\nab\n.".into()));
+        let same = apply_reply(&mut state, P, &reply, 0.0);
+        assert_eq!(same.code_sign_key, CodeSignKeyUpdate::Unchanged);
+        let changed = SchedulerReply {
+            code_sign_key: Some("1024\ncd\n.".into()),
+            code_sign_key_signature: Some("ef\n.".into()),
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &changed, 0.0);
+        assert_eq!(
+            outcome.code_sign_key,
+            CodeSignKeyUpdate::ChangeOffered {
+                key: "1024\ncd\n.".into(),
+                signature: Some("ef\n.".into())
+            }
+        );
+        assert_eq!(state.projects[0].code_sign_key.as_deref(), Some("1024\nab\n."), "not taken");
+        // No host id in a reply: the sequence goes on.
+        state.projects[0].rpc_seqno = 3;
+        apply_reply(&mut state, P, &SchedulerReply::default(), 0.0);
+        assert_eq!(state.projects[0].rpc_seqno, 3);
+    }
+
+    #[test]
+    fn acknowledgements_and_aborts() {
+        let mut state = state();
+        let outcome = apply_reply(&mut state, P, &reply(), 0.0);
+        let (done, queued) = (outcome.new_jobs[0], outcome.new_jobs[1]);
+        state.jobs[done.index()].state = JobState::FilesUploaded;
+        state.jobs[done.index()].ready_to_report = true;
+        let ack = SchedulerReply {
+            result_acks: vec!["r1".into(), "r1".into(), "ghost".into()],
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &ack, 10.0);
+        assert_eq!(outcome.acknowledged, 1);
+        assert!(state.job(done).got_server_ack);
+        assert_eq!(outcome.problems, [ReplyProblem::UnknownResult { result: "ghost".into() }]);
+        // Another project's job of the same name is not this project's.
+        let other = apply_reply(&mut state, ProjectId(1), &ack, 10.0);
+        assert_eq!(other.acknowledged, 0);
+
+        let mut task = ActiveTask::new(0);
+        task.scheduler_state = SchedulerState::Running;
+        state.jobs[queued.index()].task = Some(task);
+        let abort = SchedulerReply {
+            result_aborts_if_not_started: vec!["r2".into()],
+            ..SchedulerReply::default()
+        };
+        assert!(apply_reply(&mut state, P, &abort, 20.0).aborted.is_empty(), "it has started");
+        let abort =
+            SchedulerReply { result_aborts: vec!["r2".into()], ..SchedulerReply::default() };
+        let outcome = apply_reply(&mut state, P, &abort, 20.0);
+        assert_eq!(outcome.abort_running, [queued], "the caller stops the task");
+        state.jobs[queued.index()].task = None;
+        let outcome = apply_reply(&mut state, P, &abort, 30.0);
+        assert_eq!(outcome.aborted, [queued]);
+        let job = state.job(queued);
+        assert_eq!(
+            (job.state, job.exit_status, job.ready_to_report),
+            (JobState::Aborted, 202, true)
+        );
+    }
 }

@@ -7,7 +7,7 @@
 //! - the account (authenticator, host id, RPC sequence number, code-signing key, cross
 //!   project id) and the duration correction factor: the project's record;
 //! - the resource-share fractions: the project's share of all projects', of those with
-//!   jobs that can run (`rrs`), and of those that can run or fetch (`prrs`);
+//!   a runnable job (`rrs`), and of those that have one or can fetch (`prrs`);
 //! - the work request: the RPC's per-resource `req_seconds`/`req_ninstances` (CPU at
 //!   the top level, each usable GPU type in `<coprocs>`), `work_req_seconds`, and as
 //!   `estimated_delay` the time until the resource would idle (the round-robin
@@ -17,22 +17,26 @@
 //! - disk usage: BOINC's three figures and seed 004's three free-space figures;
 //! - the reported results (the RPC's), with their uploaded outputs; the project's other
 //!   jobs; the project's app versions and sticky files;
-//! - in-progress results: every job of any project that can still run, with its
-//!   deadline, remaining time (seed 000 notes 2–5, unscaled by availability: the server
-//!   scales by the request's time statistics) and what it occupies.
+//! - in-progress results: every job of any project that can still run on a resource
+//!   the request asks work for (those are the queues a server's deadline check needs),
+//!   with its deadline, remaining time (seed 000 notes 2–5, unscaled by availability:
+//!   the server scales by the request's time statistics) and what it occupies.
 
 use super::client_control::RpcCall;
+use super::name_set::NameSet;
 use crate::Time;
-use crate::disk::{DiskUsage, free_space_figures};
+use crate::disk::free_space_report;
 use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
-use crate::model::{AppVersion, ClientState, FileStatus, Job, JobId, ProjectId, ResourceType};
+use crate::model::{
+    AppVersion, ClientState, FileStatus, Job, JobId, ProjectId, ResourceMap, ResourceType,
+};
 use crate::protocol::{
     AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport, GpuReport, HostInfo,
     InProgressResult, OtherResult, OutputFile, ReportedResult, SchedulerRequest, StickyFile,
     TimeStatsReport,
 };
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::borrow::Cow;
 
 /// The BOINC client version boinc-rs reports: the protocol version it speaks. Servers
 /// choose reply formats by the client's version (message priorities, `<no_rsc_apps>`,
@@ -62,13 +66,14 @@ impl Default for ClientIdentity {
     }
 }
 
-/// The request for `call` at `now` (see the module documentation).
-pub fn build_request(
-    state: &ClientState,
+/// The request for `call` at `now` (see the module documentation). The jobs it lists
+/// borrow their names from `state`.
+pub fn build_request<'s>(
+    state: &'s ClientState,
     call: &RpcCall,
     identity: &ClientIdentity,
     now: Time,
-) -> SchedulerRequest {
+) -> SchedulerRequest<'s> {
     let project_id = call.request.project;
     let project = state.project(project_id);
     let jobs = JobLists::gather(state, call, identity);
@@ -117,17 +122,17 @@ pub fn build_request(
 }
 
 /// The request's lists that come from the jobs, gathered in one pass over them.
-struct JobLists {
+struct JobLists<'s> {
     reported: Vec<ReportedResult>,
-    other: Vec<OtherResult>,
-    in_progress: Vec<InProgressResult>,
+    other: Vec<OtherResult<'s>>,
+    in_progress: Vec<InProgressResult<'s>>,
     app_versions: Vec<AppVersionDescription>,
     /// By project index: it has a job that can run.
     runnable_projects: Vec<bool>,
 }
 
-impl JobLists {
-    fn gather(state: &ClientState, call: &RpcCall, identity: &ClientIdentity) -> JobLists {
+impl<'s> JobLists<'s> {
+    fn gather(state: &'s ClientState, call: &RpcCall, identity: &ClientIdentity) -> Self {
         let project = call.request.project;
         // The project's versions, as listed, and each version's place in the list.
         let mut listed = vec![-1i32; state.app_versions.len()];
@@ -138,48 +143,53 @@ impl JobLists {
                 app_versions.push(version_description(state, version, identity));
             }
         }
-        // What the estimate needs per version and per project, looked up once.
-        let flops: Vec<f64> =
-            state.app_versions.iter().map(|v| usable_flops(v.flops, state.host.p_fpops)).collect();
-        let dcfs: Vec<f64> = state.projects.iter().map(project_dcf).collect();
-        let reported_names: HashSet<&str> = call.reported.iter().map(String::as_str).collect();
+        let requested = ResourceMap::from_fn(|r| call.request.requests(r));
+        let any_requested = requested.0.contains(&true);
+        let reported_names = NameSet::new(call.reported.iter().map(String::as_str), || ());
         let mut lists = JobLists {
             reported: Vec::with_capacity(call.reported.len()),
             other: Vec::new(),
-            in_progress: Vec::new(),
+            // At most every job: one allocation rather than a growing list.
+            in_progress: Vec::with_capacity(if any_requested { state.jobs.len() } else { 0 }),
             app_versions,
             runnable_projects: vec![false; state.projects.len()],
         };
         for (index, job) in state.jobs.iter().enumerate() {
             if job.project == project {
                 if job.ready_to_report {
-                    if !job.got_server_ack && reported_names.contains(job.name.as_str()) {
+                    if !job.got_server_ack && reported_names.contains(&job.name) {
                         lists.reported.push(reported_result(state, job, identity));
                     }
                 } else {
                     let version = job.app_version.map_or(-1, |v| listed[v.index()]);
                     let plan_class =
-                        job.app_version.map(|v| state.app_version(v).plan_class.clone());
+                        job.app_version.map_or("", |v| state.app_version(v).plan_class.as_str());
                     lists.other.push(OtherResult {
-                        name: job.name.clone(),
+                        name: Cow::Borrowed(&job.name),
                         app_version: version,
-                        plan_class: plan_class.unwrap_or_default(),
+                        plan_class: Cow::Borrowed(plan_class),
                     });
                 }
             }
             let Some(version) = job.app_version else { continue };
-            if !state.job_nearly_runnable(JobId::from_index(index)) {
+            let id = JobId::from_index(index);
+            let runnable = &mut lists.runnable_projects[job.project.index()];
+            if !*runnable && state.job_runnable(id) {
+                *runnable = true;
+            }
+            let usage = state.app_version(version).usage;
+            if !any_requested || !requested[usage.main_resource()] || !state.job_nearly_runnable(id)
+            {
                 continue;
             }
-            lists.runnable_projects[job.project.index()] = true;
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-            let unstarted =
-                unstarted_from(fpops_est, flops[version.index()], dcfs[job.project.index()]);
+            let flops = usable_flops(state.app_version(version).flops, state.host.p_fpops);
+            let dcf = project_dcf(state.project(job.project));
+            let unstarted = unstarted_from(fpops_est, flops, dcf);
             let remaining = remaining_after(unstarted, job);
             if remaining > 0.0 {
-                let usage = state.app_version(version).usage;
                 lists.in_progress.push(InProgressResult {
-                    name: job.name.clone(),
+                    name: Cow::Borrowed(&job.name),
                     report_deadline: job.report_deadline,
                     time_remaining: remaining,
                     avg_ncpus: usage.avg_ncpus,
@@ -253,16 +263,7 @@ fn reported_result(state: &ClientState, job: &Job, identity: &ClientIdentity) ->
 }
 
 fn time_stats(state: &ClientState, now: Time) -> TimeStatsReport {
-    let stats = &state.time_stats;
-    TimeStatsReport {
-        on_frac: stats.on_frac,
-        connected_frac: stats.connected_frac,
-        cpu_and_network_available_frac: stats.cpu_and_network_available_frac,
-        active_frac: stats.active_frac,
-        gpu_active_frac: stats.gpu_active_frac,
-        now: Some(now),
-        ..TimeStatsReport::default()
-    }
+    TimeStatsReport { now: Some(now), ..TimeStatsReport::from_fractions(&state.time_stats) }
 }
 
 fn host_info(state: &ClientState) -> HostInfo {
@@ -281,12 +282,12 @@ fn host_info(state: &ClientState) -> HostInfo {
 
 /// BOINC's disk figures and seed 004's free-space figures for a request to `project`.
 fn disk_usage(state: &ClientState, project: ProjectId, now: Time) -> DiskUsageReport {
-    let usage = DiskUsage::measure(state, 0.0);
+    let (usage, figures) = free_space_report(state, project, 0.0, now);
     DiskUsageReport {
         d_boinc_used_total: usage.all_projects_usage(),
         d_boinc_used_project: usage.project_usage.get(project.index()).copied().unwrap_or(0.0),
         d_project_share: usage.limits.project_limit(project).max(0.0),
-        free_space: Some(free_space_figures(state, project, 0.0, now)),
+        free_space: Some(figures),
     }
 }
 
@@ -328,4 +329,161 @@ fn sticky_files(state: &ClientState, project: ProjectId) -> Vec<StickyFile> {
             },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        App, AppId, AppVersionId, Coprocessor, FileInfo, FileRef, JobState, Project, ResourceUsage,
+        Workunit, WorkunitId,
+    };
+    use crate::work_fetch::{ResourceRequest, WorkRequest};
+
+    const CPU: ResourceUsage = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+    const GPU: ResourceUsage =
+        ResourceUsage { avg_ncpus: 0.2, coprocessor: Some((ResourceType::Nvidia, 1.0)) };
+
+    /// Projects a (share 3) and b (share 1), a CPU and a GPU version for a, a CPU
+    /// version for b; two GPUs; four CPUs limited by cc_config to three.
+    fn state() -> ClientState {
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 4;
+        state.config.ncpus = Some(3);
+        state.host.coprocessors[ResourceType::Nvidia] = Some(Coprocessor {
+            resource: ResourceType::Nvidia,
+            name: "gpu".into(),
+            count: 2,
+            peak_flops: 1e12,
+            available_ram: 4e9,
+        });
+        state.projects.push(Project::new("a", "http://a/", 3.0));
+        state.projects.push(Project::new("b", "http://b/", 1.0));
+        for (project, app) in [(0, "x"), (1, "y")] {
+            state.apps.push(App::new(ProjectId(project), app));
+        }
+        state.app_versions.push(AppVersion::new(ProjectId(0), AppId(0), 1, "", CPU, 1e9));
+        state.app_versions.push(AppVersion::new(ProjectId(0), AppId(0), 2, "cuda", GPU, 1e11));
+        state.app_versions.push(AppVersion::new(ProjectId(1), AppId(1), 1, "", CPU, 1e9));
+        state
+    }
+
+    fn add_job(state: &mut ClientState, name: &str, version: usize, deadline: f64) -> JobId {
+        let record = &state.app_versions[version];
+        let (project, app) = (record.project, record.app);
+        state.workunits.push(Workunit {
+            project,
+            name: name.into(),
+            app,
+            rsc_fpops_est: 3.6e12,
+            rsc_fpops_bound: 3.6e13,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            command_line: String::new(),
+            input_files: Vec::new(),
+        });
+        let workunit = WorkunitId::from_index(state.workunits.len() - 1);
+        let version = AppVersionId::from_index(version);
+        state.jobs.push(Job::downloaded(project, name, workunit, version, 0.0, deadline));
+        JobId::from_index(state.jobs.len() - 1)
+    }
+
+    fn call(resources: &[(ResourceType, f64)], reported: &[&str]) -> RpcCall {
+        let mut map = ResourceMap::<ResourceRequest>::default();
+        for &(resource, seconds) in resources {
+            map[resource] = ResourceRequest { req_seconds: seconds, req_ninstances: 0.0 };
+        }
+        RpcCall {
+            request: WorkRequest { project: ProjectId(0), resources: map, work_req_seconds: 0.0 },
+            reported: reported.iter().map(|r| r.to_string()).collect(),
+            estimated_delay: ResourceMap::from_fn(|r| if r.is_gpu() { 60.0 } else { 30.0 }),
+        }
+    }
+
+    #[test]
+    fn shares_host_and_work_asked() {
+        let mut state = state();
+        add_job(&mut state, "b1", 2, 1e6);
+        state.projects[0].hostid = 9;
+        state.projects[0].rpc_seqno = 4;
+        let request = build_request(
+            &state,
+            &call(&[(ResourceType::Cpu, 100.0), (ResourceType::Nvidia, 50.0)], &[]),
+            &ClientIdentity::default(),
+            10.0,
+        );
+        assert_eq!((request.hostid, request.rpc_seqno), (9, 4));
+        assert_eq!(request.resource_share_fraction, 0.75);
+        assert_eq!(request.rrs_fraction, 3.0, "only b has a job that can run");
+        assert_eq!(request.prrs_fraction, 0.75);
+        assert_eq!(request.host_info.p_ncpus, 3, "cc_config's count, as the real client reports");
+        assert_eq!(request.host_info.n_usable_coprocs, 2);
+        assert_eq!((request.cpu_req_secs, request.estimated_delay), (100.0, 30.0));
+        let gpu = request.gpu(ResourceType::Nvidia).expect("the GPU is listed");
+        assert_eq!((gpu.count, gpu.req_secs, gpu.estimated_delay), (2, 50.0, 60.0));
+        assert_eq!(request.usable_instances(ResourceType::Cpu), 3);
+        assert_eq!(request.time_stats.now, Some(10.0));
+        let listed: Vec<(u32, &str)> =
+            request.app_versions.iter().map(|v| (v.version_num, v.plan_class.as_str())).collect();
+        assert_eq!(listed, [(1, ""), (2, "cuda")], "the project's own versions");
+        assert_eq!(
+            request.app_versions[1].coprocessor.as_ref().map(|c| c.kind.as_str()),
+            Some("NVIDIA")
+        );
+        state.config.no_gpus = true;
+        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        assert!(request.coprocs.is_empty() && request.host_info.n_usable_coprocs == 0);
+        // No host id yet: no requests are counted.
+        state.projects[0].hostid = 0;
+        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        assert_eq!(request.rpc_seqno, 0);
+    }
+
+    #[test]
+    fn jobs_reported_held_and_in_progress() {
+        let mut state = state();
+        let done = add_job(&mut state, "done", 0, 1e6);
+        let queued = add_job(&mut state, "queued", 1, 2e6);
+        let cpu_queued = add_job(&mut state, "cpu", 0, 3e6);
+        let other = add_job(&mut state, "other", 2, 4e6);
+        state.files.push(FileInfo::new(ProjectId(0), "done_out", 5.0));
+        state.files[0].uploaded = true;
+        state.files[0].upload_urls.push("http://a/upload".into());
+        let job = &mut state.jobs[done.index()];
+        job.state = JobState::FilesUploaded;
+        job.ready_to_report = true;
+        job.exit_status = 0;
+        job.stderr_out = "fine".into();
+        job.output_files.push(FileRef::new(crate::model::FileId(0)));
+        let identity = ClientIdentity::default();
+        let request = build_request(
+            &state,
+            &call(&[(ResourceType::Nvidia, 10.0)], &["done"]),
+            &identity,
+            0.0,
+        );
+        let reported = &request.results[0];
+        assert_eq!((reported.name.as_str(), reported.state), ("done", 5));
+        assert_eq!(reported.platform, identity.platform, "the client's own platform");
+        assert_eq!(reported.output_files[0].upload_urls, ["http://a/upload"]);
+        let others: Vec<(&str, i32, &str)> = request
+            .other_results
+            .iter()
+            .map(|o| (o.name.as_ref(), o.app_version, o.plan_class.as_ref()))
+            .collect();
+        assert_eq!(others, [("queued", 1, "cuda"), ("cpu", 0, "")]);
+        // Only the GPU is asked for: its queue, of any project, is what the server checks.
+        let in_progress = request.in_progress_results.as_ref().expect("always sent");
+        let names: Vec<&str> = in_progress.iter().map(|r| r.name.as_ref()).collect();
+        assert_eq!(names, ["queued"]);
+        assert_eq!(in_progress[0].gpu, Some((ResourceType::Nvidia, 1.0)));
+        assert_eq!(in_progress[0].time_remaining, 36.0, "3.6e12 flops at 1e11");
+        let request =
+            build_request(&state, &call(&[(ResourceType::Cpu, 10.0)], &[]), &identity, 0.0);
+        let names: Vec<&str> =
+            request.in_progress_results.iter().flatten().map(|r| r.name.as_ref()).collect();
+        assert_eq!(names, ["cpu", "other"]);
+        assert!(request.results.is_empty(), "reported only when the call reports it");
+        let _ = (queued, cpu_queued, other);
+    }
 }

@@ -10,11 +10,11 @@
 //! BOINC's `<d_boinc_used_total>`, `<d_boinc_used_project>` and `<d_project_share>`.
 
 use super::error::XmlError;
-use super::host_info::read_description;
+use super::host_info::{parse_time_stats, read_description};
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use crate::disk::FreeSpaceFigures;
-use crate::model::{HostDescription, NetStats, ResourceType};
+use crate::model::{HostDescription, NetStats, ResourceType, TimeStats};
 use serde::{Deserialize, Serialize};
 
 /// A request's `<host_info>`.
@@ -151,25 +151,24 @@ impl TimeStatsReport {
         })
     }
 
+    /// The fractions of the client's statistics, with no durations.
+    pub fn from_fractions(stats: &TimeStats) -> TimeStatsReport {
+        TimeStatsReport {
+            on_frac: stats.on_frac,
+            connected_frac: stats.connected_frac,
+            cpu_and_network_available_frac: stats.cpu_and_network_available_frac,
+            active_frac: stats.active_frac,
+            gpu_active_frac: stats.gpu_active_frac,
+            ..TimeStatsReport::default()
+        }
+    }
+
     pub(crate) fn parse(element: &Element) -> Result<TimeStatsReport, XmlError> {
-        const FRACTION: &str = "between 0 and 1";
-        let mut stats = TimeStatsReport::default();
+        // The fractions are read and checked as the state file's are.
+        let mut stats = TimeStatsReport::from_fractions(&parse_time_stats(element)?);
         for child in &element.children {
-            match child.name.as_str() {
-                "on_frac" => stats.on_frac = child.f64_in(0.0, 1.0, FRACTION)?,
-                "connected_frac" => {
-                    stats.connected_frac = child.f64_in(-1.0, 1.0, "between 0 and 1, or -1")?
-                }
-                "cpu_and_network_available_frac" => {
-                    stats.cpu_and_network_available_frac = child.f64_in(0.0, 1.0, FRACTION)?
-                }
-                "active_frac" => stats.active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
-                "gpu_active_frac" => stats.gpu_active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
-                name => {
-                    if let Some(slot) = stats.duration_mut(name) {
-                        *slot = Some(child.f64()?);
-                    }
-                }
+            if let Some(slot) = stats.duration_mut(&child.name) {
+                *slot = Some(child.f64()?);
             }
         }
         Ok(stats)

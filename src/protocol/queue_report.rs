@@ -6,38 +6,53 @@
 //! another miss its own); and the project's sticky files.
 //!
 //! The real client sends `<in_progress_results>` only to a project that asked with
-//! `<send_full_workload/>`; boinc-rs always sends it, so any server can run the check.
+//! `<send_full_workload/>`; boinc-rs always sends it (with the jobs of the resources it
+//! asks work for), so any server can run the check.
+//!
+//! A request lists every job the client holds, so the jobs' names are borrowed from the
+//! state the request is made from rather than copied ([`Cow`]); a request read from
+//! text owns them.
 
 use super::error::XmlError;
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use crate::model::ResourceType;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// An `<other_result>`: a job of the requesting project the client holds, unreported.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct OtherResult {
+pub struct OtherResult<'a> {
     /// The result's name (`<name>`).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Position of its app version in the request's `<app_versions>` (`<app_version>`;
     /// -1: none listed).
     pub app_version: i32,
     /// Plan class of its app version (`<plan_class>`), for servers that predate the
     /// app version index.
-    pub plan_class: String,
+    pub plan_class: Cow<'a, str>,
 }
 
-impl OtherResult {
-    pub(crate) fn parse(element: &Element) -> Result<OtherResult, XmlError> {
+impl OtherResult<'_> {
+    /// The same, owning its text.
+    pub fn into_owned(self) -> OtherResult<'static> {
+        OtherResult {
+            name: Cow::Owned(self.name.into_owned()),
+            app_version: self.app_version,
+            plan_class: Cow::Owned(self.plan_class.into_owned()),
+        }
+    }
+
+    pub(crate) fn parse(element: &Element) -> Result<OtherResult<'static>, XmlError> {
         let mut result = OtherResult {
-            name: element.required_text("name")?.to_owned(),
+            name: Cow::Owned(element.required_text("name")?.to_owned()),
             app_version: -1,
-            ..Self::default()
+            plan_class: Cow::Borrowed(""),
         };
         for child in &element.children {
             match child.name.as_str() {
                 "app_version" => result.app_version = child.i32()?,
-                "plan_class" => result.plan_class = child.string(),
+                "plan_class" => result.plan_class = Cow::Owned(child.string()),
                 _ => {}
             }
         }
@@ -55,9 +70,9 @@ impl OtherResult {
 
 /// An `<ip_result>`: a job (of any project) still to compute.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct InProgressResult {
+pub struct InProgressResult<'a> {
     /// The result's name (`<name>`).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// When it must be reported (`<report_deadline>`).
     pub report_deadline: f64,
     /// Estimated seconds of running it still needs (`<time_remaining>`).
@@ -68,7 +83,12 @@ pub struct InProgressResult {
     pub gpu: Option<(ResourceType, f64)>,
 }
 
-impl InProgressResult {
+impl InProgressResult<'_> {
+    /// The same, owning its name.
+    pub fn into_owned(self) -> InProgressResult<'static> {
+        InProgressResult { name: Cow::Owned(self.name.into_owned()), ..self }
+    }
+
     /// BOINC's element for a GPU type's usage.
     fn gpu_element(resource: ResourceType) -> Option<&'static str> {
         match resource {
@@ -93,11 +113,13 @@ impl InProgressResult {
         }
     }
 
-    pub(crate) fn parse(element: &Element) -> Result<InProgressResult, XmlError> {
+    pub(crate) fn parse(element: &Element) -> Result<InProgressResult<'static>, XmlError> {
         let mut result = InProgressResult {
-            name: element.required_text("name")?.to_owned(),
+            name: Cow::Owned(element.required_text("name")?.to_owned()),
+            report_deadline: 0.0,
+            time_remaining: 0.0,
             avg_ncpus: 1.0,
-            ..Self::default()
+            gpu: None,
         };
         for child in &element.children {
             match child.name.as_str() {

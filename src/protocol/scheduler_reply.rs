@@ -359,3 +359,54 @@ fn optional_text(writer: &mut XmlWriter, name: &str, text: &Option<String>) {
         writer.text(name, text);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_around_the_reply_is_skipped_and_lines_still_count() {
+        let text = "Content-type: text/xml\n\n<scheduler_reply>\n<request_delay>x</request_delay>\n\
+                    </scheduler_reply>\n0\r\n";
+        let error = SchedulerReply::from_xml(text).expect_err("not a number");
+        assert_eq!((error.file.as_str(), error.line), ("scheduler reply", 4));
+        assert_eq!(error.element.as_deref(), Some("request_delay"));
+        let ok = text.replace(">x<", ">60<");
+        assert_eq!(SchedulerReply::from_xml(&ok).expect("valid").request_delay, Some(60.0));
+    }
+
+    #[test]
+    fn too_many_jobs_is_an_error_naming_the_element() {
+        let results =
+            "<result><name>r</name><wu_name>w</wu_name></result>\n".repeat(MAX_REPLY_JOBS + 1);
+        let error =
+            SchedulerReply::from_xml(&format!("<scheduler_reply>\n{results}</scheduler_reply>"))
+                .expect_err("over the limit");
+        assert_eq!(error.problem, XmlProblem::TooMany { element: "result", limit: MAX_REPLY_JOBS });
+        assert_eq!(error.line, MAX_REPLY_JOBS + 2);
+        let text = format!(
+            "<scheduler_reply><message>{}</message></scheduler_reply>",
+            "x".repeat(2 << 20)
+        );
+        let error = SchedulerReply::from_xml(&text).expect_err("text too long");
+        assert!(matches!(error.problem, XmlProblem::TextTooLong(_)));
+    }
+
+    #[test]
+    fn wrong_root_missing_names_and_old_flags() {
+        let error = SchedulerReply::from_xml("<scheduler_request/>").expect_err("root");
+        assert_eq!(error.problem, XmlProblem::WrongRoot { expected: "scheduler_reply" });
+        let error = SchedulerReply::from_xml("<scheduler_reply><result_ack/></scheduler_reply>")
+            .expect_err("an ack names its result");
+        assert_eq!(error.problem, XmlProblem::Missing("name"));
+        let reply = SchedulerReply::from_xml(
+            "<scheduler_reply><no_cpu_apps>1</no_cpu_apps><no_cuda_apps>0</no_cuda_apps>\
+             <no_rsc_apps>ATI</no_rsc_apps><no_rsc_apps>apple_gpu</no_rsc_apps>\
+             <unknown><nested/></unknown><message>hi</message></scheduler_reply>",
+        )
+        .expect("valid");
+        assert!(reply.no_rsc_apps[ResourceType::Cpu] && reply.no_rsc_apps[ResourceType::Amd]);
+        assert!(!reply.no_rsc_apps[ResourceType::Nvidia]);
+        assert_eq!(reply.messages, [ServerMessage::low("hi")]);
+    }
+}

@@ -51,9 +51,10 @@ impl fmt::Display for ClientVersion {
     }
 }
 
-/// A scheduler request.
+/// A scheduler request. The jobs it lists may borrow their names from the state the
+/// request was made from (`'a`); one read from text owns everything.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct SchedulerRequest {
+pub struct SchedulerRequest<'a> {
     /// The account's key (`<authenticator>`).
     pub authenticator: String,
     /// The project's id for this host (`<hostid>`; 0: none yet).
@@ -113,12 +114,24 @@ pub struct SchedulerRequest {
     /// The project's app versions the client has (`<app_versions>`).
     pub app_versions: Vec<AppVersionDescription>,
     /// The project's jobs held, not reported (`<other_results>`).
-    pub other_results: Vec<OtherResult>,
+    pub other_results: Vec<OtherResult<'a>>,
     /// Every project's jobs still to compute (`<in_progress_results>`); `None`: not sent.
-    pub in_progress_results: Option<Vec<InProgressResult>>,
+    pub in_progress_results: Option<Vec<InProgressResult<'a>>>,
 }
 
-impl SchedulerRequest {
+impl SchedulerRequest<'_> {
+    /// The same request, owning everything (to keep it beyond the state it was made
+    /// from).
+    pub fn into_owned(self) -> SchedulerRequest<'static> {
+        SchedulerRequest {
+            other_results: self.other_results.into_iter().map(OtherResult::into_owned).collect(),
+            in_progress_results: self
+                .in_progress_results
+                .map(|list| list.into_iter().map(InProgressResult::into_owned).collect()),
+            ..self
+        }
+    }
+
     /// The GPU entry for `resource`, if the request lists that type.
     pub fn gpu(&self, resource: ResourceType) -> Option<&GpuReport> {
         self.coprocs.iter().find(|g| g.resource == resource)
@@ -158,13 +171,13 @@ impl SchedulerRequest {
     }
 
     /// Reads a request; errors name "scheduler request" and the line.
-    pub fn from_xml(text: &str) -> Result<SchedulerRequest, XmlError> {
+    pub fn from_xml(text: &str) -> Result<SchedulerRequest<'static>, XmlError> {
         const NAME: &str = "scheduler request";
         let root = parse_message(text).map_err(|e| e.in_file(NAME))?;
         Self::parse(&root).map_err(|e| e.in_file(NAME))
     }
 
-    fn parse(root: &Element) -> Result<SchedulerRequest, XmlError> {
+    fn parse(root: &Element) -> Result<SchedulerRequest<'static>, XmlError> {
         if root.name != "scheduler_request" {
             return Err(root.error(XmlProblem::WrongRoot { expected: "scheduler_request" }));
         }
@@ -196,12 +209,10 @@ impl SchedulerRequest {
                     request.alt_platforms.push(child.required_text("name")?.to_owned());
                 }
                 "code_sign_key" => request.code_sign_key = Some(child.string()),
-                "working_global_preferences" => {
-                    if child.child("global_preferences").is_some() {
-                        let mut prefs = Prefs::default();
-                        apply_prefs(child, &mut prefs)?;
-                        request.working_global_preferences = Some(prefs);
-                    }
+                "working_global_preferences" if child.child("global_preferences").is_some() => {
+                    let mut prefs = Prefs::default();
+                    apply_prefs(child, &mut prefs)?;
+                    request.working_global_preferences = Some(prefs);
                 }
                 "cross_project_id" => request.cross_project_id = Some(child.string()),
                 "time_stats" => request.time_stats = TimeStatsReport::parse(child)?,
@@ -324,5 +335,49 @@ impl SchedulerRequest {
         }
         w.close("scheduler_request");
         w.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_element_and_line() {
+        let error = SchedulerRequest::from_xml(
+            "<scheduler_request>\n<hostid>-3</hostid>\n</scheduler_request>",
+        )
+        .expect_err("negative id");
+        assert_eq!((error.file.as_str(), error.line), ("scheduler request", 2));
+        assert_eq!(error.element.as_deref(), Some("hostid"));
+        let error = SchedulerRequest::from_xml("<scheduler_reply/>").expect_err("root");
+        assert_eq!(error.problem, XmlProblem::WrongRoot { expected: "scheduler_request" });
+        let many = "<other_result><name>r</name></other_result>".repeat(MAX_LISTED + 1);
+        let text =
+            format!("<scheduler_request><other_results>{many}</other_results></scheduler_request>");
+        let error = SchedulerRequest::from_xml(&text).expect_err("too many");
+        assert_eq!(
+            error.problem,
+            XmlProblem::TooMany { element: "other_result", limit: MAX_LISTED }
+        );
+    }
+
+    #[test]
+    fn a_server_reads_the_work_asked_and_the_usable_instances() {
+        let request = SchedulerRequest::from_xml(
+            "<scheduler_request><cpu_req_secs>100</cpu_req_secs>\
+             <working_global_preferences><global_preferences><max_ncpus_pct>50</max_ncpus_pct>\
+             </global_preferences></working_global_preferences>\
+             <host_info><p_ncpus>8</p_ncpus></host_info>\
+             <coprocs><coproc_ati><count>2</count><req_instances>1</req_instances></coproc_ati>\
+             <coproc_apple><count>1</count></coproc_apple></coprocs></scheduler_request>",
+        )
+        .expect("valid");
+        assert_eq!(request.usable_instances(ResourceType::Cpu), 4);
+        assert_eq!(request.usable_instances(ResourceType::Amd), 2);
+        assert_eq!(request.usable_instances(ResourceType::Nvidia), 0);
+        assert!(request.requests(ResourceType::Cpu) && request.requests(ResourceType::Amd));
+        assert!(!request.requests(ResourceType::Intel));
+        assert_eq!(request.coprocs.len(), 1, "an unknown GPU type is skipped");
     }
 }

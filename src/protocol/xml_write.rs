@@ -10,7 +10,6 @@
 use quick_xml::Writer;
 use quick_xml::events::{BytesCData, BytesEnd, BytesStart, BytesText, Event};
 use std::borrow::Cow;
-use std::io::Write as _;
 
 /// An XML document being written into memory.
 pub(crate) struct XmlWriter {
@@ -137,9 +136,10 @@ impl XmlWriter {
     /// it was read.
     pub(crate) fn verbatim(&mut self, name: &str, content: &str) {
         self.open(name);
-        let _ = self.writer.get_mut().write_all(content.as_bytes());
-        // The end tag follows the content directly: an indent would add to it.
-        let _ = self.writer.get_mut().write_all(format!("</{name}>").as_bytes());
+        // Text that is already markup: written as it is, and the end tag follows it
+        // directly (the writer indents no end tag after text).
+        let _ = self.writer.write_event(Event::Text(BytesText::from_escaped(content)));
+        self.close(name);
     }
 
     /// The document as text.

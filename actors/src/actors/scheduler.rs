@@ -406,7 +406,7 @@ impl SchedulerActor {
                 .map(|r| (r, call.request.resources[r].req_seconds))
                 .collect(),
         });
-        let request = Arc::new(self.client.build_request(&call, now));
+        let request = Arc::new(self.client.build_request(&call, now).into_owned());
         // The session reads the state the request describes while the loop waits.
         let state = Arc::new(self.client.take_state());
         let message = RunSession { now, call: call.clone(), request, state: Arc::clone(&state) };

@@ -320,7 +320,7 @@ mod tests {
         req_seconds: f64,
         req_ninstances: f64,
         now: Time,
-    ) -> SchedulerRequest {
+    ) -> SchedulerRequest<'_> {
         let mut resources = ResourceMap::<ResourceRequest>::default();
         resources[resource] = ResourceRequest { req_seconds, req_ninstances };
         let work = WorkRequest { project: ProjectId(0), resources, work_req_seconds: req_seconds };
