@@ -40,8 +40,11 @@ fn usage_converges_to_the_shares_within_one_poll_period_and_nothing_needed_goes(
     let mut scenario_users: HashMap<String, Vec<String>> = HashMap::new();
     for job in &state.jobs {
         let inputs = &state.workunit(job.workunit).input_files;
-        for &file in inputs.iter().chain(&job.output_files) {
-            scenario_users.entry(state.file(file).name.clone()).or_default().push(job.name.clone());
+        for file in inputs.iter().chain(&job.output_files) {
+            scenario_users
+                .entry(state.file(file.file).name.clone())
+                .or_default()
+                .push(job.name.clone());
         }
     }
     assert!(scenario_users.contains_key("alpha_pinned_map"));

@@ -280,7 +280,7 @@ proptest! {
                     }
                 }
                 for workunit in &state.workunits {
-                    prop_assert!(workunit.input_files.iter().all(|f| f.index() < state.files.len()));
+                    prop_assert!(workunit.input_files.iter().all(|f| f.file.index() < state.files.len()));
                 }
             }
         }

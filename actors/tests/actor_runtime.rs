@@ -115,7 +115,7 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     record("s2", 3.0, faults(), &path);
     let recorded = read_journal(&path).unwrap();
     // The faults did happen: failed RPCs and crashed apps are in the journal.
-    assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.is_null()));
+    assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.get("Err").is_some()));
     assert!(
         inputs_named(&recorded, "ProcessReport")
             .any(|e| { e.body.pointer("/Ok/Exited/exit/Signal").is_some() })
@@ -129,7 +129,7 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     // the replayed client has nothing to start, so its very next message differs.
     let mut mutated = recorded.clone();
     let started_at_once = |i: usize| {
-        let first_job = recorded[i].body["jobs"][0]["name"].as_str();
+        let first_job = recorded[i].body["Ok"]["results"][0]["name"].as_str();
         recorded.get(i + 1).is_some_and(|next| {
             next.name == "Command" && next.body["command"]["Start"]["job"].as_str() == first_job
         })
@@ -140,11 +140,14 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
             e.kind == EntryKind::Input
                 && e.name == "RpcReply"
                 && e.seq > 200
-                && e.body.get("jobs").and_then(|j| j.as_array()).is_some_and(|j| !j.is_empty())
+                && e.body
+                    .pointer("/Ok/results")
+                    .and_then(|j| j.as_array())
+                    .is_some_and(|j| !j.is_empty())
                 && started_at_once(i)
         })
         .expect("a reply whose first job started at once");
-    mutated[target].body["jobs"] = serde_json::json!([]);
+    mutated[target].body["Ok"]["results"] = serde_json::json!([]);
     let report = replay(mutated).unwrap();
     let divergence = report.divergence.expect("the mutated reply changes a decision");
     assert_eq!(divergence.last_input, Some(target as u64), "{divergence}");

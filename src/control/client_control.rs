@@ -11,13 +11,17 @@
 //! 3. [`ClientControl::schedule`]: debts, the decision, enforcement; its commands go to
 //!    the processes;
 //! 4. the RPC step: [`ClientControl::rpc_gate`], master-page fetches,
-//!    [`ClientControl::rpc_call`], the session itself, [`ClientControl::finish_rpc`] and a
-//!    new schedule when jobs came;
+//!    [`ClientControl::rpc_call`], [`ClientControl::build_request`], the session itself
+//!    (the request goes out, a reply or a failure comes back),
+//!    [`ClientControl::finish_rpc`] (the reply into the state), the project's RPC state
+//!    ([`ClientControl::set_project_rpc_state`]) and a new schedule when jobs came;
 //! 5. [`ClientControl::compact`];
 //!
 //! and between steps [`ClientControl::accumulate_usage`] for the time that passed.
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
+use super::request::{ClientIdentity, build_request};
 use super::rpc_session::ProjectRpcState;
 use super::task_program::task_program;
 use super::user_action::{UserAction, UserActionError, apply_user_action};
@@ -26,13 +30,13 @@ use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, decide_with_scratch};
-use crate::emulator::project_server::{ServerReply, add_jobs};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
     SchedulerState,
 };
+use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{next_report_time, report_reasons};
 use crate::rr_sim::RrSimScratch;
 use crate::work_fetch::{WorkRequest, piggyback_request};
@@ -68,12 +72,17 @@ pub struct RpcCall {
     pub request: WorkRequest,
     /// Names of the results reported with it.
     pub reported: Vec<String>,
+    /// Per resource, seconds until an instance would idle (the latest decision's
+    /// saturated time): the request's `estimated_delay`.
+    #[serde(default)]
+    pub estimated_delay: ResourceMap<f64>,
 }
 
 /// The client's control state beside its [`ClientState`].
 #[derive(Debug, Clone)]
 pub struct ClientControl {
     state: ClientState,
+    identity: ClientIdentity,
     policy: Policy,
     boinc_compat: bool,
     existing_jobs_only: bool,
@@ -123,6 +132,7 @@ impl ClientControl {
         let nprojects = state.projects.len();
         ClientControl {
             state,
+            identity: ClientIdentity::default(),
             policy,
             boinc_compat,
             existing_jobs_only,
@@ -140,6 +150,17 @@ impl ClientControl {
             acked_jobs: 0,
             rr_sim_scratch: RrSimScratch::default(),
         }
+    }
+
+    /// What the client says about itself in scheduler requests.
+    pub fn identity(&self) -> &ClientIdentity {
+        &self.identity
+    }
+
+    /// Sets what the client says about itself in scheduler requests (the live client's
+    /// platform; the default is a Linux client).
+    pub fn set_identity(&mut self, identity: ClientIdentity) {
+        self.identity = identity;
     }
 
     /// The client state.
@@ -185,6 +206,13 @@ impl ClientControl {
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
         self.next_fetch_check = now;
+    }
+
+    /// Job `id`'s project aborted it while its task ran (the caller has stopped the task):
+    /// the job ends aborted and is reported as such.
+    pub fn abort(&mut self, id: JobId, now: Time) {
+        self.fail(id, EXIT_ABORTED_BY_PROJECT, now);
+        self.state.jobs[id.index()].state = JobState::Aborted;
     }
 
     /// Asks the loop to look at fetching again at once (a user action changed things).
@@ -567,6 +595,11 @@ impl ClientControl {
             // another project.
             return None;
         }
+        let estimated_delay = self
+            .last_decision
+            .as_ref()
+            .map(|d| d.rr_sim.resources.map(|_, r| r.saturated_time))
+            .unwrap_or_default();
         self.rpcs += 1;
         self.state.projects[request.project.index()].rpc_in_flight = true;
         self.next_rpc_allowed = now + FETCH_POLL_INTERVAL;
@@ -578,48 +611,35 @@ impl ClientControl {
             .filter(|j| j.project == request.project && j.ready_to_report && !j.got_server_ack)
             .map(|j| j.name.clone())
             .collect();
-        Some(RpcCall { request, reported })
+        Some(RpcCall { request, reported, estimated_delay })
     }
 
-    /// The RPC `call` ended: `reply` is the server's answer (`None`: it failed) and
-    /// `rpc_state` the project's protocol state after it. Reported results are
-    /// acknowledged and the new jobs queued, received `now`. Returns whether jobs came
-    /// (the client then schedules again at once).
+    /// The scheduler request for `call` at `now` ([`super::build_request`] with this
+    /// client's identity).
+    pub fn build_request(&self, call: &RpcCall, now: Time) -> SchedulerRequest<'_> {
+        build_request(&self.state, call, &self.identity, now)
+    }
+
+    /// The RPC `call` ended at `now`: `reply` is the server's answer (`None`: it failed).
+    /// The request was sent either way, so the project's RPC sequence number moves on;
+    /// a reply is taken into the state ([`super::apply_reply`]: new jobs queued, reported
+    /// results acknowledged). Returns what the reply meant; its `work` is what the
+    /// project's RPC session settles backoff with ([`super::apply_rpc_outcome`]), after
+    /// which [`ClientControl::set_project_rpc_state`] records it.
     pub fn finish_rpc(
         &mut self,
         call: &RpcCall,
-        reply: Option<&ServerReply>,
-        rpc_state: &ProjectRpcState,
+        reply: Option<&SchedulerReply>,
         now: Time,
-    ) -> bool {
+    ) -> Option<ReplyOutcome> {
         let project = call.request.project;
-        self.set_project_rpc_state(project, rpc_state);
-        if let Some(p) = self.state.projects.get_mut(project.index()) {
-            p.rpc_in_flight = false;
+        if let Some(record) = self.state.projects.get_mut(project.index()) {
+            record.rpc_in_flight = false;
+            record.rpc_seqno += 1;
         }
-        let Some(reply) = reply else { return false };
-        // Only what the request reported is acknowledged: results that became ready
-        // while the RPC was under way go with the next one. (A request reports a few
-        // results, rarely more than 64: a set only pays for itself beyond a handful.)
-        let many = (call.reported.len() > 16).then(|| {
-            call.reported.iter().map(String::as_str).collect::<std::collections::HashSet<_>>()
-        });
-        let reported = |name: &str| match &many {
-            Some(set) => set.contains(name),
-            None => call.reported.iter().any(|r| r == name),
-        };
-        for job in &mut self.state.jobs {
-            if job.project == project
-                && job.ready_to_report
-                && !job.got_server_ack
-                && reported(job.name.as_str())
-            {
-                job.got_server_ack = true;
-                self.acked_jobs += 1;
-            }
-        }
-        add_jobs(&mut self.state, project, &reply.jobs, now);
-        !reply.jobs.is_empty()
+        let outcome = apply_reply(&mut self.state, project, reply?, now);
+        self.acked_jobs += outcome.acknowledged;
+        Some(outcome)
     }
 
     /// The earliest moment the client itself wants to look again: the first scheduling

@@ -2,11 +2,16 @@
 //! sessions): what the client does at each instant, split from the world it acts on.
 //!
 //! The emulator drives it directly against an emulated world; the actors drive the same
-//! code through messages and effect traits, so both make the same decisions.
+//! code through messages and effect traits, so both make the same decisions. What
+//! crosses to the world at a scheduler RPC is a protocol request and reply
+//! ([`build_request`], [`apply_reply`]), as with a real project.
 
 pub mod client_control;
 pub mod commands;
 pub mod message_log;
+mod name_set;
+pub mod reply;
+pub mod request;
 pub mod rpc_session;
 pub mod task_program;
 pub mod user_action;
@@ -14,6 +19,10 @@ pub mod user_action;
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use message_log::{Message, MessageLog, MessagePriority};
+pub use reply::{
+    CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
+};
+pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,

@@ -21,43 +21,61 @@ pub struct Host {
     pub d_free: f64,
     /// Coprocessors by type; `None` where the host has none of that type.
     pub coprocessors: ResourceMap<Option<Coprocessor>>,
-    /// Who the host is and what it runs: what GUI RPC's `<host_info>` and a scheduler
-    /// request describe beyond the processing resources. Host discovery fills it; a
-    /// state file carries it over.
+    /// What the host is, as a scheduler request describes it to projects.
     #[serde(default)]
-    pub identity: HostIdentity,
+    pub description: HostDescription,
 }
 
-/// The host's names, processor and operating system (`<host_info>`'s descriptive
-/// fields). Empty strings and zeros where nothing is known.
+/// The host as `<host_info>` describes it beyond the figures the policies use: its
+/// identity on the network and to projects, its processor and operating system.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct HostIdentity {
+pub struct HostDescription {
+    /// Offset from UTC, seconds (`<timezone>`).
+    pub timezone: i32,
     /// Host name (`<domain_name>`).
     pub domain_name: String,
-    /// IP address as text (`<ip_addr>`).
+    /// Address (`<ip_addr>`).
     pub ip_addr: String,
     /// The host's cross-project identifier (`<host_cpid>`).
     pub host_cpid: String,
-    /// Offset of local time from UTC, seconds (`<timezone>`).
-    pub timezone: i64,
-    /// CPU vendor (`<p_vendor>`).
+    /// Processor vendor (`<p_vendor>`).
     pub p_vendor: String,
-    /// CPU model (`<p_model>`).
+    /// Processor model (`<p_model>`).
     pub p_model: String,
-    /// CPU feature flags, space-separated (`<p_features>`).
+    /// Processor features, space-separated (`<p_features>`).
     pub p_features: String,
     /// Benchmarked integer speed of one CPU, operations per second (`<p_iops>`).
     pub p_iops: f64,
-    /// Memory bandwidth, bytes per second (`<p_membw>`).
+    /// Benchmarked memory bandwidth, bytes per second (`<p_membw>`).
     pub p_membw: f64,
-    /// When the benchmarks last ran (`<p_calculated>`).
+    /// When the benchmarks ran (`<p_calculated>`).
     pub p_calculated: f64,
-    /// CPU cache, bytes (`<m_cache>`).
+    /// Virtualisation extensions are off (`<p_vm_extensions_disabled>`).
+    pub p_vm_extensions_disabled: bool,
+    /// Processor cache, bytes (`<m_cache>`).
     pub m_cache: f64,
-    /// Operating system name (`<os_name>`).
+    /// Operating system (`<os_name>`).
     pub os_name: String,
     /// Operating system version (`<os_version>`).
     pub os_version: String,
+}
+
+/// Network transfer averages (`<net_stats>`): what a scheduler request tells projects
+/// about the host's bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetStats {
+    /// Upload bandwidth, bytes per second (`<bwup>`).
+    pub bwup: f64,
+    /// Average upload rate (`<avg_up>`).
+    pub avg_up: f64,
+    /// When the upload average was updated (`<avg_time_up>`).
+    pub avg_time_up: f64,
+    /// Download bandwidth, bytes per second (`<bwdown>`).
+    pub bwdown: f64,
+    /// Average download rate (`<avg_down>`).
+    pub avg_down: f64,
+    /// When the download average was updated (`<avg_time_down>`).
+    pub avg_time_down: f64,
 }
 
 impl Default for Host {
@@ -70,7 +88,7 @@ impl Default for Host {
             d_total: 0.0,
             d_free: 0.0,
             coprocessors: ResourceMap::default(),
-            identity: HostIdentity::default(),
+            description: HostDescription::default(),
         }
     }
 }
@@ -107,6 +125,9 @@ pub struct TimeStats {
     pub on_frac: f64,
     /// Fraction of that time the host is connected to the network (negative: unknown).
     pub connected_frac: f64,
+    /// Fraction of running time both computing and the network are allowed.
+    #[serde(default = "one")]
+    pub cpu_and_network_available_frac: f64,
     /// Fraction of running time computation is allowed.
     pub active_frac: f64,
     /// Fraction of running time GPU computation is allowed.
@@ -126,6 +147,7 @@ impl Default for TimeStats {
         TimeStats {
             on_frac: 1.0,
             connected_frac: 1.0,
+            cpu_and_network_available_frac: 1.0,
             active_frac: 1.0,
             gpu_active_frac: 1.0,
             on_lambda: None,
@@ -134,6 +156,11 @@ impl Default for TimeStats {
             gpu_active_lambda: None,
         }
     }
+}
+
+/// Serde's default for a fraction that is 1 unless a file says otherwise.
+fn one() -> f64 {
+    1.0
 }
 
 impl TimeStats {

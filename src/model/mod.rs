@@ -16,7 +16,7 @@ mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use client_state::{ClientState, RunMode};
-pub use host::{Host, HostIdentity, TimeStats};
+pub use host::{Host, HostDescription, NetStats, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
@@ -24,4 +24,4 @@ pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
 pub use project::{Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
-pub use workunit::{FileInfo, FileStatus, Workunit};
+pub use workunit::{FileInfo, FileRef, FileStatus, Workunit};

@@ -15,7 +15,7 @@ use serde::Serialize;
 impl ClientState {
     /// Whether any input file of the job waits for a deferred (retrying) download.
     pub(crate) fn job_has_deferred_input(&self, job: &Job) -> bool {
-        self.workunit(job.workunit).input_files.iter().any(|&f| self.file(f).transfer_deferred)
+        self.workunit(job.workunit).input_files.iter().any(|f| self.file(f.file).transfer_deferred)
     }
 
     fn job_not_suspended(&self, job: &Job) -> bool {

@@ -75,6 +75,21 @@ impl Prefs {
         (self.work_buf_min_days * SECONDS_PER_DAY).max(MIN_WORK_BUFFER_SECONDS)
     }
 
+    /// CPUs the client may use on a host with `reported` CPUs (the hardware count, or
+    /// cc_config's `<ncpus>`): the `max_ncpus_pct` and `max_ncpus` limits; at least one.
+    /// A project server applies the same limits to the count a request reports.
+    pub fn usable_cpus(&self, reported: u32) -> u32 {
+        let mut n = reported;
+        let pct = self.max_ncpus_pct;
+        if pct > 0.0 && pct < 100.0 {
+            n = ((f64::from(reported) * pct / 100.0).floor() as u32).max(1);
+        }
+        if self.max_ncpus > 0 {
+            n = n.min(self.max_ncpus);
+        }
+        n.max(1)
+    }
+
     /// High water mark, seconds: the horizon over which shortfall is measured and filled.
     pub fn work_buf_total(&self) -> f64 {
         self.work_buf_min() + (self.work_buf_additional_days * SECONDS_PER_DAY).max(0.0)

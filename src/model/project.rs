@@ -15,6 +15,36 @@ pub struct Project {
     pub master_url: String,
     /// Scheduler URLs from the master page.
     pub scheduler_urls: Vec<String>,
+    /// The account's key (`<authenticator>`, from the account file): every scheduler
+    /// request carries it.
+    #[serde(default)]
+    pub authenticator: String,
+    /// The project's id for this host (`<hostid>`; 0 until the first reply gives one).
+    #[serde(default)]
+    pub hostid: u64,
+    /// Scheduler requests sent since the project last gave a host id (`<rpc_seqno>`):
+    /// lets the project notice a state file copied to another host.
+    #[serde(default)]
+    pub rpc_seqno: u64,
+    /// The account's user name (`<user_name>`).
+    #[serde(default)]
+    pub user_name: String,
+    /// The account's team name (`<team_name>`).
+    #[serde(default)]
+    pub team_name: String,
+    /// The account's user id (`<userid>`).
+    #[serde(default)]
+    pub userid: u64,
+    /// The account's team id (`<teamid>`; 0: no team).
+    #[serde(default)]
+    pub teamid: u64,
+    /// The user's cross-project identifier (`<cross_project_id>`).
+    #[serde(default)]
+    pub cross_project_id: String,
+    /// The key the project signs its executables with (`<code_sign_key>`, BOINC's hex
+    /// text format), pinned at attach.
+    #[serde(default)]
+    pub code_sign_key: Option<String>,
     /// Resource share (relative weight, ≥ 0).
     pub resource_share: f64,
     /// Suspended by the user: no computation, no fetch.
@@ -83,16 +113,6 @@ pub struct Project {
 /// say about the user, team and host, shown by the GUI RPC `<project>` element.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ProjectAccount {
-    /// The user's name on the project.
-    pub user_name: String,
-    /// The user's team.
-    pub team_name: String,
-    /// The user's id on the project.
-    pub userid: i64,
-    /// The team's id.
-    pub teamid: i64,
-    /// This host's id on the project.
-    pub hostid: i64,
     /// Credit of the user, all time.
     pub user_total_credit: f64,
     /// Recent average credit of the user.
@@ -140,6 +160,15 @@ impl Project {
             name: name.into(),
             master_url: master_url.into(),
             scheduler_urls: Vec::new(),
+            authenticator: String::new(),
+            hostid: 0,
+            rpc_seqno: 0,
+            user_name: String::new(),
+            team_name: String::new(),
+            userid: 0,
+            teamid: 0,
+            cross_project_id: String::new(),
+            code_sign_key: None,
             resource_share,
             suspended: false,
             dont_request_more_work: false,

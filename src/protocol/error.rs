@@ -57,6 +57,23 @@ pub enum XmlProblem {
          backup or close the element"
     )]
     Unclosed,
+    /// An element holds more text than any BOINC file does.
+    #[error(
+        "the element holds more than {0} bytes of text; this is not a BOINC file: check that \
+         the right file was given"
+    )]
+    TextTooLong(usize),
+    /// More elements of one kind than the reader accepts in one document.
+    #[error(
+        "more than {limit} <{element}> elements; the document is too large to be a genuine \
+         one: if it is, ask its sender to split it"
+    )]
+    TooMany {
+        /// The element that repeats.
+        element: &'static str,
+        /// How many are accepted.
+        limit: usize,
+    },
     /// Elements nest deeper than any BOINC file does.
     #[error(
         "elements are nested more than {0} levels deep; this is not a BOINC file: check \

@@ -2,7 +2,10 @@
 //! counts), the debts of seed 000/001, the per-resource backoff and "no apps for this
 //! resource" state of seed 003, recent estimated credit, seed 004's deletion policy
 //! (`<deletion_policy_priority/>`, `<deletion_policy_expire/>`, `<delete_from_self/>`) and
-//! the emulator's `<available>` server up/down process.
+//! the emulator's `<available>` server up/down process; and what scheduler requests
+//! carry: the authenticator (when the file holds it; the real client keeps it in the
+//! account file, see [`crate::protocol::parse_account`]), host id, RPC sequence number,
+//! account names and ids and the code-signing key.
 
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::Element;
@@ -21,6 +24,18 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
         match child.name.as_str() {
             "master_url" => master_url = Some(child.string()),
             "project_name" => name = child.string(),
+            "authenticator" => project.authenticator = child.string(),
+            "hostid" => project.hostid = child.u64()?,
+            "rpc_seqno" => project.rpc_seqno = child.u64()?,
+            "user_name" => project.user_name = child.string(),
+            "team_name" => project.team_name = child.string(),
+            "userid" => project.userid = child.u64()?,
+            "teamid" => project.teamid = child.u64()?,
+            "cross_project_id" => project.cross_project_id = child.string(),
+            "code_sign_key" => {
+                let key = child.string();
+                project.code_sign_key = (!key.is_empty()).then_some(key);
+            }
             "resource_share" => project.resource_share = child.non_negative_f64()?,
             "suspended_via_gui" => project.suspended = child.flag()?,
             "dont_request_more_work" => project.dont_request_more_work = child.flag()?,
@@ -78,11 +93,6 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "deletion_policy_priority" => project.deletion_policy.priority = child.flag()?,
             "deletion_policy_expire" => project.deletion_policy.expire = child.flag()?,
             "delete_from_self" => project.deletion_policy.delete_from_self = child.flag()?,
-            "user_name" => project.account.user_name = child.string(),
-            "team_name" => project.account.team_name = child.string(),
-            "userid" => project.account.userid = child.i64()?,
-            "teamid" => project.account.teamid = child.i64()?,
-            "hostid" => project.account.hostid = child.i64()?,
             "user_total_credit" => project.account.user_total_credit = child.f64()?,
             "user_expavg_credit" => project.account.user_expavg_credit = child.f64()?,
             "host_total_credit" => project.account.host_total_credit = child.f64()?,

@@ -16,4 +16,4 @@ pub use file_system::FileSystem;
 pub use host_discovery::HostDiscovery;
 pub use process::{ProcessError, ProcessHost, ProcessReport};
 pub use transfer::{FileTransfer, Transfer};
-pub use transport::{EffectFuture, SchedulerTransport};
+pub use transport::{EffectFuture, RpcError, SchedulerTransport};

@@ -4,7 +4,9 @@
 //! difference is the divergence.
 
 use crate::client::{ClientError, RunSetup};
-use crate::effects::{EffectFuture, ProcessError, ProcessHost, ProcessReport, SchedulerTransport};
+use crate::effects::{
+    EffectFuture, ProcessError, ProcessHost, ProcessReport, RpcError, SchedulerTransport,
+};
 use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::EventBus;
@@ -12,15 +14,19 @@ use crate::runtime::messages::{HostChanged, Shutdown, Startup, Tick, User};
 use crate::runtime::scheduler::SchedulerActor;
 use crate::runtime::supervision::PanicInjector;
 use crate::sim::{SimConfig, SimulatedWorld, paused_system};
-use boinc_core::Time;
-use boinc_core::control::{RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::control::TaskCommand;
+use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::RestartPolicy;
 use std::sync::Arc;
 
 /// The effects of a replay: whatever the world said is read back from the journal.
 struct Recorded(Journal);
+
+/// What a replayed effect answers where the journal has nothing (the divergence is
+/// reported by the journal itself).
+fn not_recorded(url: &str) -> RpcError {
+    RpcError::Connect { url: url.to_string(), reason: "not in the journal".into() }
+}
 
 impl ProcessHost for Recorded {
     fn command(&self, _: &TaskCommand) -> Result<(), ProcessError> {
@@ -46,17 +52,22 @@ impl ProcessHost for Recorded {
 impl SchedulerTransport for Recorded {
     fn scheduler_rpc(
         &self,
-        _: &ClientState,
-        _: &RpcCall,
-        _: Time,
-    ) -> EffectFuture<Option<ServerReply>> {
-        let reply = self.0.recorded_input::<Option<ServerReply>>("RpcReply").flatten();
+        url: &str,
+        _: &SchedulerRequest<'static>,
+    ) -> EffectFuture<Result<SchedulerReply, RpcError>> {
+        let reply = self
+            .0
+            .recorded_input::<Result<SchedulerReply, RpcError>>("RpcReply")
+            .unwrap_or_else(|| Err(not_recorded(url)));
         Box::pin(std::future::ready(reply))
     }
 
-    fn master_page(&self, _: ProjectId) -> EffectFuture<bool> {
-        let read = self.0.recorded_input("MasterPage").unwrap_or(false);
-        Box::pin(std::future::ready(read))
+    fn master_page(&self, url: &str) -> EffectFuture<Result<MasterPage, RpcError>> {
+        let page = self
+            .0
+            .recorded_input::<Result<MasterPage, RpcError>>("MasterPage")
+            .unwrap_or_else(|| Err(not_recorded(url)));
+        Box::pin(std::future::ready(page))
     }
 }
 

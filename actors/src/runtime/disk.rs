@@ -8,7 +8,7 @@
 use super::supervision::{ActorId, ActorKind};
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
-use crate::runtime::messages::{DiskReply, DiskRequest, DiskStep};
+use crate::runtime::messages::{DiskReply, DiskStep};
 use crate::sim::effects::{SharedWorld, lock};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
@@ -103,18 +103,6 @@ impl Handler<DiskStep> for DiskActor {
         drop((disk, world));
         self.report(before, &state, now);
         MessageResult(state)
-    }
-}
-
-impl Handler<DiskRequest> for DiskActor {
-    type Result = ();
-
-    fn handle(&mut self, message: DiskRequest, _: &mut Context<Self>) {
-        self.context.delivered("disk", "DiskRequest", &message);
-        let mut world = lock(&self.world);
-        if let Some(server) = world.server_mut(message.project) {
-            self.manager().before_request(&message.state, server, message.now);
-        }
     }
 }
 

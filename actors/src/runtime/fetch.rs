@@ -64,7 +64,7 @@ impl Handler<RunSession> for FetchActor {
         let sent = actor.send(message);
         Box::pin(sent.into_actor(self).map(|outcome, fetch, _| match outcome {
             Ok(Ok(outcome)) => {
-                if outcome.reply.is_none() {
+                if outcome.reply.is_err() {
                     fetch.failures += 1;
                 }
                 Ok(outcome)

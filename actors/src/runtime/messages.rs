@@ -1,10 +1,11 @@
 //! The messages the actors exchange (DESIGN.md "Actors"): plain serde structs, so the
 //! journal can record each one as it is delivered.
 
+use crate::effects::RpcError;
 use boinc_core::Time;
 use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
 use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -126,6 +127,11 @@ pub struct RunSession {
     pub now: Time,
     /// The request and the reported results.
     pub call: RpcCall,
+    /// The scheduler's URL.
+    pub url: String,
+    /// The scheduler request made for the call; shared, not journaled.
+    #[serde(skip)]
+    pub request: Arc<SchedulerRequest<'static>>,
     /// The client's state the request describes, as of `now`; shared, not journaled.
     #[serde(skip)]
     pub state: Arc<ClientState>,
@@ -134,8 +140,8 @@ pub struct RunSession {
 /// How a session ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionOutcome {
-    /// The server's reply; `None`: the RPC failed.
-    pub reply: Option<ServerReply>,
+    /// The server's reply, or why there is none.
+    pub reply: Result<SchedulerReply, RpcError>,
     /// The project's protocol state after the session.
     pub rpc_state: ProjectRpcState,
 }
@@ -195,19 +201,6 @@ pub struct DiskStep {
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
     pub state: Box<ClientState>,
-}
-
-/// A scheduler request is about to go to `project`: it carries the free-space figures.
-#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "()")]
-pub struct DiskRequest {
-    /// When.
-    pub now: Time,
-    /// The project asked.
-    pub project: ProjectId,
-    /// The client state (not journaled).
-    #[serde(skip)]
-    pub state: Arc<ClientState>,
 }
 
 /// A reply brought jobs: their files are associated.

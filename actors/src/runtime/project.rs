@@ -5,11 +5,13 @@
 //! copy of the project is the authoritative one.
 
 use super::supervision::{ActorId, ActorKind};
-use crate::effects::SchedulerTransport;
+use crate::effects::{RpcError, SchedulerTransport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture};
-use boinc_core::control::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
+use boinc_core::control::{
+    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng, work_reply,
+};
 use boinc_core::model::ProjectId;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -62,11 +64,26 @@ impl Handler<MasterFetch> for ProjectActor {
         tracing::debug!("master page fetch");
         self.context
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
-        let fetch = self.transport.master_page(self.project);
         let MasterFetch { now, project } = message;
-        AtomicResponse::new(Box::pin(fetch.into_actor(self).map(move |read, actor, _| {
-            actor.context.input(&actor.id, "MasterPage", &read);
+        let fetch = self.transport.master_page(&project.master_url);
+        AtomicResponse::new(Box::pin(fetch.into_actor(self).map(move |page, actor, _| {
+            actor.context.input(&actor.id, "MasterPage", &page);
             let mut project = project;
+            let read = match page {
+                Ok(page) if !page.scheduler_urls.is_empty() => {
+                    project.scheduler_urls = page.scheduler_urls;
+                    true
+                }
+                Ok(_) => {
+                    let error = RpcError::NoScheduler { url: project.master_url.clone() };
+                    tracing::warn!(%error, "master page fetch failed");
+                    false
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "master page fetch failed");
+                    false
+                }
+            };
             apply_master_fetch(&mut project, read, now, &mut actor.rng);
             let state = ProjectRpcState::of(&project);
             actor.rpc_state = Some(state.clone());
@@ -84,18 +101,23 @@ impl Handler<RunSession> for ProjectActor {
         tracing::debug!(reported = message.call.reported.len(), "scheduler RPC");
         self.context
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
-        let RunSession { now, call, state } = message;
-        let rpc = self.transport.scheduler_rpc(&state, &call, now);
+        let RunSession { now, call, url, request, state } = message;
+        let rpc = self.transport.scheduler_rpc(&url, &request);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {
             actor.context.input(&actor.id, "RpcReply", &reply);
+            if let Err(error) = &reply {
+                tracing::warn!(%error, "scheduler RPC failed");
+            }
             let Some(project) = state.projects.get(call.request.project.index()) else {
                 let rpc_state = actor.rpc_state.clone().unwrap_or_else(|| {
                     ProjectRpcState::of(&boinc_core::model::Project::new("", "", 0.0))
                 });
-                return Ok(SessionOutcome { reply: None, rpc_state });
+                return Ok(SessionOutcome { reply, rpc_state });
             };
             let mut project = project.clone();
-            let work_reply = reply.as_ref().map(|r| (r.work_reply(&state), r.request_delay));
+            let project_id = call.request.project;
+            let work_reply =
+                reply.as_ref().ok().map(|r| (work_reply(&state, project_id, r), r.request_delay));
             apply_rpc_outcome(
                 &mut project,
                 &call.request,

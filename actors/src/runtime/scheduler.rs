@@ -19,9 +19,9 @@ use super::disk::DiskActor;
 use super::events::ClientEvent;
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, Command, DiskReply, DiskRequest, DiskStep, HostChanged, InstanceAssignment,
-    MasterFetch, Poll, RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot,
-    Stats, TaskReport, Tick, User,
+    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, MasterFetch, Poll,
+    RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot, Stats, TaskReport,
+    Tick, User,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -617,13 +617,14 @@ impl Scheduler {
                 .map(|r| (r, call.request.resources[r].req_seconds))
                 .collect(),
         });
-        // The request describes the state as of now; the loop goes on meanwhile.
+        // The request describes the state as of now (with the free-space figures of seed
+        // 004); the loop goes on meanwhile.
+        let request = Arc::new(self.client.build_request(&call, now).into_owned());
+        let record = self.client.state().project(project);
+        // An emulated project's scheduler answers at its master URL.
+        let url = record.scheduler_urls.first().unwrap_or(&record.master_url).clone();
         let state = Arc::new(self.client.state().clone());
-        if let Some(disk) = &self.disk {
-            // The request carries the free-space figures (seed 004).
-            disk.do_send(DiskRequest { now, project, state: Arc::clone(&state) });
-        }
-        let message = RunSession { now, call: call.clone(), state };
+        let message = RunSession { now, call: call.clone(), url, request, state };
         Some((call, fetch, message))
     }
 
@@ -642,7 +643,15 @@ impl Scheduler {
                 self.supervisor.healthy(ActorId::single(ActorKind::Fetch), now);
                 self.supervisor
                     .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
-                (outcome.reply, outcome.rpc_state)
+                let reply = match outcome.reply {
+                    Ok(reply) => Some(reply),
+                    Err(error) => {
+                        let name = self.project_name(project);
+                        tracing::warn!(project = %name, %error, "scheduler RPC failed");
+                        None
+                    }
+                };
+                (reply, outcome.rpc_state)
             }
             Ok(Err(error)) => {
                 // The project's actor died in the session: the RPC counts as not made.
@@ -656,17 +665,14 @@ impl Scheduler {
             }
         };
         let name = self.project_name(project);
-        match &reply {
-            Some(reply) => {
-                tracing::debug!(project = %name, jobs = reply.jobs.len(), "scheduler RPC done")
-            }
-            None => tracing::warn!(project = %name, "scheduler RPC failed"),
+        if let Some(reply) = &reply {
+            tracing::debug!(project = %name, jobs = reply.results.len(), "scheduler RPC done");
         }
         self.context.events.emit(ClientEvent::RpcDone {
             time: now,
             project: name.clone(),
             success: reply.is_some(),
-            jobs: reply.as_ref().map_or(0, |r| r.jobs.len()),
+            jobs: reply.as_ref().map_or(0, |r| r.results.len()),
         });
         if rpc_state.min_rpc_time > before.min_rpc_time && rpc_state.min_rpc_time > now {
             self.context.events.emit(ClientEvent::BackoffSet {
@@ -687,10 +693,10 @@ impl Scheduler {
                 });
             }
         }
-        let first_new = self.client.state().jobs.len();
-        let brought = self.client.finish_rpc(call, reply.as_ref(), &rpc_state, now);
-        let new_jobs = (first_new..self.client.state().jobs.len()).map(JobId::from_index).collect();
-        (brought, new_jobs)
+        let outcome = self.client.finish_rpc(call, reply.as_ref(), now);
+        self.client.set_project_rpc_state(project, &rpc_state);
+        let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
+        (!new_jobs.is_empty(), new_jobs)
     }
 
     /// Brings the state to a shutdown: every running task is asked to quit (it restarts

@@ -5,14 +5,14 @@
 
 use crate::effects::{
     Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
-    ProcessReport, SchedulerTransport, Transfer,
+    ProcessReport, RpcError, SchedulerTransport, Transfer,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
-use boinc_core::control::{HostView, RpcCall, TaskCommand};
-use boinc_core::emulator::project_server::ServerReply;
+use boinc_core::control::{HostView, TaskCommand};
 use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -123,6 +123,8 @@ pub struct SimWorld {
     faults: Faults,
     /// The app crashes still to inject, by burst.
     crashes: Arc<Mutex<Vec<(Time, u32)>>>,
+    /// Each project's master and scheduler URLs.
+    urls: Arc<HashMap<String, ProjectId>>,
     fault_rng: Arc<Mutex<ChaCha8Rng>>,
     files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
@@ -137,6 +139,17 @@ impl SimWorld {
         SimWorld {
             world: Arc::new(Mutex::new(world)),
             crashes: Arc::new(Mutex::new(faults.app_crashes.clone())),
+            urls: Arc::new(
+                state
+                    .project_ids()
+                    .flat_map(|p| {
+                        let project = state.project(p);
+                        std::iter::once(project.master_url.clone())
+                            .chain(project.scheduler_urls.iter().cloned())
+                            .map(move |url| (url, p))
+                    })
+                    .collect(),
+            ),
             faults,
             fault_rng: Arc::new(Mutex::new(fault_rng)),
             files: Arc::new(Mutex::new(HashMap::new())),
@@ -169,6 +182,11 @@ impl SimWorld {
             }
             _ => false,
         }
+    }
+
+    /// The emulated project whose master or scheduler URL `url` is.
+    fn project_at(&self, url: &str) -> Option<ProjectId> {
+        self.urls.get(url).copied()
     }
 
     fn files(&self) -> MutexGuard<'_, HashMap<(ProjectId, String), f64>> {
@@ -211,16 +229,22 @@ impl ProcessHost for SimWorld {
 impl SchedulerTransport for SimWorld {
     fn scheduler_rpc(
         &self,
-        state: &ClientState,
-        call: &RpcCall,
-        now: Time,
-    ) -> EffectFuture<Option<ServerReply>> {
-        let reply = if self.draw(self.faults.rpc_failure_rate) {
-            None
-        } else {
-            lock(&self.world).scheduler_rpc(state, call, now)
+        url: &str,
+        request: &SchedulerRequest<'static>,
+    ) -> EffectFuture<Result<SchedulerReply, RpcError>> {
+        let Some(project) = self.project_at(url) else {
+            return Box::pin(std::future::ready(Err(unknown_server(url))));
         };
-        match self.faults.answer_delay(call.request.project) {
+        let reply = if self.draw(self.faults.rpc_failure_rate) {
+            Err(RpcError::Connect { url: url.to_string(), reason: "injected failure".into() })
+        } else {
+            let mut world = lock(&self.world);
+            let now = world.now();
+            world
+                .scheduler_rpc(project, request, now)
+                .ok_or_else(|| RpcError::ServerDown { url: url.to_string() })
+        };
+        match self.faults.answer_delay(project) {
             // The server decided at once; its answer takes this long to come back.
             Some(delay) => Box::pin(async move {
                 tokio::time::sleep(std::time::Duration::from_secs_f64(delay.max(0.0))).await;
@@ -230,10 +254,21 @@ impl SchedulerTransport for SimWorld {
         }
     }
 
-    fn master_page(&self, project: ProjectId) -> EffectFuture<bool> {
-        let read = lock(&self.world).master_page(project);
-        Box::pin(std::future::ready(read))
+    fn master_page(&self, url: &str) -> EffectFuture<Result<MasterPage, RpcError>> {
+        let page = match self.project_at(url) {
+            // An emulated project's scheduler answers at its master URL.
+            Some(project) if lock(&self.world).master_page(project) => {
+                Ok(MasterPage { scheduler_urls: vec![url.to_string()] })
+            }
+            Some(_) => Err(RpcError::ServerDown { url: url.to_string() }),
+            None => Err(unknown_server(url)),
+        };
+        Box::pin(std::future::ready(page))
     }
+}
+
+fn unknown_server(url: &str) -> RpcError {
+    RpcError::Connect { url: url.to_string(), reason: "no emulated project there".into() }
 }
 
 impl FileTransfer for SimWorld {

@@ -67,7 +67,7 @@ impl AccountManagerRequest {
                 project_name: p.name.clone(),
                 suspended_via_gui: p.suspended,
                 account_key: authenticator(&p.master_url).unwrap_or_default(),
-                hostid: p.account.hostid,
+                hostid: i64::try_from(p.hostid).unwrap_or(i64::MAX),
                 attached_via_acct_mgr: p.account.attached_via_acct_mgr,
             })
             .collect()
@@ -127,7 +127,7 @@ mod tests {
     fn request() -> AccountManagerRequest {
         let mut state = ClientState::default();
         let mut seti = Project::new("SETI@home", "http://setiathome.berkeley.edu/", 100.0);
-        seti.account.hostid = 123;
+        seti.hostid = 123;
         seti.account.attached_via_acct_mgr = true;
         seti.suspended = true;
         state.projects.push(seti);

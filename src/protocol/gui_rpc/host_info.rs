@@ -16,7 +16,7 @@ pub(crate) fn coproc_element(resource: ResourceType) -> &'static str {
 
 /// Writes `<host_info>`.
 pub(crate) fn write_host_info(out: &mut XmlOut, host: &Host) {
-    let id = &host.identity;
+    let id = &host.description;
     out.start("host_info");
     out.int("timezone", id.timezone);
     out.text("domain_name", &id.domain_name);

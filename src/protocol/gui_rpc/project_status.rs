@@ -31,13 +31,13 @@ pub(crate) fn write_project(
     out.start("project");
     out.text("master_url", &project.master_url);
     out.text("project_name", &project.name);
-    out.text("user_name", &account.user_name);
-    out.text("team_name", &account.team_name);
+    out.text("user_name", &project.user_name);
+    out.text("team_name", &project.team_name);
     out.real("user_total_credit", account.user_total_credit);
     out.real("user_expavg_credit", account.user_expavg_credit);
-    out.int("userid", account.userid);
-    out.int("teamid", account.teamid);
-    out.int("hostid", account.hostid);
+    out.int("userid", saturating_i64(project.userid));
+    out.int("teamid", saturating_i64(project.teamid));
+    out.int("hostid", saturating_i64(project.hostid));
     out.real("host_total_credit", account.host_total_credit);
     out.real("host_expavg_credit", account.host_expavg_credit);
     out.int("nrpc_failures", project.nrpc_failures);
@@ -84,4 +84,10 @@ pub(crate) fn write_projects(out: &mut XmlOut, view: &ClientView) {
     out.start("projects");
     write_each_project(out, view);
     out.end("projects");
+}
+
+/// An id as GUI RPC writes it (a signed number); ids past its range are written as its
+/// largest.
+fn saturating_i64(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
 }

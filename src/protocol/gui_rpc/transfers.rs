@@ -12,8 +12,8 @@ pub(crate) fn write_file_transfers(out: &mut XmlOut, view: &ClientView) {
     let mut downloading = vec![false; state.files.len()];
     for job in &state.jobs {
         if matches!(job.state, JobState::New | JobState::FilesDownloading) {
-            for &file in &state.workunit(job.workunit).input_files {
-                if let Some(flag) = downloading.get_mut(file.index()) {
+            for input in &state.workunit(job.workunit).input_files {
+                if let Some(flag) = downloading.get_mut(input.file.index()) {
                     *flag = true;
                 }
             }
