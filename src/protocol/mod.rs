@@ -14,6 +14,7 @@ mod app_description;
 mod cc_config;
 mod client_state;
 pub mod code_signing;
+mod data_server;
 mod error;
 mod file_description;
 mod file_ref;
@@ -40,6 +41,9 @@ pub use account::{Account, parse_account};
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
+pub use data_server::{
+    DataServerError, DataServerReply, DataServerRequest, FileUpload, MAX_DATA_SERVER_HEADER,
+};
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;
 pub use file_ref::FileReference;
