@@ -6,6 +6,7 @@
 //! crosses to the world at a scheduler RPC is a protocol request and reply
 //! ([`build_request`], [`apply_reply`]), as with a real project.
 
+pub mod attach;
 pub mod client_control;
 pub mod commands;
 pub mod message_log;
@@ -16,6 +17,7 @@ pub mod rpc_session;
 pub mod task_program;
 pub mod user_action;
 
+pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use message_log::{Message, MessageLog, MessagePriority};

@@ -13,6 +13,7 @@ mod app_description;
 mod cc_config;
 mod client_state;
 mod client_state_writer;
+pub mod data_dir;
 mod error;
 mod file_description;
 mod file_ref;
@@ -35,7 +36,7 @@ mod xml_out;
 mod xml_tree;
 mod xml_write;
 
-pub use account::{Account, parse_account};
+pub use account::{Account, parse_account, write_account};
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
