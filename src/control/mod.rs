@@ -14,6 +14,7 @@ mod name_set;
 pub mod reply;
 pub mod request;
 pub mod rpc_session;
+pub mod state_saving;
 pub mod task_program;
 pub mod user_action;
 
@@ -26,6 +27,7 @@ pub use reply::{
 };
 pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
+pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,
     task_program,
