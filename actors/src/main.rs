@@ -9,6 +9,7 @@
 //! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
 //! - `boinc-rs status`, `tasks`, `project URL ACTION`, `quit`: control a running client
 //!   over GUI RPC.
+//! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
 
 mod cli;
 
@@ -81,6 +82,9 @@ enum Command {
     },
     /// Ask a running client to quit (over GUI RPC).
     Quit(cli::control::Connection),
+    /// Attach a data directory's client to a project: writes the project's account file
+    /// (account_<url>.xml), which a running client takes in.
+    Attach(cli::attach::AttachArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -152,5 +156,6 @@ fn run() -> Result<()> {
             cli::control::project(&connection, &url, action)
         }
         Command::Quit(connection) => cli::control::quit(&connection),
+        Command::Attach(args) => cli::attach::attach(&args),
     }
 }

@@ -1,6 +1,7 @@
 //! The real world: what the client does to it (DESIGN.md "The boundary between the core
 //! and the world"), and the wall-clock driver.
 //!
+//! - [`account_files`]: the projects' account files (attach, detach);
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
 //! - [`standalone_task`]: a task outside any client state, for those;
@@ -9,6 +10,7 @@
 //!   [`atomic_file`];
 //! - `driver`: the wall-clock driver of a whole client.
 
+pub mod account_files;
 pub mod atomic_file;
 pub mod data_dir_lock;
 pub(crate) mod driver;
