@@ -61,16 +61,23 @@ fn host() -> impl Strategy<Value = Host> {
             option::of(coprocessor(ResourceType::Amd)),
             option::of(coprocessor(ResourceType::Intel)),
         ),
+        (any::<u32>(), any::<u32>()),
     )
-        .prop_map(|(description, f, gpus)| Host {
-            p_ncpus: f.0,
-            p_fpops: f.1,
-            m_nbytes: f.2,
-            m_swap: f.3,
-            d_total: f.4,
-            d_free: f.5,
-            coprocessors: ResourceMap([None, gpus.0, gpus.1, gpus.2]),
-            description,
+        .prop_map(|(mut description, f, gpus, versions)| {
+            // The NVIDIA driver's versions are kept with an NVIDIA GPU.
+            if gpus.0.is_some() {
+                (description.nvidia_driver_version, description.cuda_version) = versions;
+            }
+            Host {
+                p_ncpus: f.0,
+                p_fpops: f.1,
+                m_nbytes: f.2,
+                m_swap: f.3,
+                d_total: f.4,
+                d_free: f.5,
+                coprocessors: ResourceMap([None, gpus.0, gpus.1, gpus.2]),
+                description,
+            }
         })
 }
 

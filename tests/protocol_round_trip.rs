@@ -42,7 +42,7 @@ fn prefs() -> impl Strategy<Value = Prefs> {
     (
         (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (non_negative(), percent(), non_negative()),
+        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative()),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
@@ -59,6 +59,8 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             disk_max_used_gb: c.0,
             disk_max_used_pct: c.1,
             disk_min_free_gb: c.2,
+            run_on_batteries: c.3,
+            idle_time_to_run: c.4,
         })
 }
 

@@ -109,18 +109,17 @@ fn write_host(state: &ClientState, writer: &mut XmlWriter) {
     info.write_fields(writer);
     writer.open("coprocs");
     for coprocessor in host.coprocessors.0.iter().flatten() {
-        // The request's figures are zero: a state file records the devices, not a request.
-        let gpu = GpuReport {
-            resource: coprocessor.resource,
-            count: coprocessor.count,
-            name: coprocessor.name.clone(),
-            available_ram: coprocessor.available_ram,
-            peak_flops: coprocessor.peak_flops,
-            req_secs: 0.0,
-            req_instances: 0.0,
-            estimated_delay: 0.0,
-        };
-        gpu.write(writer);
+        let Some(element) = GpuReport::element_name(coprocessor.resource) else { continue };
+        writer.open(element);
+        writer.integer("count", coprocessor.count);
+        writer.text("name", &coprocessor.name);
+        writer.number("available_ram", coprocessor.available_ram);
+        writer.number("peak_flops", coprocessor.peak_flops);
+        if coprocessor.resource == ResourceType::Nvidia {
+            writer.integer("drvVersion", host.description.nvidia_driver_version);
+            writer.integer("cudaVersion", host.description.cuda_version);
+        }
+        writer.close(element);
     }
     writer.close("coprocs");
     writer.close("host_info");

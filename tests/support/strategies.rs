@@ -89,5 +89,8 @@ pub fn host_description() -> impl Strategy<Value = HostDescription> {
             m_cache: b.4,
             os_name: b.5,
             os_version: b.6,
+            // Versions a state file keeps with its NVIDIA GPU (client_state_round_trip.rs).
+            nvidia_driver_version: 0,
+            cuda_version: 0,
         })
 }
