@@ -11,6 +11,7 @@
 //!   over GUI RPC.
 //! - `boinc-rs project-server --dir DIR`: a BOINC project on this machine (master page,
 //!   scheduler, downloads, uploads, signed apps, a work generator).
+//! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
 
 mod cli;
 
@@ -87,6 +88,9 @@ enum Command {
     /// uploads, apps signed with its own key, a work generator. Clients (boinc-rs or
     /// the real BOINC client) attach to the URL it prints.
     ProjectServer(cli::project_server::ProjectServerArgs),
+    /// Attach a data directory's client to a project: writes the project's account file
+    /// (account_<url>.xml), which a running client takes in.
+    Attach(cli::attach::AttachArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -163,5 +167,6 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Quit(connection) => cli::control::quit(&connection),
         Command::ProjectServer(args) => cli::project_server::project_server(args),
+        Command::Attach(args) => cli::attach::attach(&args),
     }
 }

@@ -72,7 +72,10 @@ impl MasterPage {
         let name = escape(name);
         let mut html = format!("<html>\n<head>\n<title>{name}</title>\n");
         for url in &self.scheduler_urls {
-            html.push_str(&format!("<link rel=\"boinc_scheduler\" href=\"{}\">\n", escape(url.as_str())));
+            html.push_str(&format!(
+                "<link rel=\"boinc_scheduler\" href=\"{}\">\n",
+                escape(url.as_str())
+            ));
         }
         html.push_str(&format!(
             "</head>\n<body>\n<h1>{name}</h1>\n<p>A BOINC project. Attach a BOINC client \

@@ -1,6 +1,7 @@
 //! The `boinc-rs` commands.
 
 pub(crate) mod app_test;
+pub(crate) mod attach;
 pub(crate) mod control;
 pub(crate) mod example_app;
 pub(crate) mod explain;

@@ -52,7 +52,8 @@ pub(crate) struct ProjectServerArgs {
 
 fn job_seconds(text: &str) -> Result<(f64, f64)> {
     let parse = |t: &str| -> Result<f64> {
-        let value: f64 = t.trim().parse().with_context(|| format!("{t:?} is not a number of seconds"))?;
+        let value: f64 =
+            t.trim().parse().with_context(|| format!("{t:?} is not a number of seconds"))?;
         if !(value.is_finite() && value > 0.0) {
             bail!("job seconds must be positive, not {t}");
         }

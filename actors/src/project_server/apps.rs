@@ -137,7 +137,9 @@ fn place(exe: &Path, served: &Path) -> Result<(), ProjectServerError> {
     if let Ok(existing) = std::fs::metadata(served) {
         use std::os::unix::fs::MetadataExt;
         let same_file = existing.dev() == metadata.dev() && existing.ino() == metadata.ino();
-        if same_file || (existing.len() == metadata.len() && md5_of_file(served)? == md5_of_file(exe)?) {
+        if same_file
+            || (existing.len() == metadata.len() && md5_of_file(served)? == md5_of_file(exe)?)
+        {
             return Ok(());
         }
         std::fs::remove_file(served).map_err(ProjectServerError::io(served))?;

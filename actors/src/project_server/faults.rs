@@ -147,7 +147,10 @@ impl FaultPlan {
         }
         drop(rules);
         tracing::warn!(?target, ?fault, file, "fault injected on purpose");
-        self.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push((target, fault));
+        self.applied
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((target, fault));
         Some(fault)
     }
 }
@@ -177,10 +180,17 @@ mod tests {
         let all = |_: &Fault| true;
         assert_eq!(plan.take(FaultTarget::Scheduler, None, all), Some(Fault::Http500));
         assert_eq!(plan.take(FaultTarget::Scheduler, None, all), Some(Fault::Http500));
-        assert_eq!(plan.take(FaultTarget::Download, Some("b"), |f| *f != Fault::Hang { seconds: Some(5.0) }), None);
+        assert_eq!(
+            plan.take(FaultTarget::Download, Some("b"), |f| *f
+                != Fault::Hang { seconds: Some(5.0) }),
+            None
+        );
         assert_eq!(plan.take(FaultTarget::Download, Some("a"), all), Some(Fault::WrongMd5));
         for _ in 0..3 {
-            assert_eq!(plan.take(FaultTarget::Master, None, all), Some(Fault::Hang { seconds: Some(5.0) }));
+            assert_eq!(
+                plan.take(FaultTarget::Master, None, all),
+                Some(Fault::Hang { seconds: Some(5.0) })
+            );
         }
         assert_eq!(plan.applied().len(), 6);
         plan.clear();

@@ -208,7 +208,10 @@ mod tests {
         // The rollover survives a restart.
         let reloaded = ProjectKeys::load_or_create(dir.path()).expect("reloaded");
         assert_eq!(reloaded.public(), &second);
-        assert_eq!(reloaded.for_client(Some(&first.to_text())).map(|(_, s)| s.is_some()), Some(true));
+        assert_eq!(
+            reloaded.for_client(Some(&first.to_text())).map(|(_, s)| s.is_some()),
+            Some(true)
+        );
 
         keys.rotate(RolloverSignature::None).expect("rotated");
         let (_, signature) = keys.for_client(Some(&second.to_text())).expect("told");

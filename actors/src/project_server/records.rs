@@ -203,8 +203,8 @@ impl ProjectRecords {
 
     /// Jobs of `hostid` in progress.
     pub(crate) fn in_progress_on(&self, hostid: u64) -> impl Iterator<Item = &JobRecord> {
-        self.jobs.values().filter(move |job| {
-            matches!(job.status, JobStatus::InProgress { hostid: h, .. } if h == hostid)
-        })
+        self.jobs.values().filter(
+            move |job| matches!(job.status, JobStatus::InProgress { hostid: h, .. } if h == hostid),
+        )
     }
 }

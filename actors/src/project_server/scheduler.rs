@@ -98,8 +98,14 @@ pub(crate) fn answer(
         request_delay: Some(context.request_delay),
         ..SchedulerReply::default()
     };
-    let mut answer =
-        Answer { reply: SchedulerReply::default(), changed: false, hostid: 0, reported: 0, sent: 0, resent: 0 };
+    let mut answer = Answer {
+        reply: SchedulerReply::default(),
+        changed: false,
+        hostid: 0,
+        reported: 0,
+        sent: 0,
+        resent: 0,
+    };
     let authenticator = request.authenticator.trim();
     if authenticator.is_empty() || authenticator.len() > 256 {
         reply.messages.push(ServerMessage {
@@ -121,8 +127,12 @@ pub(crate) fn answer(
             Report::First(outcome) => {
                 tracing::info!(result = %result.name, host = hostid, ?outcome, "result reported")
             }
-            Report::Repeated => tracing::warn!(result = %result.name, host = hostid, "result reported again"),
-            Report::Unknown => tracing::warn!(result = %result.name, host = hostid, "report of an unknown result"),
+            Report::Repeated => {
+                tracing::warn!(result = %result.name, host = hostid, "result reported again")
+            }
+            Report::Unknown => {
+                tracing::warn!(result = %result.name, host = hostid, "report of an unknown result")
+            }
         }
         reply.result_acks.push(result.name.clone());
     }
@@ -165,7 +175,9 @@ fn account_and_host(
         None => {
             let userid = records.next_userid;
             records.next_userid += 1;
-            records.accounts.insert(authenticator.to_owned(), AccountRecord { userid, created: now });
+            records
+                .accounts
+                .insert(authenticator.to_owned(), AccountRecord { userid, created: now });
             tracing::info!(userid, "new account");
             answer.changed = true;
             userid
@@ -222,7 +234,12 @@ impl Sending<'_> {
     }
 }
 
-fn describe_app(context: &SchedulerContext, app: &ServedApp, flops: f64, reply: &mut SchedulerReply) {
+fn describe_app(
+    context: &SchedulerContext,
+    app: &ServedApp,
+    flops: f64,
+    reply: &mut SchedulerReply,
+) {
     reply.apps.push(AppDescription {
         name: app.name.clone(),
         user_friendly_name: app.user_friendly_name.clone(),
@@ -353,7 +370,9 @@ fn resend_lost_jobs(
     let lost: Vec<String> = records
         .in_progress_on(hostid)
         .filter(|job| !held.contains(job.name.as_str()))
-        .filter(|job| matches!(job.status, JobStatus::InProgress { deadline, .. } if deadline > now))
+        .filter(
+            |job| matches!(job.status, JobStatus::InProgress { deadline, .. } if deadline > now),
+        )
         .map(|job| job.name.clone())
         .collect();
     for name in lost {

@@ -189,6 +189,9 @@ impl ProjectServer {
         let result = server.await;
         state.store.stop();
         tracing::info!("project server stopped");
-        result.map_err(|source| ProjectServerError::Bind { address: state.urls.master.clone(), source })
+        result.map_err(|source| ProjectServerError::Bind {
+            address: state.urls.master.clone(),
+            source,
+        })
     }
 }

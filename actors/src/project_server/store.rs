@@ -132,7 +132,8 @@ impl Store {
     pub(crate) fn stop(&self) {
         self.lock().stopping = true;
         self.shared.changed.notify_one();
-        let writer = self.shared.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let writer =
+            self.shared.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         if let Some(writer) = writer {
             let _ = writer.join();
         }
@@ -145,10 +146,8 @@ fn write_loop(shared: &Shared) {
         let (bytes, version) = {
             let mut state = shared.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             while state.version == saved_version && !state.stopping {
-                state = shared
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                state =
+                    shared.changed.wait(state).unwrap_or_else(std::sync::PoisonError::into_inner);
             }
             if state.version == saved_version {
                 return;

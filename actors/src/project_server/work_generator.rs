@@ -31,7 +31,10 @@ pub(crate) struct WorkGenerator {
 
 impl WorkGenerator {
     /// A generator for the project in `project_dir`.
-    pub(crate) fn new(config: GeneratorConfig, project_dir: &Path) -> Result<Self, ProjectServerError> {
+    pub(crate) fn new(
+        config: GeneratorConfig,
+        project_dir: &Path,
+    ) -> Result<Self, ProjectServerError> {
         let download_dir = project_dir.join(DOWNLOAD_DIR);
         let inbox = project_dir.join(INBOX_DIR);
         for dir in [&download_dir, &inbox] {
@@ -107,7 +110,11 @@ impl WorkGenerator {
     }
 
     /// A fresh input file of the configured size: lines of random lower-case words.
-    fn random_input(&self, name: String, rng: &mut impl Rng) -> Result<InputFile, ProjectServerError> {
+    fn random_input(
+        &self,
+        name: String,
+        rng: &mut impl Rng,
+    ) -> Result<InputFile, ProjectServerError> {
         let mut text = String::with_capacity(self.config.input_bytes as usize);
         while (text.len() as u64) < self.config.input_bytes {
             let word_len = rng.random_range(1..10);
@@ -119,7 +126,11 @@ impl WorkGenerator {
         text.truncate(self.config.input_bytes as usize);
         let path = self.download_dir.join(&name);
         std::fs::write(&path, text.as_bytes()).map_err(ProjectServerError::io(&path))?;
-        Ok(InputFile { name, nbytes: text.len() as u64, md5: boinc_core::protocol::code_signing::md5_hex(text.as_bytes()) })
+        Ok(InputFile {
+            name,
+            nbytes: text.len() as u64,
+            md5: boinc_core::protocol::code_signing::md5_hex(text.as_bytes()),
+        })
     }
 
     fn add_job(

@@ -21,7 +21,10 @@ fn forbidden() -> HttpResponse {
     HttpResponse::Forbidden().body("the admin interface answers only the loopback\n")
 }
 
-pub(crate) async fn list_faults(state: web::Data<ServerState>, request: HttpRequest) -> HttpResponse {
+pub(crate) async fn list_faults(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+) -> HttpResponse {
     if !from_loopback(&request) {
         return forbidden();
     }
@@ -68,7 +71,10 @@ pub(crate) async fn add_faults(
     HttpResponse::Ok().json(json!({"rules": state.faults.list()}))
 }
 
-pub(crate) async fn clear_faults(state: web::Data<ServerState>, request: HttpRequest) -> HttpResponse {
+pub(crate) async fn clear_faults(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+) -> HttpResponse {
     if !from_loopback(&request) {
         return forbidden();
     }

@@ -27,7 +27,11 @@ fn stream_error(what: &'static str) -> std::io::Error {
 }
 
 /// The answer `body` would have been, spoiled by `fault`.
-pub(crate) async fn fault_response(fault: Fault, request: &HttpRequest, body: Bytes) -> HttpResponse {
+pub(crate) async fn fault_response(
+    fault: Fault,
+    request: &HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
     match fault {
         Fault::Http500 => HttpResponse::InternalServerError()
             .content_type("text/plain")
@@ -76,7 +80,9 @@ fn reset(request: &HttpRequest) -> HttpResponse {
         // has been handled; the descriptor is only borrowed for one system call.
         let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
         let linger = nix::libc::linger { l_onoff: 1, l_linger: 0 };
-        if let Err(error) = nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::Linger, &linger) {
+        if let Err(error) =
+            nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::Linger, &linger)
+        {
             tracing::warn!(%error, "cannot make the connection reset; it is closed instead");
         }
     }

@@ -8,7 +8,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use boinc_core::protocol::MasterPage;
 use std::sync::atomic::Ordering;
 
-pub(crate) async fn master_page(state: web::Data<ServerState>, request: HttpRequest) -> HttpResponse {
+pub(crate) async fn master_page(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+) -> HttpResponse {
     state.metrics.master_requests.fetch_add(1, Ordering::Relaxed);
     let page = MasterPage { scheduler_urls: vec![state.urls.scheduler.clone()] }
         .to_html(&state.config.name);

@@ -34,7 +34,8 @@ pub(crate) async fn scheduler(
     if let Some(fault @ (Fault::Http500 | Fault::Hang { .. } | Fault::Reset)) = transport_fault {
         return fault_response(fault, &request, Bytes::new()).await;
     }
-    let signatures = match state.faults.take(FaultTarget::Scheduler, None, Fault::is_reply_content) {
+    let signatures = match state.faults.take(FaultTarget::Scheduler, None, Fault::is_reply_content)
+    {
         Some(Fault::BadSignature) => SignatureMode::Bad,
         Some(Fault::MissingSignature) => SignatureMode::Missing,
         _ => SignatureMode::Valid,
@@ -60,13 +61,13 @@ pub(crate) async fn scheduler(
         }
     };
     let now = now();
-    let wants_work = boinc_core::model::ResourceType::ALL
-        .into_iter()
-        .any(|r| scheduler_request.requests(r));
+    let wants_work =
+        boinc_core::model::ResourceType::ALL.into_iter().any(|r| scheduler_request.requests(r));
     let result = {
         let signing = state.signing();
         let scan_inbox = {
-            let mut last = state.last_inbox_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut last =
+                state.last_inbox_scan.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let due = last.is_none_or(|at| at.elapsed() >= INBOX_SCAN_INTERVAL);
             if due {
                 *last = Some(Instant::now());
@@ -92,7 +93,9 @@ pub(crate) async fn scheduler(
             }
             if wants_work && generated.is_ok() {
                 let wanted = (state.config.max_jobs_in_progress_per_cpu as usize)
-                    * scheduler_request.usable_instances(boinc_core::model::ResourceType::Cpu).max(1) as usize;
+                    * scheduler_request
+                        .usable_instances(boinc_core::model::ResourceType::Cpu)
+                        .max(1) as usize;
                 generated = state
                     .generator
                     .top_up(records, &signing.apps, wanted, now, &mut *rng)
@@ -126,7 +129,9 @@ pub(crate) async fn scheduler(
         "scheduler request"
     );
     match transport_fault {
-        Some(fault) => fault_response(fault, &request, answer.reply.to_xml().into_bytes().into()).await,
+        Some(fault) => {
+            fault_response(fault, &request, answer.reply.to_xml().into_bytes().into()).await
+        }
         None => xml(&answer.reply),
     }
 }

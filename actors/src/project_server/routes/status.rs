@@ -12,7 +12,8 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
     let metrics = &state.metrics;
     let load = |counter: &std::sync::atomic::AtomicU64| counter.load(Ordering::Relaxed);
     let signing = state.signing();
-    let key_md5 = boinc_core::protocol::code_signing::md5_hex(signing.keys.public().to_text().as_bytes());
+    let key_md5 =
+        boinc_core::protocol::code_signing::md5_hex(signing.keys.public().to_text().as_bytes());
     let apps: Vec<_> = signing
         .apps
         .iter()

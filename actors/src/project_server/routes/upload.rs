@@ -13,7 +13,9 @@ use super::super::uploads::{checksum, is_safe_file_name, size_held, upload_path}
 use super::fault_response::{fault_response, take_transport_fault};
 use actix_web::web::{Bytes, BytesMut};
 use actix_web::{HttpRequest, HttpResponse, web};
-use boinc_core::protocol::{DataServerError, DataServerReply, DataServerRequest, MAX_DATA_SERVER_HEADER};
+use boinc_core::protocol::{
+    DataServerError, DataServerReply, DataServerRequest, MAX_DATA_SERVER_HEADER,
+};
 use futures_util::StreamExt;
 use std::sync::atomic::Ordering;
 use tokio::io::AsyncWriteExt;
@@ -64,15 +66,22 @@ pub(crate) async fn upload(
         return fault_response(fault, &request, Bytes::from(normal)).await;
     }
     if !is_safe_file_name(&name) {
-        return reply(DataServerReply::permanent(format!("{name:?} is not a file name this project uses")));
+        return reply(DataServerReply::permanent(format!(
+            "{name:?} is not a file name this project uses"
+        )));
     }
-    let Some(max_bytes) = state.store.read(|r| r.job_with_output(&name).map(|j| j.max_output_bytes))
+    let Some(max_bytes) =
+        state.store.read(|r| r.job_with_output(&name).map(|j| j.max_output_bytes))
     else {
-        return reply(DataServerReply::permanent(format!("{name} is not an output of this project's jobs")));
+        return reply(DataServerReply::permanent(format!(
+            "{name} is not an output of this project's jobs"
+        )));
     };
     let path = upload_path(&state.upload_dir, &name);
     let upload = match data_request {
-        DataServerRequest::FileSize { .. } => return reply(DataServerReply::file_size(size_held(&path))),
+        DataServerRequest::FileSize { .. } => {
+            return reply(DataServerReply::file_size(size_held(&path)));
+        }
         DataServerRequest::Upload { upload, .. } => upload,
     };
     if upload.nbytes > max_bytes as f64 {
@@ -82,7 +91,9 @@ pub(crate) async fn upload(
         )));
     }
     let nbytes = upload.nbytes as u64;
-    if state.store.read(|r| r.uploads.get(&name).is_some_and(|u| u.nbytes == nbytes && u.md5 == upload.md5_cksum)) {
+    if state.store.read(|r| {
+        r.uploads.get(&name).is_some_and(|u| u.nbytes == nbytes && u.md5 == upload.md5_cksum)
+    }) {
         // Already complete: a client that missed the answer asks again.
         return reply(DataServerReply::success());
     }
@@ -93,7 +104,13 @@ pub(crate) async fn upload(
             upload.offset
         )));
     }
-    let mut file = match tokio::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path).await {
+    let mut file = match tokio::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .await
+    {
         Ok(file) => file,
         Err(error) => {
             tracing::error!(path = %path.display(), %error, "cannot open an upload");
@@ -152,7 +169,9 @@ pub(crate) async fn upload(
     if !upload.md5_cksum.is_empty() && !md5.eq_ignore_ascii_case(upload.md5_cksum.trim()) {
         let _ = std::fs::remove_file(&path);
         tracing::warn!(file = %name, "an upload arrived damaged (MD5 differs); it must be sent again");
-        return reply(DataServerReply::transient("the file arrived damaged (MD5 differs); send it again"));
+        return reply(DataServerReply::transient(
+            "the file arrived damaged (MD5 differs); send it again",
+        ));
     }
     let ((), change) = state.store.update(|records| {
         records.uploads.insert(name.clone(), UploadRecord { nbytes, md5 });
