@@ -734,6 +734,8 @@ impl ClientControl {
         now: Time,
     ) -> Result<Vec<TaskCommand>, UserActionError> {
         let effect = apply_user_action(&mut self.state, action, now)?;
+        // An attach may have added a project.
+        self.usage.resize(self.state.projects.len(), ResourceMap::default());
         let mut commands = Vec::new();
         for &id in &effect.abort {
             let job = self.state.job(id);

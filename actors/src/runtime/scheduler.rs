@@ -492,6 +492,27 @@ impl Scheduler {
     /// A project's actor failed: a new one is built from the authoritative state, and
     /// the project is not contacted again before the restart backoff has passed (or is
     /// set aside, after too many failures).
+    /// Projects attached since the actors were started get theirs, and the fetch actor
+    /// learns of them.
+    fn start_new_project_actors(&mut self) {
+        let known = self.projects.len();
+        let attached = self.client.state().projects.len();
+        if attached <= known {
+            return;
+        }
+        for index in known..attached {
+            let project = ProjectId::from_index(index);
+            tracing::info!(project = %self.client.state().project(project).master_url, "attached");
+            let actor =
+                ProjectActor::new(project, self.seed, self.context.clone(), self.transport.clone())
+                    .start();
+            self.projects.push(actor);
+        }
+        if let Some(fetch) = &self.fetch {
+            fetch.do_send(ProjectActors(self.projects.clone()));
+        }
+    }
+
     fn restart_project_actor(&mut self, project: ProjectId, now: Time) {
         let decision =
             self.actor_failed(ActorId { kind: ActorKind::Project, index: project.0 }, now);
@@ -1059,6 +1080,7 @@ impl Handler<User> for SchedulerActor {
             tracing::info!(action = ?message.action, "user action");
             match s.client.user_action(&message.action, now) {
                 Ok(commands) => {
+                    s.start_new_project_actors();
                     let deliveries = s.address_commands(commands, now);
                     s.publish_wakeup(now);
                     Ok(deliveries)

@@ -4,8 +4,8 @@
 //! that fail and apps that crash, each drawn from its own seeded stream.
 
 use crate::effects::{
-    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
-    ProcessReport, RpcError, SchedulerTransport, Transfer,
+    Clock, DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, HostDiscovery,
+    ProcessError, ProcessHost, ProcessReport, RpcError, SchedulerTransport, Transfer,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
@@ -283,17 +283,19 @@ impl FileTransfer for SimWorld {
 }
 
 impl FileSystem for SimWorld {
-    fn size(&self, project: ProjectId, name: &str) -> Option<f64> {
-        self.files().get(&(project, name.to_string())).copied()
+    fn size(&self, project_url: &str, name: &str) -> Result<Option<f64>, FileSystemError> {
+        let Some(project) = self.project_at(project_url) else { return Ok(None) };
+        Ok(self.files().get(&(project, name.to_string())).copied())
     }
 
-    fn delete(&self, project: ProjectId, name: &str) -> bool {
-        self.files().remove(&(project, name.to_string())).is_some()
+    fn delete(&self, project_url: &str, name: &str) -> Result<bool, FileSystemError> {
+        let Some(project) = self.project_at(project_url) else { return Ok(false) };
+        Ok(self.files().remove(&(project, name.to_string())).is_some())
     }
 
-    fn disk_space(&self) -> (f64, f64) {
+    fn disk_space(&self) -> Result<DiskSpace, FileSystemError> {
         let used: f64 = self.files().values().sum();
-        (self.disk.0, (self.disk.1 - used).max(0.0))
+        Ok(DiskSpace { total: self.disk.0, free: (self.disk.1 - used).max(0.0) })
     }
 }
 
