@@ -12,6 +12,7 @@ pub mod app_api;
 mod app_description;
 mod cc_config;
 mod client_state;
+mod data_server;
 mod error;
 mod file_description;
 mod file_ref;
@@ -38,6 +39,9 @@ pub use account::{Account, parse_account};
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
+pub use data_server::{
+    DataServerReply, DataServerStatus, FILE_SIZE_QUERY_THRESHOLD, UploadHeader, file_size_query,
+};
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;
 pub use file_ref::FileReference;
