@@ -3,8 +3,9 @@
 //! the scheduler RPC's messages in both directions (the request the client writes, the
 //! reply a project answers, the master page that names its schedulers), the app API's
 //! texts ([`app_api`]: shared-memory messages, init_data.xml, link files), GUI RPC
-//! ([`gui_rpc`]) and account managers ([`acct_mgr`]). Pure functions over text; the
-//! caller reads and sends.
+//! ([`gui_rpc`]), account managers ([`acct_mgr`]) and code signing ([`code_signing`]:
+//! keys, signatures, their checks). Pure functions over text; the caller reads and
+//! sends.
 
 mod account;
 pub mod acct_mgr;
@@ -12,6 +13,7 @@ pub mod app_api;
 mod app_description;
 mod cc_config;
 mod client_state;
+pub mod code_signing;
 mod data_server;
 mod error;
 mod file_description;
