@@ -164,9 +164,8 @@ mod tests {
 
     #[test]
     fn upload_header_is_the_real_clients() {
-        let fixture = include_str!(
-            "../../../shared/fixtures/boinc-7.20.5/upload_request_sample.txt"
-        );
+        let fixture =
+            include_str!("../../../shared/fixtures/boinc-7.20.5/upload_request_sample.txt");
         let header = UploadHeader {
             client_version: V7,
             name: "wu_B_r0_out",
@@ -181,9 +180,8 @@ mod tests {
 
     #[test]
     fn upload_header_matches_the_8_3_capture_and_is_followed_by_the_bytes() {
-        let fixture = include_str!(
-            "../../../shared/fixtures/boinc-8.3.0/file_upload_request_captured.txt"
-        );
+        let fixture =
+            include_str!("../../../shared/fixtures/boinc-8.3.0/file_upload_request_captured.txt");
         let header = UploadHeader {
             client_version: ClientVersion { major: 8, minor: 3, release: 0 },
             name: "stub_wu_1_0_out",
@@ -226,8 +224,9 @@ mod tests {
         .expect("reply");
         assert_eq!(refused.status, DataServerStatus::Refused);
         assert_eq!(refused.message.as_deref(), Some("bad name"));
-        let busy = DataServerReply::from_xml("<data_server_reply><status>1</status></data_server_reply>")
-            .expect("reply");
+        let busy =
+            DataServerReply::from_xml("<data_server_reply><status>1</status></data_server_reply>")
+                .expect("reply");
         assert_eq!(busy.status, DataServerStatus::TryLater);
         let silent = DataServerReply::from_xml("<data_server_reply/>").expect("reply");
         assert_eq!(silent.status, DataServerStatus::TryLater);

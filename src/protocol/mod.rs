@@ -52,7 +52,7 @@ pub use job_description::{ResultDescription, WorkunitDescription};
 pub use master_page::{MAX_SCHEDULER_URLS, MAX_URL_LEN, MasterPage};
 pub use prefs::parse_global_prefs;
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
-pub use reported_result::{OutputFile, ReportedResult};
+pub use reported_result::{OutputFile, ReportedResult, describe_file_error};
 pub use scheduler_reply::{
     MAX_REPLY_APPS, MAX_REPLY_FILE_DELETIONS, MAX_REPLY_FILES, MAX_REPLY_JOBS, MAX_REPLY_MESSAGES,
     MAX_REPLY_RESULT_NAMES, SchedulerReply,
