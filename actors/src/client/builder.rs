@@ -17,7 +17,7 @@
 
 use super::error::ClientError;
 use super::handle::{ClientHandle, HandleShared, RunReport};
-use crate::effects::{Clock, HostDiscovery, ProcessHost, SchedulerTransport};
+use crate::effects::{Clock, FileTransfer, HostDiscovery, ProcessHost, SchedulerTransport};
 use crate::journal::{EntryKind, Journal};
 use crate::live::driver::WallClockDriver;
 use crate::runtime::context::ActorContext;
@@ -68,6 +68,12 @@ pub struct Effects {
     pub transport: Arc<dyn SchedulerTransport>,
     /// What the host is and whether it may work.
     pub host_discovery: Arc<dyn HostDiscovery>,
+    /// Where project files are downloaded and uploaded (the live one is
+    /// [`crate::live::http::LiveFileTransfer`]; [`crate::live::http::LiveNetwork`] makes it
+    /// with the transport). With one, jobs wait for their files to be downloaded and
+    /// checked, and results are reported after their outputs are uploaded; `None`: the
+    /// host's world moves no files, and they count as present.
+    pub file_transfer: Option<Arc<dyn FileTransfer>>,
     /// How often the driver polls the tasks (BOINC polls its apps once a second).
     pub tick_interval: Duration,
 }
@@ -230,6 +236,7 @@ impl ClientBuilder {
                     app_restart_policy: self.app_restart_policy,
                     actor_restart_policy: self.actor_restart_policy,
                     disk: None,
+                    file_transfer: effects.file_transfer.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
                 let driver = WallClockDriver {

@@ -15,5 +15,5 @@ pub use clock::{Clock, SystemClock};
 pub use file_system::FileSystem;
 pub use host_discovery::HostDiscovery;
 pub use process::{ProcessError, ProcessHost, ProcessReport};
-pub use transfer::{FileTransfer, Transfer};
+pub use transfer::{FileTransfer, ProgressSink, TransferError, TransferProgress, Transferred};
 pub use transport::{EffectFuture, RpcError, SchedulerTransport};
