@@ -8,6 +8,7 @@
 #[path = "../../../tests/support/mod.rs"]
 pub mod scenarios;
 
+pub mod http;
 pub mod live;
 
 pub use live::*;
