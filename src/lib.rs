@@ -23,6 +23,7 @@ pub mod rr_sim;
 pub mod supervise;
 pub mod transfer;
 pub mod work_fetch;
+pub mod work_send;
 
 pub use policy::Policy;
 

@@ -13,7 +13,9 @@ pub mod app_api;
 mod app_description;
 mod cc_config;
 mod client_state;
+mod client_state_writer;
 pub mod code_signing;
+pub mod data_dir;
 mod data_server;
 mod error;
 mod file_description;
@@ -37,12 +39,14 @@ mod xml_out;
 mod xml_tree;
 mod xml_write;
 
-pub use account::{Account, parse_account};
+pub use account::{Account, parse_account, write_account};
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
+pub use client_state_writer::{StateFileOrigin, write_client_state};
 pub use data_server::{
-    DataServerReply, DataServerStatus, FILE_SIZE_QUERY_THRESHOLD, UploadHeader, file_size_query,
+    DataServerError, DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
+    MAX_DATA_SERVER_HEADER,
 };
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;

@@ -1,5 +1,5 @@
 //! An upload attempt by BOINC's data server protocol (DESIGN.md "Protocol facts",
-//! Files; the texts are the core's [`boinc_core::protocol::UploadHeader`]): for a file
+//! Files; the texts are the core's [`boinc_core::protocol::DataServerRequest`]): for a file
 //! of at least [`FILE_SIZE_QUERY_THRESHOLD`] bytes the server is first asked how much of
 //! it it holds, then one POST carries the header and the file's bytes from there,
 //! streamed from the disk; the server's `<status>` says whether it took them.
@@ -11,7 +11,7 @@ use super::settings::{HttpSettings, MAX_DATA_SERVER_REPLY};
 use super::watch::ExchangeWatch;
 use crate::effects::{ProgressSink, TransferError, Transferred};
 use boinc_core::protocol::{
-    DataServerReply, DataServerStatus, FILE_SIZE_QUERY_THRESHOLD, UploadHeader, file_size_query,
+    DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
 };
 use boinc_core::transfer::TransferOrder;
 use futures_util::StreamExt;
@@ -37,7 +37,11 @@ pub(crate) async fn upload(
     }
     let mut offset = 0;
     if nbytes >= FILE_SIZE_QUERY_THRESHOLD {
-        let query = file_size_query(settings.client_version, &order.name);
+        let query = DataServerRequest::FileSize {
+            client_version: settings.client_version,
+            name: order.name.clone(),
+        }
+        .to_text();
         let reply = exchange(client, settings, order, query.into_bytes().into()).await?;
         offset = reply.file_size.unwrap_or(0).min(nbytes);
         if offset == nbytes {
@@ -45,13 +49,15 @@ pub(crate) async fn upload(
             return Ok(Transferred::Uploaded { nbytes, md5 });
         }
     }
-    let header = UploadHeader {
+    let header = DataServerRequest::Upload {
         client_version: settings.client_version,
-        name: &order.name,
-        max_nbytes: order.max_nbytes,
-        nbytes,
-        md5_cksum: &md5,
-        offset,
+        upload: FileUpload {
+            name: order.name.clone(),
+            max_nbytes: order.max_nbytes,
+            nbytes: nbytes as f64,
+            md5_cksum: md5.clone(),
+            offset,
+        },
     }
     .to_text();
     let mut watch = ExchangeWatch::new(settings).reporting(progress, offset, Some(nbytes));
@@ -93,10 +99,11 @@ fn taken(order: &TransferOrder, bytes: &[u8]) -> Result<DataServerReply, Transfe
         message: format!("the answer is not a data server reply: {error}"),
     })?;
     let message = reply.message.clone().unwrap_or_default();
+    // 0: taken; -1: refused for good; anything else: try again later.
     match reply.status {
-        DataServerStatus::Accepted => Ok(reply),
-        DataServerStatus::Refused => Err(TransferError::Refused { url, message }),
-        DataServerStatus::TryLater => Err(TransferError::NotTaken {
+        0 => Ok(reply),
+        -1 => Err(TransferError::Refused { url, message }),
+        _ => Err(TransferError::NotTaken {
             url,
             message: if message.is_empty() {
                 "it asked to try again later".into()
