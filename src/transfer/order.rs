@@ -56,6 +56,10 @@ pub struct TransferOrder {
     pub max_nbytes: f64,
     /// The MD5 the project announced, hex (empty: none).
     pub md5_cksum: String,
+    /// The file is an executable: once in place it may be run (BOINC's
+    /// `<executable/>`), which only a checked signature allows.
+    #[serde(default)]
+    pub executable: bool,
     /// When the attempt started.
     pub started: Time,
 }

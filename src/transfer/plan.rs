@@ -234,6 +234,7 @@ fn start_if_allowed(
         nbytes: record.nbytes,
         max_nbytes,
         md5_cksum: record.md5_cksum.clone(),
+        executable: record.executable,
         started: now,
     })
 }

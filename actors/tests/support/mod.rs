@@ -10,5 +10,6 @@ pub mod scenarios;
 
 pub mod http;
 pub mod live;
+pub mod project_server;
 
 pub use live::*;

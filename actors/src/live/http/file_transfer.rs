@@ -8,6 +8,7 @@ use super::settings::{HttpSettings, HttpSetupError};
 use super::upload::upload;
 use crate::effects::{EffectFuture, FileTransfer, ProgressSink, TransferError, Transferred};
 use boinc_core::transfer::TransferOrder;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -94,6 +95,11 @@ impl FileTransfer for LiveFileTransfer {
         if let Some(parent) = paths.target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| disk(parent, e))?;
         }
+        // An executable may run once in place (the core put it here only after its
+        // signature checked out); other files are only read.
+        let mode = if order.executable { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&paths.staging, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| disk(&paths.staging, e))?;
         // Same file system: the file appears whole under its name, or not at all.
         std::fs::rename(&paths.staging, &paths.target).map_err(|e| disk(&paths.target, e))
     }
