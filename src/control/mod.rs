@@ -13,6 +13,7 @@ pub mod host_availability;
 pub mod message_log;
 mod name_set;
 pub mod reply;
+pub mod reply_check;
 pub mod request;
 pub mod rpc_session;
 pub mod state_saving;
@@ -27,6 +28,7 @@ pub use message_log::{Message, MessageLog, MessagePriority};
 pub use reply::{
     CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
 };
+pub use reply_check::{ReplyRefusal, check_reply, is_plain_file_name};
 pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};

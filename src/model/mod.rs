@@ -21,7 +21,10 @@ pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
 pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
-pub use project::{Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource};
+pub use project::{
+    Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
+    TransferBackoffs,
+};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
-pub use workunit::{FileInfo, FileRef, FileStatus, Workunit};
+pub use workunit::{FileInfo, FileRef, FileStatus, FileTransferState, Workunit};

@@ -113,8 +113,8 @@ impl Prefs {
     }
 }
 
-/// Client options from `cc_config.xml` that change scheduling.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Client options from `cc_config.xml` that change scheduling, reporting and transfers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CcConfig {
     /// Pretend the host has this many CPUs (`<ncpus>`; `None`: use the hardware count).
     pub ncpus: Option<u32>,
@@ -131,4 +131,63 @@ pub struct CcConfig {
     /// (`<allow_remote_gui_rpc>`).
     #[serde(default)]
     pub allow_remote_gui_rpc: bool,
+    /// The most file transfers under way at once, per direction (`<max_file_xfers>`).
+    #[serde(default = "CcConfig::default_max_file_xfers")]
+    pub max_file_xfers: u32,
+    /// The most file transfers of one project under way at once, per direction
+    /// (`<max_file_xfers_per_project>`).
+    #[serde(default = "CcConfig::default_max_file_xfers_per_project")]
+    pub max_file_xfers_per_project: u32,
+    /// An HTTP exchange that moves less than `http_transfer_timeout_bps` bytes per
+    /// second for this many seconds is abandoned (`<http_transfer_timeout>`, seconds).
+    #[serde(default = "CcConfig::default_http_transfer_timeout")]
+    pub http_transfer_timeout: f64,
+    /// The rate below which an HTTP exchange counts as stalled
+    /// (`<http_transfer_timeout_bps>`, bytes per second).
+    #[serde(default = "CcConfig::default_http_transfer_timeout_bps")]
+    pub http_transfer_timeout_bps: f64,
+}
+
+impl CcConfig {
+    /// BOINC's default `max_file_xfers`.
+    pub const MAX_FILE_XFERS: u32 = 8;
+    /// BOINC's default `max_file_xfers_per_project`.
+    pub const MAX_FILE_XFERS_PER_PROJECT: u32 = 2;
+    /// BOINC's default `http_transfer_timeout`, seconds.
+    pub const HTTP_TRANSFER_TIMEOUT: f64 = 300.0;
+    /// BOINC's default `http_transfer_timeout_bps`, bytes per second.
+    pub const HTTP_TRANSFER_TIMEOUT_BPS: f64 = 10.0;
+
+    fn default_max_file_xfers() -> u32 {
+        Self::MAX_FILE_XFERS
+    }
+
+    fn default_max_file_xfers_per_project() -> u32 {
+        Self::MAX_FILE_XFERS_PER_PROJECT
+    }
+
+    fn default_http_transfer_timeout() -> f64 {
+        Self::HTTP_TRANSFER_TIMEOUT
+    }
+
+    fn default_http_transfer_timeout_bps() -> f64 {
+        Self::HTTP_TRANSFER_TIMEOUT_BPS
+    }
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig {
+            ncpus: None,
+            no_gpus: false,
+            report_results_immediately: false,
+            fetch_minimal_work: false,
+            no_info_fetch: false,
+            allow_remote_gui_rpc: false,
+            max_file_xfers: Self::MAX_FILE_XFERS,
+            max_file_xfers_per_project: Self::MAX_FILE_XFERS_PER_PROJECT,
+            http_transfer_timeout: Self::HTTP_TRANSFER_TIMEOUT,
+            http_transfer_timeout_bps: Self::HTTP_TRANSFER_TIMEOUT_BPS,
+        }
+    }
 }

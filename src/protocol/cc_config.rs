@@ -1,7 +1,7 @@
 //! cc_config.xml into [`CcConfig`]: the `<options>` that change scheduling (the CPU count
 //! the policies of seed 000 schedule onto, whether GPUs count as processing resources in
-//! seed 003, reporting and fetch behaviour of seed 002). `<log_flags>` and the many other
-//! options are ignored.
+//! seed 003, reporting and fetch behaviour of seed 002) and file transfers (how many at
+//! once, the HTTP stall timeout). `<log_flags>` and the many other options are ignored.
 
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::{Element, parse_document};
@@ -28,11 +28,34 @@ fn build_cc_config(root: &Element) -> Result<CcConfig, XmlError> {
                 "fetch_minimal_work" => config.fetch_minimal_work = child.flag()?,
                 "no_info_fetch" => config.no_info_fetch = child.flag()?,
                 "allow_remote_gui_rpc" => config.allow_remote_gui_rpc = child.flag()?,
+                // BOINC treats a count below one as no transfers at all, which would
+                // leave jobs waiting for ever: at least one is allowed.
+                "max_file_xfers" => config.max_file_xfers = positive_count(child)?,
+                "max_file_xfers_per_project" => {
+                    config.max_file_xfers_per_project = positive_count(child)?;
+                }
+                "http_transfer_timeout" => {
+                    config.http_transfer_timeout = positive_seconds(child)?;
+                }
+                "http_transfer_timeout_bps" => {
+                    config.http_transfer_timeout_bps = child.f64()?.max(0.0);
+                }
                 _ => {}
             }
         }
     }
     Ok(config)
+}
+
+/// A count of at least one (a larger one than any host could use is cut to a million).
+fn positive_count(element: &Element) -> Result<u32, XmlError> {
+    Ok(element.i64()?.clamp(1, 1_000_000) as u32)
+}
+
+/// A duration of at least a second (BOINC's timeouts are whole seconds).
+fn positive_seconds(element: &Element) -> Result<f64, XmlError> {
+    let seconds = element.f64()?;
+    Ok(if seconds.is_finite() { seconds.max(1.0) } else { CcConfig::HTTP_TRANSFER_TIMEOUT })
 }
 
 #[cfg(test)]
@@ -58,6 +81,37 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(config.ncpus, None);
+        assert_eq!(
+            (config.max_file_xfers, config.max_file_xfers_per_project),
+            (CcConfig::MAX_FILE_XFERS, CcConfig::MAX_FILE_XFERS_PER_PROJECT)
+        );
+        assert_eq!(config.http_transfer_timeout, CcConfig::HTTP_TRANSFER_TIMEOUT);
+    }
+
+    #[test]
+    fn transfer_options() {
+        let config = parse_cc_config(
+            "<cc_config><options><max_file_xfers>3</max_file_xfers>\
+             <max_file_xfers_per_project>1</max_file_xfers_per_project>\
+             <http_transfer_timeout>20</http_transfer_timeout>\
+             <http_transfer_timeout_bps>500.5</http_transfer_timeout_bps></options></cc_config>",
+            "cc_config.xml",
+        )
+        .expect("valid");
+        assert_eq!((config.max_file_xfers, config.max_file_xfers_per_project), (3, 1));
+        assert_eq!((config.http_transfer_timeout, config.http_transfer_timeout_bps), (20.0, 500.5));
+        // Zero or negative counts would stop every transfer; a zero timeout would fail
+        // every exchange at once.
+        let config = parse_cc_config(
+            "<cc_config><options><max_file_xfers>0</max_file_xfers>\
+             <max_file_xfers_per_project>-4</max_file_xfers_per_project>\
+             <http_transfer_timeout>0</http_transfer_timeout>\
+             <http_transfer_timeout_bps>-1</http_transfer_timeout_bps></options></cc_config>",
+            "cc_config.xml",
+        )
+        .expect("valid");
+        assert_eq!((config.max_file_xfers, config.max_file_xfers_per_project), (1, 1));
+        assert_eq!((config.http_transfer_timeout, config.http_transfer_timeout_bps), (1.0, 0.0));
     }
 
     #[test]

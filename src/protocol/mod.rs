@@ -45,7 +45,8 @@ pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
 pub use client_state_writer::{StateFileOrigin, write_client_state};
 pub use data_server::{
-    DataServerError, DataServerReply, DataServerRequest, FileUpload, MAX_DATA_SERVER_HEADER,
+    DataServerError, DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
+    MAX_DATA_SERVER_HEADER,
 };
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;
@@ -55,7 +56,7 @@ pub use job_description::{ResultDescription, WorkunitDescription};
 pub use master_page::{MAX_SCHEDULER_URLS, MAX_URL_LEN, MasterPage};
 pub use prefs::parse_global_prefs;
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
-pub use reported_result::{OutputFile, ReportedResult};
+pub use reported_result::{OutputFile, ReportedResult, describe_file_error};
 pub use scheduler_reply::{
     MAX_REPLY_APPS, MAX_REPLY_FILE_DELETIONS, MAX_REPLY_FILES, MAX_REPLY_JOBS, MAX_REPLY_MESSAGES,
     MAX_REPLY_RESULT_NAMES, SchedulerReply,

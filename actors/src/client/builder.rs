@@ -18,7 +18,8 @@
 use super::error::ClientError;
 use super::handle::{ClientHandle, HandleShared, RunReport};
 use crate::effects::{
-    Clock, FileSystem, HostDiscovery, ProcessHost, SchedulerTransport, StatePersistence,
+    Clock, FileSystem, FileTransfer, HostDiscovery, ProcessHost, SchedulerTransport,
+    StatePersistence,
 };
 use crate::journal::{EntryKind, Journal};
 use crate::live::disk::LiveDisk;
@@ -72,6 +73,12 @@ pub struct Effects {
     pub transport: Arc<dyn SchedulerTransport>,
     /// What the host is and whether it may work.
     pub host_discovery: Arc<dyn HostDiscovery>,
+    /// Where project files are downloaded and uploaded (the live one is
+    /// [`crate::live::http::LiveFileTransfer`]; [`crate::live::http::LiveNetwork`] makes it
+    /// with the transport). With one, jobs wait for their files to be downloaded and
+    /// checked, and results are reported after their outputs are uploaded; `None`: the
+    /// host's world moves no files, and they count as present.
+    pub file_transfer: Option<Arc<dyn FileTransfer>>,
     /// The data directory the disk manager (seed 004) keeps within the user's limits;
     /// `None` for a host program that manages its own disk.
     pub file_system: Option<Arc<dyn FileSystem>>,
@@ -243,6 +250,7 @@ impl ClientBuilder {
                     app_restart_policy: self.app_restart_policy,
                     actor_restart_policy: self.actor_restart_policy,
                     disk,
+                    file_transfer: effects.file_transfer.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
                 let driver = WallClockDriver {

@@ -19,5 +19,5 @@ pub use file_system::{DiskSpace, FileSystem, FileSystemError};
 pub use host_discovery::HostDiscovery;
 pub use persistence::StatePersistence;
 pub use process::{ProcessError, ProcessHost, ProcessReport};
-pub use transfer::{FileTransfer, Transfer};
+pub use transfer::{FileTransfer, ProgressSink, TransferError, TransferProgress, Transferred};
 pub use transport::{EffectFuture, RpcError, SchedulerTransport};

@@ -4,6 +4,7 @@
 //! - [`account_files`]: the projects' account files (attach, detach);
 //! - [`data_directory`]: the data directory as the disk manager acts on it, and
 //!   [`disk`]: the live disk manager over it;
+//! - [`http`]: scheduler RPCs, master pages, downloads and uploads over HTTP;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
 //! - [`standalone_task`]: a task outside any client state, for those;
@@ -19,6 +20,7 @@ pub mod data_dir_lock;
 pub mod data_directory;
 pub mod disk;
 pub(crate) mod driver;
+pub mod http;
 pub mod process;
 pub mod standalone_task;
 pub mod state_keeper;

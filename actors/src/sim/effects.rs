@@ -5,7 +5,8 @@
 
 use crate::effects::{
     Clock, DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, HostDiscovery,
-    ProcessError, ProcessHost, ProcessReport, RpcError, SchedulerTransport, Transfer,
+    ProcessError, ProcessHost, ProcessReport, ProgressSink, RpcError, SchedulerTransport,
+    TransferError, Transferred,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
@@ -14,6 +15,7 @@ use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, ProjectId};
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
+use boinc_core::transfer::TransferOrder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -271,14 +273,38 @@ fn unknown_server(url: &str) -> RpcError {
     RpcError::Connect { url: url.to_string(), reason: "no emulated project there".into() }
 }
 
+/// The emulated world's files are what the project says they are: a download brings
+/// the announced size and checksum at once, and an upload is always taken.
 impl FileTransfer for SimWorld {
-    fn download(&self, transfer: &Transfer) -> EffectFuture<bool> {
-        self.files().insert((transfer.project, transfer.name.clone()), transfer.nbytes);
-        Box::pin(std::future::ready(true))
+    fn download(
+        &self,
+        order: &TransferOrder,
+        _progress: ProgressSink,
+    ) -> EffectFuture<Result<Transferred, TransferError>> {
+        self.files().insert((order.project, order.name.clone()), order.nbytes);
+        let nbytes = order.nbytes.max(0.0) as u64;
+        let md5 = order.md5_cksum.clone();
+        Box::pin(std::future::ready(Ok(Transferred::Downloaded { nbytes, md5 })))
     }
 
-    fn upload(&self, _transfer: &Transfer) -> EffectFuture<bool> {
-        Box::pin(std::future::ready(true))
+    fn upload(
+        &self,
+        order: &TransferOrder,
+        _progress: ProgressSink,
+    ) -> EffectFuture<Result<Transferred, TransferError>> {
+        let stored = self.files().get(&(order.project, order.name.clone())).copied();
+        let nbytes = stored.unwrap_or(0.0).max(0.0) as u64;
+        let md5 = order.md5_cksum.clone();
+        Box::pin(std::future::ready(Ok(Transferred::Uploaded { nbytes, md5 })))
+    }
+
+    fn install(&self, _order: &TransferOrder) -> Result<(), TransferError> {
+        Ok(())
+    }
+
+    fn discard(&self, order: &TransferOrder) -> Result<(), TransferError> {
+        self.files().remove(&(order.project, order.name.clone()));
+        Ok(())
     }
 }
 

@@ -93,6 +93,8 @@ impl SimulatedWorld {
             app_restart_policy,
             actor_restart_policy,
             disk,
+            // The emulated world moves no files: jobs' files count as present.
+            file_transfer: None,
         }
     }
 }
