@@ -13,7 +13,7 @@ mod transport;
 
 pub use clock::{Clock, SystemClock};
 pub use file_system::FileSystem;
-pub use host_discovery::HostDiscovery;
+pub use host_discovery::{HostDiscovery, HostDiscoveryError};
 pub use process::{ProcessError, ProcessHost, ProcessReport};
 pub use transfer::{FileTransfer, Transfer};
 pub use transport::{EffectFuture, RpcError, SchedulerTransport};

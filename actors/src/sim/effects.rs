@@ -4,14 +4,14 @@
 //! that fail and apps that crash, each drawn from its own seeded stream.
 
 use crate::effects::{
-    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
-    ProcessReport, RpcError, SchedulerTransport, Transfer,
+    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, HostDiscoveryError,
+    ProcessError, ProcessHost, ProcessReport, RpcError, SchedulerTransport, Transfer,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
 use boinc_core::control::{HostView, TaskCommand};
 use boinc_core::emulator::world::World;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::model::{ClientState, Host, ProjectId};
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
 use rand::{Rng, SeedableRng};
@@ -128,6 +128,8 @@ pub struct SimWorld {
     fault_rng: Arc<Mutex<ChaCha8Rng>>,
     files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
+    /// The scenario's host, as host discovery describes it.
+    host: Arc<Host>,
 }
 
 impl SimWorld {
@@ -154,6 +156,7 @@ impl SimWorld {
             fault_rng: Arc::new(Mutex::new(fault_rng)),
             files: Arc::new(Mutex::new(HashMap::new())),
             disk: (state.host.d_total, state.host.d_free),
+            host: Arc::new(state.host.clone()),
         }
     }
 
@@ -300,5 +303,10 @@ impl FileSystem for SimWorld {
 impl HostDiscovery for SimWorld {
     fn availability(&self) -> HostView {
         lock(&self.world).host_view()
+    }
+
+    /// The scenario's host: the emulated machine does not change.
+    fn describe(&self) -> Result<Host, HostDiscoveryError> {
+        Ok(Host::clone(&self.host))
     }
 }
