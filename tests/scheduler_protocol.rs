@@ -5,7 +5,10 @@
 //! client's top-level elements in its order (snapshots beside the captured requests);
 //! and the signed reply becomes a job with its files, open names and the pinned key.
 
-use boinc_core::control::{ClientIdentity, CodeSignKeyUpdate, RpcCall, apply_reply, build_request};
+use boinc_core::control::{
+    ClientIdentity, CodeSignKeyUpdate, RpcCall, SlotFileRole, apply_reply, build_request,
+    task_program,
+};
 use boinc_core::model::{ClientState, JobState, Project, ProjectId, ResourceMap, ResourceType};
 use boinc_core::protocol::{
     MasterPage, MessagePriority, SchedulerReply, SchedulerRequest, parse_account,
@@ -245,6 +248,26 @@ fn the_signed_reply_becomes_a_job_with_its_files_and_the_pinned_key() {
     assert!(output.upload_when_present);
     assert_eq!(output.upload_urls, ["http://127.0.0.1:8088/file_upload_handler"]);
     assert_eq!(state.workunit(job.workunit).command_line, "--tag B");
+    // What a process host is told to run for it.
+    let program = task_program(&state, id, 3).expect("the app version names a program");
+    assert_eq!(program.executable, "upper_1.01_x86_64-pc-linux-gnu");
+    assert_eq!(
+        (program.project_dir.as_str(), program.slot_dir.as_str()),
+        ("projects/127.0.0.1_8088", "slots/3")
+    );
+    assert_eq!(program.arguments, ["--tag", "B"]);
+    let files: Vec<(&str, &str, SlotFileRole)> = program
+        .files
+        .iter()
+        .map(|f| (f.open_name.as_str(), f.file_name.as_str(), f.role))
+        .collect();
+    assert_eq!(
+        files,
+        [("in", "in_B", SlotFileRole::Input), ("out", "wu_B_r0_out", SlotFileRole::Output)]
+    );
+    assert_eq!((program.wu_name.as_str(), program.result_name.as_str()), ("wu_B", "wu_B_r0"));
+    assert_eq!(program.identity.authenticator, "0123456789abcdef0123456789abcdef");
+    assert_eq!((program.identity.hostid, program.identity.user_name.as_str()), (42, "tester"));
     // The same reply again changes nothing but the deadline it repeats.
     let again = apply_reply(&mut state, ProjectId(0), &signed, 1795248100.0);
     assert!(again.new_jobs.is_empty() && again.code_sign_key == CodeSignKeyUpdate::Unchanged);

@@ -6,13 +6,16 @@
 //! directory, so the same program runs wherever the directory is.
 
 use crate::Time;
-use crate::model::{ClientState, JobId};
+use crate::model::{ClientState, FileRef, JobId};
 use serde::{Deserialize, Serialize};
 
 /// Where the client keeps each project's files, relative to the data directory.
 pub const PROJECTS_DIR: &str = "projects";
 /// Where the client keeps the tasks' slot directories, relative to the data directory.
 pub const SLOTS_DIR: &str = "slots";
+
+/// How often an app may checkpoint, seconds: BOINC's default `disk_interval` preference.
+pub const DEFAULT_CHECKPOINT_PERIOD: f64 = 60.0;
 
 /// How a file the app uses gets into its slot directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,41 +140,49 @@ pub fn project_dir(master_url: &str) -> String {
     format!("{PROJECTS_DIR}/{}", crate::protocol::data_dir::escape_project_url(master_url))
 }
 
-/// The program of job `id`'s task in `slot`, from the client state; `None` when its
-/// app version names no program to run (emulator scenarios: building one for every
-/// emulated start would cost the emulator for nothing).
+/// The program of job `id`'s task in `slot`, from the client state: the app version's
+/// main program and files, the workunit's inputs and the result's outputs by open name,
+/// the command line, the bounds and who the app computes for. `None` when the job's app
+/// version names no program to run (emulator scenarios: building one for every emulated
+/// start would cost the emulator for nothing).
 pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> Option<TaskProgram> {
     let job = state.job(id);
-    let version = job.app_version.map(|av| state.app_version(av));
-    if !version.is_some_and(names_a_program) {
-        return None;
-    }
-    Some(program_of(state, id, slot))
-}
-
-/// Whether an app version names a program to run. The state model does not carry an
-/// app version's files yet: until it does, no version names one.
-fn names_a_program(_version: &crate::model::AppVersion) -> bool {
-    false
-}
-
-/// Everything but the files of job `id`'s task in `slot`.
-fn program_of(state: &ClientState, id: JobId, slot: u32) -> TaskProgram {
-    let job = state.job(id);
+    let version_id = job.app_version?;
+    let (main, executable) = state.main_program(version_id)?;
+    let version = state.app_version(version_id);
     let workunit = state.workunit(job.workunit);
     let project = state.project(job.project);
-    let version = job.app_version.map(|av| state.app_version(av));
+    let slot_file = |reference: &FileRef, role| SlotFile {
+        open_name: state.open_name(reference).to_string(),
+        file_name: state.file(reference.file).name.clone(),
+        copy: reference.copy_file,
+        role,
+    };
+    let mut files: Vec<SlotFile> = version
+        .files
+        .iter()
+        .filter(|r| !std::ptr::eq(*r, main))
+        .map(|r| slot_file(r, SlotFileRole::AppFile))
+        .collect();
+    files.extend(state.job_input_files(id).iter().map(|r| slot_file(r, SlotFileRole::Input)));
+    files.extend(state.job_output_files(id).iter().map(|r| slot_file(r, SlotFileRole::Output)));
+    let arguments = version
+        .cmdline
+        .split_whitespace()
+        .chain(workunit.command_line.split_whitespace())
+        .map(str::to_string)
+        .collect();
     let total_share: f64 = state.projects.iter().map(|p| p.resource_share.max(0.0)).sum();
-    TaskProgram {
+    Some(TaskProgram {
         project_dir: project_dir(&project.master_url),
         slot_dir: slot_dir(slot),
         app_name: state.app(workunit.app).name.clone(),
-        version_num: version.map_or(0, |v| v.version_num),
-        plan_class: version.map_or_else(String::new, |v| v.plan_class.clone()),
-        api_version: String::new(),
-        executable: String::new(),
-        arguments: Vec::new(),
-        files: Vec::new(),
+        version_num: version.version_num,
+        plan_class: version.plan_class.clone(),
+        api_version: version.api_version.clone(),
+        executable: executable.name.clone(),
+        arguments,
+        files,
         wu_name: workunit.name.clone(),
         result_name: job.name.clone(),
         bounds: TaskBounds {
@@ -179,21 +190,24 @@ fn program_of(state: &ClientState, id: JobId, slot: u32) -> TaskProgram {
             fpops_bound: workunit.rsc_fpops_bound,
             memory_bound: workunit.rsc_memory_bound,
             disk_bound: workunit.rsc_disk_bound,
-            flops: version.map_or(0.0, |v| v.flops),
+            flops: version.flops,
             deadline: job.report_deadline,
         },
-        checkpoint_period: 60.0,
+        checkpoint_period: DEFAULT_CHECKPOINT_PERIOD,
         identity: TaskIdentity {
             project_url: project.master_url.clone(),
             project_name: project.name.clone(),
+            user_name: project.user_name.clone(),
+            team_name: project.team_name.clone(),
+            hostid: project.hostid,
+            authenticator: project.authenticator.clone(),
             resource_share_fraction: if total_share > 0.0 {
                 project.resource_share.max(0.0) / total_share
             } else {
                 1.0
             },
-            ..TaskIdentity::default()
         },
-    }
+    })
 }
 
 #[cfg(test)]

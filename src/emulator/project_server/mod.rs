@@ -2,8 +2,6 @@
 //! policy"; seed 004 "Scheduling Server Changes"): each reads a scheduler request and
 //! answers a scheduler reply, as a real server does.
 
-mod disk_budget;
-mod edf_check;
 mod job_generation;
 mod reply_builder;
 mod server;

@@ -23,7 +23,7 @@ const EDF_SNAPSHOT_INTERVAL: usize = 64;
 
 /// A duration the EDF check can add up: corrupt values become "forever", so the job is
 /// refused rather than slipping through a NaN comparison.
-pub(super) fn sane_duration(x: f64) -> f64 {
+pub(crate) fn sane_duration(x: f64) -> f64 {
     if x.is_finite() && x >= 0.0 { x } else { f64::MAX }
 }
 
@@ -35,7 +35,7 @@ type Instances = Vec<f64>;
 
 /// One job in the EDF check, times relative to now.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct EdfEntry {
+pub(crate) struct EdfEntry {
     deadline: f64,
     /// Wall seconds it runs once started.
     duration: f64,
@@ -46,7 +46,7 @@ pub(super) struct EdfEntry {
 }
 
 impl EdfEntry {
-    pub(super) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
+    pub(crate) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
         EdfEntry { deadline, duration, usage, miss: 0.0 }
     }
 }
@@ -79,7 +79,7 @@ fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
 /// is simulated from the snapshot before its place, so checking it costs the jobs from
 /// there on, not the whole queue (new jobs mostly have the latest deadlines).
 #[derive(Debug, Clone)]
-pub(super) struct EdfQueue {
+pub(crate) struct EdfQueue {
     count: usize,
     entries: Vec<EdfEntry>,
     /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
@@ -100,7 +100,7 @@ impl EdfQueue {
 
     /// The jobs of the request's in-progress results whose main resource is `resource`,
     /// their remaining time stretched by the fraction of time the resource computes.
-    pub(super) fn from_request(
+    pub(crate) fn from_request(
         request: &SchedulerRequest,
         resource: ResourceType,
         count: u32,
@@ -143,7 +143,7 @@ impl EdfQueue {
     /// simulates the queue with the candidate from the snapshot before it, which is the
     /// new schedule itself: when the candidate is accepted, its misses and snapshots are
     /// kept rather than simulated again.
-    pub(super) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
+    pub(crate) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
         let position = self.entries.partition_point(|e| e.deadline <= candidate.deadline);
         // A snapshot exists for each multiple of the interval below the queue's length.
         let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(self.snapshots.len() - 1);
