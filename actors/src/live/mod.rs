@@ -2,6 +2,8 @@
 //! and the world"), and the wall-clock driver.
 //!
 //! - [`account_files`]: the projects' account files (attach, detach);
+//! - [`host_discovery`]: the machine's CPUs, memory, disk, OS and NVIDIA GPUs, the CPU
+//!   benchmarks, and whether the user and power let it compute;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
 //! - [`standalone_task`]: a task outside any client state, for those;
@@ -14,6 +16,7 @@ pub mod account_files;
 pub mod atomic_file;
 pub mod data_dir_lock;
 pub(crate) mod driver;
+pub mod host_discovery;
 pub mod process;
 pub mod standalone_task;
 pub mod state_store;

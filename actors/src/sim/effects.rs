@@ -4,8 +4,8 @@
 //! that fail and apps that crash, each drawn from its own seeded stream.
 
 use crate::effects::{
-    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, HostDiscoveryError,
-    ProcessError, ProcessHost, ProcessReport, RpcError, SchedulerTransport, Transfer,
+    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, HostDiscoveryError, ProcessError,
+    ProcessHost, ProcessReport, RpcError, SchedulerTransport, Transfer,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
@@ -306,7 +306,7 @@ impl HostDiscovery for SimWorld {
     }
 
     /// The scenario's host: the emulated machine does not change.
-    fn describe(&self) -> Result<Host, HostDiscoveryError> {
+    fn describe(&self, _run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
         Ok(Host::clone(&self.host))
     }
 }
