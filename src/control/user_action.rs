@@ -5,7 +5,7 @@
 //! processes (a task suspended, a job started) follows in the same instant.
 
 use crate::Time;
-use crate::model::{CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use crate::model::{AppConfig, CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
 use serde::{Deserialize, Serialize};
 
 /// BOINC's exit status for a result the user aborted.
@@ -49,6 +49,9 @@ pub enum UserAction {
     SetPreferences(Prefs),
     /// Client options re-read by the host (cc_config.xml).
     SetConfig(CcConfig),
+    /// Projects' app_config.xml re-read by the host, by master URL: applied to each
+    /// project's apps and app versions (a project no longer attached is skipped).
+    SetAppConfigs(Vec<(String, AppConfig)>),
 }
 
 /// Why an action could not be applied.
@@ -179,6 +182,13 @@ pub fn apply_user_action(
         }
         UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
         UserAction::SetConfig(config) => state.config = config.clone(),
+        UserAction::SetAppConfigs(configs) => {
+            for (url, config) in configs {
+                if let Some(p) = state.project_by_url(url) {
+                    config.apply(state, p);
+                }
+            }
+        }
     }
     Ok(effect)
 }

@@ -2,6 +2,7 @@
 //! and the world"), and the wall-clock driver.
 //!
 //! - [`account_files`]: the projects' account files (attach, detach);
+//! - [`configuration_files`]: the user's configuration files read for a reload;
 //! - [`host_discovery`]: the machine's CPUs, memory, disk, OS and NVIDIA GPUs, the CPU
 //!   benchmarks, and whether the user and power let it compute;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
@@ -14,6 +15,7 @@
 
 pub mod account_files;
 pub mod atomic_file;
+pub mod configuration_files;
 pub mod data_dir_lock;
 pub(crate) mod driver;
 pub mod host_discovery;

@@ -9,7 +9,7 @@ use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usab
 use super::system_description::describe_system;
 use crate::effects::{Clock, HostDiscovery, HostDiscoveryError};
 use boinc_core::control::{HostView, host_view};
-use boinc_core::model::{Host, Prefs, ResourceType};
+use boinc_core::model::{CcConfig, Host, Prefs, ResourceType};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -40,6 +40,20 @@ impl Default for DiscoverySettings {
             no_gpus: false,
             use_all_gpus: false,
             ignored_nvidia_devices: Vec::new(),
+            benchmark_duration: DEFAULT_BENCHMARK_DURATION,
+        }
+    }
+}
+
+impl DiscoverySettings {
+    /// The settings that follow from the client's preferences and cc_config.xml (the
+    /// reloaded configuration, `live::configuration_files`).
+    pub fn follow(prefs: &Prefs, config: &CcConfig) -> Self {
+        DiscoverySettings {
+            prefs: prefs.clone(),
+            no_gpus: config.no_gpus,
+            use_all_gpus: config.use_all_gpus,
+            ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
     }
@@ -171,7 +185,9 @@ mod tests {
     #[test]
     fn no_gpus_looks_for_none() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let settings = DiscoverySettings { no_gpus: true, ..Default::default() };
+        let config = CcConfig { no_gpus: true, ignore_nvidia_dev: vec![1], ..CcConfig::default() };
+        let settings = DiscoverySettings::follow(&Prefs::default(), &config);
+        assert_eq!(settings.ignored_nvidia_devices, vec![1]);
         let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
         let found = discovery.discover(false).expect("described");
         assert!(found.nvidia.is_err() && found.host.coprocessors[ResourceType::Nvidia].is_none());
