@@ -12,6 +12,7 @@
 //! - `boinc-rs project-server --dir DIR`: a BOINC project on this machine (master page,
 //!   scheduler, downloads, uploads, signed apps, a work generator).
 //! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
+//! - `boinc-rs host-info [--json]`: what host discovery finds on this machine.
 
 mod cli;
 
@@ -91,6 +92,9 @@ enum Command {
     /// Attach a data directory's client to a project: writes the project's account file
     /// (account_<url>.xml), which a running client takes in.
     Attach(cli::attach::AttachArgs),
+    /// Show what host discovery finds on this machine: CPUs and their benchmarked
+    /// speed, memory, disk, OS, NVIDIA GPUs (or why none is used).
+    HostInfo(cli::host_info::HostInfoArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -168,5 +172,6 @@ fn run(cli: Cli) -> Result<()> {
         Command::Quit(connection) => cli::control::quit(&connection),
         Command::ProjectServer(args) => cli::project_server::project_server(args),
         Command::Attach(args) => cli::attach::attach(&args),
+        Command::HostInfo(args) => cli::host_info::host_info(&args),
     }
 }

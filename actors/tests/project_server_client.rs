@@ -9,24 +9,16 @@ mod support;
 
 use boinc_actors::effects::SystemClock;
 use boinc_actors::live::data_directory::DataDirectory;
+use boinc_actors::live::host_discovery::{DiscoverySettings, LiveHostDiscovery};
 use boinc_actors::live::http::{HttpSettings, LiveNetwork};
 use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
 use boinc_actors::{Client, ClientEvent, Effects};
-use boinc_core::control::{ClientIdentity, HostView, apply_accounts};
+use boinc_core::control::{ClientIdentity, apply_accounts};
 use boinc_core::model::{CcConfig, ClientState};
 use boinc_core::protocol::Account;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::project_server::{ProjectServerProcess, files_under};
-
-/// The host is always up.
-struct AlwaysUp;
-
-impl boinc_actors::effects::HostDiscovery for AlwaysUp {
-    fn availability(&self) -> HostView {
-        HostView::UP
-    }
-}
 
 /// A fresh client attached to the project at `url`.
 fn attached_state(url: &str) -> ClientState {
@@ -57,7 +49,7 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
     let server =
         ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "1", "--request-delay", "1"]);
     let data = tempfile::tempdir().expect("a data directory");
-    let clock = Arc::new(SystemClock);
+    let clock: Arc<dyn boinc_actors::effects::Clock> = Arc::new(SystemClock);
     let process_host = Arc::new(
         LiveProcessHost::new(ProcessHostConfig::new(data.path()), clock.clone())
             .expect("a process host"),
@@ -65,10 +57,14 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
     let settings = HttpSettings::new(&CcConfig::default(), &ClientIdentity::default());
     let network = LiveNetwork::new(settings, data.path()).expect("the network");
     let effects = Effects {
-        clock,
+        clock: clock.clone(),
         process_host,
         transport: network.transport.clone(),
-        host_discovery: Arc::new(AlwaysUp),
+        host_discovery: Arc::new(LiveHostDiscovery::new(
+            data.path(),
+            clock.clone(),
+            DiscoverySettings::default(),
+        )),
         file_transfer: Some(network.file_transfer.clone()),
         file_system: Some(Arc::new(DataDirectory::new(data.path()))),
         persistence: None,

@@ -9,6 +9,7 @@
 pub mod attach;
 pub mod client_control;
 pub mod commands;
+pub mod configuration;
 pub mod host_availability;
 pub mod message_log;
 mod name_set;
@@ -23,6 +24,7 @@ pub mod user_action;
 pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};
 pub use message_log::{Message, MessageLog, MessagePriority};
 pub use reply::{

@@ -6,7 +6,7 @@
 
 use super::attach::apply_accounts;
 use crate::Time;
-use crate::model::{CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use crate::model::{AppConfig, CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
 use crate::protocol::Account;
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +64,9 @@ pub enum UserAction {
     SetPreferences(Prefs),
     /// Client options re-read by the host (cc_config.xml).
     SetConfig(CcConfig),
+    /// Projects' app_config.xml re-read by the host, by master URL: applied to each
+    /// project's apps and app versions (a project no longer attached is skipped).
+    SetAppConfigs(Vec<(String, AppConfig)>),
 }
 
 /// Why an action could not be applied.
@@ -211,6 +214,13 @@ pub fn apply_user_action(
         }
         UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
         UserAction::SetConfig(config) => state.config = config.clone(),
+        UserAction::SetAppConfigs(configs) => {
+            for (url, config) in configs {
+                if let Some(p) = state.project_by_url(url) {
+                    config.apply(state, p);
+                }
+            }
+        }
     }
     Ok(effect)
 }

@@ -3,6 +3,7 @@
 //! preferences, and the result and project predicates the policies are written in.
 
 mod app;
+mod app_config;
 mod client_state;
 mod host;
 mod ids;
@@ -15,12 +16,13 @@ mod synthetic;
 mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
+pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use host::{BENCHMARK_PERIOD, Host, HostDescription, NetStats, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
-pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
+pub use prefs::{CcConfig, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
 pub use project::{
     Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
     TransferBackoffs,

@@ -113,8 +113,19 @@ impl Prefs {
     }
 }
 
-/// Client options from `cc_config.xml` that change scheduling, reporting and transfers.
+/// BOINC's default for `<max_file_xfers>`: transfers at once in all.
+pub const DEFAULT_MAX_FILE_XFERS: u32 = 8;
+/// BOINC's default for `<max_file_xfers_per_project>`.
+pub const DEFAULT_MAX_FILE_XFERS_PER_PROJECT: u32 = 2;
+/// BOINC's default for `<http_transfer_timeout>`, seconds.
+pub const DEFAULT_HTTP_TRANSFER_TIMEOUT: f64 = 300.0;
+/// BOINC's default for `<http_transfer_timeout_bps>`, bytes per second.
+pub const DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS: f64 = 10.0;
+
+/// Client options from `cc_config.xml`: those that change scheduling, GPU use, transfers
+/// and logging.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CcConfig {
     /// Pretend the host has this many CPUs (`<ncpus>`; `None`: use the hardware count).
     pub ncpus: Option<u32>,
@@ -129,50 +140,29 @@ pub struct CcConfig {
     pub no_info_fetch: bool,
     /// Any host may connect to the GUI RPC port (with the password)
     /// (`<allow_remote_gui_rpc>`).
-    #[serde(default)]
     pub allow_remote_gui_rpc: bool,
-    /// The most file transfers under way at once, per direction (`<max_file_xfers>`).
-    #[serde(default = "CcConfig::default_max_file_xfers")]
+    /// Use every GPU, not only those as capable as the best one (`<use_all_gpus>`).
+    pub use_all_gpus: bool,
+    /// NVIDIA devices the client never uses (`<ignore_nvidia_dev>`, by device number).
+    pub ignore_nvidia_dev: Vec<u32>,
+    /// GPUs a project (or one of its apps) may not use (`<exclude_gpu>`).
+    pub exclude_gpus: Vec<GpuExclusion>,
+    /// File transfers at once, in all (`<max_file_xfers>`).
     pub max_file_xfers: u32,
-    /// The most file transfers of one project under way at once, per direction
-    /// (`<max_file_xfers_per_project>`).
-    #[serde(default = "CcConfig::default_max_file_xfers_per_project")]
+    /// File transfers at once per project (`<max_file_xfers_per_project>`).
     pub max_file_xfers_per_project: u32,
-    /// An HTTP exchange that moves less than `http_transfer_timeout_bps` bytes per
-    /// second for this many seconds is abandoned (`<http_transfer_timeout>`, seconds).
-    #[serde(default = "CcConfig::default_http_transfer_timeout")]
+    /// A transfer slower than `http_transfer_timeout_bps` for this long is abandoned
+    /// and retried later, seconds (`<http_transfer_timeout>`).
     pub http_transfer_timeout: f64,
-    /// The rate below which an HTTP exchange counts as stalled
-    /// (`<http_transfer_timeout_bps>`, bytes per second).
-    #[serde(default = "CcConfig::default_http_transfer_timeout_bps")]
+    /// The speed under which a transfer counts as stalled, bytes per second
+    /// (`<http_transfer_timeout_bps>`).
     pub http_transfer_timeout_bps: f64,
-}
-
-impl CcConfig {
-    /// BOINC's default `max_file_xfers`.
-    pub const MAX_FILE_XFERS: u32 = 8;
-    /// BOINC's default `max_file_xfers_per_project`.
-    pub const MAX_FILE_XFERS_PER_PROJECT: u32 = 2;
-    /// BOINC's default `http_transfer_timeout`, seconds.
-    pub const HTTP_TRANSFER_TIMEOUT: f64 = 300.0;
-    /// BOINC's default `http_transfer_timeout_bps`, bytes per second.
-    pub const HTTP_TRANSFER_TIMEOUT_BPS: f64 = 10.0;
-
-    fn default_max_file_xfers() -> u32 {
-        Self::MAX_FILE_XFERS
-    }
-
-    fn default_max_file_xfers_per_project() -> u32 {
-        Self::MAX_FILE_XFERS_PER_PROJECT
-    }
-
-    fn default_http_transfer_timeout() -> f64 {
-        Self::HTTP_TRANSFER_TIMEOUT
-    }
-
-    fn default_http_transfer_timeout_bps() -> f64 {
-        Self::HTTP_TRANSFER_TIMEOUT_BPS
-    }
+    /// The `<log_flags>` turned on, by name (`task`, `sched_op_debug`, ...): which
+    /// kinds of event the client logs.
+    pub log_flags: Vec<String>,
+    /// Computing stops while one of these programs runs (`<exclusive_app>`, executable
+    /// names).
+    pub exclusive_apps: Vec<String>,
 }
 
 impl Default for CcConfig {
@@ -184,10 +174,29 @@ impl Default for CcConfig {
             fetch_minimal_work: false,
             no_info_fetch: false,
             allow_remote_gui_rpc: false,
-            max_file_xfers: Self::MAX_FILE_XFERS,
-            max_file_xfers_per_project: Self::MAX_FILE_XFERS_PER_PROJECT,
-            http_transfer_timeout: Self::HTTP_TRANSFER_TIMEOUT,
-            http_transfer_timeout_bps: Self::HTTP_TRANSFER_TIMEOUT_BPS,
+            use_all_gpus: false,
+            ignore_nvidia_dev: Vec::new(),
+            exclude_gpus: Vec::new(),
+            max_file_xfers: DEFAULT_MAX_FILE_XFERS,
+            max_file_xfers_per_project: DEFAULT_MAX_FILE_XFERS_PER_PROJECT,
+            http_transfer_timeout: DEFAULT_HTTP_TRANSFER_TIMEOUT,
+            http_transfer_timeout_bps: DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS,
+            log_flags: Vec::new(),
+            exclusive_apps: Vec::new(),
         }
     }
+}
+
+/// One `<exclude_gpu>`: a project may not use some GPUs (all of them, one type, one
+/// device), for all its apps or one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuExclusion {
+    /// The project's master URL (`<url>`).
+    pub url: String,
+    /// The device number (`<device_num>`; `None`: every device).
+    pub device_num: Option<u32>,
+    /// The GPU type (`<type>`; `None`: every type).
+    pub resource: Option<super::resource::ResourceType>,
+    /// The app (`<app>`; `None`: every app of the project).
+    pub app: Option<String>,
 }

@@ -16,7 +16,7 @@ mod transport;
 pub use clock::{Clock, SystemClock};
 pub use disk_manager::DiskManager;
 pub use file_system::{DiskSpace, FileSystem, FileSystemError};
-pub use host_discovery::HostDiscovery;
+pub use host_discovery::{HostDiscovery, HostDiscoveryError};
 pub use persistence::StatePersistence;
 pub use process::{ProcessError, ProcessHost, ProcessReport};
 pub use transfer::{FileTransfer, ProgressSink, TransferError, TransferProgress, Transferred};

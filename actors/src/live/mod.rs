@@ -5,6 +5,9 @@
 //! - [`data_directory`]: the data directory as the disk manager acts on it, and
 //!   [`disk`]: the live disk manager over it;
 //! - [`http`]: scheduler RPCs, master pages, downloads and uploads over HTTP;
+//! - [`configuration_files`]: the user's configuration files read for a reload;
+//! - [`host_discovery`]: the machine's CPUs, memory, disk, OS and NVIDIA GPUs, the CPU
+//!   benchmarks, and whether the user and power let it compute;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
 //! - [`standalone_task`]: a task outside any client state, for those;
@@ -16,10 +19,12 @@
 
 pub mod account_files;
 pub mod atomic_file;
+pub mod configuration_files;
 pub mod data_dir_lock;
 pub mod data_directory;
 pub mod disk;
 pub(crate) mod driver;
+pub mod host_discovery;
 pub mod http;
 pub mod process;
 pub mod standalone_task;

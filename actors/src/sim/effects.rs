@@ -5,14 +5,14 @@
 
 use crate::effects::{
     Clock, DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, HostDiscovery,
-    ProcessError, ProcessHost, ProcessReport, ProgressSink, RpcError, SchedulerTransport,
-    TransferError, Transferred,
+    HostDiscoveryError, ProcessError, ProcessHost, ProcessReport, ProgressSink, RpcError,
+    SchedulerTransport, TransferError, Transferred,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
 use boinc_core::control::{HostView, TaskCommand};
 use boinc_core::emulator::world::World;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::model::{ClientState, Host, ProjectId};
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
 use boinc_core::transfer::TransferOrder;
@@ -130,6 +130,8 @@ pub struct SimWorld {
     fault_rng: Arc<Mutex<ChaCha8Rng>>,
     files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
+    /// The scenario's host, as host discovery describes it.
+    host: Arc<Host>,
 }
 
 impl SimWorld {
@@ -156,6 +158,7 @@ impl SimWorld {
             fault_rng: Arc::new(Mutex::new(fault_rng)),
             files: Arc::new(Mutex::new(HashMap::new())),
             disk: (state.host.d_total, state.host.d_free),
+            host: Arc::new(state.host.clone()),
         }
     }
 
@@ -328,5 +331,10 @@ impl FileSystem for SimWorld {
 impl HostDiscovery for SimWorld {
     fn availability(&self) -> HostView {
         lock(&self.world).host_view()
+    }
+
+    /// The scenario's host: the emulated machine does not change.
+    fn describe(&self, _run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
+        Ok(Host::clone(&self.host))
     }
 }
