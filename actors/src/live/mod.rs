@@ -10,6 +10,7 @@
 //!   benchmarks, and whether the user and power let it compute;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
+//! - [`service`]: the host service (`boinc-rs run`) over all of these;
 //! - [`standalone_task`]: a task outside any client state, for those;
 //! - [`state_store`]: client_state.xml written atomically and read back with its
 //!   fallbacks, under the data directory's lock ([`data_dir_lock`]), through
@@ -27,6 +28,7 @@ pub(crate) mod driver;
 pub mod host_discovery;
 pub mod http;
 pub mod process;
+pub mod service;
 pub mod standalone_task;
 pub mod state_keeper;
 pub mod state_store;
