@@ -22,7 +22,9 @@ pub use host::{BENCHMARK_PERIOD, Host, HostDescription, NetStats, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
-pub use prefs::{CcConfig, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
+pub use prefs::{
+    CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY,
+};
 pub use project::{
     Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
     TransferBackoffs,

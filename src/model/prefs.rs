@@ -18,6 +18,14 @@ fn default_idle_time_to_run() -> f64 {
     DEFAULT_IDLE_TIME_TO_RUN
 }
 
+/// BOINC's default for `disk_interval`: apps checkpoint at most once a minute.
+pub const DEFAULT_DISK_INTERVAL: f64 = 60.0;
+
+/// Serde's default for a state serialised before the field existed.
+fn default_disk_interval() -> f64 {
+    DEFAULT_DISK_INTERVAL
+}
+
 /// Global computing preferences, with BOINC's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prefs {
@@ -56,6 +64,10 @@ pub struct Prefs {
     pub disk_max_used_pct: f64,
     /// Disk: leave at least this many GB free.
     pub disk_min_free_gb: f64,
+    /// Apps write checkpoints at most this often, seconds (`<disk_interval>`; they are
+    /// told in init_data.xml's `checkpoint_period`).
+    #[serde(default = "default_disk_interval")]
+    pub disk_interval: f64,
 }
 
 impl Default for Prefs {
@@ -77,6 +89,7 @@ impl Default for Prefs {
             disk_max_used_gb: 0.0,
             disk_max_used_pct: 90.0,
             disk_min_free_gb: 0.1,
+            disk_interval: DEFAULT_DISK_INTERVAL,
         }
     }
 }

@@ -12,6 +12,7 @@ const PERCENT: &str = "between 0 and 100";
 const DAYS: &str = "between 0 and 10 days";
 const MINUTES: &str = "between 0 and 100000 minutes";
 const GIGABYTES: &str = "between 0 and 10^9 GB";
+const CHECKPOINT_SECONDS: &str = "between 1 second and 1 day";
 
 /// Applies the preferences in a global_prefs.xml-format text to `prefs`. Only elements
 /// present change `prefs`; on error (the first bad element) `prefs` is left as it was.
@@ -98,6 +99,8 @@ fn apply_preference(child: &Element, prefs: &mut Prefs) -> Result<(), XmlError> 
         "disk_max_used_gb" => prefs.disk_max_used_gb = child.f64_in(0.0, 1e9, GIGABYTES)?,
         "disk_max_used_pct" => prefs.disk_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
         "disk_min_free_gb" => prefs.disk_min_free_gb = child.f64_in(0.0, 1e9, GIGABYTES)?,
+        // Checkpoints more often than once a second would only wear the disk.
+        "disk_interval" => prefs.disk_interval = child.f64_in(1.0, 86_400.0, CHECKPOINT_SECONDS)?,
         _ => {}
     }
     Ok(())
@@ -122,6 +125,9 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
     writer.number("disk_max_used_gb", prefs.disk_max_used_gb);
     writer.number("disk_max_used_pct", prefs.disk_max_used_pct);
     writer.number("disk_min_free_gb", prefs.disk_min_free_gb);
+    if prefs.disk_interval != crate::model::DEFAULT_DISK_INTERVAL {
+        writer.number("disk_interval", prefs.disk_interval);
+    }
     writer.number("ram_max_used_busy_pct", prefs.ram_max_used_busy_pct);
     writer.number("ram_max_used_idle_pct", prefs.ram_max_used_idle_pct);
     writer.number("cpu_usage_limit", prefs.cpu_usage_limit);
@@ -131,6 +137,30 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checkpoint_interval_is_read_bounded_and_written_when_not_the_default() {
+        let mut prefs = Prefs::default();
+        parse_global_prefs(
+            "<global_preferences><disk_interval>5</disk_interval></global_preferences>",
+            "global_prefs_override.xml",
+            &mut prefs,
+        )
+        .expect("valid");
+        assert_eq!(prefs.disk_interval, 5.0);
+        for bad in ["0", "-3", "1e12", "nan"] {
+            let text = format!(
+                "<global_preferences><disk_interval>{bad}</disk_interval></global_preferences>"
+            );
+            assert!(parse_global_prefs(&text, "p.xml", &mut prefs).is_err(), "{bad}");
+        }
+        let mut writer = XmlWriter::new();
+        write_prefs(&prefs, &mut writer);
+        assert!(writer.finish().contains("<disk_interval>5.000000</disk_interval>"));
+        let mut writer = XmlWriter::new();
+        write_prefs(&Prefs::default(), &mut writer);
+        assert!(!writer.finish().contains("disk_interval"));
+    }
 
     #[test]
     fn only_present_elements_change() {
