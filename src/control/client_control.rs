@@ -21,7 +21,7 @@
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
-use super::request::{ClientIdentity, build_request};
+use super::request::{ClientIdentity, RequestScratch, build_request, build_request_with};
 use super::rpc_session::ProjectRpcState;
 use super::task_program::task_program;
 use super::user_action::{UserAction, UserActionError, apply_user_action};
@@ -104,6 +104,8 @@ pub struct ClientControl {
     acked_jobs: usize,
     /// The round-robin simulation's buffers, kept from one decision to the next.
     rr_sim_scratch: RrSimScratch,
+    /// The scheduler request's lists, kept from one request to the next.
+    request_scratch: RequestScratch,
 }
 
 impl ClientControl {
@@ -149,6 +151,7 @@ impl ClientControl {
             rpcs: 0,
             acked_jobs: 0,
             rr_sim_scratch: RrSimScratch::default(),
+            request_scratch: RequestScratch::default(),
         }
     }
 
@@ -620,16 +623,33 @@ impl ClientControl {
         build_request(&self.state, call, &self.identity, now)
     }
 
+    /// Sends the scheduler request for `call` at `now` with `send` (which answers at
+    /// once, as the emulated world does) and returns `send`'s answer. The request is
+    /// [`super::build_request_with`]'s, in buffers kept from one request to the next.
+    pub fn send_request<R>(
+        &mut self,
+        call: &RpcCall,
+        now: Time,
+        send: impl FnOnce(&SchedulerRequest<'_>) -> R,
+    ) -> R {
+        let mut scratch = std::mem::take(&mut self.request_scratch);
+        let request = build_request_with(&self.state, call, &self.identity, now, &mut scratch);
+        let answer = send(&request);
+        scratch.recycle(request);
+        self.request_scratch = scratch;
+        answer
+    }
+
     /// The RPC `call` ended at `now`: `reply` is the server's answer (`None`: it failed).
     /// The request was sent either way, so the project's RPC sequence number moves on;
     /// a reply is taken into the state ([`super::apply_reply`]: new jobs queued, reported
-    /// results acknowledged). Returns what the reply meant; its `work` is what the
+    /// results acknowledged; the reply is used up). Returns what the reply meant; its `work` is what the
     /// project's RPC session settles backoff with ([`super::apply_rpc_outcome`]), after
     /// which [`ClientControl::set_project_rpc_state`] records it.
     pub fn finish_rpc(
         &mut self,
         call: &RpcCall,
-        reply: Option<&SchedulerReply>,
+        reply: Option<SchedulerReply>,
         now: Time,
     ) -> Option<ReplyOutcome> {
         let project = call.request.project;

@@ -22,7 +22,9 @@ pub use message_log::{Message, MessageLog, MessagePriority};
 pub use reply::{
     CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
 };
-pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
+pub use request::{
+    ClientIdentity, PROTOCOL_VERSION, RequestScratch, build_request, build_request_with,
+};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,

@@ -18,7 +18,7 @@ use super::availability::{
 use super::disk_world::DiskSink;
 use super::engine::SimConfig;
 use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
-use super::project_server::EmulatedServer;
+use super::project_server::{EmulatedServer, ServerScratch};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
@@ -69,6 +69,8 @@ pub struct World {
     server_rngs: Vec<ChaCha8Rng>,
     host: HostAvailability,
     servers: Vec<EmulatedServer>,
+    /// The servers' working lists, kept between requests.
+    server_scratch: ServerScratch,
     project_names: Vec<String>,
     /// Per project: the jobs the world made or adopted, by name, until reported.
     truths: Vec<HashMap<String, JobTruth>>,
@@ -160,6 +162,7 @@ impl World {
             server_rngs,
             host,
             servers,
+            server_scratch: ServerScratch::default(),
             project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
@@ -585,14 +588,15 @@ impl World {
     ) -> Option<SchedulerReply> {
         self.contact_server(project, now);
         let server = self.servers.get_mut(project.index())?;
-        let answer = server.handle_request(request, now, &mut self.rng);
+        let answer =
+            server.handle_request_with(request, now, &mut self.rng, &mut self.server_scratch);
         self.figures.rpc(project, answer.is_some());
         let Some(answer) = answer else {
             self.trace_rpc(project, request, false, 0, false);
             return None;
         };
         for reported in &request.results {
-            let name = &reported.name;
+            let name = reported.name.as_ref();
             let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
             else {
                 continue;
@@ -602,14 +606,14 @@ impl World {
             if self.tracing {
                 self.trace.push(TraceEvent::JobReported {
                     time: now,
-                    job: name.clone(),
+                    job: name.to_owned(),
                     project: self.project_names[project.index()].clone(),
                     deadline: truth.deadline,
                     missed,
                 });
             }
         }
-        for sent in &answer.sent {
+        for (sent, result) in answer.sent.iter().zip(&answer.reply.results) {
             let catalogue = self.servers[project.index()].catalogue();
             let version = &catalogue.versions[sent.version];
             let app = &catalogue.apps[sent.app];
@@ -617,12 +621,13 @@ impl World {
             let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
             let app_name = self.tracing.then(|| app.name.clone());
             let true_duration = sent.true_flops / flops.max(1.0);
-            self.insert_truth(project, &sent.name, checkpoint_period, true_duration, sent.deadline);
+            let name = &result.name;
+            self.insert_truth(project, name, checkpoint_period, true_duration, sent.deadline);
             self.figures.job_received(project);
             if let Some(app) = app_name {
                 self.trace.push(TraceEvent::JobReceived {
                     time: now,
-                    job: sent.name.clone(),
+                    job: name.clone(),
                     project: self.project_names[project.index()].clone(),
                     app,
                     avg_ncpus: usage.avg_ncpus,

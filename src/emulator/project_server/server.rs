@@ -33,7 +33,9 @@
 
 use super::disk_budget::DiskBudget;
 use super::edf_check::{EdfEntry, EdfQueue, sane_duration};
-use super::job_generation::{Catalogue, choose_by_weight, draw_true_flops, job_mean_size, usable};
+use super::job_generation::{
+    Candidate, Catalogue, choose_by_weight, draw_true_flops, job_mean_size, usable,
+};
 use super::reply_builder::{ReplyBuilder, ServerAnswer};
 use crate::Time;
 use crate::emulator::availability::OnOffProcess;
@@ -44,6 +46,19 @@ use rand::Rng;
 
 /// The most jobs one reply carries, whatever was asked: bounds the work of one request.
 pub const MAX_JOBS_PER_REQUEST: usize = 1000;
+
+/// The lists a server works with while it answers a request, kept between requests (by
+/// the world, for all its servers) so that an answer allocates only what goes into the
+/// reply. They carry nothing from one request to the next.
+#[derive(Debug, Default)]
+pub struct ServerScratch {
+    /// The apps still offered for the resource being filled.
+    offer: Vec<Candidate>,
+    /// The EDF check's queue for that resource.
+    queue: EdfQueue,
+    /// By version position: already described in the reply.
+    described: Vec<bool>,
+}
 
 /// An emulated project server: availability and job generation for one project.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,15 +175,26 @@ impl EmulatedServer {
         now: Time,
         rng: &mut impl Rng,
     ) -> Option<ServerAnswer> {
+        self.handle_request_with(request, now, rng, &mut ServerScratch::default())
+    }
+
+    /// [`EmulatedServer::handle_request`] with its working lists in `scratch`.
+    pub fn handle_request_with(
+        &mut self,
+        request: &SchedulerRequest,
+        now: Time,
+        rng: &mut impl Rng,
+        scratch: &mut ServerScratch,
+    ) -> Option<ServerAnswer> {
         if !self.is_up() {
             return None;
         }
         let catalogue = &self.catalogue;
-        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request);
+        let described = &mut scratch.described;
+        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request, described);
         if !ResourceType::ALL.into_iter().any(|r| request.requests(r)) {
             return Some(reply.finish());
         }
-        let mut candidates = catalogue.candidates.clone();
         let dcf = request.duration_correction_factor;
         let dcf = if dcf.is_finite() && dcf > 0.0 { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 };
         let stats = &request.time_stats;
@@ -199,8 +225,11 @@ impl EmulatedServer {
             let available = time_stats.available_frac(resource);
             let (wanted_seconds, wanted_instances) =
                 (request.req_secs(resource), request.req_instances(resource));
-            let offer = &mut candidates[resource];
-            let mut queue: Option<EdfQueue> = None;
+            let offer = &mut scratch.offer;
+            offer.clear();
+            offer.extend_from_slice(&catalogue.candidates[resource]);
+            let queue = &mut scratch.queue;
+            let mut queue_filled = false;
             let (mut seconds, mut ninstances, mut sent, mut refused) = (0.0, 0.0, 0usize, false);
             let mut refused_for_disk = None;
             while (seconds < wanted_seconds || ninstances < wanted_instances)
@@ -229,9 +258,10 @@ impl EmulatedServer {
                     offer.remove(chosen);
                     continue;
                 }
-                let queue = queue.get_or_insert_with(|| {
-                    EdfQueue::from_request(request, resource, instances, available, now)
-                });
+                if !queue_filled {
+                    queue.fill_from_request(request, resource, instances, available, now);
+                    queue_filled = true;
+                }
                 if !queue.try_insert(EdfEntry::new(relative_deadline, wall, usage)) {
                     refused = true;
                     offer.remove(chosen);
@@ -320,7 +350,7 @@ mod tests {
         req_seconds: f64,
         req_ninstances: f64,
         now: Time,
-    ) -> SchedulerRequest<'_> {
+    ) -> SchedulerRequest<'static> {
         let mut resources = ResourceMap::<ResourceRequest>::default();
         resources[resource] = ResourceRequest { req_seconds, req_ninstances };
         let work = WorkRequest { project: ProjectId(0), resources, work_req_seconds: req_seconds };
@@ -329,7 +359,7 @@ mod tests {
             reported: Vec::new(),
             estimated_delay: ResourceMap::default(),
         };
-        build_request(state, &call, &ClientIdentity::default(), now)
+        build_request(state, &call, &ClientIdentity::default(), now).into_owned()
     }
 
     fn ask(
@@ -440,7 +470,7 @@ mod tests {
         assert!(!deadlines_said(&answer));
         // With those five queued (the request lists them), the next gets nothing and
         // says why.
-        apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0);
+        apply_reply(&mut state, ProjectId(0), answer.reply, 0.0);
         let answer = ask(&mut server, &state, &mut rng, (CPU, HOUR, 0.0));
         assert!(answer.sent.is_empty() && deadlines_said(&answer));
     }
@@ -453,7 +483,7 @@ mod tests {
         let (mut server, mut rng) = new_server(&state);
         let queued = ask(&mut server, &state, &mut rng, (CPU, 1.0, 0.0));
         assert_eq!(queued.sent.len(), 1);
-        apply_reply(&mut state, ProjectId(0), &queued.reply, 0.0);
+        apply_reply(&mut state, ProjectId(0), queued.reply, 0.0);
         let mut shorter = state.clone();
         shorter.apps[0].emulation = Some(emulation(1.5, 2.0, 1.0));
         let (mut server, mut rng) = new_server(&shorter);
@@ -567,15 +597,16 @@ mod tests {
         let request = request(&state, CPU, 10.0 * HOUR, 0.0, 100.0);
         let answer = server.handle_request(&request, 100.0, &mut rng).expect("up");
         let before = state.clone();
-        let outcome = apply_reply(&mut state, ProjectId(0), &answer.reply, 100.0);
+        let outcome = apply_reply(&mut state, ProjectId(0), answer.reply.clone(), 100.0);
         assert_eq!(outcome.new_jobs.len(), answer.sent.len());
         assert_eq!(outcome.work, work_reply(&before, ProjectId(0), &answer.reply));
         assert!(outcome.problems.is_empty(), "{:?}", outcome.problems);
         assert_eq!(state.apps, before.apps, "the apps the server describes are the scenario's");
         assert_eq!(state.app_versions, before.app_versions);
-        for (&id, sent) in outcome.new_jobs.iter().zip(&answer.sent) {
+        let sent_jobs = answer.sent.iter().zip(&answer.reply.results);
+        for (&id, (sent, result)) in outcome.new_jobs.iter().zip(sent_jobs) {
             let job = state.job(id);
-            assert_eq!(job.name, sent.name);
+            assert_eq!(job.name, result.name);
             // The scenario's versions are all project 0's, so positions are ids.
             assert_eq!(job.app_version, Some(AppVersionId::from_index(sent.version)));
             assert_eq!(job.state, JobState::FilesDownloaded);
@@ -583,7 +614,7 @@ mod tests {
             let wu = state.workunit(job.workunit);
             assert_eq!(
                 (wu.name.as_str(), wu.app),
-                (sent.name.as_str(), AppId::from_index(sent.app))
+                (result.name.as_str(), AppId::from_index(sent.app))
             );
             assert_eq!(wu.rsc_fpops_est, sent.fpops_est);
             assert_eq!(wu.rsc_fpops_bound, 10.0 * sent.fpops_est.max(sent.true_flops));
@@ -599,7 +630,7 @@ mod tests {
         let mut state = state_with_apps(1, &[emulation(1.0, 24.0, 1.0)]);
         let (mut server, mut rng) = new_server(&state);
         let answer = ask(&mut server, &state, &mut rng, (CPU, 1.0, 0.0));
-        let id = apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0).new_jobs[0];
+        let id = apply_reply(&mut state, ProjectId(0), answer.reply, 0.0).new_jobs[0];
         let job = &mut state.jobs[id.index()];
         job.state = JobState::FilesUploaded;
         job.ready_to_report = true;
@@ -611,11 +642,12 @@ mod tests {
             reported: vec![state.job(id).name.clone()],
             estimated_delay: ResourceMap::default(),
         };
-        let request = build_request(&state, &call, &ClientIdentity::default(), 10.0);
+        let identity = ClientIdentity::default();
+        let request = build_request(&state, &call, &identity, 10.0);
         assert_eq!(request.results.len(), 1);
         let answer = server.handle_request(&request, 10.0, &mut rng).expect("up");
         assert_eq!(answer.reply.result_acks, [state.job(id).name.clone()]);
-        let outcome = apply_reply(&mut state, ProjectId(0), &answer.reply, 10.0);
+        let outcome = apply_reply(&mut state, ProjectId(0), answer.reply, 10.0);
         assert_eq!(outcome.acknowledged, 1);
         assert!(state.job(id).got_server_ack);
     }
@@ -639,7 +671,7 @@ mod tests {
         let (mut server, mut rng) = new_server(&state);
         for _ in 0..10 {
             let answer = ask(&mut server, &state, &mut rng, (CPU, 1e12, 0.0));
-            apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0);
+            apply_reply(&mut state, ProjectId(0), answer.reply, 0.0);
         }
         assert_eq!(state.jobs.len(), 10_000);
         let answer = ask(&mut server, &state, &mut rng, (CPU, 1e12, 0.0));
