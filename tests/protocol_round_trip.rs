@@ -3,7 +3,7 @@
 //! end marker, and numbers of every magnitude.
 
 use boinc_core::disk::FreeSpaceFigures;
-use boinc_core::model::{HostDescription, NetStats, Prefs, ResourceMap, ResourceType};
+use boinc_core::model::{Prefs, ResourceMap};
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport,
     FileDescription, FileReference, GpuReport, HostInfo, InProgressResult, MessagePriority,
@@ -15,25 +15,9 @@ use proptest::option;
 use proptest::prelude::*;
 use std::borrow::Cow;
 
-/// Text as a reader hands it back: trimmed, any characters XML can carry.
-fn text() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9 <>&\"'é€_./:=-]{0,16}".prop_map(|s| s.trim().to_owned())
-}
-
-/// A name: text that is not empty.
-fn name() -> impl Strategy<Value = String> {
-    "[a-zA-Z0-9_][a-zA-Z0-9_ .<&-]{0,12}".prop_map(|s| s.trim().to_owned())
-}
-
-/// An app's stderr: several lines, markup, and CDATA's own end marker.
-fn stderr() -> impl Strategy<Value = String> {
-    "[a-z<>&/\\]\n ]{0,40}".prop_map(|s| s.trim().to_owned())
-}
-
-/// A key or signature in BOINC's hex text format.
-fn hex_block() -> impl Strategy<Value = String> {
-    vec("[0-9a-f]{64}", 1..4).prop_map(|lines| format!("{}\n.", lines.join("\n")))
-}
+#[path = "support/strategies.rs"]
+mod strategies;
+use strategies::*;
 
 /// Preferences as a server sends them: markup, kept verbatim.
 fn raw_preferences() -> impl Strategy<Value = String> {
@@ -51,36 +35,15 @@ fn raw_preferences() -> impl Strategy<Value = String> {
     })
 }
 
-fn number() -> impl Strategy<Value = f64> {
-    prop_oneof![-1e12f64..1e12, any::<f64>().prop_filter("finite", |x| x.is_finite()), Just(0.0)]
-}
-
-fn non_negative() -> impl Strategy<Value = f64> {
-    prop_oneof![0.0f64..1e15, number().prop_map(f64::abs), Just(0.0)]
-}
-
-fn fraction() -> impl Strategy<Value = f64> {
-    prop_oneof![0.0f64..=1.0, Just(1.0)]
-}
-
 fn percent() -> impl Strategy<Value = f64> {
     0.0f64..=100.0
-}
-
-/// A database id: BOINC's ids are signed 64-bit numbers.
-fn id() -> impl Strategy<Value = u64> {
-    0u64..=i64::MAX as u64
-}
-
-fn gpu() -> impl Strategy<Value = ResourceType> {
-    prop::sample::select(ResourceType::GPUS.to_vec())
 }
 
 fn prefs() -> impl Strategy<Value = Prefs> {
     (
         (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (non_negative(), percent(), non_negative()),
+        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative()),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
@@ -97,13 +60,14 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             disk_max_used_gb: c.0,
             disk_max_used_pct: c.1,
             disk_min_free_gb: c.2,
+            run_on_batteries: c.3,
+            idle_time_to_run: c.4,
         })
 }
 
 fn host_info() -> impl Strategy<Value = HostInfo<'static>> {
     (
-        (any::<i32>(), text(), text(), text(), text(), text(), text()),
-        (non_negative(), non_negative(), number(), any::<bool>(), non_negative(), text(), text()),
+        host_description(),
         (
             any::<u32>(),
             non_negative(),
@@ -114,23 +78,8 @@ fn host_info() -> impl Strategy<Value = HostInfo<'static>> {
             any::<u32>(),
         ),
     )
-        .prop_map(|(a, b, c)| HostInfo {
-            description: Cow::Owned(HostDescription {
-                timezone: a.0,
-                domain_name: a.1,
-                ip_addr: a.2,
-                host_cpid: a.3,
-                p_vendor: a.4,
-                p_model: a.5,
-                p_features: a.6,
-                p_iops: b.0,
-                p_membw: b.1,
-                p_calculated: b.2,
-                p_vm_extensions_disabled: b.3,
-                m_cache: b.4,
-                os_name: b.5,
-                os_version: b.6,
-            }),
+        .prop_map(|(description, c)| HostInfo {
+            description: Cow::Owned(description),
             p_ncpus: c.0,
             p_fpops: c.1,
             m_nbytes: c.2,
@@ -159,19 +108,6 @@ fn time_stats() -> impl Strategy<Value = TimeStatsReport> {
             session_active_duration: d[7],
             session_gpu_active_duration: d[8],
         })
-}
-
-fn net_stats() -> impl Strategy<Value = NetStats> {
-    (non_negative(), non_negative(), number(), non_negative(), non_negative(), number()).prop_map(
-        |s| NetStats {
-            bwup: s.0,
-            avg_up: s.1,
-            avg_time_up: s.2,
-            bwdown: s.3,
-            avg_down: s.4,
-            avg_time_down: s.5,
-        },
-    )
 }
 
 fn disk_usage() -> impl Strategy<Value = DiskUsageReport> {

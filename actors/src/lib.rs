@@ -11,7 +11,8 @@
 //! - [`journal`]: the message journal and replay;
 //! - [`live`]: the real world: the process host that runs apps, the wall-clock driver;
 //! - [`app_api`]: the app's side of BOINC's API, for science apps written in Rust;
-//! - [`client`]: the embedding API.
+//! - [`client`]: the embedding API;
+//! - [`project_server`]: `boinc-rs project-server`, a BOINC project on one machine.
 
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod effects;
 pub mod gui_rpc;
 pub mod journal;
 pub mod live;
+pub mod project_server;
 pub mod runtime;
 pub mod sim;
 pub mod state_files;

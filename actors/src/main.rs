@@ -9,6 +9,9 @@
 //! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
 //! - `boinc-rs status`, `tasks`, `project URL ACTION`, `quit`: control a running client
 //!   over GUI RPC.
+//! - `boinc-rs project-server --dir DIR`: a BOINC project on this machine (master page,
+//!   scheduler, downloads, uploads, signed apps, a work generator).
+//! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
 
 mod cli;
 
@@ -81,6 +84,13 @@ enum Command {
     },
     /// Ask a running client to quit (over GUI RPC).
     Quit(cli::control::Connection),
+    /// Run a BOINC project on this machine: master page, scheduler, downloads and
+    /// uploads, apps signed with its own key, a work generator. Clients (boinc-rs or
+    /// the real BOINC client) attach to the URL it prints.
+    ProjectServer(cli::project_server::ProjectServerArgs),
+    /// Attach a data directory's client to a project: writes the project's account file
+    /// (account_<url>.xml), which a running client takes in.
+    Attach(cli::attach::AttachArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -95,17 +105,22 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 }
 
 /// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=boinc_actors=debug` shows
-/// every decision and effect); by default only warnings and errors.
-fn install_logging() {
+/// every decision and effect); by default only warnings and errors, except for a
+/// server, whose log of requests is its record of work.
+fn install_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ =
         tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 
 fn main() -> std::process::ExitCode {
-    install_logging();
-    match run() {
+    let cli = Cli::parse();
+    install_logging(match cli.command {
+        Command::ProjectServer(_) => "info",
+        _ => "warn",
+    });
+    match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -136,8 +151,7 @@ fn replay_command(path: &std::path::Path) -> Result<()> {
     }
 }
 
-fn run() -> Result<()> {
-    let cli = Cli::parse();
+fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Explain { state, now, last_schedule, policy, json } => {
             cli::explain::explain(&state, now, last_schedule, policy, json)
@@ -152,5 +166,7 @@ fn run() -> Result<()> {
             cli::control::project(&connection, &url, action)
         }
         Command::Quit(connection) => cli::control::quit(&connection),
+        Command::ProjectServer(args) => cli::project_server::project_server(args),
+        Command::Attach(args) => cli::attach::attach(&args),
     }
 }

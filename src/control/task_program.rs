@@ -137,16 +137,7 @@ pub fn slot_dir(slot: u32) -> String {
 /// BOINC's escaping of the URL without its scheme (`http://127.0.0.1:8088/x/` →
 /// `projects/127.0.0.1_8088_x`).
 pub fn project_dir(master_url: &str) -> String {
-    let without_scheme = master_url.split_once("://").map_or(master_url, |(_, rest)| rest);
-    let trimmed = without_scheme.trim_end_matches('/');
-    let escaped: String = trimmed
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
-        .collect();
-    // A name of dots alone would leave the projects directory.
-    let escaped =
-        if escaped.chars().all(|c| c == '.') { "_".repeat(escaped.len().max(1)) } else { escaped };
-    format!("{PROJECTS_DIR}/{escaped}")
+    format!("{PROJECTS_DIR}/{}", crate::protocol::data_dir::escape_project_url(master_url))
 }
 
 /// The program of job `id`'s task in `slot`, from the client state: the app version's

@@ -18,7 +18,7 @@ use super::availability::{
 use super::disk_world::DiskSink;
 use super::engine::SimConfig;
 use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
-use super::project_server::{EmulatedServer, ServerScratch};
+use super::project_server::EmulatedServer;
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
@@ -69,8 +69,6 @@ pub struct World {
     server_rngs: Vec<ChaCha8Rng>,
     host: HostAvailability,
     servers: Vec<EmulatedServer>,
-    /// The servers' working lists, kept between requests.
-    server_scratch: ServerScratch,
     project_names: Vec<String>,
     /// Per project: the jobs the world made or adopted, by name, until reported.
     truths: Vec<HashMap<String, JobTruth>>,
@@ -162,7 +160,6 @@ impl World {
             server_rngs,
             host,
             servers,
-            server_scratch: ServerScratch::default(),
             project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
@@ -588,8 +585,7 @@ impl World {
     ) -> Option<SchedulerReply> {
         self.contact_server(project, now);
         let server = self.servers.get_mut(project.index())?;
-        let answer =
-            server.handle_request_with(request, now, &mut self.rng, &mut self.server_scratch);
+        let answer = server.handle_request(request, now, &mut self.rng);
         self.figures.rpc(project, answer.is_some());
         let Some(answer) = answer else {
             self.trace_rpc(project, request, false, 0, false);

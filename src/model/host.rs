@@ -58,6 +58,14 @@ pub struct HostDescription {
     pub os_name: String,
     /// Operating system version (`<os_version>`).
     pub os_version: String,
+    /// The NVIDIA driver's version as BOINC encodes it, major × 100 + minor (`535.104`
+    /// → 53504; `<drvVersion>` of `<coproc_cuda>`); 0: none found.
+    #[serde(default)]
+    pub nvidia_driver_version: u32,
+    /// The highest CUDA version the NVIDIA driver supports, major × 1000 + minor × 10
+    /// (`12.2` → 12020; `<cudaVersion>`); 0: none found.
+    #[serde(default)]
+    pub cuda_version: u32,
 }
 
 /// Network transfer averages (`<net_stats>`): what a scheduler request tells projects
@@ -93,7 +101,43 @@ impl Default for Host {
     }
 }
 
+/// BOINC runs its CPU benchmarks again after this long, seconds (five days).
+pub const BENCHMARK_PERIOD: f64 = 5.0 * 86_400.0;
+
 impl Host {
+    /// The host as discovery found it (`discovered`), keeping what discovery does not
+    /// find again: the host's identity (`host_cpid`), its address and time zone when
+    /// discovery has none, and the benchmark figures when discovery ran no benchmark
+    /// (`p_calculated` of 0).
+    pub fn refreshed(&self, discovered: Host) -> Host {
+        let mut host = discovered;
+        let (old, new) = (&self.description, &mut host.description);
+        if !old.host_cpid.is_empty() {
+            new.host_cpid.clone_from(&old.host_cpid);
+        }
+        if new.ip_addr.is_empty() {
+            new.ip_addr.clone_from(&old.ip_addr);
+        }
+        if new.timezone == 0 {
+            new.timezone = old.timezone;
+        }
+        if new.p_calculated == 0.0 && old.p_calculated > 0.0 {
+            host.p_fpops = self.p_fpops;
+            let new = &mut host.description;
+            new.p_iops = old.p_iops;
+            new.p_membw = old.p_membw;
+            new.p_calculated = old.p_calculated;
+        }
+        host
+    }
+
+    /// Whether the CPU benchmarks are due at `now`: never run, or run more than
+    /// [`BENCHMARK_PERIOD`] ago (or in the future, by a clock set back).
+    pub fn benchmark_due(&self, now: f64) -> bool {
+        let age = now - self.description.p_calculated;
+        self.description.p_calculated <= 0.0 || !(0.0..=BENCHMARK_PERIOD).contains(&age)
+    }
+
     /// Number of instances of a processing resource the hardware has (CPU: `p_ncpus`).
     pub fn hardware_instances(&self, resource: ResourceType) -> u32 {
         match resource {
@@ -175,5 +219,32 @@ impl TimeStats {
         };
         // A zero fraction would make every estimate infinite; BOINC floors it the same way.
         frac.max(0.01)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refresh_keeps_identity_and_benchmarks_discovery_did_not_redo() {
+        let mut old = Host { p_fpops: 4.2e9, ..Host::default() };
+        old.description.host_cpid = "abc".into();
+        old.description.p_calculated = 1000.0;
+        old.description.p_iops = 9e9;
+        old.description.timezone = 3600;
+        let mut found = Host { p_ncpus: 16, p_fpops: 2e9, ..Host::default() };
+        found.description.os_name = "Linux Debian".into();
+        let host = old.refreshed(found.clone());
+        assert_eq!((host.p_ncpus, host.p_fpops), (16, 4.2e9));
+        assert_eq!(host.description.host_cpid, "abc");
+        assert_eq!((host.description.p_iops, host.description.timezone), (9e9, 3600));
+        assert_eq!(host.description.os_name, "Linux Debian");
+        found.description.p_calculated = 2000.0;
+        assert_eq!(old.refreshed(found).p_fpops, 2e9, "a new benchmark wins");
+        assert!(!old.benchmark_due(1000.0 + BENCHMARK_PERIOD));
+        assert!(old.benchmark_due(1001.0 + BENCHMARK_PERIOD));
+        assert!(old.benchmark_due(999.0), "a clock set back");
+        assert!(Host::default().benchmark_due(5.0));
     }
 }

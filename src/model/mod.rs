@@ -16,7 +16,7 @@ mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use client_state::{ClientState, RunMode};
-pub use host::{Host, HostDescription, NetStats, TimeStats};
+pub use host::{BENCHMARK_PERIOD, Host, HostDescription, NetStats, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;

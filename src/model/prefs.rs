@@ -10,6 +10,14 @@ pub const SECONDS_PER_DAY: f64 = 86_400.0;
 /// BOINC never buffers less than this, whatever `work_buf_min_days` says.
 pub const MIN_WORK_BUFFER_SECONDS: f64 = 180.0;
 
+/// BOINC's default for `idle_time_to_run`, minutes.
+pub const DEFAULT_IDLE_TIME_TO_RUN: f64 = 3.0;
+
+/// Serde's default for a state serialised before the field existed.
+fn default_idle_time_to_run() -> f64 {
+    DEFAULT_IDLE_TIME_TO_RUN
+}
+
 /// Global computing preferences, with BOINC's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prefs {
@@ -35,6 +43,13 @@ pub struct Prefs {
     pub run_if_user_active: bool,
     /// Use GPUs while the user is active.
     pub run_gpu_if_user_active: bool,
+    /// Compute while the host runs on batteries (`<run_on_batteries>`).
+    #[serde(default)]
+    pub run_on_batteries: bool,
+    /// The user counts as idle after this many minutes without input
+    /// (`<idle_time_to_run>`).
+    #[serde(default = "default_idle_time_to_run")]
+    pub idle_time_to_run: f64,
     /// Disk: use at most this many GB (0: no limit).
     pub disk_max_used_gb: f64,
     /// Disk: use at most this percentage of the disk.
@@ -57,6 +72,8 @@ impl Default for Prefs {
             cpu_usage_limit: 100.0,
             run_if_user_active: true,
             run_gpu_if_user_active: false,
+            run_on_batteries: false,
+            idle_time_to_run: DEFAULT_IDLE_TIME_TO_RUN,
             disk_max_used_gb: 0.0,
             disk_max_used_pct: 90.0,
             disk_min_free_gb: 0.1,

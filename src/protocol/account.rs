@@ -5,6 +5,7 @@
 
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::{parse_document, raw_content};
+use super::xml_write::XmlWriter;
 use serde::{Deserialize, Serialize};
 
 /// An attached project's account.
@@ -43,9 +44,44 @@ pub fn parse_account(text: &str, name: &str) -> Result<Account, XmlError> {
     Ok(account)
 }
 
+/// Writes an account file as the real client does (fixtures/boinc-7.20.5/state/
+/// account_127.0.0.1_8088.xml): the master URL, the authenticator, the project's name
+/// when known, and the project preferences verbatim (empty when there are none).
+pub fn write_account(account: &Account) -> String {
+    let mut writer = XmlWriter::new();
+    writer.open("account");
+    writer.text("master_url", &account.master_url);
+    writer.text("authenticator", &account.authenticator);
+    if let Some(name) = &account.project_name {
+        writer.text("project_name", name);
+    }
+    writer.verbatim("project_preferences", account.project_preferences.as_deref().unwrap_or("\n"));
+    writer.close("account");
+    writer.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_what_it_writes() {
+        let mut account = Account {
+            master_url: "http://127.0.0.1:8088/".into(),
+            authenticator: "0123<&>".into(),
+            project_name: Some("A & B".into()),
+            project_preferences: Some("\n<resource_share>50</resource_share>\n".into()),
+        };
+        assert_eq!(parse_account(&write_account(&account), "a.xml"), Ok(account.clone()));
+        account.project_name = None;
+        account.project_preferences = None;
+        let read = parse_account(&write_account(&account), "a.xml").expect("reads");
+        assert_eq!(read.project_preferences.as_deref(), Some("\n"));
+        assert_eq!(
+            (read.master_url, read.authenticator),
+            (account.master_url, account.authenticator)
+        );
+    }
 
     #[test]
     fn account_file_of_the_real_client() {

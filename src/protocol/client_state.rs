@@ -15,7 +15,13 @@
 //! files are opened by), workunits' `<command_line>` and input `<file_ref>`s, results'
 //! platform, version and plan class, `<final_cpu_time>`, `<stderr_out>`, executables'
 //! `<file_signature>`, and `<net_stats>`.
+//!
+//! What boinc-rs keeps beyond BOINC's elements is read from the `<boinc_rs>` element of
+//! a project, file or active task ([`super::write_client_state`] writes it); a project
+//! that has one keeps its stored accumulate-debt and "has an app version" flags rather
+//! than the ones inferred for BOINC's own files.
 
+use super::client_state_writer::{OWN_FIELDS, PROCESS_SUSPENDED};
 use super::error::{XmlError, XmlProblem};
 use super::file_description::deletion_priority;
 use super::file_ref::FileReference;
@@ -25,8 +31,8 @@ use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, ClientState, FileId,
-    FileInfo, FileRef, FileStatus, Job, JobId, JobState, ProjectId, ResourceType, ResourceUsage,
-    RunMode, SchedulerState, Workunit, WorkunitId,
+    FileInfo, FileRef, FileStatus, Job, JobId, JobState, ProjectId, ProjectResource, ResourceMap,
+    ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit, WorkunitId,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -55,6 +61,9 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
     let mut groups: Vec<ProjectElements<'_>> = Vec::new();
     let mut active_tasks: Vec<&Element> = Vec::new();
     let mut project_ids: HashMap<String, ProjectId> = HashMap::new();
+    // The per-resource flags boinc-rs stored for a project, which win over what the
+    // reader infers from the apps and jobs (see `mark_supplied_resources`).
+    let mut stored_resources: Vec<(ProjectId, ResourceMap<ProjectResource>)> = Vec::new();
 
     for child in &root.children {
         match child.name.as_str() {
@@ -67,6 +76,9 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
                 if project_ids.insert(project.master_url.clone(), id).is_some() {
                     return Err(child
                         .error(XmlProblem::DuplicateProject(quoted_value(&project.master_url))));
+                }
+                if child.child(OWN_FIELDS).is_some() {
+                    stored_resources.push((id, project.resources));
                 }
                 state.projects.push(project);
                 groups.push(ProjectElements::default());
@@ -113,6 +125,12 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
     active_tasks.iter().try_for_each(|e| linker.add_active_task(e))?;
     let mut state = linker.state;
     mark_supplied_resources(&mut state);
+    for (project, stored) in stored_resources {
+        for (resource, target) in state.projects[project.index()].resources.iter_mut() {
+            target.has_app_version = stored[resource].has_app_version;
+            target.accumulate_debt = stored[resource].accumulate_debt;
+        }
+    }
     Ok(state)
 }
 
@@ -299,6 +317,16 @@ impl<'e> Linker<'e> {
                 "upload_url" => push_url(&mut file.upload_urls, child),
                 "priority" => file.priority = Some(deletion_priority(child)?),
                 "exp_days" => file.exp_days = Some(child.non_negative_f64()?),
+                OWN_FIELDS => {
+                    for field in &child.children {
+                        match field.name.as_str() {
+                            "transfer_deferred" => file.transfer_deferred = field.flag()?,
+                            "download_time" => file.download_time = field.f64()?,
+                            "time_last_used" => file.time_last_used = field.f64()?,
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -535,6 +563,7 @@ impl<'e> Linker<'e> {
                     task.scheduler_state = match child.i64()? {
                         0 => SchedulerState::Uninitialized,
                         1 => SchedulerState::Running,
+                        PROCESS_SUSPENDED => SchedulerState::Preempted,
                         // Suspended (9) and the exit/abort states hold no resources.
                         _ => SchedulerState::Preempted,
                     }
@@ -550,6 +579,16 @@ impl<'e> Linker<'e> {
                 "checkpoint_fraction_done" => checkpoint_fraction_done = Some(fraction(child)?),
                 "working_set_size_smoothed" => task.working_set_size = child.non_negative_f64()?,
                 "once_ran_edf" => task.once_ran_edf = child.flag()?,
+                OWN_FIELDS => {
+                    for field in &child.children {
+                        match field.name.as_str() {
+                            "checkpoint_wall_time" => task.checkpoint_wall_time = field.f64()?,
+                            "run_start_time" => task.run_start_time = field.f64()?,
+                            "gpu_instance" => task.gpu_instances.push(field.u32()?),
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
         }

@@ -78,8 +78,9 @@ pub(crate) fn parse_net_stats(element: &Element) -> Result<NetStats, XmlError> {
     Ok(stats)
 }
 
-/// Reads `<coprocs>`: the vendor elements BOINC writes (`<coproc_cuda>`, `<coproc_ati>`,
-/// `<coproc_intel_gpu>`) and the generic `<coproc><type>` form. Types the model has no
+/// Reads `<coprocs>`: the vendor elements BOINC writes (`<coproc_cuda>`, with the NVIDIA
+/// driver's `<drvVersion>` and `<cudaVersion>`, `<coproc_ati>`, `<coproc_intel_gpu>`) and
+/// the generic `<coproc><type>` form. Types the model has no
 /// resource for are skipped: the host simply doesn't use those devices.
 fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
     for child in &element.children {
@@ -101,6 +102,15 @@ fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
             _ => continue,
         };
         let coprocessor = parse_coprocessor(child, resource)?;
+        if resource == ResourceType::Nvidia && coprocessor.count > 0 {
+            for version in &child.children {
+                match version.name.as_str() {
+                    "drvVersion" => host.description.nvidia_driver_version = version.u32()?,
+                    "cudaVersion" => host.description.cuda_version = version.u32()?,
+                    _ => {}
+                }
+            }
+        }
         host.coprocessors[resource] = (coprocessor.count > 0).then_some(coprocessor);
     }
     Ok(())

@@ -68,8 +68,15 @@ impl HostInfo<'_> {
     }
 
     pub(crate) fn write(&self, writer: &mut XmlWriter) {
-        let d = &self.description;
         writer.open("host_info");
+        self.write_fields(writer);
+        writer.close("host_info");
+    }
+
+    /// The elements inside `<host_info>`: a state file adds the host's `<coprocs>`
+    /// after them.
+    pub(crate) fn write_fields(&self, writer: &mut XmlWriter) {
+        let d = &self.description;
         writer.integer("timezone", d.timezone);
         writer.text("domain_name", &d.domain_name);
         writer.text("ip_addr", &d.ip_addr);
@@ -91,7 +98,6 @@ impl HostInfo<'_> {
         writer.text("os_name", &d.os_name);
         writer.text("os_version", &d.os_version);
         writer.integer("n_usable_coprocs", self.n_usable_coprocs);
-        writer.close("host_info");
     }
 }
 
@@ -185,6 +191,13 @@ impl TimeStatsReport {
 
     pub(crate) fn write(&self, writer: &mut XmlWriter) {
         writer.open("time_stats");
+        self.write_fields(writer);
+        writer.close("time_stats");
+    }
+
+    /// The elements inside `<time_stats>`: a state file adds the emulator's period
+    /// lengths after them.
+    pub(crate) fn write_fields(&self, writer: &mut XmlWriter) {
         writer.number("on_frac", self.on_frac);
         writer.number("connected_frac", self.connected_frac);
         writer.number("cpu_and_network_available_frac", self.cpu_and_network_available_frac);
@@ -193,7 +206,6 @@ impl TimeStatsReport {
         for (name, value) in self.durations() {
             writer.number_if_any(name, value);
         }
-        writer.close("time_stats");
     }
 }
 

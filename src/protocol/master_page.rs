@@ -1,6 +1,7 @@
 //! A project's master page (DESIGN.md "Protocol facts": the page at the project's URL
 //! names its scheduler URLs as `<scheduler>URL</scheduler>` or
-//! `<link rel="boinc_scheduler" href="URL">`).
+//! `<link rel="boinc_scheduler" href="URL">`), read by a client and written by a project
+//! server.
 //!
 //! The page is HTML, not XML: tags are left open, attributes come in any order, quoted
 //! either way or not at all, and names in any case. The scan finds the two forms
@@ -8,7 +9,7 @@
 //! quick-xml's HTML attribute reader and decodes entities, keeps each URL once in page
 //! order, and is bounded in the number and length of the URLs it keeps.
 
-use quick_xml::escape::unescape;
+use quick_xml::escape::{escape, unescape};
 use quick_xml::events::BytesStart;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,31 @@ impl MasterPage {
             }
         }
         page
+    }
+}
+
+impl MasterPage {
+    /// A master page for a project named `name` whose schedulers are this page's
+    /// `scheduler_urls`, naming each in both forms clients look for (a project server's
+    /// side).
+    pub fn to_html(&self, name: &str) -> String {
+        let name = escape(name);
+        let mut html = format!("<html>\n<head>\n<title>{name}</title>\n");
+        for url in &self.scheduler_urls {
+            html.push_str(&format!(
+                "<link rel=\"boinc_scheduler\" href=\"{}\">\n",
+                escape(url.as_str())
+            ));
+        }
+        html.push_str(&format!(
+            "</head>\n<body>\n<h1>{name}</h1>\n<p>A BOINC project. Attach a BOINC client \
+             to this page's URL.</p>\n"
+        ));
+        for url in &self.scheduler_urls {
+            html.push_str(&format!("<scheduler>{}</scheduler>\n", escape(url.as_str())));
+        }
+        html.push_str("</body>\n</html>\n");
+        html
     }
 }
 
@@ -142,6 +168,18 @@ mod tests {
         assert!(urls("<link rel=boinc_scheduler href=http://a/cgi").is_empty());
         assert_eq!(urls("<!-- x <scheduler>http://a/</scheduler>"), Vec::<String>::new());
         assert_eq!(urls("<scheduler>http://a/&bogus;</scheduler>"), ["http://a/&bogus;"]);
+    }
+
+    #[test]
+    fn pages_we_write_read_back() {
+        let page = MasterPage {
+            scheduler_urls: vec!["http://127.0.0.1:8088/cgi".into(), "http://x/cgi?a=1&b=2".into()],
+        };
+        let html = page.to_html("Tom & Jerry's <project>");
+        assert!(html.contains("<title>Tom &amp; Jerry&apos;s &lt;project&gt;</title>"));
+        assert!(html.contains("<link rel=\"boinc_scheduler\" href=\"http://127.0.0.1:8088/cgi\">"));
+        assert!(html.contains("<scheduler>http://x/cgi?a=1&amp;b=2</scheduler>"));
+        assert_eq!(MasterPage::parse(&html), page);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! the scheduler RPC's messages in both directions (the request the client writes, the
 //! reply a project answers, the master page that names its schedulers), the app API's
 //! texts ([`app_api`]: shared-memory messages, init_data.xml, link files), GUI RPC
-//! ([`gui_rpc`]) and account managers ([`acct_mgr`]). Pure functions over text; the
-//! caller reads and sends.
+//! ([`gui_rpc`]), account managers ([`acct_mgr`]) and code signing ([`code_signing`]:
+//! keys, signatures, their checks). Pure functions over text; the caller reads and
+//! sends.
 
 mod account;
 pub mod acct_mgr;
@@ -12,6 +13,10 @@ pub mod app_api;
 mod app_description;
 mod cc_config;
 mod client_state;
+mod client_state_writer;
+pub mod code_signing;
+pub mod data_dir;
+mod data_server;
 mod error;
 mod file_description;
 mod file_ref;
@@ -34,10 +39,14 @@ mod xml_out;
 mod xml_tree;
 mod xml_write;
 
-pub use account::{Account, parse_account};
+pub use account::{Account, parse_account, write_account};
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::parse_cc_config;
 pub use client_state::parse_client_state;
+pub use client_state_writer::{StateFileOrigin, write_client_state};
+pub use data_server::{
+    DataServerError, DataServerReply, DataServerRequest, FileUpload, MAX_DATA_SERVER_HEADER,
+};
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;
 pub use file_ref::FileReference;

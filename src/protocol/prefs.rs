@@ -59,6 +59,8 @@ pub(crate) fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlEr
             "cpu_usage_limit" => prefs.cpu_usage_limit = child.f64_in(0.0, 100.0, PERCENT)?,
             "run_if_user_active" => prefs.run_if_user_active = child.flag()?,
             "run_gpu_if_user_active" => prefs.run_gpu_if_user_active = child.flag()?,
+            "run_on_batteries" => prefs.run_on_batteries = child.flag()?,
+            "idle_time_to_run" => prefs.idle_time_to_run = child.non_negative_f64()?,
             "disk_max_used_gb" => prefs.disk_max_used_gb = child.non_negative_f64()?,
             "disk_max_used_pct" => prefs.disk_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
             "disk_min_free_gb" => prefs.disk_min_free_gb = child.non_negative_f64()?,
@@ -74,6 +76,8 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
     writer.open("global_preferences");
     writer.flag("run_if_user_active", prefs.run_if_user_active);
     writer.flag("run_gpu_if_user_active", prefs.run_gpu_if_user_active);
+    writer.flag("run_on_batteries", prefs.run_on_batteries);
+    writer.number("idle_time_to_run", prefs.idle_time_to_run);
     writer.flag("leave_apps_in_memory", prefs.leave_apps_in_memory);
     writer.number("work_buf_min_days", prefs.work_buf_min_days);
     writer.number("work_buf_additional_days", prefs.work_buf_additional_days);

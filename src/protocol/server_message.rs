@@ -3,7 +3,8 @@
 //! work because of deadlines" is BOINC's "Tasks won't finish in time: …", seed 004's
 //! disk-space refusal is "… needs N MB more disk space. …". A server written for
 //! boinc-rs sends them in the same words ([`ServerMessage::tasks_wont_finish_in_time`],
-//! [`ServerMessage::needs_more_disk_space`]), so the client reads one form.
+//! [`ServerMessage::needs_more_disk_space`]), so the client reads one form; so are
+//! BOINC's other no-work notes ("No tasks sent", the limit on tasks in progress, ...).
 
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
@@ -97,6 +98,29 @@ impl ServerMessage {
                 available / MB,
                 needed / MB
             ),
+        }
+    }
+
+    /// BOINC's note that a reply carries no job although the client asked for work.
+    pub fn no_tasks_sent() -> ServerMessage {
+        ServerMessage::low("No tasks sent")
+    }
+
+    /// BOINC's note that an app has no job to send.
+    pub fn no_tasks_available_for(app: &str) -> ServerMessage {
+        ServerMessage::low(format!("No tasks are available for {app}"))
+    }
+
+    /// BOINC's note that the host holds as many jobs as the project lets one host hold.
+    pub fn tasks_in_progress_limit() -> ServerMessage {
+        ServerMessage::low("This computer has reached a limit on tasks in progress")
+    }
+
+    /// BOINC's notice that the project has no app version for the host's platforms.
+    pub fn computer_type_not_supported() -> ServerMessage {
+        ServerMessage {
+            priority: MessagePriority::Notice,
+            text: "Your computer type is not supported by this project".to_owned(),
         }
     }
 

@@ -18,7 +18,7 @@ mod host_services;
 mod message_feed;
 mod modes;
 mod ops;
-mod platform;
+pub(crate) mod platform;
 mod registry;
 mod remote_access;
 mod server;

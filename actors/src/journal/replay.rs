@@ -10,7 +10,7 @@ use crate::effects::{
 use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::EventBus;
-use crate::runtime::messages::{HostChanged, Shutdown, Startup, Tick, User};
+use crate::runtime::messages::{HostChanged, PollTasks, Shutdown, Startup, Tick, User};
 use crate::runtime::scheduler::SchedulerActor;
 use crate::runtime::supervision::PanicInjector;
 use crate::sim::{SimConfig, SimulatedWorld, paused_system};
@@ -123,6 +123,7 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
                 let sent = match entry.name.as_str() {
                     "Startup" => scheduler.send(Startup { now: entry.time }).await.map(|_| true),
                     "Tick" => scheduler.send(parse::<Tick>(&entry)?).await.map(|_| true),
+                    "PollTasks" => scheduler.send(parse::<PollTasks>(&entry)?).await.map(|_| true),
                     // A refused action is refused again: the journal checks the rest.
                     "User" => scheduler.send(parse::<User>(&entry)?).await.map(|_| true),
                     "HostChanged" => {

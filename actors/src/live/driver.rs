@@ -8,7 +8,7 @@ use crate::client::Effects;
 use crate::client::handle::{HandleShared, RunReport};
 use crate::journal::Journal;
 use crate::runtime::events::ClientEvent;
-use crate::runtime::messages::{HostChanged, Shutdown, Startup, Stats, Tick};
+use crate::runtime::messages::{HostChanged, PollTasks, Shutdown, Startup, Stats, Tick};
 use crate::runtime::scheduler::{SchedulerActor, SchedulerLink};
 use crate::runtime::supervision::{ActorId, ActorKind, ActorSupervisor};
 use actix::{Handler, Message};
@@ -81,7 +81,14 @@ impl WallClockDriver {
                 view = current;
                 self.call(HostChanged { view }).await?;
             }
-            self.call(Tick { now }).await?;
+            // Tasks are polled every tick; the control loop's step comes when the
+            // scheduler asked for it (a scheduling check, a fetch, a backoff's end).
+            let wish = *self.link.wakeup.borrow();
+            if now >= wish {
+                self.call(Tick { now }).await?;
+            } else {
+                self.call(PollTasks { now }).await?;
+            }
             if let Some(fatal) = self.link.inner.borrow().fatal() {
                 return Err(ClientError::GaveUp(fatal.to_string()));
             }

@@ -21,6 +21,17 @@ pub struct Tick {
     pub now: Time,
 }
 
+/// Time moved to `now` between steps: the scheduler polls its tasks (as BOINC polls its
+/// apps once a second) and takes their reports in; only when a task ended does it go on
+/// to a full step. The wall-clock driver sends it every second, [`Tick`] when the
+/// scheduler's wake-up time comes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct PollTasks {
+    /// The instant of the poll.
+    pub now: Time,
+}
+
 /// Start the tasks that were already running when the client started.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "()")]

@@ -20,8 +20,8 @@ use super::events::ClientEvent;
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
     Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, MasterFetch, Poll,
-    RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot, Stats, TaskReport,
-    Tick, User,
+    PollTasks, RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot, Stats,
+    TaskReport, Tick, User,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -959,15 +959,13 @@ impl Handler<HostChanged> for SchedulerActor {
     }
 }
 
-impl Handler<Tick> for SchedulerActor {
-    type Result = AtomicResponse<Self, ()>;
-
-    fn handle(&mut self, tick: Tick, _: &mut Context<Self>) -> Self::Result {
-        let now = tick.now;
-        let _span = tracing::debug_span!("scheduler", now).entered();
+impl SchedulerActor {
+    /// A step of the control loop at `now`: the tasks are polled and their reports taken
+    /// in; then, for a full step (or when a poll found a task ended), the disk manager's
+    /// poll, a decision and its commands, and the RPC step's operations.
+    fn step(&mut self, now: Time, full: bool) -> AtomicResponse<Self, ()> {
         let polls = {
             let mut s = self.inner.borrow_mut();
-            s.context.input("scheduler", "Tick", &tick);
             s.context.maybe_panic(ActorId::single(ActorKind::Scheduler), now);
             s.catch_up_usage(now);
             s.rebuild_due_actors(now);
@@ -980,21 +978,48 @@ impl Handler<Tick> for SchedulerActor {
             }
             reports
         };
-        AtomicResponse::new(Box::pin(
-            polled
-                .into_actor(self)
-                .then(move |reports, act, _| {
-                    let finished = act.inner.borrow_mut().apply_reports(reports, now);
-                    act.disk_step(finished, now)
-                })
+        AtomicResponse::new(Box::pin(polled.into_actor(self).then(move |reports, act, _| {
+            let (finished, ended) = {
+                let mut s = act.inner.borrow_mut();
+                let tasks_before = s.client.running().len();
+                let finished = s.apply_reports(reports, now);
+                let ended = s.client.running().len() != tasks_before;
+                (finished, ended)
+            };
+            if !full && !ended {
+                act.inner.borrow().publish_wakeup(now);
+                return actix::fut::ready(()).boxed_local();
+            }
+            act.disk_step(finished, now)
                 .then(move |(), act, _| act.schedule(now))
                 .map(move |(), act, ctx| {
                     act.start_operations(now, ctx);
                     let mut s = act.inner.borrow_mut();
                     s.client.compact();
                     s.publish_wakeup(now);
-                }),
-        ))
+                })
+                .boxed_local()
+        })))
+    }
+}
+
+impl Handler<Tick> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, tick: Tick, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("scheduler", now = tick.now).entered();
+        self.inner.borrow().context.input("scheduler", "Tick", &tick);
+        self.step(tick.now, true)
+    }
+}
+
+impl Handler<PollTasks> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, poll: PollTasks, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("scheduler", now = poll.now).entered();
+        self.inner.borrow().context.input("scheduler", "PollTasks", &poll);
+        self.step(poll.now, false)
     }
 }
 

@@ -2,12 +2,10 @@
 //! policy"; seed 004 "Scheduling Server Changes"): each reads a scheduler request and
 //! answers a scheduler reply, as a real server does.
 
-mod disk_budget;
-mod edf_check;
 mod job_generation;
 mod reply_builder;
 mod server;
 
 pub use job_generation::{Catalogue, MIN_FLOPS_FRACTION, ServedApp, ServedVersion};
 pub use reply_builder::{SentJob, ServerAnswer};
-pub use server::{EmulatedServer, MAX_JOBS_PER_REQUEST, ServerScratch};
+pub use server::{EmulatedServer, MAX_JOBS_PER_REQUEST};

@@ -50,26 +50,27 @@ pub(super) struct ReplyBuilder<'c> {
     catalogue: &'c Catalogue,
     answer: ServerAnswer,
     /// By version position: already described in the reply.
-    described: &'c mut Vec<bool>,
+    described: Vec<bool>,
 }
 
 impl<'c> ReplyBuilder<'c> {
     /// A reply of the project named `project_name` to `request`, acknowledging every
-    /// result it reports; `described` is a buffer for what the reply has described.
+    /// result it reports.
     pub(super) fn new(
         catalogue: &'c Catalogue,
         project_name: &str,
         request: &SchedulerRequest,
-        described: &'c mut Vec<bool>,
     ) -> Self {
-        described.clear();
-        described.resize(catalogue.versions.len(), false);
         let reply = SchedulerReply {
             project_name: Some(project_name.to_owned()),
             result_acks: request.results.iter().map(|r| r.name.as_ref().to_owned()).collect(),
             ..SchedulerReply::default()
         };
-        ReplyBuilder { catalogue, answer: ServerAnswer { reply, sent: Vec::new() }, described }
+        ReplyBuilder {
+            catalogue,
+            answer: ServerAnswer { reply, sent: Vec::new() },
+            described: vec![false; catalogue.versions.len()],
+        }
     }
 
     /// Jobs sent so far.

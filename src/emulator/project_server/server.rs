@@ -16,7 +16,7 @@
 //!   that runs R only `available_frac(R)` of the time (the request's time statistics),
 //!   and BOINC's emulator scales its decrement the same way.
 //! - A job is sent only if it passes seed 000's EDF check against the request's
-//!   in-progress results ([`super::edf_check`]). A refused job's app is not offered
+//!   in-progress results ([`crate::work_send`]). A refused job's app is not offered
 //!   again for R in this request (BOINC's emulator marks the version "don't use"). When
 //!   something was refused for R and nothing was sent for it, the reply says so in
 //!   BOINC's words ("Tasks won't finish in time"). The seed's other rule, no deadline
@@ -24,41 +24,25 @@
 //!   answers the question it approximates, and the rule would starve short-deadline
 //!   projects (seed 000's own P1(0.1, 1, .5)) on hosts with a buffer over an hour.
 //! - A job is sent only if its files (the app's input, sticky and output sizes) fit the
-//!   request's free-space figures ([`super::disk_budget`]); an app whose job does not
+//!   request's free-space figures ([`crate::work_send::DiskBudget`]); an app whose job does not
 //!   fit is not offered again in this request, and a resource that got nothing for
 //!   want of space gets BOINC's "needs more disk space" message.
 //! - A server says it has no app for a requested resource (`<no_rsc_apps>`), as real
 //!   servers do, except in BOINC-compatible mode, where like BOINC's emulator it never
 //!   says so.
 
-use super::disk_budget::DiskBudget;
-use super::edf_check::{EdfEntry, EdfQueue, sane_duration};
-use super::job_generation::{
-    Candidate, Catalogue, choose_by_weight, draw_true_flops, job_mean_size, usable,
-};
+use super::job_generation::{Catalogue, choose_by_weight, draw_true_flops, job_mean_size, usable};
 use super::reply_builder::{ReplyBuilder, ServerAnswer};
 use crate::Time;
 use crate::emulator::availability::OnOffProcess;
-use crate::estimate::{DCF_MAX, DCF_MIN, FALLBACK_FLOPS};
-use crate::model::{ClientState, ProjectId, ResourceType, TimeStats};
-use crate::protocol::{SchedulerRequest, ServerMessage};
+use crate::estimate::FALLBACK_FLOPS;
+use crate::model::{ClientState, ProjectId, ResourceType};
+use crate::protocol::SchedulerRequest;
+use crate::work_send::{DiskBudget, JobOffer, ResourceOffer, duration_correction};
 use rand::Rng;
 
 /// The most jobs one reply carries, whatever was asked: bounds the work of one request.
 pub const MAX_JOBS_PER_REQUEST: usize = 1000;
-
-/// The lists a server works with while it answers a request, kept between requests (by
-/// the world, for all its servers) so that an answer allocates only what goes into the
-/// reply. They carry nothing from one request to the next.
-#[derive(Debug, Default)]
-pub struct ServerScratch {
-    /// The apps still offered for the resource being filled.
-    offer: Vec<Candidate>,
-    /// The EDF check's queue for that resource.
-    queue: EdfQueue,
-    /// By version position: already described in the reply.
-    described: Vec<bool>,
-}
 
 /// An emulated project server: availability and job generation for one project.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,35 +159,16 @@ impl EmulatedServer {
         now: Time,
         rng: &mut impl Rng,
     ) -> Option<ServerAnswer> {
-        self.handle_request_with(request, now, rng, &mut ServerScratch::default())
-    }
-
-    /// [`EmulatedServer::handle_request`] with its working lists in `scratch`.
-    pub fn handle_request_with(
-        &mut self,
-        request: &SchedulerRequest,
-        now: Time,
-        rng: &mut impl Rng,
-        scratch: &mut ServerScratch,
-    ) -> Option<ServerAnswer> {
         if !self.is_up() {
             return None;
         }
         let catalogue = &self.catalogue;
-        let described = &mut scratch.described;
-        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request, described);
+        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request);
         if !ResourceType::ALL.into_iter().any(|r| request.requests(r)) {
             return Some(reply.finish());
         }
-        let dcf = request.duration_correction_factor;
-        let dcf = if dcf.is_finite() && dcf > 0.0 { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 };
-        let stats = &request.time_stats;
-        let time_stats = TimeStats {
-            on_frac: stats.on_frac,
-            active_frac: stats.active_frac,
-            gpu_active_frac: stats.gpu_active_frac,
-            ..TimeStats::default()
-        };
+        let mut candidates = catalogue.candidates.clone();
+        let dcf = duration_correction(request);
         let mut disk = request
             .disk_usage
             .free_space
@@ -218,21 +183,11 @@ impl EmulatedServer {
                 }
                 continue;
             }
-            let instances = request.usable_instances(resource);
-            if instances == 0 {
+            let Some(mut resource_offer) = ResourceOffer::new(request, resource, now) else {
                 continue;
-            }
-            let available = time_stats.available_frac(resource);
-            let (wanted_seconds, wanted_instances) =
-                (request.req_secs(resource), request.req_instances(resource));
-            let offer = &mut scratch.offer;
-            offer.clear();
-            offer.extend_from_slice(&catalogue.candidates[resource]);
-            let queue = &mut scratch.queue;
-            let mut queue_filled = false;
-            let (mut seconds, mut ninstances, mut sent, mut refused) = (0.0, 0.0, 0usize, false);
-            let mut refused_for_disk = None;
-            while (seconds < wanted_seconds || ninstances < wanted_instances)
+            };
+            let offer = &mut candidates[resource];
+            while resource_offer.wants_more()
                 && reply.jobs_sent() < MAX_JOBS_PER_REQUEST
                 && !offer.is_empty()
             {
@@ -245,47 +200,29 @@ impl EmulatedServer {
                 let flops = usable(version.flops)
                     .or(usable(request.host_info.p_fpops))
                     .unwrap_or(FALLBACK_FLOPS);
-                let wall = sane_duration(fpops_est / flops * dcf / available);
-                let usage = version.usage.usage_of(resource);
                 let latency = candidate.emulation.latency_bound;
                 let relative_deadline =
                     if latency.is_finite() { latency.max(0.0) } else { f64::MAX };
-                let job_nbytes = candidate.emulation.files.job_nbytes();
-                if let Some(disk) = disk.as_mut()
-                    && !disk.fits(job_nbytes, reply.jobs_sent() == 0)
-                {
-                    refused_for_disk = Some((candidate.app, disk.allowed(), job_nbytes));
+                let job = JobOffer {
+                    app: &catalogue.apps[candidate.app].name,
+                    relative_deadline,
+                    wall: resource_offer.wall_duration(fpops_est, flops, dcf),
+                    usage: version.usage.usage_of(resource),
+                    nbytes: candidate.emulation.files.job_nbytes(),
+                };
+                let nothing_sent = reply.jobs_sent() == 0;
+                if resource_offer.offer(request, &job, disk.as_mut(), nothing_sent).is_err() {
+                    // A refused app is not offered again for this resource in this
+                    // request (BOINC's emulator marks the version "don't use").
                     offer.remove(chosen);
                     continue;
-                }
-                if !queue_filled {
-                    queue.fill_from_request(request, resource, instances, available, now);
-                    queue_filled = true;
-                }
-                if !queue.try_insert(EdfEntry::new(relative_deadline, wall, usage)) {
-                    refused = true;
-                    offer.remove(chosen);
-                    continue;
-                }
-                if let Some(disk) = disk.as_mut() {
-                    disk.take(job_nbytes);
                 }
                 let name = format!("{}_{}", self.project_name, self.next_job_number);
                 self.next_job_number += 1;
                 reply.send(&candidate, name, fpops_est, true_flops, now + relative_deadline);
-                seconds += wall * usage;
-                ninstances += usage;
-                sent += 1;
             }
-            if refused && sent == 0 {
-                reply.message(ServerMessage::tasks_wont_finish_in_time(
-                    stats.on_frac,
-                    stats.active_frac,
-                ));
-            }
-            if let Some((app, allowed, needed)) = refused_for_disk.filter(|_| sent == 0) {
-                let app = &catalogue.apps[app].name;
-                reply.message(ServerMessage::needs_more_disk_space(app, allowed, needed));
+            for message in resource_offer.no_work_messages(request) {
+                reply.message(message);
             }
         }
         Some(reply.finish())

@@ -23,7 +23,7 @@ const EDF_SNAPSHOT_INTERVAL: usize = 64;
 
 /// A duration the EDF check can add up: corrupt values become "forever", so the job is
 /// refused rather than slipping through a NaN comparison.
-pub(super) fn sane_duration(x: f64) -> f64 {
+pub(crate) fn sane_duration(x: f64) -> f64 {
     if x.is_finite() && x >= 0.0 { x } else { f64::MAX }
 }
 
@@ -35,7 +35,7 @@ type Instances = Vec<f64>;
 
 /// One job in the EDF check, times relative to now.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct EdfEntry {
+pub(crate) struct EdfEntry {
     deadline: f64,
     /// Wall seconds it runs once started.
     duration: f64,
@@ -46,7 +46,7 @@ pub(super) struct EdfEntry {
 }
 
 impl EdfEntry {
-    pub(super) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
+    pub(crate) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
         EdfEntry { deadline, duration, usage, miss: 0.0 }
     }
 }
@@ -77,60 +77,36 @@ fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
 /// The EDF simulation of one resource's queue for the work-send check, kept in deadline
 /// order with instance snapshots every [`EDF_SNAPSHOT_INTERVAL`] positions: a candidate
 /// is simulated from the snapshot before its place, so checking it costs the jobs from
-/// there on, not the whole queue (new jobs mostly have the latest deadlines). A server
-/// keeps one queue and fills it afresh for each request and resource, so its buffers
-/// are allocated once.
-#[derive(Debug, Clone, Default)]
-pub(super) struct EdfQueue {
+/// there on, not the whole queue (new jobs mostly have the latest deadlines).
+#[derive(Debug, Clone)]
+pub(crate) struct EdfQueue {
     count: usize,
     entries: Vec<EdfEntry>,
     /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
     snapshots: Vec<Instances>,
-    /// The instances as a simulation goes along.
-    instances: Instances,
-    /// The misses of the queued jobs after a candidate, while it is checked.
-    misses: Vec<f64>,
 }
 
 impl EdfQueue {
     /// A queue of `entries` (any order) on `count` instances, with its baseline schedule.
-    #[cfg(test)]
-    fn new(count: usize, entries: Vec<EdfEntry>) -> Self {
-        let mut queue = EdfQueue::default();
-        queue.fill(count, entries.into_iter());
+    fn new(count: usize, mut entries: Vec<EdfEntry>) -> Self {
+        // Stable: jobs with equal deadlines keep their given order.
+        entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
+        let count = count.max(1);
+        let idle: Instances = vec![0.0; count];
+        let mut queue = EdfQueue { count, entries, snapshots: vec![idle] };
+        queue.reschedule_from(0);
         queue
     }
 
-    /// The queue becomes `entries` (any order) on `count` instances, with its baseline
-    /// schedule.
-    fn fill(&mut self, count: usize, entries: impl Iterator<Item = EdfEntry>) {
-        self.entries.clear();
-        self.entries.extend(entries);
-        // Stable: jobs with equal deadlines keep their given order.
-        self.entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
-        self.count = count.max(1);
-        self.snapshots.truncate(1);
-        match self.snapshots.first_mut() {
-            Some(idle) => {
-                idle.clear();
-                idle.resize(self.count, 0.0);
-            }
-            None => self.snapshots.push(vec![0.0; self.count]),
-        }
-        self.reschedule_from(0);
-    }
-
-    /// The queue becomes the jobs of the request's in-progress results whose main
-    /// resource is `resource`, their remaining time stretched by the fraction of time
-    /// the resource computes.
-    pub(super) fn fill_from_request(
-        &mut self,
+    /// The jobs of the request's in-progress results whose main resource is `resource`,
+    /// their remaining time stretched by the fraction of time the resource computes.
+    pub(crate) fn from_request(
         request: &SchedulerRequest,
         resource: ResourceType,
         count: u32,
         available: f64,
         now: Time,
-    ) {
+    ) -> Self {
         let entries = request
             .in_progress_results
             .iter()
@@ -142,21 +118,22 @@ impl EdfQueue {
                     sane_duration(job.time_remaining / available),
                     job.usage_of(resource),
                 )
-            });
-        self.fill(count as usize, entries);
+            })
+            .collect();
+        EdfQueue::new(count as usize, entries)
     }
 
     /// Recomputes finishes, misses and snapshots from snapshot `snapshot` on.
     fn reschedule_from(&mut self, snapshot: usize) {
         self.snapshots.truncate(snapshot + 1);
-        self.instances.clone_from(&self.snapshots[snapshot]);
+        let mut instances = self.snapshots[snapshot].clone();
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         for i in start..self.entries.len() {
             if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
-                self.snapshots.push(self.instances.clone());
+                self.snapshots.push(instances.clone());
             }
             let entry = &mut self.entries[i];
-            let finish = place(&mut self.instances, self.count, entry);
+            let finish = place(&mut instances, self.count, entry);
             entry.miss = (finish - entry.deadline).max(0.0);
         }
     }
@@ -166,13 +143,12 @@ impl EdfQueue {
     /// simulates the queue with the candidate from the snapshot before it, which is the
     /// new schedule itself: when the candidate is accepted, its misses and snapshots are
     /// kept rather than simulated again.
-    pub(super) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
+    pub(crate) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
         let position = self.entries.partition_point(|e| e.deadline <= candidate.deadline);
         // A snapshot exists for each multiple of the interval below the queue's length.
         let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(self.snapshots.len() - 1);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
-        let instances = &mut self.instances;
-        instances.clone_from(&self.snapshots[snapshot]);
+        let mut instances = self.snapshots[snapshot].clone();
         let mut snapshots = Vec::new();
         // Positions in the queue with the candidate: the entries before it keep theirs,
         // those after it move one place on.
@@ -182,25 +158,24 @@ impl EdfQueue {
             }
         };
         for (index, entry) in self.entries[start..position].iter().enumerate() {
-            snapshot_before(start + index, instances);
-            place(instances, self.count, entry);
+            snapshot_before(start + index, &instances);
+            place(&mut instances, self.count, entry);
         }
-        snapshot_before(position, instances);
-        let finish = place(instances, self.count, &candidate);
+        snapshot_before(position, &instances);
+        let finish = place(&mut instances, self.count, &candidate);
         if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
             return false;
         }
-        let misses = &mut self.misses;
-        misses.clear();
+        let mut misses = Vec::with_capacity(self.entries.len() - position);
         for (index, entry) in self.entries[position..].iter().enumerate() {
-            snapshot_before(position + 1 + index, instances);
-            let miss = (place(instances, self.count, entry) - entry.deadline).max(0.0);
+            snapshot_before(position + 1 + index, &instances);
+            let miss = (place(&mut instances, self.count, entry) - entry.deadline).max(0.0);
             if miss > entry.miss + DEADLINE_TOLERANCE {
                 return false;
             }
             misses.push(miss);
         }
-        for (entry, &miss) in self.entries[position..].iter_mut().zip(misses.iter()) {
+        for (entry, miss) in self.entries[position..].iter_mut().zip(misses) {
             entry.miss = miss;
         }
         let miss = (finish - candidate.deadline).max(0.0);

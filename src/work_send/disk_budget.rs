@@ -1,5 +1,5 @@
-//! Seed 004's "Scheduling Server Changes" on the emulated server: the disk space a reply
-//! may fill, in passes over the request's three free-space figures. Jobs are assigned
+//! Seed 004's "Scheduling Server Changes": the disk space a reply may fill, in passes
+//! over the request's three free-space figures. Jobs are assigned
 //! against the first figure; while nothing has been sent the server moves on to the
 //! second, and to the third if the project has `<delete_from_self/>`.
 
@@ -7,7 +7,7 @@ use crate::disk::FreeSpaceFigures;
 
 /// The disk space left for the jobs of one reply.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct DiskBudget {
+pub struct DiskBudget {
     figures: FreeSpaceFigures,
     delete_from_self: bool,
     /// 0, 1, 2: which figure is in force.
@@ -17,12 +17,14 @@ pub(super) struct DiskBudget {
 }
 
 impl DiskBudget {
-    pub(super) fn new(figures: FreeSpaceFigures, delete_from_self: bool) -> Self {
+    /// A budget over a request's figures; `delete_from_self`: the project's
+    /// `<delete_from_self/>`, which opens the third figure.
+    pub fn new(figures: FreeSpaceFigures, delete_from_self: bool) -> Self {
         DiskBudget { figures, delete_from_self, pass: 0, used: 0.0 }
     }
 
     /// The bytes the figure in force allows.
-    pub(super) fn allowed(&self) -> f64 {
+    pub fn allowed(&self) -> f64 {
         match self.pass {
             0 => self.figures.free,
             1 => self.figures.free_after_offenders,
@@ -32,7 +34,7 @@ impl DiskBudget {
 
     /// Whether a job of `nbytes` fits; a later pass is taken only while nothing has
     /// been sent (`nothing_sent`).
-    pub(super) fn fits(&mut self, nbytes: f64, nothing_sent: bool) -> bool {
+    pub fn fits(&mut self, nbytes: f64, nothing_sent: bool) -> bool {
         loop {
             if self.used + nbytes <= self.allowed() {
                 return true;
@@ -46,7 +48,7 @@ impl DiskBudget {
     }
 
     /// A job of `nbytes` was sent.
-    pub(super) fn take(&mut self, nbytes: f64) {
+    pub fn take(&mut self, nbytes: f64) {
         self.used += nbytes;
     }
 }
