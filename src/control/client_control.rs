@@ -29,7 +29,7 @@ use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
-use crate::decision::{Decision, decide_with_scratch};
+use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
@@ -38,7 +38,6 @@ use crate::model::{
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{next_report_time, report_reasons};
-use crate::rr_sim::RrSimScratch;
 use crate::work_fetch::{WorkRequest, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
@@ -102,8 +101,9 @@ pub struct ClientControl {
     decisions: u64,
     rpcs: u64,
     acked_jobs: usize,
-    /// The round-robin simulation's buffers, kept from one decision to the next.
-    rr_sim_scratch: RrSimScratch,
+    /// The decision's buffers (round-robin simulation, run list), kept from one
+    /// decision to the next.
+    decision_scratch: DecisionScratch,
     /// The scheduler request's lists, kept from one request to the next.
     request_scratch: RequestScratch,
 }
@@ -150,7 +150,7 @@ impl ClientControl {
             decisions: 0,
             rpcs: 0,
             acked_jobs: 0,
-            rr_sim_scratch: RrSimScratch::default(),
+            decision_scratch: DecisionScratch::default(),
             request_scratch: RequestScratch::default(),
         }
     }
@@ -390,7 +390,7 @@ impl ClientControl {
             self.policy,
             self.last_schedule_time,
             now,
-            &mut self.rr_sim_scratch,
+            &mut self.decision_scratch,
         );
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
