@@ -2,7 +2,7 @@
 //! pipeline of round-robin simulation, CPU scheduling and enforcement, followed by the
 //! seed 003 work-fetch choice, all made from the same simulation.
 
-use crate::cpu_sched::{RunList, make_run_list};
+use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
 use crate::enforce::{Enforcement, enforce};
 use crate::model::{ClientState, ProjectFacts};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
@@ -49,21 +49,33 @@ pub fn decide_with_facts(
     last_schedule_time: Time,
     now: Time,
 ) -> Decision {
-    decide_with_scratch(state, facts, policy, last_schedule_time, now, &mut RrSimScratch::default())
+    let scratch = &mut DecisionScratch::default();
+    decide_with_scratch(state, facts, policy, last_schedule_time, now, scratch)
 }
 
-/// [`decide_with_facts`] with the round-robin simulation working in `scratch`, kept by a
-/// caller that decides again and again (see [`simulate_with_scratch`]).
+/// The buffers a decision works in, kept by a caller that decides again and again so
+/// that a decision allocates little once they have grown.
+#[derive(Debug, Default, Clone)]
+pub struct DecisionScratch {
+    /// The round-robin simulation's (see [`simulate_with_scratch`]).
+    pub rr_sim: RrSimScratch,
+    /// The run list's candidate lists (see [`make_run_list_with_scratch`]).
+    pub run_list: RunListScratch,
+}
+
+/// [`decide_with_facts`] with the round-robin simulation and the run list working in
+/// `scratch`'s buffers.
 pub fn decide_with_scratch(
     state: &ClientState,
     facts: Vec<ProjectFacts>,
     policy: Policy,
     last_schedule_time: Time,
     now: Time,
-    scratch: &mut RrSimScratch,
+    scratch: &mut DecisionScratch,
 ) -> Decision {
-    let rr_sim = simulate_with_scratch(state, &facts, now, scratch);
-    let run_list = make_run_list(state, &rr_sim, &facts, policy, now);
+    let rr_sim = simulate_with_scratch(state, &facts, now, &mut scratch.rr_sim);
+    let run_list =
+        make_run_list_with_scratch(state, &rr_sim, &facts, policy, now, &mut scratch.run_list);
     let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);
     let work_fetch = choose_work_fetch(state, &rr_sim, &facts, policy, now);
     Decision { now, policy, facts, rr_sim, run_list, enforcement, work_fetch }

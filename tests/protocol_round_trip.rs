@@ -13,6 +13,7 @@ use boinc_core::protocol::{
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
+use std::borrow::Cow;
 
 #[path = "support/strategies.rs"]
 mod strategies;
@@ -42,7 +43,14 @@ fn prefs() -> impl Strategy<Value = Prefs> {
     (
         (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative()),
+        (
+            non_negative(),
+            percent(),
+            non_negative(),
+            any::<bool>(),
+            non_negative(),
+            1.0..86_400.0f64,
+        ),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
@@ -61,10 +69,11 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             disk_min_free_gb: c.2,
             run_on_batteries: c.3,
             idle_time_to_run: c.4,
+            disk_interval: c.5,
         })
 }
 
-fn host_info() -> impl Strategy<Value = HostInfo> {
+fn host_info() -> impl Strategy<Value = HostInfo<'static>> {
     (
         host_description(),
         (
@@ -78,7 +87,7 @@ fn host_info() -> impl Strategy<Value = HostInfo> {
         ),
     )
         .prop_map(|(description, c)| HostInfo {
-            description,
+            description: Cow::Owned(description),
             p_ncpus: c.0,
             p_fpops: c.1,
             m_nbytes: c.2,
@@ -125,7 +134,7 @@ fn disk_usage() -> impl Strategy<Value = DiskUsageReport> {
     })
 }
 
-fn gpu_report() -> impl Strategy<Value = GpuReport> {
+fn gpu_report() -> impl Strategy<Value = GpuReport<'static>> {
     (
         gpu(),
         any::<u32>(),
@@ -139,7 +148,7 @@ fn gpu_report() -> impl Strategy<Value = GpuReport> {
         .prop_map(|g| GpuReport {
             resource: g.0,
             count: g.1,
-            name: g.2,
+            name: g.2.into(),
             available_ram: g.3,
             peak_flops: g.4,
             req_secs: g.5,
@@ -148,10 +157,16 @@ fn gpu_report() -> impl Strategy<Value = GpuReport> {
         })
 }
 
-fn reported_result() -> impl Strategy<Value = ReportedResult> {
+fn reported_result() -> impl Strategy<Value = ReportedResult<'static>> {
     let output =
         (name(), non_negative(), non_negative(), text(), vec(name(), 0..3)).prop_map(|o| {
-            OutputFile { name: o.0, nbytes: o.1, max_nbytes: o.2, md5_cksum: o.3, upload_urls: o.4 }
+            OutputFile {
+                name: o.0.into(),
+                nbytes: o.1,
+                max_nbytes: o.2,
+                md5_cksum: o.3.into(),
+                upload_urls: o.4.into(),
+            }
         });
     (
         (name(), non_negative(), non_negative(), any::<i32>(), any::<i64>(), text(), any::<u32>()),
@@ -159,18 +174,18 @@ fn reported_result() -> impl Strategy<Value = ReportedResult> {
         (stderr(), vec(output, 0..3)),
     )
         .prop_map(|(a, b, c)| ReportedResult {
-            name: a.0,
+            name: a.0.into(),
             final_cpu_time: a.1,
             final_elapsed_time: a.2,
             exit_status: a.3,
             state: a.4,
-            platform: a.5,
+            platform: a.5.into(),
             version_num: a.6,
-            plan_class: b.0,
+            plan_class: b.0.into(),
             final_peak_working_set_size: b.1,
             final_peak_disk_usage: b.2,
             app_version_num: b.3,
-            stderr_out: c.0,
+            stderr_out: c.0.into(),
             output_files: c.1,
         })
 }
@@ -184,9 +199,9 @@ fn file_ref() -> impl Strategy<Value = FileReference> {
     })
 }
 
-fn app_version(with_files: bool) -> impl Strategy<Value = AppVersionDescription> {
+fn app_version(with_files: bool) -> impl Strategy<Value = AppVersionDescription<'static>> {
     let coprocessor =
-        (name(), non_negative()).prop_map(|c| CoprocessorUsage { kind: c.0, count: c.1 });
+        (name(), non_negative()).prop_map(|c| CoprocessorUsage { kind: c.0.into(), count: c.1 });
     let files = if with_files { 0..3usize } else { 0..1usize };
     (
         (name(), any::<u32>(), text(), text(), text()),
@@ -194,15 +209,15 @@ fn app_version(with_files: bool) -> impl Strategy<Value = AppVersionDescription>
         (text(), option::of(coprocessor), vec(file_ref(), files)),
     )
         .prop_map(move |(a, b, c)| AppVersionDescription {
-            app_name: a.0,
+            app_name: a.0.into(),
             version_num: a.1,
-            platform: a.2,
-            plan_class: a.3,
-            api_version: a.4,
+            platform: a.2.into(),
+            plan_class: a.3.into(),
+            api_version: a.4.into(),
             avg_ncpus: b.0,
             max_ncpus: b.1,
             flops: b.2,
-            cmdline: c.0,
+            cmdline: c.0.into(),
             coprocessor: c.1,
             // A request lists versions without their files, as the real client does.
             file_refs: if with_files { c.2 } else { Vec::new() },
@@ -257,7 +272,7 @@ fn request() -> impl Strategy<Value = SchedulerRequest<'static>> {
         (vec(other, 0..3), option::of(vec(in_progress_result(), 0..4))),
     )
         .prop_map(|(a, b, c, d, e, f)| SchedulerRequest {
-            authenticator: a.0,
+            authenticator: a.0.into(),
             hostid: a.1,
             rpc_seqno: a.2,
             client_version: a.3,
@@ -273,11 +288,11 @@ fn request() -> impl Strategy<Value = SchedulerRequest<'static>> {
             cpu_req_instances: b.5,
             estimated_delay: b.6,
             client_cap_plan_class: b.7,
-            platform_name: c.0,
-            alt_platforms: c.1,
-            code_sign_key: c.2,
+            platform_name: c.0.into(),
+            alt_platforms: c.1.into(),
+            code_sign_key: c.2.map(Cow::Owned),
             working_global_preferences: c.3,
-            cross_project_id: c.4,
+            cross_project_id: c.4.map(Cow::Owned),
             time_stats: d.0,
             net_stats: d.1,
             host_info: d.2,

@@ -93,7 +93,7 @@ fn captured_request_values() {
     let failed = request("boinc-7.20.5/sched_request_03_report_failed_task.xml");
     assert_eq!((failed.hostid, failed.rpc_seqno), (42, 1));
     let result = &failed.results[0];
-    assert_eq!((result.name.as_str(), result.exit_status, result.state), ("wu_A_r0", -186, 1));
+    assert_eq!((result.name.as_ref(), result.exit_status, result.state), ("wu_A_r0", -186, 1));
     assert_eq!((result.version_num, result.app_version_num), (100, Some(100)));
     assert!(result.stderr_out.contains("<error_code>-123 (no signature)</error_code>"));
     assert!(result.output_files.is_empty());
@@ -112,8 +112,8 @@ fn captured_request_values() {
             && result.stderr_out.ends_with("</stderr_txt>")
     );
     let output = &result.output_files[0];
-    assert_eq!((output.name.as_str(), output.nbytes), ("wu_B_r0_out", 50.0));
-    assert_eq!(output.upload_urls, ["http://127.0.0.1:8088/file_upload_handler"]);
+    assert_eq!((output.name.as_ref(), output.nbytes), ("wu_B_r0_out", 50.0));
+    assert_eq!(output.upload_urls.as_ref(), ["http://127.0.0.1:8088/file_upload_handler"]);
 
     let report = request("boinc-8.3.0/sched_request_3_report_result_captured.xml");
     assert_eq!(report.client_version.to_string(), "8.3.0");
@@ -212,7 +212,7 @@ fn master_page_and_account_file() {
 fn the_signed_reply_becomes_a_job_with_its_files_and_the_pinned_key() {
     let mut state = attached_state();
     let signed = reply("boinc-7.20.5/sched_reply_work_signed_example.xml");
-    let outcome = apply_reply(&mut state, ProjectId(0), &signed, 1795248000.0);
+    let outcome = apply_reply(&mut state, ProjectId(0), signed.clone(), 1795248000.0);
     let project = &state.projects[0];
     assert_eq!(project.name, "Fake Loopback Project");
     assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
@@ -246,7 +246,7 @@ fn the_signed_reply_becomes_a_job_with_its_files_and_the_pinned_key() {
     let output = state.file(outputs[0].file);
     assert_eq!((output.name.as_str(), state.open_name(&outputs[0])), ("wu_B_r0_out", "out"));
     assert!(output.upload_when_present);
-    assert_eq!(output.upload_urls, ["http://127.0.0.1:8088/file_upload_handler"]);
+    assert_eq!(output.upload_urls.as_ref(), ["http://127.0.0.1:8088/file_upload_handler"]);
     assert_eq!(state.workunit(job.workunit).command_line, "--tag B");
     // What a process host is told to run for it.
     let program = task_program(&state, id, 3).expect("the app version names a program");
@@ -269,7 +269,7 @@ fn the_signed_reply_becomes_a_job_with_its_files_and_the_pinned_key() {
     assert_eq!(program.identity.authenticator, "0123456789abcdef0123456789abcdef");
     assert_eq!((program.identity.hostid, program.identity.user_name.as_str()), (42, "tester"));
     // The same reply again changes nothing but the deadline it repeats.
-    let again = apply_reply(&mut state, ProjectId(0), &signed, 1795248100.0);
+    let again = apply_reply(&mut state, ProjectId(0), signed, 1795248100.0);
     assert!(again.new_jobs.is_empty() && again.code_sign_key == CodeSignKeyUpdate::Unchanged);
 }
 
@@ -345,8 +345,8 @@ fn side_by_side(ours: &SchedulerRequest, captures: &[&str]) -> String {
 #[test]
 fn attach_request_beside_the_real_clients() {
     let state = attached_state();
-    let request =
-        build_request(&state, &cpu_call(1.0, 0.0, &[]), &ClientIdentity::default(), 1795247974.0);
+    let identity = ClientIdentity::default();
+    let request = build_request(&state, &cpu_call(1.0, 0.0, &[]), &identity, 1795247974.0);
     assert_eq!((request.hostid, request.rpc_seqno, request.work_req_seconds), (0, 0, 1.0));
     insta::assert_snapshot!(side_by_side(
         &request,
@@ -360,12 +360,8 @@ fn attach_request_beside_the_real_clients() {
 #[test]
 fn fetch_request_beside_the_real_clients() {
     let state = attached_state();
-    let request = build_request(
-        &state,
-        &cpu_call(103680.0, 2.0, &[]),
-        &ClientIdentity::default(),
-        1795248036.0,
-    );
+    let identity = ClientIdentity::default();
+    let request = build_request(&state, &cpu_call(103680.0, 2.0, &[]), &identity, 1795248036.0);
     assert_eq!((request.cpu_req_secs, request.cpu_req_instances), (103680.0, 2.0));
     insta::assert_snapshot!(side_by_side(
         &request,
@@ -382,14 +378,11 @@ fn report_request_beside_the_real_clients() {
     .expect("reads");
     // The real client keeps the authenticator in the account file.
     state.projects[0].authenticator = attached_state().projects[0].authenticator.clone();
-    let request = build_request(
-        &state,
-        &cpu_call(103680.0, 2.0, &["wu_DEMO_r0"]),
-        &ClientIdentity::default(),
-        1795248600.0,
-    );
+    let identity = ClientIdentity::default();
+    let request =
+        build_request(&state, &cpu_call(103680.0, 2.0, &["wu_DEMO_r0"]), &identity, 1795248600.0);
     let result = &request.results[0];
-    assert_eq!((result.name.as_str(), result.state, result.version_num), ("wu_DEMO_r0", 5, 100));
+    assert_eq!((result.name.as_ref(), result.state, result.version_num), ("wu_DEMO_r0", 5, 100));
     assert_eq!(result.output_files[0].md5_cksum, "3a9a6d472869a8e61c402c6b33ba4e01");
     assert!(request.code_sign_key.is_some());
     assert_eq!((request.hostid, request.rpc_seqno), (42, 1));

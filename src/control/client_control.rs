@@ -27,7 +27,7 @@
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
-use super::request::{ClientIdentity, build_request};
+use super::request::{ClientIdentity, RequestScratch, build_request, build_request_with};
 use super::rpc_session::ProjectRpcState;
 use super::task_program::task_program;
 use super::user_action::{UserAction, UserActionError, apply_user_action};
@@ -35,7 +35,7 @@ use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
-use crate::decision::{Decision, decide_with_scratch};
+use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::{unstarted_duration, update_duration_correction_factor};
 use crate::model::{
@@ -44,7 +44,6 @@ use crate::model::{
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{next_report_time, report_reasons};
-use crate::rr_sim::RrSimScratch;
 use crate::work_fetch::{WorkRequest, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
@@ -110,8 +109,11 @@ pub struct ClientControl {
     decisions: u64,
     rpcs: u64,
     acked_jobs: usize,
-    /// The round-robin simulation's buffers, kept from one decision to the next.
-    rr_sim_scratch: RrSimScratch,
+    /// The decision's buffers (round-robin simulation, run list), kept from one
+    /// decision to the next.
+    decision_scratch: DecisionScratch,
+    /// The scheduler request's lists, kept from one request to the next.
+    request_scratch: RequestScratch,
     /// The client moves its files itself (see the module documentation).
     file_transfers: bool,
     /// When the transfer step next has something to do (infinity: nothing waits).
@@ -160,7 +162,8 @@ impl ClientControl {
             decisions: 0,
             rpcs: 0,
             acked_jobs: 0,
-            rr_sim_scratch: RrSimScratch::default(),
+            decision_scratch: DecisionScratch::default(),
+            request_scratch: RequestScratch::default(),
             file_transfers: false,
             next_transfer_check: f64::INFINITY,
         }
@@ -408,7 +411,7 @@ impl ClientControl {
             self.policy,
             self.last_schedule_time,
             now,
-            &mut self.rr_sim_scratch,
+            &mut self.decision_scratch,
         );
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
@@ -641,16 +644,33 @@ impl ClientControl {
         build_request(&self.state, call, &self.identity, now)
     }
 
+    /// Sends the scheduler request for `call` at `now` with `send` (which answers at
+    /// once, as the emulated world does) and returns `send`'s answer. The request is
+    /// [`super::build_request_with`]'s, in buffers kept from one request to the next.
+    pub fn send_request<R>(
+        &mut self,
+        call: &RpcCall,
+        now: Time,
+        send: impl FnOnce(&SchedulerRequest<'_>) -> R,
+    ) -> R {
+        let mut scratch = std::mem::take(&mut self.request_scratch);
+        let request = build_request_with(&self.state, call, &self.identity, now, &mut scratch);
+        let answer = send(&request);
+        scratch.recycle(request);
+        self.request_scratch = scratch;
+        answer
+    }
+
     /// The RPC `call` ended at `now`: `reply` is the server's answer (`None`: it failed).
     /// The request was sent either way, so the project's RPC sequence number moves on;
     /// a reply is taken into the state ([`super::apply_reply`]: new jobs queued, reported
-    /// results acknowledged). Returns what the reply meant; its `work` is what the
+    /// results acknowledged; the reply is used up). Returns what the reply meant; its `work` is what the
     /// project's RPC session settles backoff with ([`super::apply_rpc_outcome`]), after
     /// which [`ClientControl::set_project_rpc_state`] records it.
     pub fn finish_rpc(
         &mut self,
         call: &RpcCall,
-        reply: Option<&SchedulerReply>,
+        reply: Option<SchedulerReply>,
         now: Time,
     ) -> Option<ReplyOutcome> {
         let project = call.request.project;

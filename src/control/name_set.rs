@@ -62,21 +62,39 @@ impl<'n, V> NameSet<'n, V> {
     }
 
     /// Whether the set has `name`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, name: &str) -> bool {
-        self.filter.may_contain(name)
-            && match &self.entries {
-                Entries::List(list) => list.iter().any(|(n, _)| *n == name),
-                Entries::Map(map) => map.contains_key(name),
-            }
+        self.get(name).is_some()
     }
 
     /// The value of `name`, if the set has it.
-    #[inline]
+    #[inline(always)]
+    pub(crate) fn get(&self, name: &str) -> Option<&V> {
+        if !self.filter.may_contain(name) {
+            return None;
+        }
+        self.find(name)
+    }
+
+    /// The value of `name`, if the set has it, to change.
+    #[inline(always)]
     pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         if !self.filter.may_contain(name) {
             return None;
         }
+        self.find_mut(name)
+    }
+
+    /// The value of a name that passed the filter.
+    fn find(&self, name: &str) -> Option<&V> {
+        match &self.entries {
+            Entries::List(list) => list.iter().find(|(n, _)| *n == name).map(|(_, v)| v),
+            Entries::Map(map) => map.get(name),
+        }
+    }
+
+    /// The value of a name that passed the filter, to change.
+    fn find_mut(&mut self, name: &str) -> Option<&mut V> {
         match &mut self.entries {
             Entries::List(list) => list.iter_mut().find(|(n, _)| *n == name).map(|(_, v)| v),
             Entries::Map(map) => map.get_mut(name),
@@ -103,7 +121,7 @@ impl NameFilter {
         self.0[bit / 64] |= 1 << (bit % 64);
     }
 
-    #[inline]
+    #[inline(always)]
     fn may_contain(&self, name: &str) -> bool {
         let bit = Self::bit(name);
         self.0[bit / 64] & (1 << (bit % 64)) != 0
@@ -111,7 +129,7 @@ impl NameFilter {
 
     /// The name's last eight bytes (fewer, zero-padded, for a short name) and its length,
     /// mixed by one multiplication and folded to 0..256.
-    #[inline]
+    #[inline(always)]
     fn bit(name: &str) -> usize {
         let bytes = name.as_bytes();
         let tail = match bytes.len().checked_sub(8) {

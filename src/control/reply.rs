@@ -26,8 +26,8 @@ use crate::model::{
 };
 use crate::protocol::code_signing::KeyUpdate;
 use crate::protocol::{
-    AppVersionDescription, FileReference, NoWorkReason, ResultDescription, SchedulerReply,
-    ServerMessage,
+    AppDescription, AppVersionDescription, FileReference, NoWorkReason, ResultDescription,
+    SchedulerReply, ServerMessage, WorkunitDescription,
 };
 use crate::work_fetch::WorkReply;
 use serde::{Deserialize, Serialize};
@@ -122,29 +122,41 @@ pub struct ReplyOutcome {
 }
 
 /// Takes `reply`, the answer of `project`'s scheduler, into `state` at `now` (see the
-/// module documentation).
+/// module documentation). The reply is used up: its names and texts move into the state
+/// rather than being copied.
 pub fn apply_reply(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    mut reply: SchedulerReply,
     now: Time,
 ) -> ReplyOutcome {
     let mut outcome = ReplyOutcome {
-        messages: reply.messages.clone(),
-        global_preferences: reply.global_preferences.clone(),
+        work: work_facts(&reply, ResourceMap::default()),
+        messages: std::mem::take(&mut reply.messages),
+        global_preferences: reply.global_preferences.take(),
         ..ReplyOutcome::default()
     };
     if state.projects.get(project.index()).is_none() {
         return outcome;
     }
-    outcome.code_sign_key = take_account(state, project, reply);
-    take_apps(state, project, reply);
-    let files = take_files(state, project, reply);
-    take_app_versions(state, project, reply, &files, &mut outcome);
-    let (jobs_received, new_jobs) = take_jobs(state, project, reply, &files, now, &mut outcome);
-    outcome.new_jobs = new_jobs;
-    take_acks_and_aborts(state, project, reply, now, &mut outcome);
-    outcome.work = work_facts(reply, jobs_received);
+    outcome.code_sign_key = take_account(state, project, &mut reply);
+    take_apps(state, project, std::mem::take(&mut reply.apps));
+    let files = take_files(state, project, &mut reply);
+    let versions = std::mem::take(&mut reply.app_versions);
+    take_app_versions(state, project, versions, &files, &mut outcome);
+    let acks = std::mem::take(&mut reply.result_acks);
+    let mut acknowledged = NameSet::new(acks.iter().map(String::as_str), || false);
+    let jobs = SentJobs {
+        workunits: std::mem::take(&mut reply.workunits),
+        results: std::mem::take(&mut reply.results),
+    };
+    outcome.work.jobs_received =
+        take_jobs(state, project, jobs, &mut acknowledged, &files, now, &mut outcome);
+    let aborts = Aborts {
+        any_state: &reply.result_aborts,
+        if_not_started: &reply.result_aborts_if_not_started,
+    };
+    take_unmatched_acks_and_aborts(state, project, &acks, acknowledged, aborts, now, &mut outcome);
     outcome
 }
 
@@ -167,14 +179,13 @@ pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerRepl
     );
     let mut seen: HashSet<&str> = HashSet::new();
     for result in &reply.results {
-        if held_results.contains_key(result.name.as_str()) || !seen.insert(&result.name) {
+        if held_index(&held_results, &result.name).is_some() || !seen.insert(&result.name) {
             continue;
         }
         let app = match reply.workunits.iter().find(|w| w.name == result.wu_name) {
             Some(workunit) => Some(workunit.app_name.as_str()),
-            None => held_workunits
-                .get(result.wu_name.as_str())
-                .map(|&w| state.app(state.workunits[w].app).name.as_str()),
+            None => held_index(&held_workunits, &result.wu_name)
+                .map(|w| state.app(state.workunits[w].app).name.as_str()),
         };
         let Some(app) = app else { continue };
         let held_app = find_app(state, project, app);
@@ -203,11 +214,11 @@ pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerRepl
 
 /// The work-fetch facts of a reply that brought `jobs_received`.
 fn work_facts(reply: &SchedulerReply, jobs_received: ResourceMap<u32>) -> WorkReply {
-    let reasons: Vec<NoWorkReason> = reply.no_work_reasons().collect();
+    let said = |reason: NoWorkReason| reply.no_work_reasons().any(|r| r == reason);
     WorkReply {
         jobs_received,
-        no_work_because_of_deadlines: reasons.contains(&NoWorkReason::DeadlinesNotMet),
-        no_work_because_of_disk: reasons.contains(&NoWorkReason::DiskSpace),
+        no_work_because_of_deadlines: said(NoWorkReason::DeadlinesNotMet),
+        no_work_because_of_disk: said(NoWorkReason::DiskSpace),
         request_delay: reply.request_delay,
         no_apps: reply.no_rsc_apps,
     }
@@ -217,20 +228,20 @@ fn work_facts(reply: &SchedulerReply, jobs_received: ResourceMap<u32>) -> WorkRe
 fn take_account(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    reply: &mut SchedulerReply,
 ) -> CodeSignKeyUpdate {
     let record = &mut state.projects[project.index()];
-    if let Some(name) = reply.project_name.as_deref().filter(|n| !n.is_empty()) {
-        name.clone_into(&mut record.name);
+    if let Some(name) = reply.project_name.take().filter(|n| !n.is_empty()) {
+        record.name = name;
     }
-    if let Some(name) = &reply.user_name {
-        name.clone_into(&mut record.user_name);
+    if let Some(name) = reply.user_name.take() {
+        record.user_name = name;
     }
-    if let Some(name) = &reply.team_name {
-        name.clone_into(&mut record.team_name);
+    if let Some(name) = reply.team_name.take() {
+        record.team_name = name;
     }
-    if let Some(cpid) = &reply.cross_project_id {
-        cpid.clone_into(&mut record.cross_project_id);
+    if let Some(cpid) = reply.cross_project_id.take() {
+        record.cross_project_id = cpid;
     }
     record.userid = reply.userid.unwrap_or(record.userid);
     record.teamid = reply.teamid.unwrap_or(record.teamid);
@@ -257,18 +268,18 @@ fn take_account(
     }
 }
 
-fn take_apps(state: &mut ClientState, project: ProjectId, reply: &SchedulerReply) {
-    for description in &reply.apps {
+fn take_apps(state: &mut ClientState, project: ProjectId, apps: Vec<AppDescription>) {
+    for description in apps {
         match find_app(state, project, &description.name) {
             Some(app) => {
                 let app = &mut state.apps[app.index()];
-                description.user_friendly_name.clone_into(&mut app.user_friendly_name);
+                app.user_friendly_name = description.user_friendly_name;
                 app.non_cpu_intensive = description.non_cpu_intensive;
             }
             None => state.apps.push(App {
-                user_friendly_name: description.user_friendly_name.clone(),
+                user_friendly_name: description.user_friendly_name,
                 non_cpu_intensive: description.non_cpu_intensive,
-                ..App::new(project, description.name.clone())
+                ..App::new(project, description.name)
             }),
         }
     }
@@ -279,7 +290,7 @@ fn take_apps(state: &mut ClientState, project: ProjectId, reply: &SchedulerReply
 fn take_files(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    reply: &mut SchedulerReply,
 ) -> HashMap<String, FileId> {
     let mentions_files = !reply.file_infos.is_empty()
         || reply.app_versions.iter().any(|v| !v.file_refs.is_empty())
@@ -295,7 +306,7 @@ fn take_files(
         .filter(|(_, f)| f.project == project)
         .map(|(i, f)| (f.name.clone(), FileId::from_index(i)))
         .collect();
-    for description in &reply.file_infos {
+    for description in std::mem::take(&mut reply.file_infos) {
         // A name that is not a plain file name never reaches the disk (check_reply
         // refuses such a reply whole).
         if files.contains_key(&description.name) || !is_plain_file_name(&description.name) {
@@ -304,19 +315,19 @@ fn take_files(
         let mut file =
             FileInfo::new(project, description.name.clone(), description.nbytes.unwrap_or(0.0));
         file.max_nbytes = description.max_nbytes.unwrap_or(0.0);
-        file.md5_cksum.clone_from(&description.md5_cksum);
-        file.file_signature.clone_from(&description.file_signature);
+        file.md5_cksum = description.md5_cksum;
+        file.file_signature = description.file_signature;
         file.executable = description.executable;
         file.sticky = description.sticky;
         file.upload_when_present = description.upload_when_present;
         file.priority = description.priority;
         file.exp_days = description.exp_days;
         if description.upload_when_present || description.generated_locally {
-            file.upload_urls.clone_from(&description.urls);
+            file.upload_urls = description.urls;
         } else {
-            file.download_urls.clone_from(&description.urls);
+            file.download_urls = description.urls;
         }
-        files.insert(description.name.clone(), FileId::from_index(state.files.len()));
+        files.insert(description.name, FileId::from_index(state.files.len()));
         state.files.push(file);
     }
     files
@@ -324,13 +335,16 @@ fn take_files(
 
 /// References to the project's files; a reference to a file neither held nor sent is
 /// dropped (it names nothing the client could fetch).
-fn file_refs(references: &[FileReference], files: &HashMap<String, FileId>) -> Vec<FileRef> {
+fn file_refs(references: Vec<FileReference>, files: &HashMap<String, FileId>) -> Vec<FileRef> {
+    if references.is_empty() {
+        return Vec::new();
+    }
     references
-        .iter()
+        .into_iter()
         .filter_map(|reference| {
             Some(FileRef {
                 file: *files.get(&reference.file_name)?,
-                open_name: reference.open_name.clone(),
+                open_name: reference.open_name,
                 main_program: reference.main_program,
                 copy_file: reference.copy_file,
             })
@@ -356,20 +370,21 @@ fn usage_of(description: &AppVersionDescription) -> Result<ResourceUsage, String
 fn take_app_versions(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    versions: Vec<AppVersionDescription>,
     files: &HashMap<String, FileId>,
     outcome: &mut ReplyOutcome,
 ) {
-    for description in &reply.app_versions {
+    for description in versions {
         let Some(app) = find_app(state, project, &description.app_name) else {
-            outcome.problems.push(ReplyProblem::UnknownApp { app: description.app_name.clone() });
+            let app = description.app_name.into_owned();
+            outcome.problems.push(ReplyProblem::UnknownApp { app });
             continue;
         };
-        let usage = match usage_of(description) {
+        let usage = match usage_of(&description) {
             Ok(usage) => usage,
             Err(kind) => {
                 outcome.problems.push(ReplyProblem::UnsupportedCoprocessor {
-                    app: description.app_name.clone(),
+                    app: description.app_name.into_owned(),
                     version_num: description.version_num,
                     kind,
                 });
@@ -389,13 +404,13 @@ fn take_app_versions(
             None => {
                 let flops = description.flops.unwrap_or(state.host.p_fpops);
                 state.app_versions.push(AppVersion {
-                    platform: description.platform.clone(),
-                    files: file_refs(&description.file_refs, files),
+                    platform: description.platform.into_owned(),
+                    files: file_refs(description.file_refs, files),
                     ..AppVersion::new(
                         project,
                         app,
                         description.version_num,
-                        description.plan_class.clone(),
+                        description.plan_class.into_owned(),
                         usage,
                         flops,
                     )
@@ -410,137 +425,189 @@ fn take_app_versions(
         if let Some(flops) = description.flops.filter(|f| *f > 0.0) {
             version.flops = flops;
         }
-        description.api_version.clone_into(&mut version.api_version);
-        description.cmdline.clone_into(&mut version.cmdline);
+        version.api_version = description.api_version.into_owned();
+        version.cmdline = description.cmdline.into_owned();
     }
 }
 
-/// Adds the reply's new workunits and jobs; returns the jobs per main resource and the
-/// new jobs' ids.
+/// The reply's jobs: its workunits and results.
+struct SentJobs {
+    workunits: Vec<WorkunitDescription>,
+    results: Vec<ResultDescription>,
+}
+
+/// What the client knows of a result name the reply sends.
+#[derive(Default)]
+struct SentResult {
+    /// The project's job of that name the client holds already.
+    held: Option<usize>,
+    /// A result of that name was looked at earlier in the reply.
+    seen: bool,
+}
+
+/// What the client knows of a workunit name the reply sends or names.
+#[derive(Default)]
+struct SentWorkunit {
+    /// The project's workunit of that name the client holds already.
+    held: Option<usize>,
+    /// The workunit of that name the reply made.
+    taken: Option<WorkunitId>,
+}
+
+/// Adds the reply's new workunits and jobs, and acknowledges the reported jobs in
+/// `acknowledged` (one pass over the held jobs does both); returns the jobs per main
+/// resource. The new jobs' ids go to `outcome`.
 fn take_jobs(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    jobs: SentJobs,
+    acknowledged: &mut NameSet<'_, bool>,
     files: &HashMap<String, FileId>,
     now: Time,
     outcome: &mut ReplyOutcome,
-) -> (ResourceMap<u32>, Vec<JobId>) {
-    let mut jobs_received = ResourceMap::<u32>::default();
-    let mut new_jobs = Vec::new();
-    if reply.results.is_empty() && reply.workunits.is_empty() {
-        return (jobs_received, new_jobs);
+) -> ResourceMap<u32> {
+    let SentJobs { workunits, results } = jobs;
+    // Only the project's records whose names the reply mentions are looked up, so a
+    // reply costs what it carries.
+    let mut sent: NameSet<'_, SentResult> =
+        NameSet::new(results.iter().map(|r| r.name.as_str()), SentResult::default);
+    if !sent.is_empty() || !acknowledged.is_empty() {
+        for (index, job) in state.jobs.iter_mut().enumerate() {
+            if job.project != project {
+                continue;
+            }
+            if let Some(result) = sent.get_mut(&job.name)
+                && result.held.is_none()
+            {
+                result.held = Some(index);
+            }
+            if job.ready_to_report
+                && !job.got_server_ack
+                && let Some(matched) = acknowledged.get_mut(&job.name)
+                && !*matched
+            {
+                *matched = true;
+                job.got_server_ack = true;
+                outcome.acknowledged += 1;
+            }
+        }
     }
-    // The held workunits and jobs the reply names: only the project's records whose
-    // names the reply mentions are looked up, so a reply costs what it carries.
-    let held_workunits = held_by_name(
-        state.workunits.iter().map(|w| (w.project, w.name.as_str())),
-        project,
-        reply
-            .workunits
-            .iter()
-            .map(|w| w.name.as_str())
-            .chain(reply.results.iter().map(|r| r.wu_name.as_str())),
-    );
-    let mut sent_workunits: NameSet<'_, Option<WorkunitId>> =
-        NameSet::new(reply.workunits.iter().map(|w| w.name.as_str()), || None);
-    // The workunit each of the reply's `<workunit>`s became, by position.
-    let mut sent_ids: Vec<(&str, Option<WorkunitId>)> =
-        reply.workunits.iter().map(|w| (w.name.as_str(), None)).collect();
-    for (index, description) in reply.workunits.iter().enumerate() {
-        let name = description.name.as_str();
-        if held_workunits.contains_key(name)
-            || sent_workunits.get_mut(name).is_some_and(|w| w.is_some())
-        {
-            continue;
+    let mut jobs_received = ResourceMap::<u32>::default();
+    if results.is_empty() && workunits.is_empty() {
+        return jobs_received;
+    }
+    let first_workunit = state.workunits.len();
+    // The reply's new workunits, by position, with their apps.
+    let mut new_workunits: Vec<(usize, AppId)> = Vec::new();
+    // What becomes of each result: the workunit and version it is taken with, or nothing.
+    let mut taken: Vec<Option<(WorkunitId, AppVersionId)>> = Vec::with_capacity(results.len());
+    {
+        let mut named = NameSet::new(
+            (workunits.iter().map(|w| w.name.as_str()))
+                .chain(results.iter().map(|r| r.wu_name.as_str())),
+            SentWorkunit::default,
+        );
+        for (index, workunit) in state.workunits.iter().enumerate() {
+            if workunit.project == project
+                && let Some(slot) = named.get_mut(&workunit.name)
+                && slot.held.is_none()
+            {
+                slot.held = Some(index);
+            }
         }
-        let Some(app) = find_app(state, project, &description.app_name) else {
-            outcome.problems.push(ReplyProblem::UnknownApp { app: description.app_name.clone() });
-            continue;
-        };
-        if let Some(slot) = sent_workunits.get_mut(name) {
-            *slot = Some(WorkunitId::from_index(state.workunits.len()));
+        for (position, description) in workunits.iter().enumerate() {
+            let Some(slot) = named.get_mut(&description.name) else { continue };
+            if slot.held.is_some() || slot.taken.is_some() {
+                continue;
+            }
+            let Some(app) = find_app(state, project, &description.app_name) else {
+                let app = description.app_name.clone();
+                outcome.problems.push(ReplyProblem::UnknownApp { app });
+                continue;
+            };
+            slot.taken = Some(WorkunitId::from_index(first_workunit + new_workunits.len()));
+            new_workunits.push((position, app));
         }
-        sent_ids[index] = (name, Some(WorkunitId::from_index(state.workunits.len())));
+        // A reply naming a job twice is told apart by the count of names; only then is
+        // each looked at.
+        let repeats = sent.len() < results.len();
+        for description in &results {
+            let Some(result) = sent.get_mut(&description.name) else {
+                taken.push(None);
+                continue;
+            };
+            let problem = || ReplyProblem::DuplicateResult { result: description.name.clone() };
+            if let Some(index) = result.held {
+                // The project may move a job's deadline by sending it again.
+                state.jobs[index].report_deadline = description.report_deadline;
+                outcome.problems.push(problem());
+                taken.push(None);
+                continue;
+            }
+            if repeats && std::mem::replace(&mut result.seen, true) {
+                outcome.problems.push(problem());
+                taken.push(None);
+                continue;
+            }
+            let slot = named.get_mut(&description.wu_name);
+            let workunit = slot.and_then(|s| s.held.map(WorkunitId::from_index).or(s.taken));
+            let Some(workunit) = workunit else {
+                outcome.problems.push(ReplyProblem::UnknownWorkunit {
+                    result: description.name.clone(),
+                    workunit: description.wu_name.clone(),
+                });
+                taken.push(None);
+                continue;
+            };
+            let app = match workunit.index().checked_sub(first_workunit) {
+                Some(new) => new_workunits[new].1,
+                None => state.workunit(workunit).app,
+            };
+            let version = find_version(
+                state,
+                app,
+                description.version_num,
+                &description.plan_class,
+                &description.platform,
+            );
+            if version.is_none() {
+                let result = description.name.clone();
+                outcome.problems.push(ReplyProblem::NoAppVersion { result });
+            }
+            taken.push(version.map(|v| (workunit, v)));
+        }
+    }
+    let mut new_workunits = new_workunits.into_iter().peekable();
+    for (position, description) in workunits.into_iter().enumerate() {
+        let Some((_, app)) = new_workunits.next_if(|&(p, _)| p == position) else { continue };
         state.workunits.push(Workunit {
             project,
-            name: description.name.clone(),
+            name: description.name,
             app,
             rsc_fpops_est: description.rsc_fpops_est,
             rsc_fpops_bound: description.rsc_fpops_bound,
             rsc_memory_bound: description.rsc_memory_bound,
             rsc_disk_bound: description.rsc_disk_bound,
-            command_line: description.command_line.clone(),
-            input_files: file_refs(&description.file_refs, files),
+            command_line: description.command_line,
+            input_files: file_refs(description.file_refs, files),
         });
     }
-    let held = held_by_name(
-        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
-        project,
-        reply.results.iter().map(|r| r.name.as_str()),
-    );
-    // A reply naming a job twice is told apart by the count of names; only then is each
-    // looked at.
-    let mut taken: NameSet<'_, bool> =
-        NameSet::new(reply.results.iter().map(|r| r.name.as_str()), || false);
-    let repeats = taken.len() < reply.results.len();
-    state.jobs.reserve(reply.results.len());
-    for (position, description) in reply.results.iter().enumerate() {
-        if let Some(&index) = held.get(description.name.as_str()) {
-            // The project may move a job's deadline by sending it again.
-            state.jobs[index].report_deadline = description.report_deadline;
-            outcome
-                .problems
-                .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
-            continue;
-        }
-        if repeats
-            && taken.get_mut(&description.name).is_some_and(|seen| std::mem::replace(seen, true))
-        {
-            outcome
-                .problems
-                .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
-            continue;
-        }
-        let wu_name = description.wu_name.as_str();
-        let workunit = match held_workunits.get(wu_name) {
-            Some(&index) => Some(WorkunitId::from_index(index)),
-            // Servers send each job's workunit beside it: try its place first.
-            None => match sent_ids.get(position) {
-                Some(&(name, Some(id))) if name == wu_name => Some(id),
-                _ => sent_workunits.get_mut(wu_name).and_then(|w| *w),
-            },
-        };
-        let Some(workunit) = workunit else {
-            outcome.problems.push(ReplyProblem::UnknownWorkunit {
-                result: description.name.clone(),
-                workunit: description.wu_name.clone(),
-            });
-            continue;
-        };
-        let app = state.workunit(workunit).app;
-        let Some(version) = find_version(
-            state,
-            app,
-            description.version_num,
-            &description.plan_class,
-            &description.platform,
-        ) else {
-            outcome.problems.push(ReplyProblem::NoAppVersion { result: description.name.clone() });
-            continue;
-        };
+    state.jobs.reserve(taken.iter().flatten().count());
+    for (description, taken) in results.into_iter().zip(taken) {
+        let Some((workunit, version)) = taken else { continue };
         let job = new_job(state, project, description, workunit, version, files, now);
         jobs_received[state.app_version(version).usage.main_resource()] += 1;
-        new_jobs.push(JobId::from_index(state.jobs.len()));
+        outcome.new_jobs.push(JobId::from_index(state.jobs.len()));
         state.jobs.push(job);
     }
-    (jobs_received, new_jobs)
+    jobs_received
 }
 
 /// A job of the reply, received `now`.
 fn new_job(
     state: &ClientState,
     project: ProjectId,
-    description: &ResultDescription,
+    description: ResultDescription,
     workunit: WorkunitId,
     version: AppVersionId,
     files: &HashMap<String, FileId>,
@@ -552,7 +619,7 @@ fn new_job(
         && record.files.iter().all(present);
     let mut job = Job::downloaded(
         project,
-        description.name.clone(),
+        description.name,
         workunit,
         version,
         now,
@@ -564,54 +631,54 @@ fn new_job(
     record.platform.clone_into(&mut job.platform);
     job.version_num = record.version_num;
     record.plan_class.clone_into(&mut job.plan_class);
-    job.output_files = file_refs(&description.file_refs, files);
+    job.output_files = file_refs(description.file_refs, files);
     job
 }
 
-fn take_acks_and_aborts(
+/// The results a reply aborts.
+struct Aborts<'r> {
+    /// Whatever their state (`<result_abort>`).
+    any_state: &'r [String],
+    /// Unless they have started (`<result_abort_if_not_started>`).
+    if_not_started: &'r [String],
+}
+
+/// Acknowledgements are for the results just reported, which [`take_jobs`] matched: a
+/// name among `acks` not matched there is looked for further (to tell an old one from
+/// none), with the aborts.
+fn take_unmatched_acks_and_aborts(
     state: &mut ClientState,
     project: ProjectId,
-    reply: &SchedulerReply,
+    acks: &[String],
+    acknowledged: NameSet<'_, bool>,
+    aborts: Aborts<'_>,
     now: Time,
     outcome: &mut ReplyOutcome,
 ) {
-    // Acknowledgements are for the results just reported: those are looked at first, and
-    // only a name not among them is looked for further (to tell an old one from none).
-    let mut acks = NameSet::new(reply.result_acks.iter().map(String::as_str), || false);
-    if !acks.is_empty() {
-        for job in &mut state.jobs {
-            if job.project == project
-                && job.ready_to_report
-                && !job.got_server_ack
-                && let Some(matched) = acks.get_mut(&job.name)
-                && !*matched
-            {
-                *matched = true;
-                job.got_server_ack = true;
-                outcome.acknowledged += 1;
-            }
-        }
-    }
-    let unmatched: Vec<&str> =
-        acks.into_entries().into_iter().filter(|(_, matched)| !matched).map(|(n, _)| n).collect();
-    let aborts: Vec<(&str, bool)> = (reply.result_aborts.iter().map(|n| (n.as_str(), false)))
-        .chain(reply.result_aborts_if_not_started.iter().map(|n| (n.as_str(), true)))
+    let unmatched: Vec<&str> = acknowledged
+        .into_entries()
+        .into_iter()
+        .filter(|(_, matched)| !matched)
+        .map(|(n, _)| n)
         .collect();
-    if unmatched.is_empty() && aborts.is_empty() {
+    if unmatched.is_empty() && aborts.any_state.is_empty() && aborts.if_not_started.is_empty() {
         return;
     }
+    let aborts: Vec<(&str, bool)> = (aborts.any_state.iter().map(|n| (n.as_str(), false)))
+        .chain(aborts.if_not_started.iter().map(|n| (n.as_str(), true)))
+        .collect();
     let held = held_by_name(
         state.jobs.iter().map(|j| (j.project, j.name.as_str())),
         project,
         unmatched.iter().copied().chain(aborts.iter().map(|(name, _)| *name)),
     );
-    for name in reply.result_acks.iter().filter(|n| unmatched.contains(&n.as_str())) {
-        if !held.contains_key(name.as_str()) {
+    for name in acks.iter().filter(|n| unmatched.contains(&n.as_str())) {
+        if held_index(&held, name).is_none() {
             outcome.problems.push(ReplyProblem::UnknownResult { result: name.clone() });
         }
     }
     for (name, only_unstarted) in aborts {
-        let Some(&index) = held.get(name) else {
+        let Some(index) = held_index(&held, name) else {
             outcome.problems.push(ReplyProblem::UnknownResult { result: name.to_owned() });
             continue;
         };
@@ -671,7 +738,7 @@ fn version_matches(version: &AppVersionDescription, result: &ResultDescription) 
 }
 
 /// Which of `names` the project holds a record of, among `records` (each record's
-/// project and name, in index order): name to the record's index.
+/// project and name, in index order): each name with the first such record's index.
 ///
 /// Every reply is checked against every held job, and the names a reply brings are
 /// nearly always new: the wanted names are a [`NameSet`], which turns most records away
@@ -680,7 +747,7 @@ fn held_by_name<'n, 'r>(
     records: impl Iterator<Item = (ProjectId, &'r str)>,
     project: ProjectId,
     names: impl Iterator<Item = &'n str>,
-) -> HashMap<&'n str, usize> {
+) -> NameSet<'n, Option<usize>> {
     let mut wanted: NameSet<'n, Option<usize>> = NameSet::new(names, || None);
     if !wanted.is_empty() {
         for (index, (owner, name)) in records.enumerate() {
@@ -692,7 +759,12 @@ fn held_by_name<'n, 'r>(
             }
         }
     }
-    wanted.into_entries().into_iter().filter_map(|(name, index)| Some((name, index?))).collect()
+    wanted
+}
+
+/// The index of the record of `name` that [`held_by_name`] found.
+fn held_index(held: &NameSet<'_, Option<usize>>, name: &str) -> Option<usize> {
+    held.get(name).copied().flatten()
 }
 
 #[cfg(test)]
@@ -710,14 +782,18 @@ mod tests {
         state
     }
 
-    fn version(app: &str, num: u32, coprocessor: Option<(&str, f64)>) -> AppVersionDescription {
+    fn version(
+        app: &str,
+        num: u32,
+        coprocessor: Option<(&str, f64)>,
+    ) -> AppVersionDescription<'static> {
         AppVersionDescription {
-            app_name: app.into(),
+            app_name: app.to_owned().into(),
             version_num: num,
             avg_ncpus: Some(1.0),
             flops: Some(2e9),
             coprocessor: coprocessor
-                .map(|(kind, count)| CoprocessorUsage { kind: kind.into(), count }),
+                .map(|(kind, count)| CoprocessorUsage { kind: kind.to_owned().into(), count }),
             ..AppVersionDescription::default()
         }
     }
@@ -757,7 +833,7 @@ mod tests {
         let mut state = state();
         let reply = reply();
         let preview = work_reply(&state, P, &reply);
-        let outcome = apply_reply(&mut state, P, &reply, 100.0);
+        let outcome = apply_reply(&mut state, P, reply.clone(), 100.0);
         assert_eq!(outcome.work, preview);
         assert_eq!(outcome.work.jobs_received[ResourceType::Cpu], 1);
         assert_eq!(outcome.work.jobs_received[ResourceType::Nvidia], 1);
@@ -772,7 +848,7 @@ mod tests {
         // Sent again: nothing new, the deadline moves, and it is reported as a duplicate.
         let mut again = reply.clone();
         again.results[0].report_deadline = 6000.0;
-        let outcome = apply_reply(&mut state, P, &again, 200.0);
+        let outcome = apply_reply(&mut state, P, again.clone(), 200.0);
         assert!(outcome.new_jobs.is_empty());
         assert_eq!(state.jobs.len(), 2);
         assert_eq!(state.jobs[0].report_deadline, 6000.0);
@@ -793,7 +869,7 @@ mod tests {
         let (_, orphan) = job("r4", "a", 1);
         reply.results.push(orphan);
         let preview = work_reply(&state, P, &reply);
-        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let outcome = apply_reply(&mut state, P, reply, 0.0);
         assert_eq!(outcome.work, preview);
         assert_eq!(outcome.new_jobs.len(), 2);
         assert!(outcome.problems.contains(&ReplyProblem::UnsupportedCoprocessor {
@@ -835,7 +911,7 @@ mod tests {
             open_name: "output".into(),
             ..FileReference::default()
         });
-        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let outcome = apply_reply(&mut state, P, reply, 0.0);
         let id = outcome.new_jobs[0];
         assert_eq!(state.job(id).state, JobState::New);
         assert_eq!(state.file(state.job_input_files(id)[0].file).download_urls, ["http://p/in"]);
@@ -860,12 +936,12 @@ mod tests {
             code_sign_key: Some(key.clone()),
             ..SchedulerReply::default()
         };
-        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let outcome = apply_reply(&mut state, P, reply.clone(), 0.0);
         let project = &state.projects[0];
         assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
         assert_eq!((project.name.as_str(), project.user_name.as_str()), ("Project P", "u"));
         assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned(key.trim().to_owned()));
-        let same = apply_reply(&mut state, P, &reply, 0.0);
+        let same = apply_reply(&mut state, P, reply, 0.0);
         assert_eq!(same.code_sign_key, CodeSignKeyUpdate::Unchanged);
         // An unreadable key is not taken; the pinned one stays.
         let changed = SchedulerReply {
@@ -873,12 +949,12 @@ mod tests {
             code_sign_key_signature: Some("ef\n.".into()),
             ..SchedulerReply::default()
         };
-        let outcome = apply_reply(&mut state, P, &changed, 0.0);
+        let outcome = apply_reply(&mut state, P, changed, 0.0);
         assert!(matches!(outcome.code_sign_key, CodeSignKeyUpdate::Refused { .. }));
         assert_eq!(state.projects[0].code_sign_key.as_deref(), Some(key.trim()), "not taken");
         // No host id in a reply: the sequence goes on.
         state.projects[0].rpc_seqno = 3;
-        apply_reply(&mut state, P, &SchedulerReply::default(), 0.0);
+        apply_reply(&mut state, P, SchedulerReply::default(), 0.0);
         assert_eq!(state.projects[0].rpc_seqno, 3);
     }
 
@@ -893,7 +969,7 @@ mod tests {
     #[test]
     fn acknowledgements_and_aborts() {
         let mut state = state();
-        let outcome = apply_reply(&mut state, P, &reply(), 0.0);
+        let outcome = apply_reply(&mut state, P, reply(), 0.0);
         let (done, queued) = (outcome.new_jobs[0], outcome.new_jobs[1]);
         state.jobs[done.index()].state = JobState::FilesUploaded;
         state.jobs[done.index()].ready_to_report = true;
@@ -901,12 +977,12 @@ mod tests {
             result_acks: vec!["r1".into(), "r1".into(), "ghost".into()],
             ..SchedulerReply::default()
         };
-        let outcome = apply_reply(&mut state, P, &ack, 10.0);
+        let outcome = apply_reply(&mut state, P, ack.clone(), 10.0);
         assert_eq!(outcome.acknowledged, 1);
         assert!(state.job(done).got_server_ack);
         assert_eq!(outcome.problems, [ReplyProblem::UnknownResult { result: "ghost".into() }]);
         // Another project's job of the same name is not this project's.
-        let other = apply_reply(&mut state, ProjectId(1), &ack, 10.0);
+        let other = apply_reply(&mut state, ProjectId(1), ack, 10.0);
         assert_eq!(other.acknowledged, 0);
 
         let mut task = ActiveTask::new(0);
@@ -916,13 +992,13 @@ mod tests {
             result_aborts_if_not_started: vec!["r2".into()],
             ..SchedulerReply::default()
         };
-        assert!(apply_reply(&mut state, P, &abort, 20.0).aborted.is_empty(), "it has started");
+        assert!(apply_reply(&mut state, P, abort, 20.0).aborted.is_empty(), "it has started");
         let abort =
             SchedulerReply { result_aborts: vec!["r2".into()], ..SchedulerReply::default() };
-        let outcome = apply_reply(&mut state, P, &abort, 20.0);
+        let outcome = apply_reply(&mut state, P, abort.clone(), 20.0);
         assert_eq!(outcome.abort_running, [queued], "the caller stops the task");
         state.jobs[queued.index()].task = None;
-        let outcome = apply_reply(&mut state, P, &abort, 30.0);
+        let outcome = apply_reply(&mut state, P, abort, 30.0);
         assert_eq!(outcome.aborted, [queued]);
         let job = state.job(queued);
         assert_eq!(

@@ -66,27 +66,85 @@ impl Default for ClientIdentity {
     }
 }
 
-/// The request for `call` at `now` (see the module documentation). The jobs it lists
-/// borrow their names from `state`.
+/// The request for `call` at `now` (see the module documentation). Its text is borrowed
+/// from `state` and `identity`, not copied.
 pub fn build_request<'s>(
     state: &'s ClientState,
     call: &RpcCall,
-    identity: &ClientIdentity,
+    identity: &'s ClientIdentity,
     now: Time,
+) -> SchedulerRequest<'s> {
+    build_request_with(state, call, identity, now, &mut RequestScratch::default())
+}
+
+/// Buffers for the lists of a request, kept between requests by a caller that makes
+/// many (as the emulator does at every RPC), so that making one allocates nothing once
+/// they have grown: [`build_request_with`] fills them, [`RequestScratch::recycle`] takes
+/// them back from the request once it has been sent.
+#[derive(Debug, Default)]
+pub struct RequestScratch {
+    reported: Vec<ReportedResult<'static>>,
+    app_versions: Vec<AppVersionDescription<'static>>,
+    coprocs: Vec<GpuReport<'static>>,
+    other: Vec<OtherResult<'static>>,
+    in_progress: Vec<InProgressResult<'static>>,
+    /// By app version index: its place in the request's `<app_versions>` (-1: not
+    /// listed).
+    listed: Vec<i32>,
+    /// By project index: it has a job that can run.
+    runnable_projects: Vec<bool>,
+}
+
+impl Clone for RequestScratch {
+    /// Fresh buffers: what a scratch holds is never needed again.
+    fn clone(&self) -> Self {
+        RequestScratch::default()
+    }
+}
+
+impl RequestScratch {
+    /// Takes back the lists of `request` (sent, no longer needed) for the next one.
+    pub fn recycle(&mut self, request: SchedulerRequest<'_>) {
+        self.reported = emptied(request.results);
+        self.app_versions = emptied(request.app_versions);
+        self.coprocs = emptied(request.coprocs);
+        self.other = emptied(request.other_results);
+        if let Some(list) = request.in_progress_results {
+            self.in_progress = emptied(list);
+        }
+    }
+}
+
+/// `list` emptied, its buffer kept for elements that borrow from elsewhere: an empty list
+/// borrows nothing, and collecting a vector's own iterator into elements of the same
+/// size reuses its buffer.
+fn emptied<T, U>(mut list: Vec<T>) -> Vec<U> {
+    list.clear();
+    list.into_iter().map(|_| unreachable!("the list is empty")).collect()
+}
+
+/// [`build_request`] with the lists in `scratch`'s buffers.
+pub fn build_request_with<'s>(
+    state: &'s ClientState,
+    call: &RpcCall,
+    identity: &'s ClientIdentity,
+    now: Time,
+    scratch: &mut RequestScratch,
 ) -> SchedulerRequest<'s> {
     let project_id = call.request.project;
     let project = state.project(project_id);
-    let jobs = JobLists::gather(state, call, identity);
+    let jobs = JobLists::gather(state, call, identity, scratch);
     let share = project.resource_share.max(0.0);
     let fraction = |total: f64| if total > 0.0 { share / total } else { 1.0 };
-    let runnable_share = state.total_share(|p| jobs.runnable_projects[p.index()]);
+    let runnable = &scratch.runnable_projects;
+    let runnable_share = state.total_share(|p| runnable[p.index()]);
     let potential_share = state.total_share(|p| {
         let record = state.project(p);
-        jobs.runnable_projects[p.index()] || !(record.suspended || record.dont_request_more_work)
+        runnable[p.index()] || !(record.suspended || record.dont_request_more_work)
     });
     let work = &call.request.resources;
     SchedulerRequest {
-        authenticator: project.authenticator.clone(),
+        authenticator: Cow::Borrowed(&project.authenticator),
         hostid: project.hostid,
         // A project that never gave a host id counts no requests.
         rpc_seqno: if project.hostid == 0 { 0 } else { project.rpc_seqno },
@@ -103,16 +161,18 @@ pub fn build_request<'s>(
         cpu_req_instances: work[ResourceType::Cpu].req_ninstances,
         estimated_delay: call.estimated_delay[ResourceType::Cpu],
         client_cap_plan_class: true,
-        platform_name: identity.platform.clone(),
-        alt_platforms: identity.alt_platforms.clone(),
-        code_sign_key: project.code_sign_key.clone(),
+        platform_name: Cow::Borrowed(&identity.platform),
+        alt_platforms: Cow::Borrowed(&identity.alt_platforms),
+        code_sign_key: project.code_sign_key.as_deref().map(Cow::Borrowed),
         working_global_preferences: Some(state.prefs.clone()),
-        cross_project_id: Some(project.cross_project_id.clone()).filter(|cpid| !cpid.is_empty()),
+        cross_project_id: Some(project.cross_project_id.as_str())
+            .filter(|cpid| !cpid.is_empty())
+            .map(Cow::Borrowed),
         time_stats: time_stats(state, now),
         net_stats: state.net_stats,
         host_info: host_info(state),
         disk_usage: disk_usage(state, project_id, now),
-        coprocs: gpu_reports(state, call),
+        coprocs: gpu_reports(state, call, emptied(std::mem::take(&mut scratch.coprocs))),
         results: jobs.reported,
         sticky_files: sticky_files(state, project_id),
         app_versions: jobs.app_versions,
@@ -123,20 +183,30 @@ pub fn build_request<'s>(
 
 /// The request's lists that come from the jobs, gathered in one pass over them.
 struct JobLists<'s> {
-    reported: Vec<ReportedResult>,
+    reported: Vec<ReportedResult<'s>>,
     other: Vec<OtherResult<'s>>,
     in_progress: Vec<InProgressResult<'s>>,
-    app_versions: Vec<AppVersionDescription>,
-    /// By project index: it has a job that can run.
-    runnable_projects: Vec<bool>,
+    app_versions: Vec<AppVersionDescription<'s>>,
 }
 
+/// Up to this many reported names are looked for in a list; more go in a [`NameSet`].
+const FEW_REPORTED: usize = 8;
+
 impl<'s> JobLists<'s> {
-    fn gather(state: &'s ClientState, call: &RpcCall, identity: &ClientIdentity) -> Self {
+    /// The lists, in `scratch`'s buffers; `scratch.runnable_projects` says, by project
+    /// index, which projects have a job that can run.
+    fn gather(
+        state: &'s ClientState,
+        call: &RpcCall,
+        identity: &'s ClientIdentity,
+        scratch: &mut RequestScratch,
+    ) -> Self {
         let project = call.request.project;
         // The project's versions, as listed, and each version's place in the list.
-        let mut listed = vec![-1i32; state.app_versions.len()];
-        let mut app_versions = Vec::new();
+        let listed = &mut scratch.listed;
+        listed.clear();
+        listed.resize(state.app_versions.len(), -1);
+        let mut app_versions = emptied(std::mem::take(&mut scratch.app_versions));
         for (index, version) in state.app_versions.iter().enumerate() {
             if version.project == project {
                 listed[index] = app_versions.len() as i32;
@@ -145,19 +215,30 @@ impl<'s> JobLists<'s> {
         }
         let requested = ResourceMap::from_fn(|r| call.request.requests(r));
         let any_requested = requested.0.contains(&true);
-        let reported_names = NameSet::new(call.reported.iter().map(String::as_str), || ());
-        let mut lists = JobLists {
-            reported: Vec::with_capacity(call.reported.len()),
-            other: Vec::new(),
-            // At most every job: one allocation rather than a growing list.
-            in_progress: Vec::with_capacity(if any_requested { state.jobs.len() } else { 0 }),
-            app_versions,
-            runnable_projects: vec![false; state.projects.len()],
+        // The names reported are few: a list is looked through rather than a set built.
+        let reported_set = (call.reported.len() > FEW_REPORTED)
+            .then(|| NameSet::new(call.reported.iter().map(String::as_str), || ()));
+        let is_reported = |name: &str| match &reported_set {
+            Some(set) => set.contains(name),
+            None => call.reported.iter().any(|reported| reported == name),
         };
+        let runnable_projects = &mut scratch.runnable_projects;
+        runnable_projects.clear();
+        runnable_projects.resize(state.projects.len(), false);
+        let mut lists = JobLists {
+            reported: emptied(std::mem::take(&mut scratch.reported)),
+            other: emptied(std::mem::take(&mut scratch.other)),
+            in_progress: emptied(std::mem::take(&mut scratch.in_progress)),
+            app_versions,
+        };
+        if any_requested {
+            // At most every job: one allocation rather than a growing list.
+            lists.in_progress.reserve(state.jobs.len());
+        }
         for (index, job) in state.jobs.iter().enumerate() {
             if job.project == project {
                 if job.ready_to_report {
-                    if !job.got_server_ack && reported_names.contains(&job.name) {
+                    if !job.got_server_ack && !call.reported.is_empty() && is_reported(&job.name) {
                         lists.reported.push(reported_result(state, job, identity));
                     }
                 } else {
@@ -173,7 +254,7 @@ impl<'s> JobLists<'s> {
             }
             let Some(version) = job.app_version else { continue };
             let id = JobId::from_index(index);
-            let runnable = &mut lists.runnable_projects[job.project.index()];
+            let runnable = &mut runnable_projects[job.project.index()];
             if !*runnable && state.job_runnable(id) {
                 *runnable = true;
             }
@@ -202,23 +283,23 @@ impl<'s> JobLists<'s> {
 }
 
 /// An app version as a request lists it.
-fn version_description(
-    state: &ClientState,
-    version: &AppVersion,
-    identity: &ClientIdentity,
-) -> AppVersionDescription {
+fn version_description<'s>(
+    state: &'s ClientState,
+    version: &'s AppVersion,
+    identity: &'s ClientIdentity,
+) -> AppVersionDescription<'s> {
     AppVersionDescription {
-        app_name: state.app(version.app).name.clone(),
+        app_name: Cow::Borrowed(&state.app(version.app).name),
         version_num: version.version_num,
-        platform: platform_or(&version.platform, identity),
-        plan_class: version.plan_class.clone(),
-        api_version: version.api_version.clone(),
+        platform: Cow::Borrowed(platform_or(&version.platform, identity)),
+        plan_class: Cow::Borrowed(&version.plan_class),
+        api_version: Cow::Borrowed(&version.api_version),
         avg_ncpus: Some(version.usage.avg_ncpus),
         max_ncpus: None,
         flops: Some(version.flops),
-        cmdline: version.cmdline.clone(),
+        cmdline: Cow::Borrowed(&version.cmdline),
         coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
-            kind: resource.boinc_name().to_owned(),
+            kind: Cow::Borrowed(resource.boinc_name()),
             count,
         }),
         file_refs: Vec::new(),
@@ -226,38 +307,42 @@ fn version_description(
 }
 
 /// A platform as reported: the record's, or the client's own where the record has none.
-fn platform_or(platform: &str, identity: &ClientIdentity) -> String {
-    if platform.is_empty() { identity.platform.clone() } else { platform.to_owned() }
+fn platform_or<'s>(platform: &'s str, identity: &'s ClientIdentity) -> &'s str {
+    if platform.is_empty() { &identity.platform } else { platform }
 }
 
 /// A finished job as reported, with its uploaded outputs.
-fn reported_result(state: &ClientState, job: &Job, identity: &ClientIdentity) -> ReportedResult {
+fn reported_result<'s>(
+    state: &'s ClientState,
+    job: &'s Job,
+    identity: &'s ClientIdentity,
+) -> ReportedResult<'s> {
     let output_files = job
         .output_files
         .iter()
         .filter_map(|reference| state.files.get(reference.file.index()))
         .filter(|file| file.uploaded)
         .map(|file| OutputFile {
-            name: file.name.clone(),
+            name: Cow::Borrowed(&file.name),
             nbytes: file.nbytes,
             max_nbytes: file.max_nbytes,
-            md5_cksum: file.md5_cksum.clone(),
-            upload_urls: file.upload_urls.clone(),
+            md5_cksum: Cow::Borrowed(&file.md5_cksum),
+            upload_urls: Cow::Borrowed(&file.upload_urls),
         })
         .collect();
     ReportedResult {
-        name: job.name.clone(),
+        name: Cow::Borrowed(&job.name),
         final_cpu_time: job.final_cpu_time,
         final_elapsed_time: job.final_elapsed_time,
         exit_status: job.exit_status,
         state: job.state.code(),
-        platform: platform_or(&job.platform, identity),
+        platform: Cow::Borrowed(platform_or(&job.platform, identity)),
         version_num: job.version_num,
-        plan_class: job.plan_class.clone(),
+        plan_class: Cow::Borrowed(&job.plan_class),
         final_peak_working_set_size: None,
         final_peak_disk_usage: None,
         app_version_num: Some(job.version_num),
-        stderr_out: job.stderr_out.clone(),
+        stderr_out: Cow::Borrowed(&job.stderr_out),
         output_files,
     }
 }
@@ -266,10 +351,10 @@ fn time_stats(state: &ClientState, now: Time) -> TimeStatsReport {
     TimeStatsReport { now: Some(now), ..TimeStatsReport::from_fractions(&state.time_stats) }
 }
 
-fn host_info(state: &ClientState) -> HostInfo {
+fn host_info(state: &ClientState) -> HostInfo<'_> {
     let host = &state.host;
     HostInfo {
-        description: host.description.clone(),
+        description: Cow::Borrowed(&host.description),
         p_ncpus: state.reported_ncpus(),
         p_fpops: host.p_fpops,
         m_nbytes: host.m_nbytes,
@@ -291,26 +376,28 @@ fn disk_usage(state: &ClientState, project: ProjectId, now: Time) -> DiskUsageRe
     }
 }
 
-/// Each GPU type the client may use, with the work asked of it.
-fn gpu_reports(state: &ClientState, call: &RpcCall) -> Vec<GpuReport> {
-    ResourceType::GPUS
-        .into_iter()
-        .filter_map(|resource| {
-            let count = state.instances(resource);
-            let coprocessor = state.host.coprocessors[resource].as_ref().filter(|_| count > 0)?;
-            let work = call.request.resources[resource];
-            Some(GpuReport {
-                resource,
-                count,
-                name: coprocessor.name.clone(),
-                available_ram: coprocessor.available_ram,
-                peak_flops: coprocessor.peak_flops,
-                req_secs: work.req_seconds,
-                req_instances: work.req_ninstances,
-                estimated_delay: call.estimated_delay[resource],
-            })
+/// Each GPU type the client may use, with the work asked of it, in `list`.
+fn gpu_reports<'s>(
+    state: &'s ClientState,
+    call: &RpcCall,
+    mut list: Vec<GpuReport<'s>>,
+) -> Vec<GpuReport<'s>> {
+    list.extend(ResourceType::GPUS.into_iter().filter_map(|resource| {
+        let count = state.instances(resource);
+        let coprocessor = state.host.coprocessors[resource].as_ref().filter(|_| count > 0)?;
+        let work = call.request.resources[resource];
+        Some(GpuReport {
+            resource,
+            count,
+            name: Cow::Borrowed(&coprocessor.name),
+            available_ram: coprocessor.available_ram,
+            peak_flops: coprocessor.peak_flops,
+            req_secs: work.req_seconds,
+            req_instances: work.req_ninstances,
+            estimated_delay: call.estimated_delay[resource],
         })
-        .collect()
+    }));
+    list
 }
 
 /// The project's sticky files.
@@ -406,10 +493,11 @@ mod tests {
         add_job(&mut state, "b1", 2, 1e6);
         state.projects[0].hostid = 9;
         state.projects[0].rpc_seqno = 4;
+        let identity = ClientIdentity::default();
         let request = build_request(
             &state,
             &call(&[(ResourceType::Cpu, 100.0), (ResourceType::Nvidia, 50.0)], &[]),
-            &ClientIdentity::default(),
+            &identity,
             10.0,
         );
         assert_eq!((request.hostid, request.rpc_seqno), (9, 4));
@@ -424,18 +512,18 @@ mod tests {
         assert_eq!(request.usable_instances(ResourceType::Cpu), 3);
         assert_eq!(request.time_stats.now, Some(10.0));
         let listed: Vec<(u32, &str)> =
-            request.app_versions.iter().map(|v| (v.version_num, v.plan_class.as_str())).collect();
+            request.app_versions.iter().map(|v| (v.version_num, v.plan_class.as_ref())).collect();
         assert_eq!(listed, [(1, ""), (2, "cuda")], "the project's own versions");
         assert_eq!(
-            request.app_versions[1].coprocessor.as_ref().map(|c| c.kind.as_str()),
+            request.app_versions[1].coprocessor.as_ref().map(|c| c.kind.as_ref()),
             Some("NVIDIA")
         );
         state.config.no_gpus = true;
-        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
         assert!(request.coprocs.is_empty() && request.host_info.n_usable_coprocs == 0);
         // No host id yet: no requests are counted.
         state.projects[0].hostid = 0;
-        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
         assert_eq!(request.rpc_seqno, 0);
     }
 
@@ -463,9 +551,9 @@ mod tests {
             0.0,
         );
         let reported = &request.results[0];
-        assert_eq!((reported.name.as_str(), reported.state), ("done", 5));
+        assert_eq!((reported.name.as_ref(), reported.state), ("done", 5));
         assert_eq!(reported.platform, identity.platform, "the client's own platform");
-        assert_eq!(reported.output_files[0].upload_urls, ["http://a/upload"]);
+        assert_eq!(reported.output_files[0].upload_urls.as_ref(), ["http://a/upload"]);
         let others: Vec<(&str, i32, &str)> = request
             .other_results
             .iter()

@@ -108,8 +108,40 @@ pub fn make_run_list(
     policy: Policy,
     now: Time,
 ) -> RunList {
+    make_run_list_with_scratch(state, rr, facts, policy, now, &mut RunListScratch::default())
+}
+
+/// The candidate lists' buffers, for [`make_run_list_with_scratch`]: empty between
+/// decisions, with the capacity the last one needed. A decision lists every runnable job
+/// per resource and project, so a caller that decides again and again (the control
+/// loop) would otherwise allocate and free a list per project and resource each time.
+#[derive(Debug, Default)]
+pub struct RunListScratch {
+    edf: ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
+    by_project: ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
+    slice: ResourceMap<Vec<JobId>>,
+    critical: ResourceMap<Vec<Critical>>,
+    release: ResourceMap<Vec<f64>>,
+}
+
+/// A clone starts with empty buffers: what they hold between decisions means nothing.
+impl Clone for RunListScratch {
+    fn clone(&self) -> Self {
+        RunListScratch::default()
+    }
+}
+
+/// [`make_run_list`] with the candidate lists in `scratch`'s buffers.
+pub fn make_run_list_with_scratch(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    policy: Policy,
+    now: Time,
+    scratch: &mut RunListScratch,
+) -> RunList {
     let mut scheduler = Scheduler::new(state, policy);
-    let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler);
+    let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler, scratch);
     for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
         if !scheduler.pool.has_room(resource) {
             continue;
@@ -137,6 +169,7 @@ pub fn make_run_list(
         let reason = if policy == Policy::Rec { RunReason::Priority } else { RunReason::Debt };
         scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason, rr);
     }
+    candidates.recycle(scratch);
     scheduler.finish()
 }
 
@@ -277,6 +310,8 @@ struct Candidates {
 }
 
 impl Candidates {
+    /// The candidates, in `scratch`'s buffers (emptied: [`Candidates::recycle`] hands
+    /// them back).
     fn gather(
         state: &ClientState,
         rr: &RrSimOutput,
@@ -284,34 +319,38 @@ impl Candidates {
         policy: Policy,
         now: Time,
         scheduler: &mut Scheduler,
+        scratch: &mut RunListScratch,
     ) -> Self {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
         // Candidates are collected first and heapified once at the end: building a heap
         // from a vector takes linear time whatever order the jobs come in, whereas
         // pushing them one by one costs a logarithmic sift each when they come unordered.
-        let sized = |include: &dyn Fn(usize, ResourceType) -> bool| {
-            ResourceMap::from_fn(|r| {
-                (0..nprojects)
-                    .map(|p| {
-                        let n = facts.get(p).map_or(0, |f| f.runnable[r] as usize);
-                        Vec::<Reverse<Ranked>>::with_capacity(if include(p, r) { n } else { 0 })
-                    })
-                    .collect::<Vec<_>>()
-            })
+        let sized = |lists: &mut ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
+                     include: &dyn Fn(usize, ResourceType) -> bool| {
+            let mut lists = std::mem::take(lists);
+            for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
+                per_project.resize_with(nprojects, Vec::new);
+                for (p, list) in per_project.iter_mut().enumerate() {
+                    if include(p, r) {
+                        list.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
+                    }
+                }
+            }
+            lists
         };
         let endangered = |p: usize, r: ResourceType| {
             policy != Policy::Legacy
                 && rr.projects.get(p).is_some_and(|s| s.deadlines_missed[r] > 0)
         };
-        let mut edf = sized(&endangered);
-        let mut by_project = sized(&|_, _| true);
-        let mut slice: ResourceMap<Vec<JobId>> = ResourceMap::default();
-        let mut critical: ResourceMap<Vec<Critical>> = ResourceMap::default();
+        let mut edf = sized(&mut scratch.edf, &endangered);
+        let mut by_project = sized(&mut scratch.by_project, &|_, _| true);
+        let mut slice = std::mem::take(&mut scratch.slice);
+        let mut critical = std::mem::take(&mut scratch.critical);
         let period = state.prefs.scheduling_period();
         // Per resource, when the instances held by jobs inside their time slice are
         // released anyway: at the end of the slice, or of the job if sooner.
-        let mut release: ResourceMap<Vec<f64>> = ResourceMap::default();
+        let mut release = std::mem::take(&mut scratch.release);
         // The test of `job_may_run`, with what it depends on looked up once per app
         // version and project rather than once per job (there are thousands of jobs and
         // few of the others).
@@ -417,6 +456,29 @@ impl Candidates {
             by_project: into_queues(by_project),
         }
     }
+
+    /// Empties the lists into `scratch` for the next decision.
+    fn recycle(self, scratch: &mut RunListScratch) {
+        let into_lists = |queues: ResourceMap<Vec<Queue>>| {
+            let emptied = |queue: Queue| {
+                let mut list = queue.into_vec();
+                list.clear();
+                list
+            };
+            ResourceMap(queues.0.map(|per_project| per_project.into_iter().map(emptied).collect()))
+        };
+        scratch.edf = into_lists(self.edf);
+        scratch.by_project = into_lists(self.by_project);
+        scratch.slice = emptied(self.slice);
+        scratch.critical = emptied(self.critical);
+        scratch.release = emptied(self.release);
+    }
+}
+
+/// `lists`, each emptied, keeping its buffer.
+fn emptied<T>(mut lists: ResourceMap<Vec<T>>) -> ResourceMap<Vec<T>> {
+    lists.0.iter_mut().for_each(Vec::clear);
+    lists
 }
 
 /// REC priorities as they change while the list is built.
@@ -1163,6 +1225,22 @@ mod tests {
                 }
             }
             prop_assert_eq!(list.anticipated_debt.len(), state.projects.len());
+        }
+
+        /// Buffers left by a decision on another host (more or fewer projects, other
+        /// endangered projects) change nothing in the next run list.
+        #[test]
+        fn reused_buffers_give_the_fresh_run_list(
+            (first, first_rr) in random_scenario(),
+            (state, rr) in random_scenario(),
+            policy in prop::sample::select(Policy::ALL.to_vec()),
+        ) {
+            let mut scratch = RunListScratch::default();
+            let facts = ProjectFacts::gather(&first);
+            make_run_list_with_scratch(&first, &first_rr, &facts, policy, NOW, &mut scratch);
+            let facts = ProjectFacts::gather(&state);
+            let reused = make_run_list_with_scratch(&state, &rr, &facts, policy, NOW, &mut scratch);
+            prop_assert_eq!(reused, run_list(&state, &rr, policy));
         }
     }
 }

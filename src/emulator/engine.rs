@@ -16,9 +16,7 @@
 
 use super::disk_world::DiskWorld;
 use super::world::World;
-use crate::control::{
-    ClientControl, ProjectRpcState, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng,
-};
+use crate::control::{ClientControl, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng};
 use crate::emulator::figures::FiguresOfMerit;
 use crate::emulator::trace::TraceEvent;
 use crate::model::ClientState;
@@ -217,18 +215,20 @@ impl Simulator {
         }
         let Some(call) = self.client.rpc_call(now) else { return false };
         let project = call.request.project;
-        let request = self.client.build_request(&call, now);
-        let reply = self.world.scheduler_rpc(project, &request, now);
-        let outcome = self.client.finish_rpc(&call, reply.as_ref(), now);
-        let mut project_state = self.client.state().project(project).clone();
+        let world = &mut self.world;
+        let reply = self
+            .client
+            .send_request(&call, now, |request| world.scheduler_rpc(project, request, now));
+        let outcome = self.client.finish_rpc(&call, reply, now);
+        // The session settles the project's RPC state (backoff, next RPC time) in the
+        // project's record itself: the emulator has no session running beside the loop.
         apply_rpc_outcome(
-            &mut project_state,
+            &mut self.client.state_mut().projects[project.index()],
             &call.request,
             outcome.as_ref().map(|o| (&o.work, o.work.request_delay)),
             now,
             &mut self.project_rngs[project.index()],
         );
-        self.client.set_project_rpc_state(project, &ProjectRpcState::of(&project_state));
         let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
         self.disk.after_reply(self.client.state_mut(), &new_jobs, now, &mut self.world.disk_sink());
         !new_jobs.is_empty()

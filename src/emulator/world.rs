@@ -592,7 +592,7 @@ impl World {
             return None;
         };
         for reported in &request.results {
-            let name = &reported.name;
+            let name = reported.name.as_ref();
             let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
             else {
                 continue;
@@ -602,14 +602,14 @@ impl World {
             if self.tracing {
                 self.trace.push(TraceEvent::JobReported {
                     time: now,
-                    job: name.clone(),
+                    job: name.to_owned(),
                     project: self.project_names[project.index()].clone(),
                     deadline: truth.deadline,
                     missed,
                 });
             }
         }
-        for sent in &answer.sent {
+        for (sent, result) in answer.sent.iter().zip(&answer.reply.results) {
             let catalogue = self.servers[project.index()].catalogue();
             let version = &catalogue.versions[sent.version];
             let app = &catalogue.apps[sent.app];
@@ -617,12 +617,13 @@ impl World {
             let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
             let app_name = self.tracing.then(|| app.name.clone());
             let true_duration = sent.true_flops / flops.max(1.0);
-            self.insert_truth(project, &sent.name, checkpoint_period, true_duration, sent.deadline);
+            let name = &result.name;
+            self.insert_truth(project, name, checkpoint_period, true_duration, sent.deadline);
             self.figures.job_received(project);
             if let Some(app) = app_name {
                 self.trace.push(TraceEvent::JobReceived {
                     time: now,
-                    job: sent.name.clone(),
+                    job: name.clone(),
                     project: self.project_names[project.index()].clone(),
                     app,
                     avg_ncpus: usage.avg_ncpus,

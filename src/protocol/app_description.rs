@@ -1,12 +1,17 @@
 //! `<app>` and `<app_version>` as scheduler replies send them and requests list them
 //! (seed 000 notes 1–2: what a version's jobs occupy and how fast it runs; DESIGN.md
 //! "App API": the files it runs and the BOINC API version it was built with).
+//!
+//! A request lists the client's versions at every RPC, so a version description may
+//! borrow its text from the state it describes ([`Cow`]); one read from text, as in a
+//! reply, owns it.
 
 use super::error::XmlError;
 use super::file_ref::FileReference;
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// An `<app>` of a reply.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -48,9 +53,9 @@ impl AppDescription {
 /// type as written: a type this client has no resource for is kept, not dropped, so the
 /// version can be recognised and refused.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct CoprocessorUsage {
+pub struct CoprocessorUsage<'a> {
     /// BOINC's type name (`NVIDIA`, `CUDA`, `ATI`, `intel_gpu`, …).
-    pub kind: String,
+    pub kind: Cow<'a, str>,
     /// Instances each job uses (0.5: half a GPU).
     pub count: f64,
 }
@@ -58,17 +63,17 @@ pub struct CoprocessorUsage {
 /// An `<app_version>`: in a reply, a version the client may run (with its files); in a
 /// request, a version the client has.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct AppVersionDescription {
+pub struct AppVersionDescription<'a> {
     /// The app (`<app_name>`).
-    pub app_name: String,
+    pub app_name: Cow<'a, str>,
     /// Version number (`<version_num>`).
     pub version_num: u32,
     /// Platform (`<platform>`; empty: the client's primary platform).
-    pub platform: String,
+    pub platform: Cow<'a, str>,
     /// Plan class (`<plan_class>`; empty: plain CPU).
-    pub plan_class: String,
+    pub plan_class: Cow<'a, str>,
     /// BOINC API version it was built with (`<api_version>`).
-    pub api_version: String,
+    pub api_version: Cow<'a, str>,
     /// CPUs each job uses on average (`<avg_ncpus>`; absent: one).
     pub avg_ncpus: Option<f64>,
     /// CPUs each job uses at most (`<max_ncpus>`).
@@ -76,33 +81,49 @@ pub struct AppVersionDescription {
     /// Estimated speed of a job on this host, flops (`<flops>`).
     pub flops: Option<f64>,
     /// Arguments added before the workunit's (`<cmdline>`).
-    pub cmdline: String,
+    pub cmdline: Cow<'a, str>,
     /// The coprocessor it uses (`<coproc>`), if any.
-    pub coprocessor: Option<CoprocessorUsage>,
+    pub coprocessor: Option<CoprocessorUsage<'a>>,
     /// Its files (`<file_ref>`), the executable marked `main_program`.
     pub file_refs: Vec<FileReference>,
 }
 
-impl AppVersionDescription {
+impl AppVersionDescription<'_> {
+    /// The same, owning its text.
+    pub fn into_owned(self) -> AppVersionDescription<'static> {
+        AppVersionDescription {
+            app_name: Cow::Owned(self.app_name.into_owned()),
+            platform: Cow::Owned(self.platform.into_owned()),
+            plan_class: Cow::Owned(self.plan_class.into_owned()),
+            api_version: Cow::Owned(self.api_version.into_owned()),
+            cmdline: Cow::Owned(self.cmdline.into_owned()),
+            coprocessor: self.coprocessor.map(|usage| CoprocessorUsage {
+                kind: Cow::Owned(usage.kind.into_owned()),
+                count: usage.count,
+            }),
+            ..self
+        }
+    }
+
     /// Reads an `<app_version>`; it must name its app.
-    pub(crate) fn parse(element: &Element) -> Result<AppVersionDescription, XmlError> {
+    pub(crate) fn parse(element: &Element) -> Result<AppVersionDescription<'static>, XmlError> {
         let mut version = AppVersionDescription {
-            app_name: element.required_text("app_name")?.to_owned(),
-            ..Self::default()
+            app_name: Cow::Owned(element.required_text("app_name")?.to_owned()),
+            ..AppVersionDescription::default()
         };
         for child in &element.children {
             match child.name.as_str() {
                 "version_num" => version.version_num = child.u32()?,
-                "platform" => version.platform = child.string(),
-                "plan_class" => version.plan_class = child.string(),
-                "api_version" => version.api_version = child.string(),
+                "platform" => version.platform = Cow::Owned(child.string()),
+                "plan_class" => version.plan_class = Cow::Owned(child.string()),
+                "api_version" => version.api_version = Cow::Owned(child.string()),
                 "avg_ncpus" => version.avg_ncpus = Some(child.non_negative_f64()?),
                 "max_ncpus" => version.max_ncpus = Some(child.non_negative_f64()?),
                 "flops" => version.flops = Some(child.non_negative_f64()?),
-                "cmdline" => version.cmdline = child.string(),
+                "cmdline" => version.cmdline = Cow::Owned(child.string()),
                 "coproc" => {
                     version.coprocessor = Some(CoprocessorUsage {
-                        kind: child.required_text("type")?.to_owned(),
+                        kind: Cow::Owned(child.required_text("type")?.to_owned()),
                         count: match child.child("count") {
                             Some(count) => count.non_negative_f64()?,
                             None => 1.0,

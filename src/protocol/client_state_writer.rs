@@ -36,6 +36,7 @@ use crate::model::{
     ActiveTask, App, AppVersion, ClientState, FileInfo, FileRef, FileStatus, Job, Project,
     ProjectId, ResourceType, RunMode, SchedulerState, Workunit,
 };
+use std::borrow::Cow;
 
 /// The element, inside a project, file or active task, that holds what BOINC's format
 /// has no element for. BOINC's reader skips it whole.
@@ -97,7 +98,7 @@ fn write_host(state: &ClientState, writer: &mut XmlWriter) {
     let host = &state.host;
     writer.open("host_info");
     let info = HostInfo {
-        description: host.description.clone(),
+        description: Cow::Borrowed(&host.description),
         p_ncpus: host.p_ncpus,
         p_fpops: host.p_fpops,
         m_nbytes: host.m_nbytes,
@@ -332,17 +333,17 @@ fn file_reference(state: &ClientState, reference: &FileRef) -> FileReference {
 
 fn write_app_version(state: &ClientState, version: &AppVersion, writer: &mut XmlWriter) {
     let description = AppVersionDescription {
-        app_name: state.app(version.app).name.clone(),
+        app_name: Cow::Borrowed(&state.app(version.app).name),
         version_num: version.version_num,
-        platform: version.platform.clone(),
-        plan_class: version.plan_class.clone(),
-        api_version: version.api_version.clone(),
+        platform: Cow::Borrowed(&version.platform),
+        plan_class: Cow::Borrowed(&version.plan_class),
+        api_version: Cow::Borrowed(&version.api_version),
         avg_ncpus: Some(version.usage.avg_ncpus),
         max_ncpus: None,
         flops: Some(version.flops),
-        cmdline: version.cmdline.clone(),
+        cmdline: Cow::Borrowed(&version.cmdline),
         coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
-            kind: resource.boinc_name().to_owned(),
+            kind: Cow::Borrowed(resource.boinc_name()),
             count,
         }),
         file_refs: version.files.iter().map(|r| file_reference(state, r)).collect(),

@@ -8,6 +8,9 @@
 //! `<disk_usage>` carries seed 004's three free-space figures (`<free_space>`,
 //! `<free_space_after_offenders>`, `<free_space_after_offenders_and_self>`) beside
 //! BOINC's `<d_boinc_used_total>`, `<d_boinc_used_project>` and `<d_project_share>`.
+//!
+//! The host's description and the GPUs' names may be borrowed from the state a request
+//! is made from ([`Cow`]); a request read from text owns them.
 
 use super::error::XmlError;
 use super::host_info::{parse_time_stats, read_description};
@@ -16,12 +19,13 @@ use super::xml_write::XmlWriter;
 use crate::disk::FreeSpaceFigures;
 use crate::model::{HostDescription, NetStats, ResourceType, TimeStats};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// A request's `<host_info>`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct HostInfo {
+pub struct HostInfo<'a> {
     /// Identity, processor and operating system.
-    pub description: HostDescription,
+    pub description: Cow<'a, HostDescription>,
     /// CPUs (`<p_ncpus>`): the hardware count, or cc_config's `<ncpus>`.
     pub p_ncpus: u32,
     /// Benchmarked speed of one CPU, flops (`<p_fpops>`).
@@ -38,8 +42,13 @@ pub struct HostInfo {
     pub n_usable_coprocs: u32,
 }
 
-impl HostInfo {
-    pub(crate) fn parse(element: &Element) -> Result<HostInfo, XmlError> {
+impl HostInfo<'_> {
+    /// The same, owning the description.
+    pub fn into_owned(self) -> HostInfo<'static> {
+        HostInfo { description: Cow::Owned(self.description.into_owned()), ..self }
+    }
+
+    pub(crate) fn parse(element: &Element) -> Result<HostInfo<'static>, XmlError> {
         let mut host = HostInfo::default();
         for child in &element.children {
             match child.name.as_str() {
@@ -51,7 +60,7 @@ impl HostInfo {
                 "d_free" => host.d_free = child.non_negative_f64()?,
                 "n_usable_coprocs" => host.n_usable_coprocs = child.u32()?,
                 _ => {
-                    read_description(child, &mut host.description)?;
+                    read_description(child, host.description.to_mut())?;
                 }
             }
         }
@@ -276,13 +285,13 @@ impl DiskUsageReport {
 /// `<coproc_intel_gpu>`): what the host has and, seed 003, how much of its work the
 /// client asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GpuReport {
+pub struct GpuReport<'a> {
     /// The GPU type.
     pub resource: ResourceType,
     /// Instances the client may use (`<count>`).
     pub count: u32,
     /// Model name (`<name>`).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Memory, bytes (`<available_ram>`).
     pub available_ram: f64,
     /// Peak speed of one instance, flops (`<peak_flops>`).
@@ -295,7 +304,12 @@ pub struct GpuReport {
     pub estimated_delay: f64,
 }
 
-impl GpuReport {
+impl GpuReport<'_> {
+    /// The same, owning its name.
+    pub fn into_owned(self) -> GpuReport<'static> {
+        GpuReport { name: Cow::Owned(self.name.into_owned()), ..self }
+    }
+
     /// The element BOINC writes for a GPU type.
     pub(crate) fn element_name(resource: ResourceType) -> Option<&'static str> {
         match resource {
@@ -308,7 +322,7 @@ impl GpuReport {
 
     /// Reads one entry of `<coprocs>`; `None` for an element that is not a GPU type
     /// this client knows.
-    pub(crate) fn parse(element: &Element) -> Result<Option<GpuReport>, XmlError> {
+    pub(crate) fn parse(element: &Element) -> Result<Option<GpuReport<'static>>, XmlError> {
         let Some(resource) = ResourceType::GPUS
             .into_iter()
             .find(|&r| Self::element_name(r) == Some(element.name.as_str()))
@@ -318,7 +332,7 @@ impl GpuReport {
         let mut gpu = GpuReport {
             resource,
             count: 0,
-            name: String::new(),
+            name: Cow::Borrowed(""),
             available_ram: 0.0,
             peak_flops: 0.0,
             req_secs: 0.0,
@@ -328,7 +342,7 @@ impl GpuReport {
         for child in &element.children {
             match child.name.as_str() {
                 "count" => gpu.count = child.u32()?,
-                "name" => gpu.name = child.string(),
+                "name" => gpu.name = Cow::Owned(child.string()),
                 "available_ram" => gpu.available_ram = child.non_negative_f64()?,
                 "peak_flops" => gpu.peak_flops = child.non_negative_f64()?,
                 "req_secs" => gpu.req_secs = child.non_negative_f64()?,

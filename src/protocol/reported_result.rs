@@ -2,25 +2,29 @@
 //! fixtures/boinc-7.20.5 sched_request_03/04, boinc-8.3.0 sched_request_3): `<result>`
 //! with its outcome (exit status, state, times), the app version it ran with, the app's
 //! stderr and the `<file_info>` of each uploaded output.
+//!
+//! A reported result may borrow its text from the state it reports ([`Cow`]); one read
+//! from text owns it.
 
 use super::error::XmlError;
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// An uploaded output file of a reported result.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct OutputFile {
+pub struct OutputFile<'a> {
     /// File name (`<name>`).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// Size, bytes (`<nbytes>`).
     pub nbytes: f64,
     /// Size limit, bytes (`<max_nbytes>`).
     pub max_nbytes: f64,
     /// MD5 of the content, hex (`<md5_cksum>`).
-    pub md5_cksum: String,
+    pub md5_cksum: Cow<'a, str>,
     /// Where it was uploaded (`<upload_url>`).
-    pub upload_urls: Vec<String>,
+    pub upload_urls: Cow<'a, [String]>,
 }
 
 /// BOINC's `<file_xfer_error>` block, which a job's `<stderr_out>` carries when the job
@@ -36,19 +40,32 @@ pub fn describe_file_error(file_name: &str, code: i32, code_name: &str, message:
     writer.finish()
 }
 
-impl OutputFile {
-    fn parse(element: &Element) -> Result<OutputFile, XmlError> {
-        let mut file =
-            OutputFile { name: element.required_text("name")?.to_owned(), ..Self::default() };
+impl OutputFile<'_> {
+    /// The same, owning its text.
+    pub fn into_owned(self) -> OutputFile<'static> {
+        OutputFile {
+            name: Cow::Owned(self.name.into_owned()),
+            nbytes: self.nbytes,
+            max_nbytes: self.max_nbytes,
+            md5_cksum: Cow::Owned(self.md5_cksum.into_owned()),
+            upload_urls: Cow::Owned(self.upload_urls.into_owned()),
+        }
+    }
+
+    fn parse(element: &Element) -> Result<OutputFile<'static>, XmlError> {
+        let mut file = OutputFile {
+            name: Cow::Owned(element.required_text("name")?.to_owned()),
+            ..OutputFile::default()
+        };
         for child in &element.children {
             match child.name.as_str() {
                 "nbytes" => file.nbytes = child.non_negative_f64()?,
                 "max_nbytes" => file.max_nbytes = child.non_negative_f64()?,
-                "md5_cksum" => file.md5_cksum = child.string(),
+                "md5_cksum" => file.md5_cksum = Cow::Owned(child.string()),
                 "upload_url" | "url" => {
                     let url = child.string();
                     if !url.is_empty() {
-                        file.upload_urls.push(url);
+                        file.upload_urls.to_mut().push(url);
                     }
                 }
                 _ => {}
@@ -63,7 +80,7 @@ impl OutputFile {
         writer.number("nbytes", self.nbytes);
         writer.number("max_nbytes", self.max_nbytes);
         writer.text("md5_cksum", &self.md5_cksum);
-        for url in &self.upload_urls {
+        for url in self.upload_urls.iter() {
             writer.text("upload_url", url);
         }
         writer.close("file_info");
@@ -72,9 +89,9 @@ impl OutputFile {
 
 /// A `<result>` of a request: a job reported as done (successfully or not).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ReportedResult {
+pub struct ReportedResult<'a> {
     /// The result's name (`<name>`).
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// CPU seconds it used (`<final_cpu_time>`).
     pub final_cpu_time: f64,
     /// Seconds it ran (`<final_elapsed_time>`).
@@ -84,11 +101,11 @@ pub struct ReportedResult {
     /// BOINC's result state number (`<state>`: 3 computation error, 5 uploaded, …).
     pub state: i64,
     /// Platform of the app version it ran with (`<platform>`).
-    pub platform: String,
+    pub platform: Cow<'a, str>,
     /// Version number of that app version (`<version_num>`).
     pub version_num: u32,
     /// Plan class of that app version (`<plan_class>`).
-    pub plan_class: String,
+    pub plan_class: Cow<'a, str>,
     /// Peak resident memory, bytes (`<final_peak_working_set_size>`).
     pub final_peak_working_set_size: Option<f64>,
     /// Peak disk use of its slot, bytes (`<final_peak_disk_usage>`).
@@ -97,24 +114,38 @@ pub struct ReportedResult {
     pub app_version_num: Option<u32>,
     /// The app's stderr (the CDATA of `<stderr_out>`, without the blank lines around
     /// it; the client's version that precedes it is written from the request's).
-    pub stderr_out: String,
+    pub stderr_out: Cow<'a, str>,
     /// Its uploaded outputs.
-    pub output_files: Vec<OutputFile>,
+    pub output_files: Vec<OutputFile<'a>>,
 }
 
-impl ReportedResult {
-    pub(crate) fn parse(element: &Element) -> Result<ReportedResult, XmlError> {
-        let mut result =
-            ReportedResult { name: element.required_text("name")?.to_owned(), ..Self::default() };
+impl ReportedResult<'_> {
+    /// The same, owning its text.
+    pub fn into_owned(self) -> ReportedResult<'static> {
+        ReportedResult {
+            name: Cow::Owned(self.name.into_owned()),
+            platform: Cow::Owned(self.platform.into_owned()),
+            plan_class: Cow::Owned(self.plan_class.into_owned()),
+            stderr_out: Cow::Owned(self.stderr_out.into_owned()),
+            output_files: self.output_files.into_iter().map(OutputFile::into_owned).collect(),
+            ..self
+        }
+    }
+
+    pub(crate) fn parse(element: &Element) -> Result<ReportedResult<'static>, XmlError> {
+        let mut result = ReportedResult {
+            name: Cow::Owned(element.required_text("name")?.to_owned()),
+            ..ReportedResult::default()
+        };
         for child in &element.children {
             match child.name.as_str() {
                 "final_cpu_time" => result.final_cpu_time = child.non_negative_f64()?,
                 "final_elapsed_time" => result.final_elapsed_time = child.non_negative_f64()?,
                 "exit_status" => result.exit_status = child.i32()?,
                 "state" => result.state = child.i64()?,
-                "platform" => result.platform = child.string(),
+                "platform" => result.platform = Cow::Owned(child.string()),
                 "version_num" => result.version_num = child.u32()?,
-                "plan_class" => result.plan_class = child.string(),
+                "plan_class" => result.plan_class = Cow::Owned(child.string()),
                 "final_peak_working_set_size" => {
                     result.final_peak_working_set_size = Some(child.non_negative_f64()?)
                 }
@@ -122,7 +153,7 @@ impl ReportedResult {
                     result.final_peak_disk_usage = Some(child.non_negative_f64()?)
                 }
                 "app_version_num" => result.app_version_num = Some(child.u32()?),
-                "stderr_out" => result.stderr_out = child.string(),
+                "stderr_out" => result.stderr_out = Cow::Owned(child.string()),
                 "file_info" => result.output_files.push(OutputFile::parse(child)?),
                 _ => {}
             }

@@ -106,7 +106,7 @@ pub struct SchedulerReply {
     /// Files (`<file_info>`).
     pub file_infos: Vec<FileDescription>,
     /// App versions (`<app_version>`).
-    pub app_versions: Vec<AppVersionDescription>,
+    pub app_versions: Vec<AppVersionDescription<'static>>,
     /// Workunits (`<workunit>`).
     pub workunits: Vec<WorkunitDescription>,
     /// Results: the jobs sent (`<result>`).

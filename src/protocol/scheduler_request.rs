@@ -24,6 +24,7 @@ use super::xml_tree::{Element, parse_message};
 use super::xml_write::XmlWriter;
 use crate::model::{NetStats, Prefs, ResourceType};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
 /// The most entries a request's list (reported results, other results, in-progress
@@ -51,12 +52,13 @@ impl fmt::Display for ClientVersion {
     }
 }
 
-/// A scheduler request. The jobs it lists may borrow their names from the state the
+/// A scheduler request. Its text (names, the host's description, the jobs and app
+/// versions it lists) may be borrowed from the state and the client identity the
 /// request was made from (`'a`); one read from text owns everything.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SchedulerRequest<'a> {
     /// The account's key (`<authenticator>`).
-    pub authenticator: String,
+    pub authenticator: Cow<'a, str>,
     /// The project's id for this host (`<hostid>`; 0: none yet).
     pub hostid: u64,
     /// Requests since the project last gave a host id (`<rpc_seqno>`).
@@ -88,42 +90,56 @@ pub struct SchedulerRequest<'a> {
     /// The client understands plan classes (`<client_cap_plan_class>`).
     pub client_cap_plan_class: bool,
     /// The client's platform (`<platform_name>`).
-    pub platform_name: String,
+    pub platform_name: Cow<'a, str>,
     /// Other platforms it can run (`<alt_platform><name>`).
-    pub alt_platforms: Vec<String>,
+    pub alt_platforms: Cow<'a, [String]>,
     /// The project's code-signing key the client holds (`<code_sign_key>`).
-    pub code_sign_key: Option<String>,
+    pub code_sign_key: Option<Cow<'a, str>>,
     /// The preferences in force (`<working_global_preferences>`).
     pub working_global_preferences: Option<Prefs>,
     /// The user's cross-project id (`<cross_project_id>`).
-    pub cross_project_id: Option<String>,
+    pub cross_project_id: Option<Cow<'a, str>>,
     /// Availability statistics.
     pub time_stats: TimeStatsReport,
     /// Network averages.
     pub net_stats: NetStats,
     /// The host.
-    pub host_info: HostInfo,
+    pub host_info: HostInfo<'a>,
     /// Disk usage and free space.
     pub disk_usage: DiskUsageReport,
     /// Per GPU type: the devices and the work asked for (`<coprocs>`).
-    pub coprocs: Vec<GpuReport>,
+    pub coprocs: Vec<GpuReport<'a>>,
     /// Finished jobs reported (`<result>`).
-    pub results: Vec<ReportedResult>,
+    pub results: Vec<ReportedResult<'a>>,
     /// Sticky files held for the project (`<file_info>`).
     pub sticky_files: Vec<StickyFile>,
     /// The project's app versions the client has (`<app_versions>`).
-    pub app_versions: Vec<AppVersionDescription>,
+    pub app_versions: Vec<AppVersionDescription<'a>>,
     /// The project's jobs held, not reported (`<other_results>`).
     pub other_results: Vec<OtherResult<'a>>,
     /// Every project's jobs still to compute (`<in_progress_results>`); `None`: not sent.
     pub in_progress_results: Option<Vec<InProgressResult<'a>>>,
 }
 
-impl SchedulerRequest<'_> {
+impl<'a> SchedulerRequest<'a> {
     /// The same request, owning everything (to keep it beyond the state it was made
     /// from).
     pub fn into_owned(self) -> SchedulerRequest<'static> {
+        let owned = |text: Cow<'_, str>| -> Cow<'static, str> { Cow::Owned(text.into_owned()) };
         SchedulerRequest {
+            authenticator: owned(self.authenticator),
+            platform_name: owned(self.platform_name),
+            alt_platforms: Cow::Owned(self.alt_platforms.into_owned()),
+            code_sign_key: self.code_sign_key.map(owned),
+            cross_project_id: self.cross_project_id.map(owned),
+            host_info: self.host_info.into_owned(),
+            coprocs: self.coprocs.into_iter().map(GpuReport::into_owned).collect(),
+            results: self.results.into_iter().map(ReportedResult::into_owned).collect(),
+            app_versions: self
+                .app_versions
+                .into_iter()
+                .map(AppVersionDescription::into_owned)
+                .collect(),
             other_results: self.other_results.into_iter().map(OtherResult::into_owned).collect(),
             in_progress_results: self
                 .in_progress_results
@@ -133,7 +149,7 @@ impl SchedulerRequest<'_> {
     }
 
     /// The GPU entry for `resource`, if the request lists that type.
-    pub fn gpu(&self, resource: ResourceType) -> Option<&GpuReport> {
+    pub fn gpu(&self, resource: ResourceType) -> Option<&GpuReport<'a>> {
         self.coprocs.iter().find(|g| g.resource == resource)
     }
 
@@ -185,7 +201,7 @@ impl SchedulerRequest<'_> {
         let mut counted = ListCounts::default();
         for child in &root.children {
             match child.name.as_str() {
-                "authenticator" => request.authenticator = child.string(),
+                "authenticator" => request.authenticator = Cow::Owned(child.string()),
                 "hostid" => request.hostid = child.u64()?,
                 "rpc_seqno" => request.rpc_seqno = child.u64()?,
                 "core_client_major_version" => request.client_version.major = child.u32()?,
@@ -203,18 +219,21 @@ impl SchedulerRequest<'_> {
                 "cpu_req_instances" => request.cpu_req_instances = child.non_negative_f64()?,
                 "estimated_delay" => request.estimated_delay = child.f64()?,
                 "client_cap_plan_class" => request.client_cap_plan_class = child.flag()?,
-                "platform_name" => request.platform_name = child.string(),
+                "platform_name" => request.platform_name = Cow::Owned(child.string()),
                 "alt_platform" => {
                     counted.check(child, "alt_platform", MAX_GPU_TYPES)?;
-                    request.alt_platforms.push(child.required_text("name")?.to_owned());
+                    let name = child.required_text("name")?.to_owned();
+                    request.alt_platforms.to_mut().push(name);
                 }
-                "code_sign_key" => request.code_sign_key = Some(child.string()),
+                "code_sign_key" => request.code_sign_key = Some(Cow::Owned(child.string())),
                 "working_global_preferences" if child.child("global_preferences").is_some() => {
                     let mut prefs = Prefs::default();
                     apply_prefs(child, &mut prefs)?;
                     request.working_global_preferences = Some(prefs);
                 }
-                "cross_project_id" => request.cross_project_id = Some(child.string()),
+                "cross_project_id" => {
+                    request.cross_project_id = Some(Cow::Owned(child.string()));
+                }
                 "time_stats" => request.time_stats = TimeStatsReport::parse(child)?,
                 "net_stats" => request.net_stats = parse_net_stats(child)?,
                 "host_info" => request.host_info = HostInfo::parse(child)?,
@@ -282,7 +301,7 @@ impl SchedulerRequest<'_> {
         w.number("estimated_delay", self.estimated_delay);
         w.flag("client_cap_plan_class", self.client_cap_plan_class);
         w.text("platform_name", &self.platform_name);
-        for platform in &self.alt_platforms {
+        for platform in self.alt_platforms.iter() {
             w.open("alt_platform");
             w.text("name", platform);
             w.close("alt_platform");

@@ -91,7 +91,7 @@ fn reply(app_file: Option<FileDescription>, jobs: &[&str], input_urls: &[&str]) 
 fn state_with(reply: &SchedulerReply) -> (ClientState, Vec<JobId>) {
     let mut state = ClientState::default();
     state.projects.push(Project::new("p", "http://p/", 1.0));
-    let outcome = apply_reply(&mut state, P, reply, NOW);
+    let outcome = apply_reply(&mut state, P, reply.clone(), NOW);
     (state, outcome.new_jobs)
 }
 
@@ -289,7 +289,7 @@ fn an_unsigned_executable_is_never_downloaded_and_its_app_version_is_rejected() 
     }
     // A job sent later for the same version ends the same way, without a download.
     let again = reply(None, &["j3"], &["http://p/in"]);
-    let outcome = apply_reply(&mut state, P, &again, NOW);
+    let outcome = apply_reply(&mut state, P, again.clone(), NOW);
     let plan = plan_transfers(&mut state, NOW);
     assert_eq!(plan.changes.failed, outcome.new_jobs);
 }

@@ -29,7 +29,7 @@ pub(crate) fn take_report(
     now: f64,
 ) -> Report {
     let uploads = &records.uploads;
-    let Some(job) = records.jobs.get_mut(&result.name) else {
+    let Some(job) = records.jobs.get_mut(result.name.as_ref()) else {
         records.counters.unknown_reports += 1;
         return Report::Unknown;
     };

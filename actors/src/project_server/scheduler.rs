@@ -134,7 +134,7 @@ pub(crate) fn answer(
                 tracing::warn!(result = %result.name, host = hostid, "report of an unknown result")
             }
         }
-        reply.result_acks.push(result.name.clone());
+        reply.result_acks.push(result.name.to_string());
     }
 
     if let Some((key, signature)) = context.keys.for_client(request.code_sign_key.as_deref()) {
@@ -202,7 +202,7 @@ fn account_and_host(
         // Saved with the next change that must be: not worth a write of its own.
         host.last_request = now;
         if host.platform != request.platform_name {
-            request.platform_name.clone_into(&mut host.platform);
+            request.platform_name.as_ref().clone_into(&mut host.platform);
         }
     }
     (userid, hostid)
@@ -260,10 +260,10 @@ fn describe_app(
         ..FileDescription::default()
     });
     reply.app_versions.push(AppVersionDescription {
-        app_name: app.name.clone(),
+        app_name: app.name.clone().into(),
         version_num: super::apps::VERSION_NUM,
-        platform: app.platform.clone(),
-        api_version: app.api_version.clone(),
+        platform: app.platform.clone().into(),
+        api_version: app.api_version.clone().into(),
         avg_ncpus: Some(1.0),
         flops: Some(flops),
         file_refs: vec![FileReference {
@@ -365,7 +365,7 @@ fn resend_lost_jobs(
         .other_results
         .iter()
         .map(|r| r.name.as_ref())
-        .chain(request.results.iter().map(|r| r.name.as_str()))
+        .chain(request.results.iter().map(|r| r.name.as_ref()))
         .collect();
     let lost: Vec<String> = records
         .in_progress_on(hostid)
@@ -401,7 +401,7 @@ fn send_new_jobs(
     if request.dont_send_work {
         return;
     }
-    let platforms: Vec<&str> = std::iter::once(request.platform_name.as_str())
+    let platforms: Vec<&str> = std::iter::once(request.platform_name.as_ref())
         .chain(request.alt_platforms.iter().map(String::as_str))
         .collect();
     let usable: Vec<&ServedApp> =

@@ -728,7 +728,7 @@ impl Scheduler {
                 });
             }
         }
-        let outcome = self.client.finish_rpc(call, reply.as_ref(), now);
+        let outcome = self.client.finish_rpc(call, reply, now);
         self.client.set_project_rpc_state(project, &rpc_state);
         let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
         (!new_jobs.is_empty(), new_jobs)

@@ -16,12 +16,13 @@ use crate::protocol::{
     AppDescription, AppVersionDescription, CoprocessorUsage, ResultDescription, SchedulerReply,
     SchedulerRequest, ServerMessage, WorkunitDescription,
 };
+use std::borrow::Cow;
 
-/// A job the server sent, with what only the emulated world may know of it.
+/// A job the server sent, with what only the emulated world may know of it; its name
+/// (`{project}_{n}`, unique within the project) is that of the reply's result in the
+/// same place.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SentJob {
-    /// Job (result) name, unique within the project: `{project}_{n}`.
-    pub name: String,
     /// Its app, by position in the server's [`Catalogue::apps`].
     pub app: usize,
     /// Its app version, by position in [`Catalogue::versions`].
@@ -40,7 +41,7 @@ pub struct SentJob {
 pub struct ServerAnswer {
     /// The scheduler reply.
     pub reply: SchedulerReply,
-    /// The jobs sent, in the reply's order.
+    /// The jobs sent, in the reply's order: `sent[i]` is `reply.results[i]`.
     pub sent: Vec<SentJob>,
 }
 
@@ -62,7 +63,7 @@ impl<'c> ReplyBuilder<'c> {
     ) -> Self {
         let reply = SchedulerReply {
             project_name: Some(project_name.to_owned()),
-            result_acks: request.results.iter().map(|r| r.name.clone()).collect(),
+            result_acks: request.results.iter().map(|r| r.name.as_ref().to_owned()).collect(),
             ..SchedulerReply::default()
         };
         ReplyBuilder {
@@ -111,14 +112,14 @@ impl<'c> ReplyBuilder<'c> {
                 });
             }
             reply.app_versions.push(AppVersionDescription {
-                app_name: app.name.clone(),
+                app_name: Cow::Owned(app.name.clone()),
                 version_num: version.version_num,
-                platform: version.platform.clone(),
-                plan_class: version.plan_class.clone(),
+                platform: Cow::Owned(version.platform.clone()),
+                plan_class: Cow::Owned(version.plan_class.clone()),
                 avg_ncpus: Some(version.usage.avg_ncpus),
                 flops: Some(version.flops),
                 coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
-                    kind: resource.boinc_name().to_owned(),
+                    kind: Cow::Borrowed(resource.boinc_name()),
                     count,
                 }),
                 ..AppVersionDescription::default()
@@ -134,8 +135,8 @@ impl<'c> ReplyBuilder<'c> {
             ..WorkunitDescription::default()
         });
         reply.results.push(ResultDescription {
-            name: name.clone(),
             wu_name: name.clone(),
+            name,
             report_deadline: deadline,
             platform: version.platform.clone(),
             version_num: Some(version.version_num),
@@ -143,7 +144,6 @@ impl<'c> ReplyBuilder<'c> {
             ..ResultDescription::default()
         });
         self.answer.sent.push(SentJob {
-            name,
             app: candidate.app,
             version: candidate.version,
             fpops_est,

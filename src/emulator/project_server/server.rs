@@ -287,7 +287,7 @@ mod tests {
         req_seconds: f64,
         req_ninstances: f64,
         now: Time,
-    ) -> SchedulerRequest<'_> {
+    ) -> SchedulerRequest<'static> {
         let mut resources = ResourceMap::<ResourceRequest>::default();
         resources[resource] = ResourceRequest { req_seconds, req_ninstances };
         let work = WorkRequest { project: ProjectId(0), resources, work_req_seconds: req_seconds };
@@ -296,7 +296,7 @@ mod tests {
             reported: Vec::new(),
             estimated_delay: ResourceMap::default(),
         };
-        build_request(state, &call, &ClientIdentity::default(), now)
+        build_request(state, &call, &ClientIdentity::default(), now).into_owned()
     }
 
     fn ask(
@@ -407,7 +407,7 @@ mod tests {
         assert!(!deadlines_said(&answer));
         // With those five queued (the request lists them), the next gets nothing and
         // says why.
-        apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0);
+        apply_reply(&mut state, ProjectId(0), answer.reply, 0.0);
         let answer = ask(&mut server, &state, &mut rng, (CPU, HOUR, 0.0));
         assert!(answer.sent.is_empty() && deadlines_said(&answer));
     }
@@ -420,7 +420,7 @@ mod tests {
         let (mut server, mut rng) = new_server(&state);
         let queued = ask(&mut server, &state, &mut rng, (CPU, 1.0, 0.0));
         assert_eq!(queued.sent.len(), 1);
-        apply_reply(&mut state, ProjectId(0), &queued.reply, 0.0);
+        apply_reply(&mut state, ProjectId(0), queued.reply, 0.0);
         let mut shorter = state.clone();
         shorter.apps[0].emulation = Some(emulation(1.5, 2.0, 1.0));
         let (mut server, mut rng) = new_server(&shorter);
@@ -534,15 +534,16 @@ mod tests {
         let request = request(&state, CPU, 10.0 * HOUR, 0.0, 100.0);
         let answer = server.handle_request(&request, 100.0, &mut rng).expect("up");
         let before = state.clone();
-        let outcome = apply_reply(&mut state, ProjectId(0), &answer.reply, 100.0);
+        let outcome = apply_reply(&mut state, ProjectId(0), answer.reply.clone(), 100.0);
         assert_eq!(outcome.new_jobs.len(), answer.sent.len());
         assert_eq!(outcome.work, work_reply(&before, ProjectId(0), &answer.reply));
         assert!(outcome.problems.is_empty(), "{:?}", outcome.problems);
         assert_eq!(state.apps, before.apps, "the apps the server describes are the scenario's");
         assert_eq!(state.app_versions, before.app_versions);
-        for (&id, sent) in outcome.new_jobs.iter().zip(&answer.sent) {
+        let sent_jobs = answer.sent.iter().zip(&answer.reply.results);
+        for (&id, (sent, result)) in outcome.new_jobs.iter().zip(sent_jobs) {
             let job = state.job(id);
-            assert_eq!(job.name, sent.name);
+            assert_eq!(job.name, result.name);
             // The scenario's versions are all project 0's, so positions are ids.
             assert_eq!(job.app_version, Some(AppVersionId::from_index(sent.version)));
             assert_eq!(job.state, JobState::FilesDownloaded);
@@ -550,7 +551,7 @@ mod tests {
             let wu = state.workunit(job.workunit);
             assert_eq!(
                 (wu.name.as_str(), wu.app),
-                (sent.name.as_str(), AppId::from_index(sent.app))
+                (result.name.as_str(), AppId::from_index(sent.app))
             );
             assert_eq!(wu.rsc_fpops_est, sent.fpops_est);
             assert_eq!(wu.rsc_fpops_bound, 10.0 * sent.fpops_est.max(sent.true_flops));
@@ -566,7 +567,7 @@ mod tests {
         let mut state = state_with_apps(1, &[emulation(1.0, 24.0, 1.0)]);
         let (mut server, mut rng) = new_server(&state);
         let answer = ask(&mut server, &state, &mut rng, (CPU, 1.0, 0.0));
-        let id = apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0).new_jobs[0];
+        let id = apply_reply(&mut state, ProjectId(0), answer.reply, 0.0).new_jobs[0];
         let job = &mut state.jobs[id.index()];
         job.state = JobState::FilesUploaded;
         job.ready_to_report = true;
@@ -578,11 +579,12 @@ mod tests {
             reported: vec![state.job(id).name.clone()],
             estimated_delay: ResourceMap::default(),
         };
-        let request = build_request(&state, &call, &ClientIdentity::default(), 10.0);
+        let identity = ClientIdentity::default();
+        let request = build_request(&state, &call, &identity, 10.0);
         assert_eq!(request.results.len(), 1);
         let answer = server.handle_request(&request, 10.0, &mut rng).expect("up");
         assert_eq!(answer.reply.result_acks, [state.job(id).name.clone()]);
-        let outcome = apply_reply(&mut state, ProjectId(0), &answer.reply, 10.0);
+        let outcome = apply_reply(&mut state, ProjectId(0), answer.reply, 10.0);
         assert_eq!(outcome.acknowledged, 1);
         assert!(state.job(id).got_server_ack);
     }
@@ -606,7 +608,7 @@ mod tests {
         let (mut server, mut rng) = new_server(&state);
         for _ in 0..10 {
             let answer = ask(&mut server, &state, &mut rng, (CPU, 1e12, 0.0));
-            apply_reply(&mut state, ProjectId(0), &answer.reply, 0.0);
+            apply_reply(&mut state, ProjectId(0), answer.reply, 0.0);
         }
         assert_eq!(state.jobs.len(), 10_000);
         let answer = ask(&mut server, &state, &mut rng, (CPU, 1e12, 0.0));
