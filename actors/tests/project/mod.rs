@@ -154,6 +154,25 @@ impl Project {
         })
     }
 
+    /// PUTs JSON to `path`; returns the status code and body.
+    pub fn put(&self, path: &str, body: Value) -> (u16, String) {
+        let url = format!("{}{path}", self.url);
+        self.block_on(async {
+            let response =
+                self.http.put(&url).json(&body).send().await.expect("the server answers");
+            (response.status().as_u16(), response.text().await.unwrap_or_default())
+        })
+    }
+
+    /// GETs `path`; returns the status code and body.
+    pub fn get_text(&self, path: &str) -> (u16, String) {
+        let url = format!("{}{path}", self.url);
+        self.block_on(async {
+            let response = self.http.get(&url).send().await.expect("the server answers");
+            (response.status().as_u16(), response.text().await.unwrap_or_default())
+        })
+    }
+
     /// POSTs `body` to `path` (an error when the transport fails).
     pub fn post(&self, path: &str, body: Vec<u8>) -> Result<HttpAnswer, reqwest::Error> {
         let url = format!("{}{path}", self.url);

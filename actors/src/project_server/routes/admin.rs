@@ -1,7 +1,9 @@
 //! `/admin/…`: faults on purpose and key changes, for tests of clients (see
-//! [`super::super::faults`]). Only requests from the loopback are served: anyone else
-//! gets 403.
+//! [`super::super::faults`]), and the account manager's configuration (see
+//! [`super::super::account_manager`]). Only requests from the loopback are served:
+//! anyone else gets 403.
 
+use super::super::account_manager::AccountManagerConfig;
 use super::super::faults::FaultRule;
 use super::super::keys::RolloverSignature;
 use super::super::server::ServerState;
@@ -120,6 +122,60 @@ pub(crate) async fn rotate_key(
             HttpResponse::Ok().json(json!({"code_sign_key": key.to_text()}))
         }
         Ok(Err(error)) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+        Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+    }
+}
+
+/// `GET /admin/account_manager`: the configuration in force (`null`: none).
+pub(crate) async fn account_manager_config(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+) -> HttpResponse {
+    if !from_loopback(&request) {
+        return forbidden();
+    }
+    let state = state.into_inner();
+    match web::block(move || state.account_manager.config()).await {
+        Ok(config) => HttpResponse::Ok().json(config),
+        Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+    }
+}
+
+/// `PUT /admin/account_manager`: a new configuration, kept in the project directory
+/// and given to every host at its next request.
+pub(crate) async fn replace_account_manager_config(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
+    if !from_loopback(&request) {
+        return forbidden();
+    }
+    if body.len() > MAX_ADMIN_BODY {
+        return HttpResponse::PayloadTooLarge().finish();
+    }
+    let config: AccountManagerConfig = match serde_json::from_slice(&body) {
+        Ok(config) => config,
+        Err(error) => {
+            return HttpResponse::BadRequest().body(format!(
+                "{error}: put {{\"users\": [{{\"name\": \"N\", \"password\": \"P\"}}], \
+                 \"projects\": [{{\"url\": \"URL\", \"authenticator\": \"A\"}}]}}\n"
+            ));
+        }
+    };
+    let state = state.into_inner();
+    let replaced =
+        web::block(move || state.account_manager.replace(&config).map(|()| config)).await;
+    match replaced {
+        Ok(Ok(config)) => {
+            tracing::warn!(
+                projects = config.projects.len(),
+                users = config.users.len(),
+                "the account manager's list was changed"
+            );
+            HttpResponse::Ok().json(config)
+        }
+        Ok(Err(error)) => HttpResponse::BadRequest().body(format!("{error}\n")),
         Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
     }
 }
