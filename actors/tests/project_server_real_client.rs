@@ -278,3 +278,65 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+/// Whether the client lists `url` among its projects.
+fn lists_project(client: &RealClient, url: &str) -> bool {
+    let (ok, output) = client.boinccmd(&["--get_project_status"]);
+    ok && output.lines().any(|l| l.trim() == format!("master URL: {url}"))
+}
+
+/// Waits (bounded) until `done` holds for every client; the clients' logs otherwise.
+fn wait_for_clients(clients: &[&RealClient], what: &str, done: impl Fn(&RealClient) -> bool) {
+    let deadline = Instant::now() + EXCHANGE_WAIT;
+    while !clients.iter().all(|c| done(c)) {
+        assert!(
+            Instant::now() < deadline,
+            "the real clients did not {what} in {EXCHANGE_WAIT:?}:\n{}",
+            clients.iter().map(|c| c.log()).collect::<Vec<_>>().join("\n----\n")
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(peer_boinc),
+    ignore = "the real BOINC client is not installed: apt-get install boinc-client"
+)]
+fn two_real_clients_follow_the_account_manager() {
+    let project = Project::start(&["--jobs", "0", "--request-delay", "1"]);
+    let manager_url = project.status()["account_manager_url"].as_str().expect("url").to_owned();
+    let (name, password) = ("farmer", "a password");
+    let list = |projects: Value| {
+        json!({"name": "boinc-rs test farm", "repeat_seconds": 3600,
+               "users": [{"name": name, "password": password}], "projects": projects})
+    };
+    let (code, body) = project.put(
+        "admin/account_manager",
+        list(json!([{"url": project.url, "authenticator": "farm-account-key"}])),
+    );
+    assert_eq!(code, 200, "{body}");
+    let clients = [RealClient::start(), RealClient::start()];
+    for client in &clients {
+        let (ok, output) = client.boinccmd(&["--acct_mgr", "attach", &manager_url, name, password]);
+        assert!(ok, "boinccmd --acct_mgr attach failed: {output}");
+    }
+    let both: Vec<&RealClient> = clients.iter().collect();
+    wait_for_clients(&both, "attach the manager's project", |c| lists_project(c, &project.url));
+    for client in &clients {
+        let (_, info) = client.boinccmd(&["--acct_mgr", "info"]);
+        assert!(info.contains(&manager_url), "{info}");
+    }
+    assert_eq!(project.figure("account_manager_hosts"), 2);
+
+    // The project leaves the list; each client syncs and detaches.
+    let (code, body) = project.put("admin/account_manager", list(json!([])));
+    assert_eq!(code, 200, "{body}");
+    for client in &clients {
+        let (ok, output) = client.boinccmd(&["--acct_mgr", "sync"]);
+        assert!(ok, "boinccmd --acct_mgr sync failed: {output}");
+    }
+    wait_for_clients(&both, "detach the project the manager dropped", |c| {
+        !lists_project(c, &project.url)
+    });
+}

@@ -88,6 +88,9 @@ impl Project {
             .expect("tokio runtime");
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
+            // The runtime runs only inside `block_on`, so a pooled connection the server
+            // closed meanwhile would be found dead only when reused: no reuse.
+            .pool_max_idle_per_host(0)
             .build()
             .expect("HTTP client");
         let mut project =
