@@ -23,6 +23,23 @@ fn forbidden() -> HttpResponse {
     HttpResponse::Forbidden().body("the admin interface answers only the loopback\n")
 }
 
+/// The JSON body of an admin request from the loopback, or the answer refusing it
+/// (`usage` says what to send instead).
+fn admin_json<T: serde::de::DeserializeOwned>(
+    request: &HttpRequest,
+    body: &Bytes,
+    usage: &str,
+) -> Result<T, HttpResponse> {
+    if !from_loopback(request) {
+        return Err(forbidden());
+    }
+    if body.len() > MAX_ADMIN_BODY {
+        return Err(HttpResponse::PayloadTooLarge().finish());
+    }
+    serde_json::from_slice(body)
+        .map_err(|error| HttpResponse::BadRequest().body(format!("{error}: {usage}\n")))
+}
+
 pub(crate) async fn list_faults(
     state: web::Data<ServerState>,
     request: HttpRequest,
@@ -52,21 +69,12 @@ pub(crate) async fn add_faults(
     request: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
-    if !from_loopback(&request) {
-        return forbidden();
-    }
-    if body.len() > MAX_ADMIN_BODY {
-        return HttpResponse::PayloadTooLarge().finish();
-    }
-    let rules = match serde_json::from_slice::<Rules>(&body) {
+    let usage = "post a rule or a list of rules, e.g. \
+                 {\"target\": \"scheduler\", \"fault\": \"http_500\", \"count\": 1}";
+    let rules = match admin_json::<Rules>(&request, &body, usage) {
         Ok(Rules::One(rule)) => vec![rule],
         Ok(Rules::Many(rules)) => rules,
-        Err(error) => {
-            return HttpResponse::BadRequest().body(format!(
-                "{error}: post a rule or a list of rules, e.g. \
-                 {{\"target\": \"scheduler\", \"fault\": \"http_500\", \"count\": 1}}\n"
-            ));
-        }
+        Err(refusal) => return refusal,
     };
     tracing::warn!(?rules, "faults on purpose added");
     state.faults.add(rules);
@@ -94,16 +102,10 @@ pub(crate) async fn rotate_key(
     request: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
-    if !from_loopback(&request) {
-        return forbidden();
-    }
-    let rotation: Rotation = match serde_json::from_slice(&body) {
+    let usage = "post {\"signature\": \"signed\"} (or \"none\", or \"bad\")";
+    let rotation: Rotation = match admin_json(&request, &body, usage) {
         Ok(rotation) => rotation,
-        Err(error) => {
-            return HttpResponse::BadRequest().body(format!(
-                "{error}: post {{\"signature\": \"signed\"}} (or \"none\", or \"bad\")\n"
-            ));
-        }
+        Err(refusal) => return refusal,
     };
     let state = state.into_inner();
     let rotated = web::block(move || {
@@ -148,20 +150,11 @@ pub(crate) async fn replace_account_manager_config(
     request: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
-    if !from_loopback(&request) {
-        return forbidden();
-    }
-    if body.len() > MAX_ADMIN_BODY {
-        return HttpResponse::PayloadTooLarge().finish();
-    }
-    let config: AccountManagerConfig = match serde_json::from_slice(&body) {
+    let usage = "put {\"users\": [{\"name\": \"N\", \"password\": \"P\"}], \
+                 \"projects\": [{\"url\": \"URL\", \"authenticator\": \"A\"}]}";
+    let config: AccountManagerConfig = match admin_json(&request, &body, usage) {
         Ok(config) => config,
-        Err(error) => {
-            return HttpResponse::BadRequest().body(format!(
-                "{error}: put {{\"users\": [{{\"name\": \"N\", \"password\": \"P\"}}], \
-                 \"projects\": [{{\"url\": \"URL\", \"authenticator\": \"A\"}}]}}\n"
-            ));
-        }
+        Err(refusal) => return refusal,
     };
     let state = state.into_inner();
     let replaced =
