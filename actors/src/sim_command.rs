@@ -261,6 +261,7 @@ fn print_figures(
     writeln!(out, "  idle fraction     {:.4}", f.idle_fraction)?;
     writeln!(out, "  wasted fraction   {:.4}", f.wasted_fraction)?;
     writeln!(out, "  share violation   {:.4}", f.share_violation)?;
+    writeln!(out, "  fair-share viol.  {:.4}", f.fair_share_violation)?;
     writeln!(out, "  monotony          {:.4}", f.monotony)?;
     writeln!(out, "  RPCs per job      {:.4}", f.rpcs_per_job)?;
     writeln!(
@@ -319,10 +320,11 @@ fn print_comparison(
         write!(out, " {:>10}", policy.name())?;
     }
     writeln!(out)?;
-    let rows: [(&str, FigureOf); 6] = [
+    let rows: [(&str, FigureOf); 7] = [
         ("idle fraction", |f| f.idle_fraction),
         ("wasted fraction", |f| f.wasted_fraction),
         ("share violation", |f| f.share_violation),
+        ("fair-share viol.", |f| f.fair_share_violation),
         ("monotony", |f| f.monotony),
         ("RPCs per job", |f| f.rpcs_per_job),
         ("wall seconds", |f| f.wall_seconds),

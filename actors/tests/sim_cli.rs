@@ -78,6 +78,7 @@ fn the_same_seed_gives_the_same_output_and_trace_byte_for_byte() {
         "idle_fraction",
         "wasted_fraction",
         "share_violation",
+        "fair_share_violation",
         "monotony",
         "rpcs_per_job",
         "sim_days",

@@ -16,13 +16,18 @@ use super::availability::{
 };
 use super::disk_world::DiskSink;
 use super::engine::SimConfig;
-use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
+use super::fair_share::device_list;
+use super::figures::{
+    FiguresAccumulator, FiguresOfMerit, FiguresProject, FiguresSetup, HostState, RunningUsage,
+};
 use super::project_server::{EmulatedServer, ServerReply};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, RpcCall, TaskCommand, TaskSpec};
 use crate::estimate::unstarted_duration;
-use crate::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage};
+use crate::model::{
+    ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -55,6 +60,19 @@ struct SimProcess {
     segment_start: Option<Time>,
     /// The client waits for its next checkpoint.
     watch_checkpoint: bool,
+}
+
+/// The devices each project has app versions for (by the state's app versions and the
+/// projects' own flags).
+fn app_devices(state: &ClientState) -> Vec<ResourceMap<bool>> {
+    let mut devices: Vec<ResourceMap<bool>> =
+        state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)).collect();
+    for version in &state.app_versions {
+        if let Some(project) = devices.get_mut(version.project.index()) {
+            project[version.usage.main_resource()] = true;
+        }
+    }
+    devices
 }
 
 /// The emulated world of one run.
@@ -109,11 +127,26 @@ impl World {
             }
         });
         let scheduling_period = state.prefs.scheduling_period();
+        // Projects are known by their master URL; the figures and the trace name them by
+        // labels that stay distinct where names clash.
+        let project_names = project_labels(&state.projects);
+        let devices = app_devices(state);
+        let figures_projects: Vec<FiguresProject> = state
+            .projects
+            .iter()
+            .zip(&project_names)
+            .zip(&devices)
+            .map(|((p, name), devices)| FiguresProject {
+                name: name.clone(),
+                share: p.resource_share,
+                devices: *devices,
+            })
+            .collect();
         let figures = FiguresAccumulator::new(FiguresSetup {
             ncpus: state.ncpus(),
             p_fpops: state.host.p_fpops,
             gpus,
-            projects: state.projects.iter().map(|p| (p.name.clone(), p.resource_share)).collect(),
+            projects: figures_projects,
             scheduling_period,
             boinc_compat: config.boinc_compat,
             start,
@@ -142,9 +175,12 @@ impl World {
                 projects: state
                     .projects
                     .iter()
-                    .map(|p| TraceProject {
-                        name: p.name.clone(),
+                    .zip(&project_names)
+                    .zip(&devices)
+                    .map(|((p, name), devices)| TraceProject {
+                        name: name.clone(),
                         resource_share: p.resource_share,
+                        devices: Some(device_list(devices)),
                     })
                     .collect(),
                 scheduling_period,
@@ -158,7 +194,7 @@ impl World {
             server_rngs,
             host,
             servers,
-            project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
+            project_names,
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
             processes: Vec::new(),
@@ -217,7 +253,7 @@ impl World {
             self.trace.push(TraceEvent::JobReceived {
                 time: self.now,
                 job: job.name.clone(),
-                project: state.project(job.project).name.clone(),
+                project: self.project_names[job.project.index()].clone(),
                 app: app.name.clone(),
                 avg_ncpus: usage.map_or(0.0, |u| u.avg_ncpus),
                 coprocessor: usage.and_then(|u| u.coprocessor),
