@@ -43,7 +43,9 @@ fn every_scenario_runs_100_days_boinc_compat() {
 }
 
 fn assert_agree(what: &str, printed: &FiguresOfMerit, replayed: &FiguresOfMerit) {
-    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-15;
+    // Relative, plus an absolute slack at rounding level: a fraction near 0 is summed from
+    // large flop counts in one order online and another from the trace.
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-12;
     let pairs = [
         ("idle fraction", printed.idle_fraction, replayed.idle_fraction),
         ("wasted fraction", printed.wasted_fraction, replayed.wasted_fraction),
