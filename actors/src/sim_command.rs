@@ -132,25 +132,34 @@ fn load_notation_file(path: &Path, options: &NotationOptions) -> Result<ClientSt
     })
 }
 
-fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
-    match (&args.scenario, &args.notation) {
-        (Some(path), None) if !path.exists() => bail!(
+/// Loads a scenario: a directory in BOINC's client-emulator format, or a file in seed
+/// 000's notation (its name, less the extension, names the scenario).
+pub(crate) fn load_scenario_path(
+    path: &Path,
+    options: &NotationOptions,
+) -> Result<(String, ClientState)> {
+    if !path.exists() {
+        bail!(
             "{} does not exist: give a scenario directory (client_state.xml, global_prefs.xml, \
              cc_config.xml) or a text file in seed 000's notation",
             path.display()
-        ),
-        (Some(path), None) if path.is_file() => {
-            let name = path
-                .file_stem()
-                .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-            Ok((name, load_notation_file(path, &args.notation_options())?))
-        }
-        (Some(dir), None) => {
-            let name = dir
-                .file_name()
-                .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
-            Ok((name, load_state_dir(dir)?))
-        }
+        );
+    }
+    if path.is_file() {
+        let name = path
+            .file_stem()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        return Ok((name, load_notation_file(path, options)?));
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Ok((name, load_state_dir(path)?))
+}
+
+fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
+    match (&args.scenario, &args.notation) {
+        (Some(path), None) => load_scenario_path(path, &args.notation_options()),
         (None, Some(text)) => {
             let state = scenario_from_notation(text, &args.notation_options())
                 .context("cannot read the scenario notation")?;

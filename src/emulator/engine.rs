@@ -73,6 +73,26 @@ pub fn run_simulation(
     sim.finish()
 }
 
+/// Where a run stood when it stopped: the client's state and the time, as a state file
+/// saved then would hold them (what `boinc-rs explain` looks at in the middle of a run).
+#[derive(Debug, Clone)]
+pub struct SimSnapshot {
+    /// The client's state at the end of the run.
+    pub state: ClientState,
+    /// The end of the run, virtual seconds.
+    pub now: Time,
+    /// When the client last scheduled (its last decision).
+    pub last_schedule: Time,
+}
+
+/// Runs a scenario for `config.duration` and returns where the client stands then.
+pub fn run_to_snapshot(state: ClientState, config: &SimConfig) -> SimSnapshot {
+    let mut sim = Simulator::new(state, config);
+    sim.run(&mut |_| {});
+    let last_schedule = sim.client.last_decision().map_or(sim.now, |d| d.now);
+    SimSnapshot { state: sim.client.state().clone(), now: sim.now, last_schedule }
+}
+
 /// The run's starting point: the scenario's state, adjusted for BOINC-compatible mode.
 pub fn prepare_state(mut state: ClientState, config: &SimConfig) -> (ClientState, Time) {
     let start = crate::explain::state_time(&state);
