@@ -26,7 +26,7 @@ use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, decide_with_scratch};
 use crate::emulator::project_server::{ServerReply, add_jobs};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
-use crate::estimate::{unstarted_duration, update_duration_correction_factor};
+use crate::estimate::learn_duration_correction;
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
     SchedulerState,
@@ -293,14 +293,8 @@ impl ClientControl {
     /// Job `id`'s app finished at `now`: the duration correction factor learns from it,
     /// the result is ready to report, and fetching is looked at again.
     pub fn complete(&mut self, id: JobId, now: Time) {
-        let estimated = unstarted_duration(&self.state, id);
         let elapsed = self.state.job(id).elapsed_time();
-        let project = self.state.job(id).project;
-        update_duration_correction_factor(
-            &mut self.state.projects[project.index()],
-            estimated,
-            elapsed,
-        );
+        learn_duration_correction(&mut self.state, id, elapsed);
         let job = &mut self.state.jobs[id.index()];
         job.state = JobState::FilesUploaded;
         job.ready_to_report = true;

@@ -91,6 +91,7 @@ impl StateBuilder {
             plan_class: String::new(),
             usage,
             flops: 1e9,
+            duration_correction_factor: None,
         });
         AppVersionId::from_index(self.state.app_versions.len() - 1)
     }

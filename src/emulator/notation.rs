@@ -479,6 +479,7 @@ pub fn scenario_from_notation(
             plan_class: String::new(),
             usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
             flops: NOTATION_CPU_FLOPS,
+            duration_correction_factor: None,
         });
     }
     Ok(state)

@@ -747,6 +747,7 @@ mod tests {
             plan_class: String::new(),
             usage,
             flops,
+            duration_correction_factor: None,
         });
         (app, version)
     }
@@ -953,6 +954,7 @@ mod tests {
             plan_class: "cuda".into(),
             usage: ResourceUsage { avg_ncpus: 0.1, coprocessor: Some((GPU, 1.0)) },
             flops: 1e10,
+            duration_correction_factor: None,
         });
         let (mut server, mut rng) = new_server(&state);
         let reply = server.handle_request(&state, &request(GPU, 0.0, 1.0), 0.0, &mut rng).unwrap();

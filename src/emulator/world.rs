@@ -24,7 +24,7 @@ use super::project_server::{EmulatedServer, ServerReply};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, RpcCall, TaskCommand, TaskSpec};
-use crate::estimate::unstarted_duration;
+use crate::estimate::{job_dcf, unstarted_duration};
 use crate::model::{
     ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
 };
@@ -210,8 +210,7 @@ impl World {
     /// the emulator knows of them, so it is taken as their real size.
     pub fn adopt_jobs(&mut self, state: &ClientState) {
         for id in state.job_ids() {
-            let job = state.job(id);
-            let dcf = state.project(job.project).duration_correction_factor;
+            let dcf = job_dcf(state, id);
             let estimate = unstarted_duration(state, id);
             let true_duration =
                 if dcf > 0.0 && dcf.is_finite() { estimate / dcf } else { estimate };

@@ -122,4 +122,10 @@ pub struct AppVersion {
     pub usage: ResourceUsage,
     /// Estimated flops of one job running on it (seed 000 note 1).
     pub flops: f64,
+    /// Its own duration correction factor (seed 000 note 3, kept per app version so that
+    /// a project's apps whose estimates are off by different factors are each corrected
+    /// by their own): `None` until one of its jobs has finished, the project's applying
+    /// until then (`<duration_correction_factor>` in `<app_version>`).
+    #[serde(default)]
+    pub duration_correction_factor: Option<f64>,
 }

@@ -109,6 +109,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
                 plan_class: String::new(),
                 usage,
                 flops,
+                duration_correction_factor: None,
             });
         }
         state.projects.push(p);

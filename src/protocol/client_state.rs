@@ -331,6 +331,7 @@ impl<'e> Linker<'e> {
             plan_class: String::new(),
             usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
             flops: self.state.host.p_fpops,
+            duration_correction_factor: None,
         };
         let mut unsupported = false;
         for child in &element.children {
@@ -340,6 +341,11 @@ impl<'e> Linker<'e> {
                 "avg_ncpus" => version.usage.avg_ncpus = child.non_negative_f64()?,
                 "flops" => {
                     version.flops = child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?
+                }
+                // The project's tag, kept per app version (see `estimate`).
+                "duration_correction_factor" => {
+                    version.duration_correction_factor =
+                        Some(child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?)
                 }
                 "coproc" => match coprocessor_usage(child) {
                     Ok(usage) => version.usage.coprocessor = usage,
@@ -614,6 +620,29 @@ mod tests {
         <avg_ncpus>0.1</avg_ncpus><coproc><type>CUDA</type><count>0.5</count></coproc></app_version>\n\
         <app_version><app_name>a</app_name><version_num>2</version_num></app_version>\n\
         <workunit><name>w</name><app_name>a</app_name><rsc_fpops_est>1e12</rsc_fpops_est></workunit>\n";
+
+    #[test]
+    fn an_app_version_keeps_its_own_duration_correction_factor() {
+        let state = parse(
+            "<project><master_url>http://p/</master_url>\
+             <duration_correction_factor>1.5</duration_correction_factor></project>\n\
+             <app><name>a</name></app>\n\
+             <app_version><app_name>a</app_name><version_num>1</version_num>\
+             <duration_correction_factor>0.25</duration_correction_factor></app_version>\n\
+             <app_version><app_name>a</app_name><version_num>2</version_num></app_version>\n",
+        )
+        .expect("valid");
+        assert_eq!(state.projects[0].duration_correction_factor, 1.5);
+        assert_eq!(state.app_versions[0].duration_correction_factor, Some(0.25));
+        assert_eq!(state.app_versions[1].duration_correction_factor, None);
+        let err = parse(
+            "<project><master_url>http://p/</master_url></project>\n<app><name>a</name></app>\n\
+             <app_version><app_name>a</app_name>\
+             <duration_correction_factor>-1</duration_correction_factor></app_version>\n",
+        )
+        .expect_err("a factor must be positive");
+        assert!(err.to_string().contains("duration_correction_factor"), "{err}");
+    }
 
     #[test]
     fn result_picks_named_version_else_newest() {

@@ -73,6 +73,7 @@ impl StateBuilder {
             plan_class: String::new(),
             usage,
             flops,
+            duration_correction_factor: None,
         });
         self.state.projects[project.index()].resources[usage.main_resource()].has_app_version =
             true;

@@ -466,6 +466,7 @@ mod tests {
                     coprocessor: r.is_gpu().then_some((r, 1.0)),
                 },
                 flops: 1e9,
+                duration_correction_factor: None,
             });
         }
         id

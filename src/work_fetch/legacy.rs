@@ -164,6 +164,7 @@ mod tests {
                 plan_class: String::new(),
                 usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
                 flops: 1e9,
+                duration_correction_factor: None,
             });
         }
         state
