@@ -1,9 +1,9 @@
 //! `boinc-rs explain`: what the scheduler would do at one instant, and why: in a saved
 //! state, or in the middle of an emulator run of a scenario.
 
-use crate::sim_command::load_scenario_path;
+use crate::sim_command::{load_scenario_path, warn};
 use anyhow::{Context, Result, bail};
-use boinc_actors::state_files::load_state_dir;
+use boinc_actors::state_files::load_state_dir_with_warnings;
 use boinc_core::Policy;
 use boinc_core::decision::decide;
 use boinc_core::emulator::engine::{SimConfig, run_to_snapshot};
@@ -45,7 +45,8 @@ pub fn explain(
 ) -> Result<()> {
     let (state, default_now, default_last) = match source {
         Source::State(dir) => {
-            let state = load_state_dir(dir)?;
+            let (state, warnings) = load_state_dir_with_warnings(dir)?;
+            warn(&warnings);
             let now = state_time(&state);
             (state, now, None)
         }

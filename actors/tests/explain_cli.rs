@@ -166,6 +166,14 @@ fn the_shipped_scenario_shows_edf_and_a_packed_gpu() {
 }
 
 #[test]
+fn a_time_that_is_not_a_number_is_refused() {
+    let out = explain(&repo_root().join("examples/scenarios/desktop_gpu"), &["--now", "NaN"]);
+    assert!(!out.status.success(), "explain --now NaN should fail");
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert!(message.contains("--now"), "{message}");
+}
+
+#[test]
 fn the_disk_pressure_scenario_shows_offenders_and_what_goes_first() {
     let json = explain_json(&repo_root().join("examples/scenarios/disk_pressure"), &[]);
     let disk = &json["disk"];

@@ -372,9 +372,12 @@ impl Candidates {
                 {
                     slice[resource].push(id);
                     let released = (task.run_start_time + period - now).min(wall);
-                    // Whole instances it holds (a fraction of a GPU still blocks one).
-                    let held =
-                        job_usage(state, id).map_or(1, |u| u.main_usage().ceil().max(1.0) as usize);
+                    // Whole instances it holds (a fraction of a GPU still blocks one),
+                    // never more than the resource has.
+                    let instances = state.instances(resource) as usize;
+                    let held = job_usage(state, id).map_or(1, |u| {
+                        u.main_usage().ceil().max(1.0).min(instances as f64) as usize
+                    });
                     release[resource].extend(std::iter::repeat_n(released, held));
                 } else if job.report_deadline - now - wall < period {
                     // The rr_sim's verdict assumes the job gets its share of the resource

@@ -117,9 +117,11 @@ impl ClientState {
     }
 
     /// CPUs the client may use: the hardware count, or cc_config's `<ncpus>`, limited by
-    /// the `max_ncpus_pct` and `max_ncpus` preferences; at least one.
+    /// the `max_ncpus_pct` and `max_ncpus` preferences; at least one, at most
+    /// [`MAX_CPUS`](crate::model::MAX_CPUS).
     pub fn ncpus(&self) -> u32 {
         let hardware = self.config.ncpus.filter(|&n| n > 0).unwrap_or(self.host.p_ncpus);
+        let hardware = hardware.min(crate::model::MAX_CPUS);
         let mut n = hardware;
         let pct = self.prefs.max_ncpus_pct;
         if pct > 0.0 && pct < 100.0 {
@@ -131,12 +133,13 @@ impl ClientState {
         n.max(1)
     }
 
-    /// Instances of a processing resource the client may use.
+    /// Instances of a processing resource the client may use (GPUs: at most
+    /// [`MAX_GPU_INSTANCES`](crate::model::MAX_GPU_INSTANCES) of a type).
     pub fn instances(&self, resource: ResourceType) -> u32 {
         match resource {
             ResourceType::Cpu => self.ncpus(),
             _ if self.config.no_gpus => 0,
-            gpu => self.host.hardware_instances(gpu),
+            gpu => self.host.hardware_instances(gpu).min(crate::model::MAX_GPU_INSTANCES),
         }
     }
 

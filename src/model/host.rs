@@ -4,6 +4,16 @@
 use super::resource::{Coprocessor, ResourceMap, ResourceType};
 use serde::{Deserialize, Serialize};
 
+/// The most CPUs a host is taken to have: far beyond any real machine, and small enough
+/// that what is sized by the CPU count stays small. State files and configurations that
+/// claim more are refused or clamped.
+pub const MAX_CPUS: u32 = 65_536;
+/// The most instances of one GPU type a host is taken to have.
+pub const MAX_GPU_INSTANCES: u32 = 1024;
+/// The most flops one CPU or GPU instance is taken to deliver (an exaflops): beyond it,
+/// sums of flops over a run overflow.
+pub const MAX_INSTANCE_FLOPS: f64 = 1e18;
+
 /// What the client knows about the machine it runs on (`<host_info>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Host {

@@ -17,7 +17,7 @@ mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use client_state::{ClientState, RunMode};
-pub use host::{DEFAULT_SPELL, Host, TimeStats};
+pub use host::{DEFAULT_SPELL, Host, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;

@@ -150,6 +150,12 @@ pub enum XmlProblem {
     /// A run mode BOINC doesn't define.
     #[error("unknown run mode {0}; use 1 (always), 2 (according to preferences) or 3 (never)")]
     UnknownRunMode(i64),
+    /// An element holds more text than any BOINC file puts in one.
+    #[error(
+        "the element holds more than {0} bytes of text; this is not a BOINC file, or it is \
+         damaged: shorten the element or restore a backup"
+    )]
+    TooLong(usize),
     /// A file status BOINC doesn't define.
     #[error("unknown file status {0}; use 0 (not present), 1 (present) or a negative error code")]
     UnknownFileStatus(i64),

@@ -13,7 +13,7 @@ mod values;
 mod xml_tree;
 
 pub use cc_config::parse_cc_config;
-pub use client_state::parse_client_state;
+pub use client_state::{parse_client_state, parse_client_state_with_warnings};
 pub use error::{XmlError, XmlProblem};
 pub use prefs::parse_global_prefs;
-pub use state_files::{SourceText, StateFiles, load_state};
+pub use state_files::{SourceText, StateFiles, load_state, load_state_with_warnings};

@@ -107,6 +107,22 @@ impl Element {
         })
     }
 
+    /// A whole number within `[low, high]`; `expected` says so in words.
+    pub(crate) fn u32_in(
+        &self,
+        low: u32,
+        high: u32,
+        expected: &'static str,
+    ) -> Result<u32, XmlError> {
+        let value = self.i64()?;
+        if (i64::from(low)..=i64::from(high)).contains(&value) {
+            Ok(value as u32)
+        } else {
+            Err(self
+                .error(XmlProblem::OutOfRange { value: quoted_value(self.trimmed()), expected }))
+        }
+    }
+
     /// A BOINC flag: `<flag/>` or empty text is set, otherwise a number (non-zero set,
     /// as BOINC reads it) or `true`/`false`.
     pub(crate) fn flag(&self) -> Result<bool, XmlError> {

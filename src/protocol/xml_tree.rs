@@ -11,6 +11,11 @@ use quick_xml::events::Event;
 /// No BOINC file nests more than a handful of levels; anything deeper is not one.
 pub(crate) const MAX_DEPTH: usize = 64;
 
+/// The most text one element may hold: BOINC's longest texts (a result's `<stderr_out>`)
+/// are cut at 64 KiB; a name of hundreds of megabytes would be copied into every label,
+/// trace event and message.
+pub(crate) const MAX_TEXT_BYTES: usize = 1 << 20;
+
 /// One element: its name, its own text (text and CDATA directly inside it, joined), its
 /// child elements in document order and the line its start tag is on.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -111,7 +116,15 @@ pub(crate) fn parse_document(text: &str) -> Result<Element, XmlError> {
                     Err(_) => String::from_utf8_lossy(&text.into_inner()).into_owned(),
                 };
                 match open.last_mut() {
-                    Some(element) => element.text.push_str(&content),
+                    // The indentation between child elements carries nothing (values are
+                    // read trimmed): not kept, so it counts against no limit.
+                    Some(_) if content.trim().is_empty() => {}
+                    Some(element) => {
+                        if element.text.len() + content.len() > MAX_TEXT_BYTES {
+                            return Err(element.error(XmlProblem::TooLong(MAX_TEXT_BYTES)));
+                        }
+                        element.text.push_str(&content)
+                    }
                     None => {
                         if !content
                             .trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
@@ -127,7 +140,11 @@ pub(crate) fn parse_document(text: &str) -> Result<Element, XmlError> {
             }
             Event::CData(data) => match open.last_mut() {
                 Some(element) => {
-                    element.text.push_str(&String::from_utf8_lossy(&data.into_inner()))
+                    let content = String::from_utf8_lossy(&data.into_inner()).into_owned();
+                    if element.text.len() + content.len() > MAX_TEXT_BYTES {
+                        return Err(element.error(XmlProblem::TooLong(MAX_TEXT_BYTES)));
+                    }
+                    element.text.push_str(&content)
                 }
                 None => {
                     return Err(XmlError::at_line(
@@ -158,6 +175,19 @@ fn attach(element: Element, open: &mut [Element], root: &mut Option<Element>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_element_with_megabytes_of_text_is_refused() {
+        let long = "x".repeat(MAX_TEXT_BYTES + 1);
+        for text in
+            [format!("<a>\n<name>{long}</name></a>"), format!("<a><b><![CDATA[{long}]]></b></a>")]
+        {
+            let err = parse_document(&text).expect_err("too long");
+            assert!(matches!(err.problem, XmlProblem::TooLong(MAX_TEXT_BYTES)), "{err}");
+        }
+        let fits = format!("<a>{}</a>", "x".repeat(MAX_TEXT_BYTES));
+        assert_eq!(parse_document(&fits).expect("at the limit").text.len(), MAX_TEXT_BYTES);
+    }
 
     #[test]
     fn builds_tree_with_lines_text_and_cdata() {

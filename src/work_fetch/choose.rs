@@ -10,6 +10,7 @@
 
 use super::backoff::backed_off;
 use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
+use super::job_cap::job_cap_reached;
 use super::latency_cap::{latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
@@ -32,7 +33,7 @@ pub fn choose_work_fetch(
     policy: Policy,
     now: Time,
 ) -> FetchDecision {
-    let mut candidates = project_infos(state, rr, now);
+    let mut candidates = project_infos(state, rr, facts, now);
     let reason = if state.network_mode == RunMode::Never {
         Some(FetchReason::NetworkSuspended)
     } else if state.run_mode == RunMode::Never {
@@ -73,7 +74,12 @@ struct FetchContext<'a> {
 }
 
 /// What the decision knows about each project, gathered once per call.
-fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<ProjectFetchInfo> {
+fn project_infos(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    now: Time,
+) -> Vec<ProjectFetchInfo> {
     let may_supply = may_supply_all(state);
     let host_intermittent = host_intermittent(state);
     state
@@ -94,6 +100,7 @@ fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<Projec
                 overworked: state.project_overworked(id),
                 latency_limited: state.project_latency_limited(id, now),
                 intermittent: host_intermittent || intermittent(project, now),
+                job_cap_reached: job_cap_reached(state, facts.get(id.index())),
                 score: ResourceMap::default(),
             }
         })
@@ -261,6 +268,7 @@ fn select_project(
         if !askable(state, info)
             || excluded.contains(&info.project)
             || info.backed_off[resource]
+            || info.job_cap_reached[resource]
             || !info.may_supply[resource]
             || state.project_overworked_for(info.project, resource)
             || step.top_up.is_some_and(|threshold| !tops_up(context, info, resource, threshold))
@@ -353,7 +361,7 @@ fn resource_request(
     r: ResourceType,
     trigger: bool,
 ) -> ResourceRequest {
-    if !usable[r] || info.backed_off[r] || !info.may_supply[r] {
+    if !usable[r] || info.backed_off[r] || info.job_cap_reached[r] || !info.may_supply[r] {
         return ResourceRequest::default();
     }
     let sim = rr.resources[r];
@@ -389,7 +397,7 @@ pub fn piggyback_request(
     project: ProjectId,
     now: Time,
 ) -> WorkRequest {
-    let infos = project_infos(state, rr, now);
+    let infos = project_infos(state, rr, facts, now);
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
     });

@@ -130,6 +130,10 @@ pub struct ProjectFetchInfo {
     /// A scheduler RPC to the project failed recently, or the host is often out of
     /// reach: its buffers are topped up whenever it can be reached.
     pub intermittent: bool,
+    /// Per resource, the project holds as many nearly runnable jobs as the failsafe cap
+    /// allows (`work_fetch::runnable_job_cap`): it is not asked for more.
+    #[serde(default)]
+    pub job_cap_reached: ResourceMap<bool>,
     /// The ranking score where the project was a candidate for a resource (higher is
     /// asked first): LTD + shortfall (`seed`), REC priority (`rec`), work request in
     /// CPU-seconds (`legacy`, CPU only).
