@@ -3,7 +3,7 @@
 //! to whom, and what would be asked of which project. Serialisable as one JSON object
 //! and printable as text.
 
-use crate::cpu_sched::RunReason;
+use crate::cpu_sched::{MultithreadOutcome, RunReason};
 use crate::decision::Decision;
 use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
@@ -189,6 +189,24 @@ pub struct Explanation {
     pub work_request: WorkRequestView,
     /// The disk manager (seed 004): limits, usage by project, what it would delete now.
     pub disk: DiskReport,
+    /// On a host often off or offline: how long before its deadline a job must finish to
+    /// count as on time (`TimeStats::late_report_margin`); 0 for a host always in reach.
+    pub late_report_margin: f64,
+    /// The best-ranked multithread job that did not fit beside the jobs ranked above it,
+    /// and what became of it.
+    pub multithread: Option<MultithreadView>,
+}
+
+/// What became of a multithread job that did not fit (see
+/// [`crate::cpu_sched::MultithreadNote`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct MultithreadView {
+    /// Job name.
+    pub job: String,
+    /// Project name.
+    pub project: String,
+    /// What became of it.
+    pub outcome: MultithreadOutcome,
 }
 
 impl Explanation {
@@ -341,6 +359,12 @@ impl Explanation {
             work_request,
             // The state records no core usage; the client's own files are not counted.
             disk: DiskReport::new(state, 0.0, decision.now),
+            late_report_margin: state.time_stats.late_report_margin(),
+            multithread: decision.run_list.multithread.map(|note| MultithreadView {
+                job: job_name(note.job),
+                project: project_of(note.job),
+                outcome: note.outcome,
+            }),
         }
     }
 }
@@ -394,6 +418,27 @@ pub fn render_text(e: &Explanation) -> String {
             gpus
         );
     }
+    if let Some(m) = &e.multithread {
+        let why = match m.outcome {
+            MultithreadOutcome::TakesPlaces { displaced, inside_time_slices: true } => format!(
+                "its project's turn has come: it takes the CPUs of {displaced} jobs, some \
+                 inside their time slice, which can wait for it (they stop at their next \
+                 checkpoint, so the CPUs free together rather than idle one by one)"
+            ),
+            MultithreadOutcome::TakesPlaces { displaced, inside_time_slices: false } => format!(
+                "it takes the places of {displaced} lower-ranked jobs that can wait, leaving \
+                 fewer CPUs idle"
+            ),
+            MultithreadOutcome::WaitsForDeadlines => "it waits: jobs holding the CPUs it \
+                 needs, or jobs that would wait for it, could not wait and still make their \
+                 deadlines"
+                .to_string(),
+            MultithreadOutcome::WaitsItsTurn => "it waits: its project's turn has not come, \
+                 and taking places would leave no fewer CPUs idle"
+                .to_string(),
+        };
+        let _ = writeln!(out, "  multithread job {} ({}): {why}", m.job, m.project);
+    }
     let _ = writeln!(out, "\nEnforcement:");
     for a in &e.actions {
         let _ = writeln!(
@@ -406,6 +451,15 @@ pub fn render_text(e: &Explanation) -> String {
         );
     }
     let _ = writeln!(out, "\nJobs (projected by weighted round robin):");
+    if e.late_report_margin > 0.0 {
+        let _ = writeln!(
+            out,
+            "  (the host is often off or offline: a job finishing less than {} before its \
+             deadline counts as missing it, since a spell out of reach rarely lasts longer; \
+             its project runs earliest deadline first)",
+            hours(e.late_report_margin)
+        );
+    }
     let _ = writeln!(
         out,
         "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  deadline",
@@ -423,7 +477,12 @@ pub fn render_text(e: &Explanation) -> String {
             hours(j.remaining_duration),
             finish,
             hours(j.deadline - e.now),
-            if j.deadline_missed { "MISSED" } else { "met" },
+            match (j.deadline_missed, j.projected_completion) {
+                (false, _) => "met",
+                // On time, but within the late-report margin of a host often out of reach.
+                (true, Some(done)) if done <= j.deadline => "at risk (late report)",
+                (true, _) => "MISSED",
+            },
         );
     }
     let _ = writeln!(out, "\nResources:");

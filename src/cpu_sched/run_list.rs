@@ -87,6 +87,36 @@ pub struct RunListEntry {
     pub gpu_instances: Vec<u32>,
 }
 
+/// What became of the best-ranked multithread CPU job that did not fit beside the jobs
+/// ranked above it (what `explain` tells the user about it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MultithreadNote {
+    /// The job.
+    pub job: JobId,
+    /// What became of it.
+    pub outcome: MultithreadOutcome,
+}
+
+/// See [`MultithreadNote`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultithreadOutcome {
+    /// It takes the places of jobs that can wait (of jobs inside their time slice too,
+    /// when its project's turn had come).
+    TakesPlaces {
+        /// Jobs it displaced.
+        displaced: usize,
+        /// Some of them were inside their time slice.
+        inside_time_slices: bool,
+    },
+    /// It waits: the jobs holding the CPUs it needs, or other jobs that would wait for
+    /// it, could not wait and still make their deadlines.
+    WaitsForDeadlines,
+    /// It waits: its project's turn has not come, and taking places would leave no
+    /// fewer CPUs idle.
+    WaitsItsTurn,
+}
+
 /// The jobs that should run, in the order they were chosen.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RunList {
@@ -97,6 +127,8 @@ pub struct RunList {
     /// `--policy rec` only: each project's REC priority once the list was built
     /// (empty for the other policies).
     pub rec_priority: Vec<f64>,
+    /// A multithread job that did not fit, and what became of it.
+    pub multithread: Option<MultithreadNote>,
 }
 
 /// Builds the run list for the state at `now`. `facts` must be
@@ -451,6 +483,7 @@ struct Scheduler<'a> {
     anticipated_debt: Vec<f64>,
     rec: Option<RecTracker>,
     entries: Vec<RunListEntry>,
+    multithread: Option<MultithreadNote>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -493,6 +526,7 @@ impl<'a> Scheduler<'a> {
             anticipated_debt: state.projects.iter().map(|p| p.short_term_debt).collect(),
             rec,
             entries: Vec::new(),
+            multithread: None,
         }
     }
 
@@ -687,8 +721,16 @@ impl<'a> Scheduler<'a> {
         let waits_for = rr.jobs.get(job.index()).map_or(0.0, |j| j.remaining_duration);
         // Taking time-slice places holds every other project's CPU jobs back until the
         // multithread job is done: only if each of them can wait that long.
-        let its_turn = its_turn && self.others_can_wait(job, waits_for, rr);
+        let others_cannot_wait = its_turn && !self.others_can_wait(job, waits_for, rr);
+        let its_turn = its_turn && !others_cannot_wait;
+        let mut held_by_deadlines = others_cannot_wait;
+        let note = |outcome| Some(MultithreadNote { job, outcome });
         if idle_before < 1.0 && !its_turn {
+            self.multithread = note(if held_by_deadlines {
+                MultithreadOutcome::WaitsForDeadlines
+            } else {
+                MultithreadOutcome::WaitsItsTurn
+            });
             return;
         }
         // Whose places it may take, lowest-ranked (latest in the list) first: this pass's
@@ -707,6 +749,7 @@ impl<'a> Scheduler<'a> {
             // A time-slice holder waits for the multithread job to finish, not a slice.
             let wait = if index < first_of_pass { waits_for } else { 0.0 };
             if !displaceable || !self.can_lose_a_slice(entry.job, rr, wait) {
+                held_by_deadlines |= displaceable;
                 if index >= first_of_pass {
                     continue;
                 }
@@ -722,8 +765,18 @@ impl<'a> Scheduler<'a> {
             its_turn || (self.ncpus - self.pool.cpu_used() - ncpus).max(0.0).floor() < idle_before
         };
         if better && self.try_schedule(job, reason) {
+            let inside_time_slices = displaced.iter().any(|(_, e)| e.reason == RunReason::Slice);
+            self.multithread = note(MultithreadOutcome::TakesPlaces {
+                displaced: displaced.len(),
+                inside_time_slices,
+            });
             return;
         }
+        self.multithread = note(if held_by_deadlines {
+            MultithreadOutcome::WaitsForDeadlines
+        } else {
+            MultithreadOutcome::WaitsItsTurn
+        });
         // No gain: put the list back as it was, each job in its place (the last one
         // displaced was the highest-ranked).
         while let Some((index, entry)) = displaced.pop() {
@@ -791,6 +844,7 @@ impl<'a> Scheduler<'a> {
             entries: self.entries,
             anticipated_debt: self.anticipated_debt,
             rec_priority: self.rec.map(|r| r.priority).unwrap_or_default(),
+            multithread: self.multithread,
         }
     }
 }
