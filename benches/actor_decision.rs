@@ -8,21 +8,20 @@
 //! Run: `cargo bench -p boinc-actors --bench actor_decision`.
 
 use actix::Addr;
-use boinc_actors::actors::SchedulerActor;
-use boinc_actors::actors::scheduler::SchedulerSetup;
-use boinc_actors::client::paused_system;
-use boinc_actors::context::ActorContext;
-use boinc_actors::events::EventBus;
 use boinc_actors::journal::Journal;
-use boinc_actors::messages::{Startup, Tick};
-use boinc_actors::sim_effects::{Faults, SimWorld, VirtualClock};
+use boinc_actors::runtime::SchedulerActor;
+use boinc_actors::runtime::context::ActorContext;
+use boinc_actors::runtime::events::EventBus;
+use boinc_actors::runtime::messages::{Startup, Tick};
+use boinc_actors::runtime::scheduler::SchedulerSetup;
+use boinc_actors::sim::effects::{Faults, SimWorld, VirtualClock};
+use boinc_actors::sim::paused_system;
 use boinc_core::Policy;
 use boinc_core::control::ClientControl;
 use boinc_core::emulator::engine::SimConfig;
 use boinc_core::emulator::world::World;
 use boinc_core::model::{SyntheticHost, synthetic_host};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 const NOW: f64 = 1.8e9;
@@ -60,18 +59,20 @@ impl Bench {
         let sim = SimWorld::new(world, client.state(), Faults::default(), 1);
         let clock = VirtualClock::new(NOW);
         let context = ActorContext {
-            clock: Rc::new(clock.clone()),
+            clock: std::sync::Arc::new(clock.clone()),
             journal: Journal::off(),
             events: EventBus::default(),
+            faults: Default::default(),
         };
-        let (scheduler, _) = SchedulerActor::launch(SchedulerSetup {
+        let (scheduler, _link) = SchedulerActor::launch(SchedulerSetup {
             client,
             context,
-            process_host: Rc::new(sim.clone()),
-            transport: Rc::new(sim.clone()),
+            process_host: std::sync::Arc::new(sim.clone()),
+            transport: std::sync::Arc::new(sim.clone()),
             seed: 1,
             boinc_compat: false,
-            panic_project_actor: None,
+            app_restart_policy: boinc_core::supervise::RestartPolicy::APP,
+            actor_restart_policy: boinc_core::supervise::RestartPolicy::ACTOR,
             disk: None,
         });
         scheduler.send(Startup { now: NOW }).await.expect("startup");
@@ -81,7 +82,7 @@ impl Bench {
     /// One step a simulated minute after the previous one; its wall time.
     async fn step(&mut self) -> Duration {
         self.now += 60.0;
-        self.sim.world().borrow_mut().advance_to(self.now);
+        boinc_actors::sim::effects::lock(self.sim.world()).advance_to(self.now);
         self.clock.set(self.now);
         let started = Instant::now();
         self.scheduler.send(Tick { now: self.now }).await.expect("tick");

@@ -8,7 +8,7 @@
 //! Run: `cargo run -p boinc-actors --example embed_client [SCENARIO_DIR]`
 //! (default: the shipped `examples/scenarios/desktop_gpu`).
 
-use boinc_actors::client::paused_system;
+use boinc_actors::sim::paused_system;
 use boinc_actors::state_files::load_state_dir;
 use boinc_actors::{Client, ClientEvent, UserAction};
 use std::collections::BTreeMap;
@@ -42,7 +42,8 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             tokio::time::sleep(Duration::from_secs(2 * 86_400)).await;
             handle.act(UserAction::SuspendProject(target)).await.map_err(|e| e.to_string())?;
             let result = handle.finished().await.map_err(|e| e.to_string())?;
-            Ok(result.figures.projects.values().map(|p| p.jobs_done).sum())
+            let figures = result.simulation.ok_or("no figures")?.figures;
+            Ok(figures.projects.values().map(|p| p.jobs_done).sum())
         })
     });
     let events = events.recv()?;
@@ -67,6 +68,7 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::BackoffSet { .. } => "backoff_set",
             ClientEvent::DiskAction { .. } => "disk_action",
             ClientEvent::ActorRestarted { .. } => "actor_restarted",
+            ClientEvent::ActorGaveUp { .. } => "actor_gave_up",
         };
         *summary.events.entry(kind).or_default() += 1;
     }

@@ -22,6 +22,7 @@ pub mod rpc_policy;
 pub mod rr_sim;
 pub mod supervise;
 pub mod work_fetch;
+pub mod work_send;
 
 pub use policy::Policy;
 

@@ -467,6 +467,7 @@ mod tests {
             rsc_fpops_bound: 1e10,
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
+            command_line: String::new(),
             input_files: Vec::new(),
         });
         for (i, &(deadline, completed)) in jobs.iter().enumerate() {
@@ -475,6 +476,9 @@ mod tests {
                 name: format!("j{i}"),
                 workunit: WorkunitId(0),
                 app_version: None,
+                platform: String::new(),
+                version_num: 0,
+                plan_class: String::new(),
                 received_time: 0.0,
                 report_deadline: deadline,
                 state: JobState::FilesUploaded,
@@ -483,7 +487,9 @@ mod tests {
                 got_server_ack: false,
                 completed_time: completed,
                 final_elapsed_time: 100.0,
+                final_cpu_time: 0.0,
                 exit_status: 0,
+                stderr_out: String::new(),
                 task: None,
                 output_files: Vec::new(),
             });

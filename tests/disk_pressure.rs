@@ -4,33 +4,20 @@
 //! files, and stays there; no file a job still needed is ever deleted; the disk figures
 //! recomputed from the trace agree with the printed ones.
 
+mod support;
+
 use boinc_core::Policy;
 use boinc_core::emulator::engine::{FETCH_POLL_INTERVAL, SimConfig, SimResult, run_simulation};
 use boinc_core::emulator::trace::{DiskEvent, TraceEvent};
 use boinc_core::emulator::trace_figures::figures_from_trace;
 use boinc_core::model::ClientState;
-use boinc_core::protocol::{SourceText, StateFiles, load_state};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// One job's files in the scenario: 5 MB input, 100 MB sticky, 2 MB output.
 const JOB_BYTES: f64 = 107e6;
 
 fn load() -> ClientState {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/disk_pressure");
-    let read = |name: &str| {
-        std::fs::read_to_string(dir.join(name))
-            .unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()))
-    };
-    let (client_state, global_prefs, cc_config) =
-        (read("client_state.xml"), read("global_prefs.xml"), read("cc_config.xml"));
-    load_state(&StateFiles {
-        client_state: SourceText { name: "client_state.xml", text: &client_state },
-        global_prefs: Some(SourceText { name: "global_prefs.xml", text: &global_prefs }),
-        global_prefs_override: None,
-        cc_config: Some(SourceText { name: "cc_config.xml", text: &cc_config }),
-    })
-    .unwrap_or_else(|e| panic!("disk_pressure: {e}"))
+    support::load_scenario("disk_pressure")
 }
 
 fn run(state: ClientState, days: f64) -> SimResult {
@@ -53,8 +40,11 @@ fn usage_converges_to_the_shares_within_one_poll_period_and_nothing_needed_goes(
     let mut scenario_users: HashMap<String, Vec<String>> = HashMap::new();
     for job in &state.jobs {
         let inputs = &state.workunit(job.workunit).input_files;
-        for &file in inputs.iter().chain(&job.output_files) {
-            scenario_users.entry(state.file(file).name.clone()).or_default().push(job.name.clone());
+        for file in inputs.iter().chain(&job.output_files) {
+            scenario_users
+                .entry(state.file(file.file).name.clone())
+                .or_default()
+                .push(job.name.clone());
         }
     }
     assert!(scenario_users.contains_key("alpha_pinned_map"));

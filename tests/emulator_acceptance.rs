@@ -8,11 +8,11 @@
 //!
 //! Both policy models are checked: the faithful default and `boinc_compat`.
 
-mod emulator_support;
+mod support;
 
 use boinc_core::emulator::trace::TraceEvent;
-use emulator_support::run;
 use std::collections::HashMap;
+use support::run;
 
 /// Times closer than this are the same instant (the event loop never steps less than a
 /// microsecond).

@@ -2,14 +2,14 @@
 //! faithful model and under `boinc_compat`, with sane figures; and the figures recomputed
 //! from a run's trace (written as JSON lines and read back) agree with the printed ones.
 
-mod emulator_support;
+mod support;
 
 use boinc_core::emulator::figures::FiguresOfMerit;
 use boinc_core::emulator::trace::{AvailabilityKind, TraceEvent};
 use boinc_core::emulator::trace_figures::figures_from_trace;
-use emulator_support::{assert_sane, json_lines_round_trip, run, scenario_names};
 use std::collections::HashMap;
 use std::time::Instant;
+use support::{assert_sane, json_lines_round_trip, run, scenario_names};
 
 fn every_scenario_runs(days: f64, boinc_compat: bool) {
     for name in scenario_names() {

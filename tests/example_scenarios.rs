@@ -2,12 +2,12 @@
 //! them): every project gets to compute and finishes jobs, and a task the state file
 //! left suspended in memory runs again although no process survived into the run.
 
-mod emulator_support;
+mod support;
 
 use boinc_core::emulator::engine::SimResult;
 use boinc_core::emulator::trace::TraceEvent;
-use emulator_support::{load_scenario_dir, run_state};
 use std::path::{Path, PathBuf};
+use support::{load_scenario_dir, run_state};
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios")

@@ -114,7 +114,7 @@ fn ten_megabytes_of_text() {
     // the message does not quote it.
     let inside = format!("<client_state><junk>{text}</junk></client_state>");
     let error = parse(&inside).expect_err("too long");
-    assert!(matches!(error.problem, XmlProblem::TooLong(_)), "{error}");
+    assert!(matches!(error.problem, XmlProblem::TextTooLong(_)), "{error}");
     assert_eq!(error.element.as_deref(), Some("junk"));
     let number =
         format!("<client_state><host_info><p_fpops>{text}</p_fpops></host_info></client_state>");
@@ -290,7 +290,7 @@ proptest! {
                     }
                 }
                 for workunit in &state.workunits {
-                    prop_assert!(workunit.input_files.iter().all(|f| f.index() < state.files.len()));
+                    prop_assert!(workunit.input_files.iter().all(|f| f.file.index() < state.files.len()));
                 }
             }
         }

@@ -245,3 +245,35 @@ fn prefs_override_wins_over_global_prefs() {
     assert_eq!(state.prefs.work_buf_additional_days, 0.25);
     assert!(state.prefs.run_if_user_active);
 }
+
+/// The real client's shared-memory file of a running BOINC-API task: channel 4 holds the
+/// client's heartbeat, channel 5 the app's status, the others nothing.
+#[test]
+fn the_real_shared_memory_file_reads_channel_by_channel() {
+    use boinc_core::protocol::app_api::{
+        AppStatusMessage, Channel, Heartbeat, SHARED_MEMORY_SIZE, has_message, message_text,
+    };
+    let bytes = fs::read(shared_dir().join("fixtures/boinc-7.20.5/slot/boinc_mmap_file"))
+        .expect("the fixture boinc_mmap_file");
+    assert_eq!(bytes.len(), SHARED_MEMORY_SIZE);
+    let text = |channel: Channel| message_text(channel.bytes(&bytes).expect("whole file"));
+    // The client's heartbeat stays in its channel (flag clear once the app read it).
+    let heartbeat_channel = Channel::Heartbeat.bytes(&bytes).expect("whole file");
+    assert!(!has_message(heartbeat_channel));
+    let heartbeat_text = std::str::from_utf8(&heartbeat_channel[1..])
+        .expect("ASCII")
+        .split('\0')
+        .next()
+        .expect("text");
+    let heartbeat = Heartbeat::parse(heartbeat_text).expect("a heartbeat");
+    assert_eq!(heartbeat.working_set_size, 4.030464e6);
+    let status = AppStatusMessage::parse(text(Channel::AppStatus).expect("text").expect("present"))
+        .expect("an app status");
+    assert_eq!(status.fraction_done, Some(0.1));
+    assert_eq!(status.current_cpu_time, 3.867e-3);
+    for channel in Channel::ALL {
+        if channel != Channel::AppStatus {
+            assert_eq!(text(channel), Ok(None), "{channel:?}");
+        }
+    }
+}

@@ -4,7 +4,7 @@
 //! simulated day, with a bounded queue, and with finite figures; and `explain` of its
 //! state gives finite figures too.
 
-mod emulator_support;
+mod support;
 
 use boinc_core::Policy;
 use boinc_core::decision::decide;
@@ -34,7 +34,7 @@ struct Scenario {
 fn scenario_dirs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs = Vec::new();
-    for parent in [emulator_support::scenarios_dir(), root.join("examples/scenarios")] {
+    for parent in [support::scenarios_dir(), root.join("examples/scenarios")] {
         let entries = std::fs::read_dir(&parent).expect("a scenario folder");
         for entry in entries {
             let path = entry.expect("a directory entry").path();

@@ -4,9 +4,16 @@
 //! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit
 //!   (`--engine actors`: through the actor system; `--journal FILE` records it).
 //! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
+//! - `boinc-rs app-test EXE`: runs one app under the client's process supervision and
+//!   reports how it behaved.
+//! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
+//! - `boinc-rs status`, `tasks`, `project URL ACTION`, `quit`: control a running client
+//!   over GUI RPC.
+//! - `boinc-rs project-server --dir DIR`: a BOINC project on this machine (master page,
+//!   scheduler, downloads, uploads, signed apps, a work generator).
+//! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
 
-mod explain_command;
-mod sim_command;
+mod cli;
 
 use anyhow::Result;
 use boinc_core::Policy;
@@ -64,7 +71,7 @@ enum Command {
         json: bool,
     },
     /// Run a scenario in virtual time and print BOINC's figures of merit.
-    Sim(sim_command::SimArgs),
+    Sim(cli::sim::SimArgs),
     /// Re-run the actors from a journal written by `sim --engine actors --journal FILE`
     /// and check every decision; exits non-zero at the first divergence.
     Replay {
@@ -72,6 +79,37 @@ enum Command {
         #[arg(value_name = "FILE")]
         journal: PathBuf,
     },
+    /// Run one app under the client's process supervision, in a scratch data directory
+    /// without a server, and report how it behaved: exit status, checkpoints, progress,
+    /// CPU time, suspensions honoured, restarts, outputs.
+    AppTest(cli::app_test::AppTestArgs),
+    /// The example science app: real work for some CPU seconds or flops, with
+    /// checkpoints, progress and BOINC's app API. A client runs it in a slot directory.
+    ExampleApp(cli::example_app::ExampleAppArgs),
+    /// Show a running client's modes, projects and task counts (over GUI RPC).
+    Status(cli::control::Connection),
+    /// List a running client's tasks (over GUI RPC).
+    Tasks(cli::control::Connection),
+    /// Suspend, resume or update a project of a running client (over GUI RPC).
+    Project {
+        /// The project's master URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// What to do.
+        #[arg(value_enum)]
+        action: cli::control::ProjectCommand,
+        #[command(flatten)]
+        connection: cli::control::Connection,
+    },
+    /// Ask a running client to quit (over GUI RPC).
+    Quit(cli::control::Connection),
+    /// Run a BOINC project on this machine: master page, scheduler, downloads and
+    /// uploads, apps signed with its own key, a work generator. Clients (boinc-rs or
+    /// the real BOINC client) attach to the URL it prints.
+    ProjectServer(cli::project_server::ProjectServerArgs),
+    /// Attach a data directory's client to a project: writes the project's account file
+    /// (account_<url>.xml), which a running client takes in.
+    Attach(cli::attach::AttachArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -85,8 +123,23 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
+/// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=boinc_actors=debug` shows
+/// every decision and effect); by default only warnings and errors, except for a
+/// server, whose log of requests is its record of work.
+fn install_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
 fn main() -> std::process::ExitCode {
-    match run() {
+    let cli = Cli::parse();
+    install_logging(match cli.command {
+        Command::ProjectServer(_) => "info",
+        _ => "warn",
+    });
+    match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
         Err(error) => {
@@ -99,7 +152,7 @@ fn main() -> std::process::ExitCode {
 /// `boinc-rs replay FILE`.
 fn replay_command(path: &std::path::Path) -> Result<()> {
     let recorded = boinc_actors::journal::read_journal(path)?;
-    let report = boinc_actors::replay::replay(recorded)
+    let report = boinc_actors::journal::replay(recorded)
         .map_err(|e| anyhow::anyhow!("cannot replay {}: {e}", path.display()))?;
     match report.divergence {
         None => {
@@ -117,8 +170,7 @@ fn replay_command(path: &std::path::Path) -> Result<()> {
     }
 }
 
-fn run() -> Result<()> {
-    let cli = Cli::parse();
+fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Explain {
             state,
@@ -132,15 +184,25 @@ fn run() -> Result<()> {
             json,
         } => {
             let source = match (state, scenario, after_days) {
-                (Some(dir), _, _) => explain_command::Source::State(dir),
+                (Some(dir), _, _) => cli::explain::Source::State(dir),
                 (None, Some(path), Some(days)) => {
-                    explain_command::Source::Scenario { path, days, seed, boinc_compat }
+                    cli::explain::Source::Scenario { path, days, seed, boinc_compat }
                 }
                 _ => anyhow::bail!("give --state DIR, or --scenario PATH with --after-days D"),
             };
-            explain_command::explain(&source, now, last_schedule, policy, json)
+            cli::explain::explain(&source, now, last_schedule, policy, json)
         }
-        Command::Sim(args) => sim_command::sim(args),
+        Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),
+        Command::AppTest(args) => cli::app_test::app_test(args),
+        Command::ExampleApp(args) => cli::example_app::example_app(args),
+        Command::Status(connection) => cli::control::status(&connection),
+        Command::Tasks(connection) => cli::control::tasks(&connection),
+        Command::Project { url, action, connection } => {
+            cli::control::project(&connection, &url, action)
+        }
+        Command::Quit(connection) => cli::control::quit(&connection),
+        Command::ProjectServer(args) => cli::project_server::project_server(args),
+        Command::Attach(args) => cli::attach::attach(&args),
     }
 }

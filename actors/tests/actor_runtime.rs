@@ -1,40 +1,27 @@
 //! The actor runtime against the emulator, the journal and replay, supervision and the
 //! embedding API (issue "Actor runtime" acceptance).
 
-use boinc_actors::client::run_actor_simulation;
+use boinc_actors::journal::replay;
 use boinc_actors::journal::{EntryKind, Journal, JournalEntry, read_journal};
-use boinc_actors::replay::replay;
-use boinc_actors::sim_effects::Faults;
-use boinc_actors::state_files::load_state_dir;
+use boinc_actors::runtime::supervision::{ActorKind, InjectedPanic};
+use boinc_actors::sim::effects::Faults;
+use boinc_actors::sim::run_actor_simulation;
 use boinc_actors::{Client, ClientEvent, UserAction};
-use boinc_core::Policy;
 use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
 use boinc_core::emulator::trace::TraceEvent;
 use boinc_core::model::ClientState;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn scenarios_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenarios");
-    assert!(dir.is_dir(), "{} must hold the shared emulator scenarios", dir.display());
-    dir
-}
+mod support;
+
+use support::scenarios;
 
 fn scenario(name: &str) -> ClientState {
-    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/scenarios").join(name);
-    let dir = if shipped.is_dir() { shipped } else { scenarios_dir().join(name) };
-    load_state_dir(&dir).unwrap_or_else(|e| panic!("{name}: {e}"))
+    scenarios::load_scenario(name)
 }
 
 fn config(name: &str, days: f64, boinc_compat: bool) -> SimConfig {
-    SimConfig {
-        scenario: name.to_string(),
-        policy: Policy::Seed,
-        seed: 1,
-        duration: days * 86_400.0,
-        boinc_compat,
-        existing_jobs_only: false,
-        trace: true,
-    }
+    scenarios::sim_config(name, days, boinc_compat, true)
 }
 
 fn actors(state: ClientState, config: &SimConfig, faults: Faults, journal: Journal) -> SimResult {
@@ -72,7 +59,19 @@ fn actors_make_the_emulators_schedule_and_figures() {
         let actor = actors(scenario(name), &config, Faults::default(), Journal::off());
         let core_schedule = schedule(&core.trace);
         assert!(core_schedule.len() > 20, "{name}: too little happened to compare");
-        assert_eq!(core_schedule, schedule(&actor.trace), "{name}: the schedules differ");
+        let actor_schedule = schedule(&actor.trace);
+        if let Some(i) = (0..core_schedule.len().max(actor_schedule.len()))
+            .find(|&i| core_schedule.get(i) != actor_schedule.get(i))
+        {
+            let at = |s: &[(u64, String, &'static str)]| {
+                s.get(i).map(|(t, job, what)| (f64::from_bits(*t), job.clone(), *what))
+            };
+            panic!(
+                "{name}: the schedules differ at entry {i}: core {:?}, actors {:?}",
+                at(&core_schedule),
+                at(&actor_schedule)
+            );
+        }
         assert_eq!(
             serde_json::to_string(&core.figures).unwrap(),
             serde_json::to_string(&actor.figures).unwrap(),
@@ -87,15 +86,16 @@ fn record(name: &str, days: f64, faults: Faults, path: &Path) -> SimResult {
     actors(scenario(name), &config(name, days, false), faults, journal)
 }
 
-const FAULTS: Faults =
-    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, panic_project_actor: None };
+fn faults() -> Faults {
+    Faults { rpc_failure_rate: 0.2, app_crash_rate: 0.01, ..Faults::default() }
+}
 
 #[test]
 fn the_same_seed_writes_the_same_journal() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    record("s2", 2.0, FAULTS, &a);
-    record("s2", 2.0, FAULTS, &b);
+    record("s2", 2.0, faults(), &a);
+    record("s2", 2.0, faults(), &b);
     let (a, b) = (std::fs::read(a).unwrap(), std::fs::read(b).unwrap());
     assert!(a.len() > 10_000);
     assert!(a == b, "two runs with seed 1 wrote different journals");
@@ -112,11 +112,14 @@ fn inputs_named<'a>(
 fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("faulty.jsonl");
-    record("s2", 3.0, FAULTS, &path);
+    record("s2", 3.0, faults(), &path);
     let recorded = read_journal(&path).unwrap();
     // The faults did happen: failed RPCs and crashed apps are in the journal.
-    assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.is_null()));
-    assert!(inputs_named(&recorded, "ProcessReport").any(|e| e.body.get("Failed").is_some()));
+    assert!(inputs_named(&recorded, "RpcReply").any(|e| e.body.get("Err").is_some()));
+    assert!(
+        inputs_named(&recorded, "ProcessReport")
+            .any(|e| { e.body.pointer("/Ok/Exited/exit/Signal").is_some() })
+    );
 
     let report = replay(recorded.clone()).unwrap();
     assert_eq!(report.divergence, None);
@@ -126,7 +129,7 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     // the replayed client has nothing to start, so its very next message differs.
     let mut mutated = recorded.clone();
     let started_at_once = |i: usize| {
-        let first_job = recorded[i].body["jobs"][0]["name"].as_str();
+        let first_job = recorded[i].body["Ok"]["results"][0]["name"].as_str();
         recorded.get(i + 1).is_some_and(|next| {
             next.name == "Command" && next.body["command"]["Start"]["job"].as_str() == first_job
         })
@@ -137,11 +140,14 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
             e.kind == EntryKind::Input
                 && e.name == "RpcReply"
                 && e.seq > 200
-                && e.body.get("jobs").and_then(|j| j.as_array()).is_some_and(|j| !j.is_empty())
+                && e.body
+                    .pointer("/Ok/results")
+                    .and_then(|j| j.as_array())
+                    .is_some_and(|j| !j.is_empty())
                 && started_at_once(i)
         })
         .expect("a reply whose first job started at once");
-    mutated[target].body["jobs"] = serde_json::json!([]);
+    mutated[target].body["Ok"]["results"] = serde_json::json!([]);
     let report = replay(mutated).unwrap();
     let divergence = report.divergence.expect("the mutated reply changes a decision");
     assert_eq!(divergence.last_input, Some(target as u64), "{divergence}");
@@ -156,7 +162,7 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
 
 /// Runs a scenario through the embedding API; the events a blocking subscriber got.
 fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>, SimResult) {
-    let system = boinc_actors::client::paused_system().unwrap();
+    let system = boinc_actors::sim::paused_system().unwrap();
     system.block_on(async move {
         let handle = Client::builder()
             .state(scenario(name))
@@ -165,7 +171,7 @@ fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>,
             .spawn()
             .unwrap();
         let events = handle.events_blocking();
-        let result = handle.finished().await.unwrap();
+        let result = handle.finished().await.unwrap().simulation.unwrap();
         (events.try_iter().collect(), result)
     })
 }
@@ -173,8 +179,9 @@ fn embedded(name: &'static str, days: f64, faults: Faults) -> (Vec<ClientEvent>,
 #[test]
 fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
     let name = "s2";
-    let faults = Faults { panic_project_actor: Some(0), ..Faults::default() };
-    let result = actors(scenario(name), &config(name, 3.0, false), faults, Journal::off());
+    let panic = InjectedPanic { kind: ActorKind::Project, index: Some(0), from: 0.0, count: 1 };
+    let faults = Faults { panics: vec![panic], ..Faults::default() };
+    let result = actors(scenario(name), &config(name, 3.0, false), faults.clone(), Journal::off());
     let alpha = &result.figures.projects["alpha"];
     assert!(alpha.jobs_done > 0, "project alpha kept working after its actor was restarted");
 
@@ -191,7 +198,7 @@ fn a_panicking_project_actor_is_restarted_and_the_run_goes_on() {
 #[test]
 fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
     let name = "s2";
-    let system = boinc_actors::client::paused_system().unwrap();
+    let system = boinc_actors::sim::paused_system().unwrap();
     let (events, result) = system.block_on(async move {
         let handle = Client::builder()
             .state(scenario(name))
@@ -202,7 +209,7 @@ fn an_embedding_host_sees_events_and_a_suspended_project_stops() {
         handle.act(UserAction::SuspendProject("gamma".into())).await.unwrap();
         let unknown = handle.act(UserAction::SuspendProject("nobody".into())).await;
         assert!(unknown.is_err(), "an unknown project is an error");
-        let result = handle.finished().await.unwrap();
+        let result = handle.finished().await.unwrap().simulation.unwrap();
         let mut events = Vec::new();
         while let Ok(event) = stream.try_recv() {
             events.push(event);

@@ -11,26 +11,32 @@
 //! 3. [`ClientControl::schedule`]: debts, the decision, enforcement; its commands go to
 //!    the processes;
 //! 4. the RPC step: [`ClientControl::rpc_gate`], master-page fetches,
-//!    [`ClientControl::rpc_call`], the session itself, [`ClientControl::finish_rpc`] and a
-//!    new schedule when jobs came;
+//!    [`ClientControl::rpc_call`], [`ClientControl::build_request`], the session itself
+//!    (the request goes out, a reply or a failure comes back),
+//!    [`ClientControl::finish_rpc`] (the reply into the state), the project's RPC state
+//!    ([`ClientControl::set_project_rpc_state`]) and a new schedule when jobs came;
 //! 5. [`ClientControl::compact`];
 //!
 //! and between steps [`ClientControl::accumulate_usage`] for the time that passed.
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
+use super::request::{ClientIdentity, build_request};
 use super::rpc_session::ProjectRpcState;
+use super::task_program::task_program;
+use super::user_action::{UserAction, UserActionError, apply_user_action};
 use crate::accounting::long_term_debt::update_long_term_debt;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, decide_with_scratch};
-use crate::emulator::project_server::{ServerReply, add_jobs};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::learn_duration_correction;
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
     SchedulerState,
 };
+use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{next_report_time, report_reasons};
 use crate::rr_sim::RrSimScratch;
 use crate::work_fetch::{WorkRequest, piggyback_request};
@@ -66,12 +72,17 @@ pub struct RpcCall {
     pub request: WorkRequest,
     /// Names of the results reported with it.
     pub reported: Vec<String>,
+    /// Per resource, seconds until an instance would idle (the latest decision's
+    /// saturated time): the request's `estimated_delay`.
+    #[serde(default)]
+    pub estimated_delay: ResourceMap<f64>,
 }
 
 /// The client's control state beside its [`ClientState`].
 #[derive(Debug, Clone)]
 pub struct ClientControl {
     state: ClientState,
+    identity: ClientIdentity,
     policy: Policy,
     boinc_compat: bool,
     existing_jobs_only: bool,
@@ -121,6 +132,7 @@ impl ClientControl {
         let nprojects = state.projects.len();
         ClientControl {
             state,
+            identity: ClientIdentity::default(),
             policy,
             boinc_compat,
             existing_jobs_only,
@@ -138,6 +150,17 @@ impl ClientControl {
             acked_jobs: 0,
             rr_sim_scratch: RrSimScratch::default(),
         }
+    }
+
+    /// What the client says about itself in scheduler requests.
+    pub fn identity(&self) -> &ClientIdentity {
+        &self.identity
+    }
+
+    /// Sets what the client says about itself in scheduler requests (the live client's
+    /// platform; the default is a Linux client).
+    pub fn set_identity(&mut self, identity: ClientIdentity) {
+        self.identity = identity;
     }
 
     /// The client state.
@@ -169,19 +192,27 @@ impl ClientControl {
         })
     }
 
-    /// Job `id`'s app kept crashing: the job ends in a computation error and is reported
-    /// as such (its project's session holds the project's RPCs back, seed 002).
-    pub fn fail(&mut self, id: JobId, now: Time) {
+    /// Job `id`'s app failed (or kept crashing) with BOINC's `exit_status`: the job ends
+    /// in a computation error and is reported as such (its project's session holds the
+    /// project's RPCs back, seed 002).
+    pub fn fail(&mut self, id: JobId, exit_status: i32, now: Time) {
         let job = &mut self.state.jobs[id.index()];
         job.state = JobState::ComputeError;
         job.ready_to_report = true;
         job.completed_time = now;
         job.final_elapsed_time = job.elapsed_time();
-        job.exit_status = -1;
+        job.exit_status = exit_status;
         job.task = None;
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
         self.next_fetch_check = now;
+    }
+
+    /// Job `id`'s project aborted it while its task ran (the caller has stopped the task):
+    /// the job ends aborted and is reported as such.
+    pub fn abort(&mut self, id: JobId, now: Time) {
+        self.fail(id, EXIT_ABORTED_BY_PROJECT, now);
+        self.state.jobs[id.index()].state = JobState::Aborted;
     }
 
     /// Asks the loop to look at fetching again at once (a user action changed things).
@@ -221,6 +252,13 @@ impl ClientControl {
     }
 
     fn start_command(&self, id: JobId) -> Option<TaskCommand> {
+        self.task_spec(id).map(|spec| TaskCommand::Start(Box::new(spec)))
+    }
+
+    /// How job `id`'s task would be started now (its program, and its status as the
+    /// state last heard it): what a rebuilt task actor takes over. `None` when the job
+    /// has no task.
+    pub fn task_spec(&self, id: JobId) -> Option<TaskSpec> {
         let job = self.state.job(id);
         let task = job.task.as_ref()?;
         let usage = self.state.app_version(job.app_version?).usage;
@@ -233,14 +271,15 @@ impl ClientControl {
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
         };
-        Some(TaskCommand::Start(TaskSpec {
+        Some(TaskSpec {
             project: job.project,
             job: job.name.clone(),
             slot: task.slot,
             usage,
             gpu_instances: task.gpu_instances.clone(),
             status,
-        }))
+            program: task_program(&self.state, id, task.slot).unwrap_or_default(),
+        })
     }
 
     /// The host's availability changed.
@@ -469,15 +508,40 @@ impl ClientControl {
         RpcGate::Open
     }
 
-    /// Projects whose master page must be read before anything else (seed 002), now.
+    /// Projects whose master page must be read before anything else (seed 002), now
+    /// (none of them with a fetch or RPC already under way).
     pub fn master_fetches_due(&self, now: Time) -> Vec<ProjectId> {
         self.state
             .project_ids()
             .filter(|&p| {
                 let project = self.state.project(p);
-                project.master_fetch_pending && project.min_rpc_time <= now
+                project.master_fetch_pending
+                    && project.min_rpc_time <= now
+                    && !project.rpc_in_flight
             })
             .collect()
+    }
+
+    /// A master-page fetch of `project` starts: nothing else goes to the project until
+    /// [`ClientControl::end_master_fetch`].
+    pub fn begin_master_fetch(&mut self, project: ProjectId) {
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            p.rpc_in_flight = true;
+        }
+    }
+
+    /// A master-page fetch of `project` ended, leaving the project's protocol state
+    /// `rpc_state`.
+    pub fn end_master_fetch(&mut self, project: ProjectId, rpc_state: &ProjectRpcState) {
+        self.set_project_rpc_state(project, rpc_state);
+        if let Some(p) = self.state.projects.get_mut(project.index()) {
+            p.rpc_in_flight = false;
+        }
+    }
+
+    /// Operations under way: projects with a scheduler RPC or master-page fetch in flight.
+    pub fn in_flight(&self) -> impl Iterator<Item = ProjectId> + '_ {
+        self.state.project_ids().filter(|&p| self.state.project(p).rpc_in_flight)
     }
 
     /// A project's RPC session changed its protocol state.
@@ -497,7 +561,10 @@ impl ClientControl {
             None => {
                 let reasons = report_reasons(&self.state, now);
                 let due = self.state.project_ids().find(|&p| {
-                    reasons[p.index()].is_some() && self.state.project(p).min_rpc_time <= now
+                    let project = self.state.project(p);
+                    reasons[p.index()].is_some()
+                        && project.min_rpc_time <= now
+                        && !project.rpc_in_flight
                 });
                 match due {
                     Some(project) => piggyback_request(
@@ -517,7 +584,18 @@ impl ClientControl {
                 }
             }
         };
+        if self.state.project(request.project).rpc_in_flight {
+            // The decision was made before the project's RPC started: the next one picks
+            // another project.
+            return None;
+        }
+        let estimated_delay = self
+            .last_decision
+            .as_ref()
+            .map(|d| d.rr_sim.resources.map(|_, r| r.saturated_time))
+            .unwrap_or_default();
         self.rpcs += 1;
+        self.state.projects[request.project.index()].rpc_in_flight = true;
         self.next_rpc_allowed = now + FETCH_POLL_INTERVAL;
         self.next_fetch_check = now;
         let reported = self
@@ -527,31 +605,35 @@ impl ClientControl {
             .filter(|j| j.project == request.project && j.ready_to_report && !j.got_server_ack)
             .map(|j| j.name.clone())
             .collect();
-        Some(RpcCall { request, reported })
+        Some(RpcCall { request, reported, estimated_delay })
     }
 
-    /// The RPC `call` ended: `reply` is the server's answer (`None`: it failed) and
-    /// `rpc_state` the project's protocol state after it. Reported results are
-    /// acknowledged and the new jobs queued, received `now`. Returns whether jobs came
-    /// (the client then schedules again at once).
+    /// The scheduler request for `call` at `now` ([`super::build_request`] with this
+    /// client's identity).
+    pub fn build_request(&self, call: &RpcCall, now: Time) -> SchedulerRequest<'_> {
+        build_request(&self.state, call, &self.identity, now)
+    }
+
+    /// The RPC `call` ended at `now`: `reply` is the server's answer (`None`: it failed).
+    /// The request was sent either way, so the project's RPC sequence number moves on;
+    /// a reply is taken into the state ([`super::apply_reply`]: new jobs queued, reported
+    /// results acknowledged). Returns what the reply meant; its `work` is what the
+    /// project's RPC session settles backoff with ([`super::apply_rpc_outcome`]), after
+    /// which [`ClientControl::set_project_rpc_state`] records it.
     pub fn finish_rpc(
         &mut self,
         call: &RpcCall,
-        reply: Option<&ServerReply>,
-        rpc_state: &ProjectRpcState,
+        reply: Option<&SchedulerReply>,
         now: Time,
-    ) -> bool {
+    ) -> Option<ReplyOutcome> {
         let project = call.request.project;
-        self.set_project_rpc_state(project, rpc_state);
-        let Some(reply) = reply else { return false };
-        for job in &mut self.state.jobs {
-            if job.project == project && job.ready_to_report && !job.got_server_ack {
-                job.got_server_ack = true;
-                self.acked_jobs += 1;
-            }
+        if let Some(record) = self.state.projects.get_mut(project.index()) {
+            record.rpc_in_flight = false;
+            record.rpc_seqno += 1;
         }
-        add_jobs(&mut self.state, project, &reply.jobs, now);
-        !reply.jobs.is_empty()
+        let outcome = apply_reply(&mut self.state, project, reply?, now);
+        self.acked_jobs += outcome.acknowledged;
+        Some(outcome)
     }
 
     /// The earliest moment the client itself wants to look again: the first scheduling
@@ -583,6 +665,14 @@ impl ClientControl {
             return false;
         }
         let keep: Vec<bool> = self.state.jobs.iter().map(|j| !j.got_server_ack).collect();
+        self.retain_jobs(&keep);
+        self.acked_jobs = 0;
+        true
+    }
+
+    /// Keeps the jobs whose entry in `keep` is true (and the workunits they need),
+    /// renumbering what refers to them.
+    fn retain_jobs(&mut self, keep: &[bool]) {
         let mut new_index = vec![u32::MAX; keep.len()];
         let mut next = 0u32;
         for (index, &k) in keep.iter().enumerate() {
@@ -592,7 +682,7 @@ impl ClientControl {
             }
         }
         let mut workunit_used = vec![false; self.state.workunits.len()];
-        for (job, &k) in self.state.jobs.iter().zip(&keep) {
+        for (job, &k) in self.state.jobs.iter().zip(keep) {
             if k {
                 workunit_used[job.workunit.index()] = true;
             }
@@ -620,13 +710,54 @@ impl ClientControl {
         for job in &mut self.state.jobs {
             job.workunit = crate::model::WorkunitId(workunit_index[job.workunit.index()]);
         }
+        self.running.retain(|id| keep[id.index()]);
+        self.awaiting_checkpoint.retain(|id| keep[id.index()]);
         let remap = |id: &mut JobId| *id = JobId(new_index[id.index()]);
         self.running.iter_mut().for_each(remap);
         self.awaiting_checkpoint.iter_mut().for_each(remap);
-        self.acked_jobs = 0;
         // The latest decision still names jobs by their old indices; the RPC step only
         // reads its project-level request, and the next step decides afresh.
-        true
+    }
+
+    /// Applies a user's action at `now` and schedules again at once, so that its effect
+    /// on the processes follows in the same instant: returns what the processes must do.
+    /// The caller charges the usage up to `now` first.
+    pub fn user_action(
+        &mut self,
+        action: &UserAction,
+        now: Time,
+    ) -> Result<Vec<TaskCommand>, UserActionError> {
+        let effect = apply_user_action(&mut self.state, action, now)?;
+        let mut commands = Vec::new();
+        for &id in &effect.abort {
+            let job = self.state.job(id);
+            if let Some(task) = job.task.as_ref() {
+                commands.push(TaskCommand::Abort {
+                    project: job.project,
+                    job: job.name.clone(),
+                    slot: task.slot,
+                });
+            }
+            self.state.jobs[id.index()].task = None;
+            self.running.retain(|&j| j != id);
+            self.awaiting_checkpoint.retain(|&j| j != id);
+        }
+        if !effect.forget.is_empty() {
+            let mut keep = vec![true; self.state.jobs.len()];
+            for id in &effect.forget {
+                keep[id.index()] = false;
+            }
+            self.acked_jobs -= effect
+                .forget
+                .iter()
+                .filter(|id| self.state.job(**id).got_server_ack)
+                .count()
+                .min(self.acked_jobs);
+            self.retain_jobs(&keep);
+        }
+        self.next_fetch_check = self.next_fetch_check.min(now);
+        commands.extend(self.schedule(now));
+        Ok(commands)
     }
 }
 

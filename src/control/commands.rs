@@ -2,6 +2,7 @@
 //! effects, determinism"): the vocabulary shared by the emulated world and the process
 //! host effect of the actors.
 
+use super::task_program::TaskProgram;
 use crate::Time;
 use crate::model::{ProjectId, ResourceUsage};
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,10 @@ pub struct TaskSpec {
     /// Where the task starts from: its checkpoint (or its running state when a running
     /// task is adopted at startup).
     pub status: ProcessStatus,
+    /// What to run, with which files, under which bounds; empty (the default, which
+    /// costs nothing to build) for a task whose app version names no program, as in the
+    /// emulator, where the emulated world needs none.
+    pub program: TaskProgram,
 }
 
 /// A task's state as its process reports it (BOINC's shared-memory status channel).
@@ -75,7 +80,7 @@ pub struct ProcessStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum TaskCommand {
     /// Start the app (first run, or restart from its checkpoint after a quit).
-    Start(TaskSpec),
+    Start(Box<TaskSpec>),
     /// Resume a task suspended in memory, on these GPU instances.
     Resume {
         /// The job's project.
@@ -100,6 +105,16 @@ pub enum TaskCommand {
         /// The preemption makes room for a deadline-endangered job.
         for_deadline: bool,
     },
+    /// Abort the task: its process is killed and its job ends in an error (the user or
+    /// the project aborted it, or it went over a limit).
+    Abort {
+        /// The job's project.
+        project: ProjectId,
+        /// The job name.
+        job: String,
+        /// The task's slot.
+        slot: u32,
+    },
     /// Tell the control loop when the task next checkpoints: it runs only until then.
     WatchCheckpoint {
         /// The job's project.
@@ -114,12 +129,25 @@ pub enum TaskCommand {
 }
 
 impl TaskCommand {
+    /// What the command does, in a word (for logs).
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskCommand::Start(_) => "start",
+            TaskCommand::Resume { .. } => "resume",
+            TaskCommand::Preempt { remove_from_memory: true, .. } => "quit",
+            TaskCommand::Preempt { .. } => "suspend",
+            TaskCommand::Abort { .. } => "abort",
+            TaskCommand::WatchCheckpoint { .. } => "watch checkpoint",
+        }
+    }
+
     /// The project, job and slot the command is for.
     pub fn target(&self) -> (ProjectId, &str, u32) {
         match self {
             TaskCommand::Start(spec) => (spec.project, &spec.job, spec.slot),
             TaskCommand::Resume { project, job, slot, .. }
             | TaskCommand::Preempt { project, job, slot, .. }
+            | TaskCommand::Abort { project, job, slot }
             | TaskCommand::WatchCheckpoint { project, job, slot, .. } => (*project, job, *slot),
         }
     }

@@ -2,12 +2,38 @@
 //! sessions): what the client does at each instant, split from the world it acts on.
 //!
 //! The emulator drives it directly against an emulated world; the actors drive the same
-//! code through messages and effect traits, so both make the same decisions.
+//! code through messages and effect traits, so both make the same decisions. What
+//! crosses to the world at a scheduler RPC is a protocol request and reply
+//! ([`build_request`], [`apply_reply`]), as with a real project.
 
+pub mod attach;
 pub mod client_control;
 pub mod commands;
+pub mod host_availability;
+pub mod message_log;
+mod name_set;
+pub mod reply;
+pub mod request;
 pub mod rpc_session;
+pub mod state_saving;
+pub mod task_program;
+pub mod user_action;
 
+pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use host_availability::{HostConditions, host_view};
+pub use message_log::{Message, MessageLog, MessagePriority};
+pub use reply::{
+    CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
+};
+pub use request::{ClientIdentity, PROTOCOL_VERSION, build_request};
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
+pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};
+pub use task_program::{
+    SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,
+    task_program,
+};
+pub use user_action::{
+    EXIT_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action, find_job, find_project,
+};

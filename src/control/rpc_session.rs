@@ -63,6 +63,9 @@ pub struct ProjectRpcState {
     pub latency_limited_until: Option<Time>,
     /// Per-resource fetch state.
     pub resources: ResourceMap<ResourceRpcState>,
+    /// The scheduler URLs (a master-page fetch reads them).
+    #[serde(default)]
+    pub scheduler_urls: Vec<String>,
 }
 
 impl ProjectRpcState {
@@ -84,6 +87,7 @@ impl ProjectRpcState {
                 no_apps: r.no_apps,
                 has_app_version: r.has_app_version,
             }),
+            scheduler_urls: project.scheduler_urls.clone(),
         }
     }
 
@@ -97,6 +101,7 @@ impl ProjectRpcState {
         project.last_rpc_failure = self.last_rpc_failure;
         project.sched_rpc_pending = self.sched_rpc_pending;
         project.latency_limited_until = self.latency_limited_until;
+        project.scheduler_urls.clone_from(&self.scheduler_urls);
         for (r, resource) in project.resources.iter_mut() {
             let s = &self.resources[r];
             resource.accumulate_debt = s.accumulate_debt;

@@ -76,23 +76,9 @@ impl StateBuilder {
 
     /// Adds an app with one version of the given usage.
     pub(crate) fn app_version(&mut self, project: ProjectId, usage: ResourceUsage) -> AppVersionId {
-        self.state.apps.push(App {
-            project,
-            name: format!("app{}", self.state.apps.len()),
-            max_concurrent: None,
-            non_cpu_intensive: false,
-            emulation: None,
-        });
+        self.state.apps.push(App::new(project, format!("app{}", self.state.apps.len())));
         let app = AppId::from_index(self.state.apps.len() - 1);
-        self.state.app_versions.push(AppVersion {
-            project,
-            app,
-            version_num: 1,
-            plan_class: String::new(),
-            usage,
-            flops: 1e9,
-            duration_correction_factor: None,
-        });
+        self.state.app_versions.push(AppVersion::new(project, app, 1, "", usage, 1e9));
         AppVersionId::from_index(self.state.app_versions.len() - 1)
     }
 
@@ -119,6 +105,7 @@ impl StateBuilder {
             rsc_fpops_bound: 3.6e13,
             rsc_memory_bound: 1e8,
             rsc_disk_bound: 1e8,
+            command_line: String::new(),
             input_files: Vec::new(),
         });
         let workunit = WorkunitId::from_index(self.state.workunits.len() - 1);

@@ -10,15 +10,16 @@
 //! share follows the seed: its lowest-priority and expired expendable files.
 
 use super::deletion_policy::P_LOW;
+use super::limits::DiskUsage;
 use super::offender::offenders;
 use super::plan::DeletionPlan;
 use crate::Time;
 use crate::model::{ClientState, ProjectId};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The three free-space figures for one project's scheduler request, bytes (never
 /// negative; each at least the one before).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct FreeSpaceFigures {
     /// 1. The free space (`anything_free`).
     pub free: f64,
@@ -35,7 +36,31 @@ pub fn free_space_figures(
     core_usage: f64,
     now: Time,
 ) -> FreeSpaceFigures {
+    free_space_report(state, project, core_usage, now).1
+}
+
+/// The usage and limits now, and the figures for a request to `project`: what a
+/// scheduler request reports (BOINC's three usage figures come from the first).
+pub fn free_space_report(
+    state: &ClientState,
+    project: ProjectId,
+    core_usage: f64,
+    now: Time,
+) -> (DiskUsage, FreeSpaceFigures) {
+    if state.files.is_empty() {
+        // Nothing could be deleted: the later figures are the first (a request is made
+        // at every RPC, so this common case skips planning).
+        let usage = DiskUsage::measure(state, core_usage);
+        let free = usage.free_space().max(0.0);
+        let figures = FreeSpaceFigures {
+            free,
+            free_after_offenders: free,
+            free_after_offenders_and_self: free,
+        };
+        return (usage, figures);
+    }
     let mut plan = DeletionPlan::new(state, core_usage, now);
+    let measured = plan.usage().clone();
     let free = plan.usage().free_space().max(0.0);
     for offender in offenders(plan.usage()).into_iter().filter(|&p| p != project) {
         while plan.usage().overage(offender) > 0.0 && plan.delete_next(offender, None).is_some() {}
@@ -46,11 +71,12 @@ pub fn free_space_figures(
         .filter(|c| c.priority <= P_LOW || c.expired)
         .map(|c| c.nbytes)
         .sum();
-    FreeSpaceFigures {
+    let figures = FreeSpaceFigures {
         free,
         free_after_offenders,
         free_after_offenders_and_self: (free_after_offenders + own).max(free_after_offenders),
-    }
+    };
+    (measured, figures)
 }
 
 #[cfg(test)]
@@ -85,6 +111,17 @@ mod tests {
         let for_b = free_space_figures(&b.state, ProjectId(1), 0.0, 10.0);
         assert_eq!(for_b.free_after_offenders / GB, 1.0);
         assert_eq!(for_b.free_after_offenders_and_self / GB, 6.0);
+    }
+
+    #[test]
+    fn without_files_the_three_figures_are_the_free_space() {
+        let mut b = DiskStateBuilder::new(&[1.0, 1.0]);
+        b.state.prefs.disk_max_used_gb = 2.0;
+        let figures = free_space_figures(&b.state, ProjectId(0), 0.0, 10.0);
+        assert_eq!(figures.free, figures.free_after_offenders);
+        assert_eq!(figures.free, figures.free_after_offenders_and_self);
+        let planned = DeletionPlan::new(&b.state, 0.0, 10.0).usage().free_space().max(0.0);
+        assert_eq!(figures.free, planned);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub use deletion_policy::{
     deletion_orders, expiration_date, file_priority, is_expired,
 };
 pub use error::DiskError;
-pub use free_space::{FreeSpaceFigures, free_space_figures};
+pub use free_space::{FreeSpaceFigures, free_space_figures, free_space_report};
 pub use limits::{BYTES_PER_GB, DiskLimits, DiskUsage, occupies_disk, project_usage, total_limit};
 pub use offender::{greatest_offender, is_offender, offenders};
 pub use plan::{Deletion, DeletionPlan};

@@ -11,7 +11,7 @@
 //! acknowledged results is *referenced* but not needed: the client forgets such results
 //! (step 3), after which the file may go.
 
-use crate::model::{ClientState, FileId, JobId};
+use crate::model::{ClientState, FileId, FileRef, JobId};
 
 /// The references held on every file of a state.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,10 +81,10 @@ impl FileReferences {
 fn job_files<'s>(
     state: &'s ClientState,
     workunit: usize,
-    outputs: &'s [FileId],
+    outputs: &'s [FileRef],
 ) -> impl Iterator<Item = FileId> + 's {
     let inputs = state.workunits.get(workunit).map_or(&[][..], |w| &w.input_files[..]);
-    inputs.iter().chain(outputs).copied().filter(|f| f.index() < state.files.len())
+    inputs.iter().chain(outputs).map(|r| r.file).filter(|f| f.index() < state.files.len())
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! files, and jobs referring to them.
 
 use crate::model::{
-    ActiveTask, AppId, ClientState, FileId, FileInfo, FileStatus, Job, JobId, JobState, Project,
-    ProjectId, SchedulerState, Workunit, WorkunitId,
+    ActiveTask, AppId, ClientState, FileId, FileInfo, FileRef, FileStatus, Job, JobId, JobState,
+    Project, ProjectId, SchedulerState, Workunit, WorkunitId,
 };
 
 #[derive(Debug, Clone)]
@@ -58,13 +58,17 @@ impl DiskStateBuilder {
             rsc_fpops_bound: 1e13,
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
-            input_files: inputs.to_vec(),
+            command_line: String::new(),
+            input_files: inputs.iter().map(|&f| FileRef::new(f)).collect(),
         });
         let mut job = Job {
             project,
             name: format!("job{}", id.index()),
             workunit,
             app_version: None,
+            platform: String::new(),
+            version_num: 0,
+            plan_class: String::new(),
             received_time: 0.0,
             report_deadline: 1e9,
             state: JobState::FilesDownloaded,
@@ -73,9 +77,11 @@ impl DiskStateBuilder {
             got_server_ack: acknowledged,
             completed_time: 0.0,
             final_elapsed_time: 0.0,
+            final_cpu_time: 0.0,
             exit_status: 0,
+            stderr_out: String::new(),
             task: None,
-            output_files: outputs.to_vec(),
+            output_files: outputs.iter().map(|&f| FileRef::new(f)).collect(),
         };
         if acknowledged {
             job.state = JobState::FilesUploaded;

@@ -342,6 +342,7 @@ mod tests {
     #[test]
     fn host_availability_pops_changes_in_time_order() {
         let stats = TimeStats {
+            cpu_and_network_available_frac: 1.0,
             on_frac: 0.8,
             connected_frac: -1.0,
             active_frac: 0.6,

@@ -14,19 +14,18 @@
 //! with it (ordinary clean-up, not counted as deletions), the sticky file stays until
 //! the disk manager needs its space. `data_manager_poll` runs at every step in which
 //! files arrived or left; if it cannot bring usage within the limit, computation is
-//! suspended (the run mode becomes "never") until it can. The server is told the
-//! three free-space figures with every request. `host.d_free` follows the files, so
-//! the minimum-free-space preference sees the disk fill up.
+//! suspended (the run mode becomes "never") until it can. The server learns the three
+//! free-space figures from every request (`control::build_request`). `host.d_free`
+//! follows the files, so the minimum-free-space preference sees the disk fill up.
 
 use super::figures::FiguresAccumulator;
-use super::project_server::EmulatedServer;
 use super::trace::{DiskEvent, TraceEvent};
 use crate::Time;
 use crate::disk::{
     DataManager, Deletion, DiskEffect, DiskUsage, FileReferences, associate_file,
-    data_manager_poll, free_space_figures, occupies_disk, project_usage,
+    data_manager_poll, occupies_disk, project_usage,
 };
-use crate::model::{ClientState, FileId, FileInfo, FileStatus, JobId, ProjectId, RunMode};
+use crate::model::{ClientState, FileId, FileInfo, FileRef, FileStatus, JobId, ProjectId, RunMode};
 
 /// Where the disk world reports: the figures and, when traced, the trace.
 pub struct DiskSink<'a> {
@@ -142,13 +141,6 @@ impl DiskWorld {
         self.report_usage(state, now, sink);
     }
 
-    /// Tells the project's server the three free-space figures of this request.
-    pub fn before_request(&self, state: &ClientState, server: &mut EmulatedServer, now: Time) {
-        if self.enabled {
-            server.set_free_space(Some(free_space_figures(state, server.project(), 0.0, now)));
-        }
-    }
-
     /// After a scheduler reply: acknowledged results are forgotten with their input and
     /// output files, and the new jobs' input and sticky files arrive.
     pub fn after_reply(
@@ -189,11 +181,13 @@ impl DiskWorld {
                     inputs.push(file);
                 }
             }
-            state.workunits[workunit.index()].input_files.extend(&inputs);
+            state.workunits[workunit.index()]
+                .input_files
+                .extend(inputs.iter().map(|&file| FileRef::new(file)));
             if files.output_nbytes > 0.0 {
                 let output = self.add_file(state, project, &name, "out", files.output_nbytes);
                 state.files[output.index()].upload_when_present = true;
-                state.jobs[job.index()].output_files.push(output);
+                state.jobs[job.index()].output_files.push(FileRef::new(output));
             }
             for file in inputs {
                 self.arrive(state, file, now, sink);
@@ -216,11 +210,12 @@ impl DiskWorld {
             return;
         }
         let workunit = state.job(job).workunit;
-        for &file in &state.workunits[workunit.index()].input_files {
+        for index in 0..state.workunits[workunit.index()].input_files.len() {
+            let file = state.workunits[workunit.index()].input_files[index].file;
             state.files[file.index()].time_last_used = now;
         }
         for index in 0..state.job(job).output_files.len() {
-            let file = state.job(job).output_files[index];
+            let file = state.job(job).output_files[index].file;
             self.arrive(state, file, now, sink);
             state.files[file.index()].uploaded = true;
         }
@@ -335,10 +330,10 @@ impl DiskWorld {
                 next += 1;
             }
         }
-        let remap = |ids: &mut Vec<FileId>| {
-            ids.retain(|f| keep[f.index()]);
-            for id in ids.iter_mut() {
-                *id = FileId::from_index(new_index[id.index()]);
+        let remap = |references: &mut Vec<FileRef>| {
+            references.retain(|r| keep[r.file.index()]);
+            for reference in references.iter_mut() {
+                reference.file = FileId::from_index(new_index[reference.file.index()]);
             }
         };
         state.workunits.iter_mut().for_each(|w| remap(&mut w.input_files));

@@ -16,10 +16,12 @@
 
 use super::disk_world::DiskWorld;
 use super::world::World;
-use crate::control::{ClientControl, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng};
+use crate::control::{
+    ClientControl, ProjectRpcState, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng,
+};
 use crate::emulator::figures::FiguresOfMerit;
 use crate::emulator::trace::TraceEvent;
-use crate::model::{ClientState, JobId};
+use crate::model::ClientState;
 use crate::{Policy, Time};
 use rand_chacha::ChaCha8Rng;
 use thiserror::Error;
@@ -303,27 +305,21 @@ impl Simulator {
         }
         let Some(call) = self.client.rpc_call(now) else { return false };
         let project = call.request.project;
-        if let Some(server) = self.world.server_mut(project) {
-            self.disk.before_request(self.client.state(), server, now);
-        }
-        let reply = self.world.scheduler_rpc(self.client.state(), &call, now);
-        let work_reply =
-            reply.as_ref().map(|r| (r.work_reply(self.client.state()), r.request_delay));
+        let request = self.client.build_request(&call, now);
+        let reply = self.world.scheduler_rpc(project, &request, now);
+        let outcome = self.client.finish_rpc(&call, reply.as_ref(), now);
         let mut project_state = self.client.state().project(project).clone();
         apply_rpc_outcome(
             &mut project_state,
             &call.request,
-            work_reply.as_ref().map(|(w, d)| (w, *d)),
+            outcome.as_ref().map(|o| (&o.work, o.work.request_delay)),
             now,
             &mut self.project_rngs[project.index()],
         );
-        let rpc_state = crate::control::ProjectRpcState::of(&project_state);
-        let first_new = self.client.state().jobs.len();
-        let brought_jobs = self.client.finish_rpc(&call, reply.as_ref(), &rpc_state, now);
-        let new_jobs: Vec<JobId> =
-            (first_new..self.client.state().jobs.len()).map(JobId::from_index).collect();
+        self.client.set_project_rpc_state(project, &ProjectRpcState::of(&project_state));
+        let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
         self.disk.after_reply(self.client.state_mut(), &new_jobs, now, &mut self.world.disk_sink());
-        brought_jobs
+        !new_jobs.is_empty()
     }
 
     fn finish(mut self) -> SimResult {

@@ -458,10 +458,6 @@ pub fn scenario_from_notation(
         let app_id = AppId::from_index(state.apps.len());
         let fpops = spec.cpu_hours * SECONDS_PER_HOUR * NOTATION_CPU_FLOPS;
         state.apps.push(App {
-            project: project_id,
-            name: format!("{}_app", spec.name),
-            max_concurrent: None,
-            non_cpu_intensive: false,
             emulation: Some(AppEmulation {
                 latency_bound: spec.delay_bound_hours * SECONDS_PER_HOUR,
                 fpops_est: fpops,
@@ -471,16 +467,16 @@ pub fn scenario_from_notation(
                 checkpoint_period: NOTATION_CHECKPOINT_PERIOD,
                 files: AppFiles::default(),
             }),
+            ..App::new(project_id, format!("{}_app", spec.name))
         });
-        state.app_versions.push(AppVersion {
-            project: project_id,
-            app: app_id,
-            version_num: 1,
-            plan_class: String::new(),
-            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-            flops: NOTATION_CPU_FLOPS,
-            duration_correction_factor: None,
-        });
+        state.app_versions.push(AppVersion::new(
+            project_id,
+            app_id,
+            1,
+            "",
+            ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
+            NOTATION_CPU_FLOPS,
+        ));
     }
     Ok(state)
 }

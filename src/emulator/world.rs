@@ -1,6 +1,7 @@
 //! The emulated world (DESIGN.md "Emulator"): the host's availability, the project
 //! servers, and the processes of running tasks, with the figures of merit and the trace
-//! measured on it. The client's side of the run is [`crate::control::ClientControl`];
+//! measured on it. The client reaches the servers only by scheduler requests and
+//! replies; what only the emulator may know (a job's true size) stays here, by job name. The client's side of the run is [`crate::control::ClientControl`];
 //! the emulator's engine connects the two directly and the actor runtime connects them
 //! through its effect traits, so both see the same world.
 //!
@@ -20,14 +21,15 @@ use super::fair_share::device_list;
 use super::figures::{
     FiguresAccumulator, FiguresOfMerit, FiguresProject, FiguresSetup, HostState, RunningUsage,
 };
-use super::project_server::{EmulatedServer, ServerReply};
+use super::project_server::EmulatedServer;
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
-use crate::control::{HostView, ProcessStatus, RpcCall, TaskCommand, TaskSpec};
+use crate::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use crate::estimate::{job_dcf, unstarted_duration};
 use crate::model::{
     ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
 };
+use crate::protocol::{NoWorkReason, SchedulerReply, SchedulerRequest};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -224,11 +226,11 @@ impl World {
         &mut self,
         project: ProjectId,
         name: &str,
-        app: &crate::model::App,
+        checkpoint_period: f64,
         true_duration: f64,
         deadline: Time,
     ) {
-        let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period.max(0.0));
+        let checkpoint_period = checkpoint_period.max(0.0);
         let truth = JobTruth {
             true_duration: true_duration.max(1.0),
             serial: self.next_serial,
@@ -245,7 +247,14 @@ impl World {
         let job = state.job(id);
         let workunit = state.workunit(job.workunit);
         let app = state.app(workunit.app);
-        self.insert_truth(job.project, &job.name, app, true_duration, job.report_deadline);
+        let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
+        self.insert_truth(
+            job.project,
+            &job.name,
+            checkpoint_period,
+            true_duration,
+            job.report_deadline,
+        );
         if self.tracing {
             let usage = job.app_version.map(|av| state.app_version(av).usage);
             let flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
@@ -483,6 +492,9 @@ impl World {
                     process.watch_checkpoint = false;
                 }
             }
+            TaskCommand::Abort { slot, .. } => {
+                self.kill(*slot);
+            }
             TaskCommand::WatchCheckpoint { slot, watch, .. } => {
                 if let Some(process) =
                     self.processes.get_mut(*slot as usize).and_then(Option::as_mut)
@@ -572,11 +584,6 @@ impl World {
         DiskSink::new(&mut self.figures, &mut self.trace, self.tracing)
     }
 
-    /// The server of `project`, to hand it the client's free-space figures (seed 004).
-    pub fn server_mut(&mut self, project: ProjectId) -> Option<&mut EmulatedServer> {
-        self.servers.get_mut(project.index())
-    }
-
     /// Reads `project`'s master page: it comes exactly when the project's server is up.
     pub fn master_page(&mut self, project: ProjectId) -> bool {
         let now = self.now;
@@ -602,25 +609,25 @@ impl World {
         }
     }
 
-    /// A scheduler RPC to the server of the call's project, which sees the client's
-    /// queue in `state` as the request describes it: `None` when the server is down.
-    /// Reported results are judged against their deadlines; new jobs enter the world.
+    /// A scheduler RPC: `request` goes to `project`'s server at `now`; `None` when the
+    /// server is down. Reported results are judged against their deadlines; the jobs
+    /// sent enter the world with their true sizes.
     pub fn scheduler_rpc(
         &mut self,
-        state: &ClientState,
-        call: &RpcCall,
+        project: ProjectId,
+        request: &SchedulerRequest,
         now: Time,
-    ) -> Option<ServerReply> {
-        let project = call.request.project;
+    ) -> Option<SchedulerReply> {
         self.contact_server(project, now);
         let server = self.servers.get_mut(project.index())?;
-        let reply = server.handle_request(state, &call.request, now, &mut self.rng);
-        self.figures.rpc(project, reply.is_some());
-        let Some(reply) = reply else {
-            self.trace_rpc(call, false, 0, false);
+        let answer = server.handle_request(request, now, &mut self.rng);
+        self.figures.rpc(project, answer.is_some());
+        let Some(answer) = answer else {
+            self.trace_rpc(project, request, false, 0, false);
             return None;
         };
-        for name in &call.reported {
+        for reported in &request.results {
+            let name = &reported.name;
             let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
             else {
                 continue;
@@ -637,42 +644,53 @@ impl World {
                 });
             }
         }
-        for new_job in &reply.jobs {
-            let version = state.app_version(new_job.app_version);
-            let true_duration = new_job.true_flops / version.flops.max(1.0);
-            let app = state.app(new_job.app);
-            self.insert_truth(project, &new_job.name, app, true_duration, new_job.deadline);
+        for sent in &answer.sent {
+            let catalogue = self.servers[project.index()].catalogue();
+            let version = &catalogue.versions[sent.version];
+            let app = &catalogue.apps[sent.app];
+            let (usage, flops) = (version.usage, version.flops);
+            let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
+            let app_name = self.tracing.then(|| app.name.clone());
+            let true_duration = sent.true_flops / flops.max(1.0);
+            self.insert_truth(project, &sent.name, checkpoint_period, true_duration, sent.deadline);
             self.figures.job_received(project);
-            if self.tracing {
+            if let Some(app) = app_name {
                 self.trace.push(TraceEvent::JobReceived {
                     time: now,
-                    job: new_job.name.clone(),
+                    job: sent.name.clone(),
                     project: self.project_names[project.index()].clone(),
-                    app: app.name.clone(),
-                    avg_ncpus: version.usage.avg_ncpus,
-                    coprocessor: version.usage.coprocessor,
-                    flops: true_duration * version.flops,
-                    fpops_est: new_job.fpops_est,
-                    deadline: new_job.deadline,
+                    app,
+                    avg_ncpus: usage.avg_ncpus,
+                    coprocessor: usage.coprocessor,
+                    flops: true_duration * flops,
+                    fpops_est: sent.fpops_est,
+                    deadline: sent.deadline,
                 });
             }
         }
-        self.trace_rpc(call, true, reply.jobs.len() as u32, reply.no_work_because_of_deadlines);
-        Some(reply)
+        let no_work = answer.reply.no_work_reasons().any(|r| r == NoWorkReason::DeadlinesNotMet);
+        self.trace_rpc(project, request, true, answer.sent.len() as u32, no_work);
+        Some(answer.reply)
     }
 
-    fn trace_rpc(&mut self, call: &RpcCall, success: bool, received: u32, no_work: bool) {
+    fn trace_rpc(
+        &mut self,
+        project: ProjectId,
+        request: &SchedulerRequest,
+        success: bool,
+        received: u32,
+        no_work: bool,
+    ) {
         if !self.tracing {
             return;
         }
-        let request = &call.request;
-        let reported = if success { call.reported.len() as u32 } else { 0 };
+        let reported = if success { request.results.len() as u32 } else { 0 };
         self.trace.push(TraceEvent::Rpc {
             time: self.now,
-            project: self.project_names[request.project.index()].clone(),
+            project: self.project_names[project.index()].clone(),
             success,
-            req_seconds: request.resources.map(|_, r| r.req_seconds),
-            req_ninstances: request.resources.map(|_, r| r.req_ninstances),
+            req_seconds: ResourceMap::from_fn(|r| request.req_secs(r)),
+            req_ninstances: ResourceMap::from_fn(|r| request.req_instances(r)),
             reported,
             jobs_received: received,
             no_work_because_of_deadlines: no_work,

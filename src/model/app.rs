@@ -3,6 +3,7 @@
 
 use super::ids::{AppId, ProjectId};
 use super::resource::ResourceType;
+use super::workunit::FileRef;
 use serde::{Deserialize, Serialize};
 
 /// An application of a project.
@@ -12,12 +13,29 @@ pub struct App {
     pub project: ProjectId,
     /// Short name (`<name>`).
     pub name: String,
+    /// The name shown to users (`<user_friendly_name>`; empty: the short name).
+    #[serde(default)]
+    pub user_friendly_name: String,
     /// Don't run more than this many of its jobs at once (`None`: no limit).
     pub max_concurrent: Option<u32>,
     /// The app barely uses the CPU; its jobs always run.
     pub non_cpu_intensive: bool,
     /// How an emulated project generates this app's jobs (emulator scenarios only).
     pub emulation: Option<AppEmulation>,
+}
+
+impl App {
+    /// An app of `project` with no limits and no emulation parameters.
+    pub fn new(project: ProjectId, name: impl Into<String>) -> App {
+        App {
+            project,
+            name: name.into(),
+            user_friendly_name: String::new(),
+            max_concurrent: None,
+            non_cpu_intensive: false,
+            emulation: None,
+        }
+    }
 }
 
 /// The BOINC client emulator's per-app tags (`<latency_bound>`, `<fpops_est>`,
@@ -128,4 +146,49 @@ pub struct AppVersion {
     /// until then (`<duration_correction_factor>` in `<app_version>`).
     #[serde(default)]
     pub duration_correction_factor: Option<f64>,
+    /// Platform it is built for (`x86_64-pc-linux-gnu`, …; empty: the client's own).
+    #[serde(default)]
+    pub platform: String,
+    /// BOINC API version the app was built with (`<api_version>`; empty: none, the app
+    /// is run without the API's shared memory).
+    #[serde(default)]
+    pub api_version: String,
+    /// Arguments added before the workunit's own (`<cmdline>`).
+    #[serde(default)]
+    pub cmdline: String,
+    /// Its files: the executable (`main_program`) and what it brings along.
+    #[serde(default)]
+    pub files: Vec<FileRef>,
+}
+
+impl AppVersion {
+    /// A version of `app` with no files, platform or API version: what a scenario's
+    /// `<app_version>` or a test starts from.
+    pub fn new(
+        project: ProjectId,
+        app: AppId,
+        version_num: u32,
+        plan_class: impl Into<String>,
+        usage: ResourceUsage,
+        flops: f64,
+    ) -> AppVersion {
+        AppVersion {
+            project,
+            app,
+            version_num,
+            plan_class: plan_class.into(),
+            usage,
+            flops,
+            platform: String::new(),
+            api_version: String::new(),
+            cmdline: String::new(),
+            files: Vec::new(),
+            duration_correction_factor: None,
+        }
+    }
+
+    /// The reference to its executable (`<main_program/>`), if it has one.
+    pub fn main_program(&self) -> Option<&FileRef> {
+        self.files.iter().find(|f| f.main_program)
+    }
 }

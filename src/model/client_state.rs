@@ -1,13 +1,13 @@
 //! The whole client state: everything a decision is a function of (with `now`).
 
 use super::app::{App, AppVersion};
-use super::host::{Host, TimeStats};
+use super::host::{Host, NetStats, TimeStats};
 use super::ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 use super::job::Job;
 use super::prefs::{CcConfig, Prefs};
 use super::project::Project;
 use super::resource::{ResourceMap, ResourceType};
-use super::workunit::{FileInfo, Workunit};
+use super::workunit::{FileInfo, FileRef, Workunit};
 use serde::{Deserialize, Serialize};
 
 /// The user's run mode for computation or network (`<user_run_request>` and friends).
@@ -41,6 +41,9 @@ pub struct ClientState {
     pub host: Host,
     /// Availability statistics.
     pub time_stats: TimeStats,
+    /// Network transfer averages.
+    #[serde(default)]
+    pub net_stats: NetStats,
     /// Global preferences in force.
     pub prefs: Prefs,
     /// Client configuration.
@@ -96,6 +99,32 @@ impl ClientState {
         &self.files[id.index()]
     }
 
+    /// The name the app opens a referenced file by: its `<open_name>`, else the file's
+    /// own name.
+    pub fn open_name<'s>(&'s self, reference: &'s FileRef) -> &'s str {
+        if reference.open_name.is_empty() {
+            &self.file(reference.file).name
+        } else {
+            &reference.open_name
+        }
+    }
+
+    /// The executable of an app version: its `<main_program/>` reference and the file.
+    pub fn main_program(&self, version: AppVersionId) -> Option<(&FileRef, &FileInfo)> {
+        let reference = self.app_version(version).main_program()?;
+        Some((reference, self.files.get(reference.file.index())?))
+    }
+
+    /// The files a job's task reads: its workunit's inputs, by the names the app opens.
+    pub fn job_input_files(&self, job: JobId) -> &[FileRef] {
+        &self.workunit(self.job(job).workunit).input_files
+    }
+
+    /// The files a job's task writes, by the names the app opens.
+    pub fn job_output_files(&self, job: JobId) -> &[FileRef] {
+        &self.job(job).output_files
+    }
+
     /// Ids of all projects.
     pub fn project_ids(&self) -> impl Iterator<Item = ProjectId> + use<> {
         (0..self.projects.len()).map(ProjectId::from_index)
@@ -120,17 +149,14 @@ impl ClientState {
     /// the `max_ncpus_pct` and `max_ncpus` preferences; at least one, at most
     /// [`MAX_CPUS`](crate::model::MAX_CPUS).
     pub fn ncpus(&self) -> u32 {
-        let hardware = self.config.ncpus.filter(|&n| n > 0).unwrap_or(self.host.p_ncpus);
-        let hardware = hardware.min(crate::model::MAX_CPUS);
-        let mut n = hardware;
-        let pct = self.prefs.max_ncpus_pct;
-        if pct > 0.0 && pct < 100.0 {
-            n = ((f64::from(hardware) * pct / 100.0).floor() as u32).max(1);
-        }
-        if self.prefs.max_ncpus > 0 {
-            n = n.min(self.prefs.max_ncpus);
-        }
-        n.max(1)
+        self.prefs.usable_cpus(self.reported_ncpus().min(crate::model::MAX_CPUS))
+    }
+
+    /// The CPU count the client reports to projects (`<p_ncpus>`): cc_config's
+    /// `<ncpus>` when set, as the real client reports it, else the hardware count. The
+    /// preferences' limits are applied by whoever reads it ([`Prefs::usable_cpus`]).
+    pub fn reported_ncpus(&self) -> u32 {
+        self.config.ncpus.filter(|&n| n > 0).unwrap_or(self.host.p_ncpus)
     }
 
     /// Instances of a processing resource the client may use (GPUs: at most

@@ -31,6 +31,69 @@ pub struct Host {
     pub d_free: f64,
     /// Coprocessors by type; `None` where the host has none of that type.
     pub coprocessors: ResourceMap<Option<Coprocessor>>,
+    /// What the host is, as a scheduler request describes it to projects.
+    #[serde(default)]
+    pub description: HostDescription,
+}
+
+/// The host as `<host_info>` describes it beyond the figures the policies use: its
+/// identity on the network and to projects, its processor and operating system.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostDescription {
+    /// Offset from UTC, seconds (`<timezone>`).
+    pub timezone: i32,
+    /// Host name (`<domain_name>`).
+    pub domain_name: String,
+    /// Address (`<ip_addr>`).
+    pub ip_addr: String,
+    /// The host's cross-project identifier (`<host_cpid>`).
+    pub host_cpid: String,
+    /// Processor vendor (`<p_vendor>`).
+    pub p_vendor: String,
+    /// Processor model (`<p_model>`).
+    pub p_model: String,
+    /// Processor features, space-separated (`<p_features>`).
+    pub p_features: String,
+    /// Benchmarked integer speed of one CPU, operations per second (`<p_iops>`).
+    pub p_iops: f64,
+    /// Benchmarked memory bandwidth, bytes per second (`<p_membw>`).
+    pub p_membw: f64,
+    /// When the benchmarks ran (`<p_calculated>`).
+    pub p_calculated: f64,
+    /// Virtualisation extensions are off (`<p_vm_extensions_disabled>`).
+    pub p_vm_extensions_disabled: bool,
+    /// Processor cache, bytes (`<m_cache>`).
+    pub m_cache: f64,
+    /// Operating system (`<os_name>`).
+    pub os_name: String,
+    /// Operating system version (`<os_version>`).
+    pub os_version: String,
+    /// The NVIDIA driver's version as BOINC encodes it, major × 100 + minor (`535.104`
+    /// → 53504; `<drvVersion>` of `<coproc_cuda>`); 0: none found.
+    #[serde(default)]
+    pub nvidia_driver_version: u32,
+    /// The highest CUDA version the NVIDIA driver supports, major × 1000 + minor × 10
+    /// (`12.2` → 12020; `<cudaVersion>`); 0: none found.
+    #[serde(default)]
+    pub cuda_version: u32,
+}
+
+/// Network transfer averages (`<net_stats>`): what a scheduler request tells projects
+/// about the host's bandwidth.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct NetStats {
+    /// Upload bandwidth, bytes per second (`<bwup>`).
+    pub bwup: f64,
+    /// Average upload rate (`<avg_up>`).
+    pub avg_up: f64,
+    /// When the upload average was updated (`<avg_time_up>`).
+    pub avg_time_up: f64,
+    /// Download bandwidth, bytes per second (`<bwdown>`).
+    pub bwdown: f64,
+    /// Average download rate (`<avg_down>`).
+    pub avg_down: f64,
+    /// When the download average was updated (`<avg_time_down>`).
+    pub avg_time_down: f64,
 }
 
 impl Default for Host {
@@ -43,11 +106,48 @@ impl Default for Host {
             d_total: 0.0,
             d_free: 0.0,
             coprocessors: ResourceMap::default(),
+            description: HostDescription::default(),
         }
     }
 }
 
+/// BOINC runs its CPU benchmarks again after this long, seconds (five days).
+pub const BENCHMARK_PERIOD: f64 = 5.0 * 86_400.0;
+
 impl Host {
+    /// The host as discovery found it (`discovered`), keeping what discovery does not
+    /// find again: the host's identity (`host_cpid`), its address and time zone when
+    /// discovery has none, and the benchmark figures when discovery ran no benchmark
+    /// (`p_calculated` of 0).
+    pub fn refreshed(&self, discovered: Host) -> Host {
+        let mut host = discovered;
+        let (old, new) = (&self.description, &mut host.description);
+        if !old.host_cpid.is_empty() {
+            new.host_cpid.clone_from(&old.host_cpid);
+        }
+        if new.ip_addr.is_empty() {
+            new.ip_addr.clone_from(&old.ip_addr);
+        }
+        if new.timezone == 0 {
+            new.timezone = old.timezone;
+        }
+        if new.p_calculated == 0.0 && old.p_calculated > 0.0 {
+            host.p_fpops = self.p_fpops;
+            let new = &mut host.description;
+            new.p_iops = old.p_iops;
+            new.p_membw = old.p_membw;
+            new.p_calculated = old.p_calculated;
+        }
+        host
+    }
+
+    /// Whether the CPU benchmarks are due at `now`: never run, or run more than
+    /// [`BENCHMARK_PERIOD`] ago (or in the future, by a clock set back).
+    pub fn benchmark_due(&self, now: f64) -> bool {
+        let age = now - self.description.p_calculated;
+        self.description.p_calculated <= 0.0 || !(0.0..=BENCHMARK_PERIOD).contains(&age)
+    }
+
     /// Number of instances of a processing resource the hardware has (CPU: `p_ncpus`).
     pub fn hardware_instances(&self, resource: ResourceType) -> u32 {
         match resource {
@@ -79,6 +179,9 @@ pub struct TimeStats {
     pub on_frac: f64,
     /// Fraction of that time the host is connected to the network (negative: unknown).
     pub connected_frac: f64,
+    /// Fraction of running time both computing and the network are allowed.
+    #[serde(default = "one")]
+    pub cpu_and_network_available_frac: f64,
     /// Fraction of running time computation is allowed.
     pub active_frac: f64,
     /// Fraction of running time GPU computation is allowed.
@@ -98,6 +201,7 @@ impl Default for TimeStats {
         TimeStats {
             on_frac: 1.0,
             connected_frac: 1.0,
+            cpu_and_network_available_frac: 1.0,
             active_frac: 1.0,
             gpu_active_frac: 1.0,
             on_lambda: None,
@@ -114,6 +218,11 @@ pub const LATE_REPORT_RISK: f64 = 0.05;
 /// The mean length of an "up" spell of a time statistic whose `*_lambda` is unknown: one
 /// day (the emulator draws its periods with the same default).
 pub const DEFAULT_SPELL: f64 = 86_400.0;
+
+/// Serde's default for a fraction that is 1 unless a file says otherwise.
+fn one() -> f64 {
+    1.0
+}
 
 impl TimeStats {
     /// How long before its deadline a job must finish so that the client can most
@@ -187,5 +296,27 @@ mod tests {
         // An unknown connected fraction is no reason for a margin.
         let unknown = TimeStats { connected_frac: -1.0, ..TimeStats::default() };
         assert_eq!(unknown.late_report_margin(), 0.0);
+    }
+
+    #[test]
+    fn a_refresh_keeps_identity_and_benchmarks_discovery_did_not_redo() {
+        let mut old = Host { p_fpops: 4.2e9, ..Host::default() };
+        old.description.host_cpid = "abc".into();
+        old.description.p_calculated = 1000.0;
+        old.description.p_iops = 9e9;
+        old.description.timezone = 3600;
+        let mut found = Host { p_ncpus: 16, p_fpops: 2e9, ..Host::default() };
+        found.description.os_name = "Linux Debian".into();
+        let host = old.refreshed(found.clone());
+        assert_eq!((host.p_ncpus, host.p_fpops), (16, 4.2e9));
+        assert_eq!(host.description.host_cpid, "abc");
+        assert_eq!((host.description.p_iops, host.description.timezone), (9e9, 3600));
+        assert_eq!(host.description.os_name, "Linux Debian");
+        found.description.p_calculated = 2000.0;
+        assert_eq!(old.refreshed(found).p_fpops, 2e9, "a new benchmark wins");
+        assert!(!old.benchmark_due(1000.0 + BENCHMARK_PERIOD));
+        assert!(old.benchmark_due(1001.0 + BENCHMARK_PERIOD));
+        assert!(old.benchmark_due(999.0), "a clock set back");
+        assert!(Host::default().benchmark_due(5.0));
     }
 }

@@ -1,7 +1,8 @@
 //! Jobs (BOINC's "results") and their active tasks: what the estimates of seed 000 notes
 //! 3–5 and the scheduling and enforcement policies read and change.
 
-use super::ids::{AppVersionId, FileId, ProjectId, WorkunitId};
+use super::ids::{AppVersionId, ProjectId, WorkunitId};
+use super::workunit::FileRef;
 use crate::Time;
 use serde::{Deserialize, Serialize};
 
@@ -160,6 +161,15 @@ pub struct Job {
     /// The app version it runs with (`None`: the state named a version we don't have;
     /// such a job is never runnable).
     pub app_version: Option<AppVersionId>,
+    /// The platform of the app version the server assigned (`<platform>`).
+    #[serde(default)]
+    pub platform: String,
+    /// The version number of the app version the server assigned (`<version_num>`).
+    #[serde(default)]
+    pub version_num: u32,
+    /// The plan class of the app version the server assigned (`<plan_class>`).
+    #[serde(default)]
+    pub plan_class: String,
     /// When the client received it.
     pub received_time: Time,
     /// When it must be reported.
@@ -176,14 +186,22 @@ pub struct Job {
     pub completed_time: Time,
     /// Elapsed time of the finished computation.
     pub final_elapsed_time: f64,
+    /// CPU time of the finished computation (`<final_cpu_time>`).
+    #[serde(default)]
+    pub final_cpu_time: f64,
     /// Exit status of the app (for finished jobs).
     pub exit_status: i32,
+    /// What the app wrote to its standard error (`<stderr_out>`), reported to the
+    /// project with the result.
+    #[serde(default)]
+    pub stderr_out: String,
     /// The task, if it has started.
     pub task: Option<ActiveTask>,
-    /// Output files (the result's `<file_ref>`s): held on disk until the result is
-    /// acknowledged (seed 004: never deleted while the result is unreported).
+    /// Output files (the result's `<file_ref>`s, with the names the app writes them
+    /// by): held on disk until the result is acknowledged (seed 004: never deleted while
+    /// the result is unreported).
     #[serde(default)]
-    pub output_files: Vec<FileId>,
+    pub output_files: Vec<FileRef>,
 }
 
 impl Job {
@@ -202,6 +220,9 @@ impl Job {
             name: name.into(),
             workunit,
             app_version: Some(app_version),
+            platform: String::new(),
+            version_num: 0,
+            plan_class: String::new(),
             received_time,
             report_deadline,
             state: JobState::FilesDownloaded,
@@ -210,7 +231,9 @@ impl Job {
             got_server_ack: false,
             completed_time: 0.0,
             final_elapsed_time: 0.0,
+            final_cpu_time: 0.0,
             exit_status: 0,
+            stderr_out: String::new(),
             task: None,
             output_files: Vec::new(),
         }

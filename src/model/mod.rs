@@ -17,13 +17,16 @@ mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use client_state::{ClientState, RunMode};
-pub use host::{DEFAULT_SPELL, Host, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, TimeStats};
+pub use host::{
+    BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES,
+    MAX_INSTANCE_FLOPS, NetStats, TimeStats,
+};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
 pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
-pub use project::{Availability, DeletionPolicy, Project, ProjectResource};
+pub use project::{Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource};
 pub use project_labels::project_labels;
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
-pub use workunit::{FileInfo, FileStatus, Workunit};
+pub use workunit::{FileInfo, FileRef, FileStatus, Workunit};

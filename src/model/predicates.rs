@@ -15,7 +15,7 @@ use serde::Serialize;
 impl ClientState {
     /// Whether any input file of the job waits for a deferred (retrying) download.
     pub(crate) fn job_has_deferred_input(&self, job: &Job) -> bool {
-        self.workunit(job.workunit).input_files.iter().any(|&f| self.file(f).transfer_deferred)
+        self.workunit(job.workunit).input_files.iter().any(|f| self.file(f.file).transfer_deferred)
     }
 
     fn job_not_suspended(&self, job: &Job) -> bool {
@@ -86,7 +86,8 @@ impl ClientState {
     }
 
     /// Seed 000: P is fetchable if it is not suspended, not deferred (min_rpc_time
-    /// passed), has no no-new-work flag and no master fetch is pending. Seed 000 also
+    /// passed), has no no-new-work flag and no master fetch is pending (nor, as the
+    /// client never waits on the network, an RPC under way). Seed 000 also
     /// asks that P not be overworked; with per-resource debts (seed 003) that is a
     /// question per resource, answered by [`ClientState::project_overworked_for`] where
     /// work fetch picks a project for a resource.
@@ -96,6 +97,7 @@ impl ClientState {
             && p.min_rpc_time <= now
             && !p.dont_request_more_work
             && !p.master_fetch_pending
+            && !p.rpc_in_flight
     }
 }
 

@@ -10,6 +10,14 @@ pub const SECONDS_PER_DAY: f64 = 86_400.0;
 /// BOINC never buffers less than this, whatever `work_buf_min_days` says.
 pub const MIN_WORK_BUFFER_SECONDS: f64 = 180.0;
 
+/// BOINC's default for `idle_time_to_run`, minutes.
+pub const DEFAULT_IDLE_TIME_TO_RUN: f64 = 3.0;
+
+/// Serde's default for a state serialised before the field existed.
+fn default_idle_time_to_run() -> f64 {
+    DEFAULT_IDLE_TIME_TO_RUN
+}
+
 /// Global computing preferences, with BOINC's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prefs {
@@ -35,6 +43,13 @@ pub struct Prefs {
     pub run_if_user_active: bool,
     /// Use GPUs while the user is active.
     pub run_gpu_if_user_active: bool,
+    /// Compute while the host runs on batteries (`<run_on_batteries>`).
+    #[serde(default)]
+    pub run_on_batteries: bool,
+    /// The user counts as idle after this many minutes without input
+    /// (`<idle_time_to_run>`).
+    #[serde(default = "default_idle_time_to_run")]
+    pub idle_time_to_run: f64,
     /// Disk: use at most this many GB (0: no limit).
     pub disk_max_used_gb: f64,
     /// Disk: use at most this percentage of the disk.
@@ -57,6 +72,8 @@ impl Default for Prefs {
             cpu_usage_limit: 100.0,
             run_if_user_active: true,
             run_gpu_if_user_active: false,
+            run_on_batteries: false,
+            idle_time_to_run: DEFAULT_IDLE_TIME_TO_RUN,
             disk_max_used_gb: 0.0,
             disk_max_used_pct: 90.0,
             disk_min_free_gb: 0.1,
@@ -73,6 +90,21 @@ impl Prefs {
     /// Low water mark, seconds: fetch when some instance would idle within it (seed 002).
     pub fn work_buf_min(&self) -> f64 {
         (self.work_buf_min_days * SECONDS_PER_DAY).max(MIN_WORK_BUFFER_SECONDS)
+    }
+
+    /// CPUs the client may use on a host with `reported` CPUs (the hardware count, or
+    /// cc_config's `<ncpus>`): the `max_ncpus_pct` and `max_ncpus` limits; at least one.
+    /// A project server applies the same limits to the count a request reports.
+    pub fn usable_cpus(&self, reported: u32) -> u32 {
+        let mut n = reported;
+        let pct = self.max_ncpus_pct;
+        if pct > 0.0 && pct < 100.0 {
+            n = ((f64::from(reported) * pct / 100.0).floor() as u32).max(1);
+        }
+        if self.max_ncpus > 0 {
+            n = n.min(self.max_ncpus);
+        }
+        n.max(1)
     }
 
     /// High water mark, seconds: the horizon over which shortfall is measured and filled.
@@ -95,4 +127,8 @@ pub struct CcConfig {
     /// Don't fetch project lists or version notices (`<no_info_fetch>`); kept so that a
     /// state directory written by boinc-rs round-trips the user's setting.
     pub no_info_fetch: bool,
+    /// Any host may connect to the GUI RPC port (with the password)
+    /// (`<allow_remote_gui_rpc>`).
+    #[serde(default)]
+    pub allow_remote_gui_rpc: bool,
 }

@@ -15,6 +15,36 @@ pub struct Project {
     pub master_url: String,
     /// Scheduler URLs from the master page.
     pub scheduler_urls: Vec<String>,
+    /// The account's key (`<authenticator>`, from the account file): every scheduler
+    /// request carries it.
+    #[serde(default)]
+    pub authenticator: String,
+    /// The project's id for this host (`<hostid>`; 0 until the first reply gives one).
+    #[serde(default)]
+    pub hostid: u64,
+    /// Scheduler requests sent since the project last gave a host id (`<rpc_seqno>`):
+    /// lets the project notice a state file copied to another host.
+    #[serde(default)]
+    pub rpc_seqno: u64,
+    /// The account's user name (`<user_name>`).
+    #[serde(default)]
+    pub user_name: String,
+    /// The account's team name (`<team_name>`).
+    #[serde(default)]
+    pub team_name: String,
+    /// The account's user id (`<userid>`).
+    #[serde(default)]
+    pub userid: u64,
+    /// The account's team id (`<teamid>`; 0: no team).
+    #[serde(default)]
+    pub teamid: u64,
+    /// The user's cross-project identifier (`<cross_project_id>`).
+    #[serde(default)]
+    pub cross_project_id: String,
+    /// The key the project signs its executables with (`<code_sign_key>`, BOINC's hex
+    /// text format), pinned at attach.
+    #[serde(default)]
+    pub code_sign_key: Option<String>,
     /// Resource share (relative weight, ≥ 0).
     pub resource_share: f64,
     /// Suspended by the user: no computation, no fetch.
@@ -38,6 +68,14 @@ pub struct Project {
     pub last_rpc_failure: Option<Time>,
     /// The user or the project asked for an RPC at the next opportunity.
     pub sched_rpc_pending: bool,
+    /// A scheduler RPC or master-page fetch to the project is under way: no second one
+    /// starts until it ends (the control loop's own bookkeeping, never saved).
+    #[serde(default, skip_serializing)]
+    pub rpc_in_flight: bool,
+    /// The user detached from the project: it gets no work and holds no jobs, and counts
+    /// for nothing in the shares, until the user attaches again.
+    #[serde(default)]
+    pub detached: bool,
     /// The project's apps don't use the CPU intensively (no scheduling, fetch by presence).
     pub non_cpu_intensive: bool,
     /// The last reply said "no work because of deadlines" and its delay lasts until this
@@ -65,6 +103,26 @@ pub struct Project {
     /// "Project Deletion Policy").
     #[serde(default)]
     pub deletion_policy: DeletionPolicy,
+    /// The volunteer's account on the project as its server last described it (names,
+    /// ids, credit), and whether an account manager attached it.
+    #[serde(default)]
+    pub account: ProjectAccount,
+}
+
+/// A project account as the client knows it: what the project's scheduler replies
+/// say about the user, team and host, shown by the GUI RPC `<project>` element.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProjectAccount {
+    /// Credit of the user, all time.
+    pub user_total_credit: f64,
+    /// Recent average credit of the user.
+    pub user_expavg_credit: f64,
+    /// Credit of this host, all time.
+    pub host_total_credit: f64,
+    /// Recent average credit of this host.
+    pub host_expavg_credit: f64,
+    /// An account manager attached the project (and may detach it).
+    pub attached_via_acct_mgr: bool,
 }
 
 /// A project's deletion policy (seed 004: `<deletion_policy_priority/>` and
@@ -102,6 +160,15 @@ impl Project {
             name: name.into(),
             master_url: master_url.into(),
             scheduler_urls: Vec::new(),
+            authenticator: String::new(),
+            hostid: 0,
+            rpc_seqno: 0,
+            user_name: String::new(),
+            team_name: String::new(),
+            userid: 0,
+            teamid: 0,
+            cross_project_id: String::new(),
+            code_sign_key: None,
             resource_share,
             suspended: false,
             dont_request_more_work: false,
@@ -112,6 +179,8 @@ impl Project {
             last_rpc_time: 0.0,
             last_rpc_failure: None,
             sched_rpc_pending: false,
+            rpc_in_flight: false,
+            detached: false,
             non_cpu_intensive: false,
             latency_limited_until: None,
             duration_correction_factor: 1.0,
@@ -124,6 +193,7 @@ impl Project {
             app_failures: 0,
             availability: None,
             deletion_policy: DeletionPolicy::default(),
+            account: ProjectAccount::default(),
         }
     }
 }

@@ -58,6 +58,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             d_total: 2e12,
             d_free: 1e12,
             coprocessors,
+            ..Host::default()
         },
         ..ClientState::default()
     };
@@ -90,27 +91,13 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             p.resources[usage.main_resource()].has_app_version = true;
             p.resources[usage.main_resource()].accumulate_debt = true;
             let app = AppId::from_index(state.apps.len());
-            state.apps.push(App {
-                project,
-                name: format!("app{}", state.apps.len()),
-                max_concurrent: None,
-                non_cpu_intensive: false,
-                emulation: None,
-            });
+            state.apps.push(App::new(project, format!("app{}", state.apps.len())));
             let flops = match usage.coprocessor {
                 Some((r, _)) => state.host.instance_flops(r),
                 None => 4e9 * usage.avg_ncpus,
             };
             versions.push(AppVersionId::from_index(state.app_versions.len()));
-            state.app_versions.push(AppVersion {
-                project,
-                app,
-                version_num: 100,
-                plan_class: String::new(),
-                usage,
-                flops,
-                duration_correction_factor: None,
-            });
+            state.app_versions.push(AppVersion::new(project, app, 100, "", usage, flops));
         }
         state.projects.push(p);
     }
@@ -129,6 +116,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             rsc_fpops_bound: hours * 36000.0 * flops,
             rsc_memory_bound: 5e8,
             rsc_disk_bound: 1e9,
+            command_line: String::new(),
             input_files: Vec::new(),
         });
         let received = now - rng.random_range(0.0..5.0 * 86400.0);

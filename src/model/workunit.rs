@@ -5,6 +5,30 @@ use super::ids::{AppId, FileId, ProjectId};
 use crate::Time;
 use serde::{Deserialize, Serialize};
 
+/// A use of a file by a workunit (its input), a job (its output) or an app version (its
+/// executable and the files it brings): BOINC's `<file_ref>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileRef {
+    /// The file.
+    pub file: FileId,
+    /// The name the app opens it by (`<open_name>`); empty: the file's own name.
+    #[serde(default)]
+    pub open_name: String,
+    /// The app version's executable (`<main_program/>`).
+    #[serde(default)]
+    pub main_program: bool,
+    /// Copied into the task's slot directory instead of linked (`<copy_file/>`).
+    #[serde(default)]
+    pub copy_file: bool,
+}
+
+impl FileRef {
+    /// A plain reference to `file`, opened by its own name.
+    pub fn new(file: FileId) -> FileRef {
+        FileRef { file, open_name: String::new(), main_program: false, copy_file: false }
+    }
+}
+
 /// The input side of a job: what to compute and the bounds on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Workunit {
@@ -22,8 +46,11 @@ pub struct Workunit {
     pub rsc_memory_bound: f64,
     /// Disk bound, bytes.
     pub rsc_disk_bound: f64,
-    /// Input files.
-    pub input_files: Vec<FileId>,
+    /// Arguments the app is started with (`<command_line>`).
+    #[serde(default)]
+    pub command_line: String,
+    /// Input files, with the names the app opens them by.
+    pub input_files: Vec<FileRef>,
 }
 
 /// Where a file stands (BOINC's `<status>`; negative values are errors).
@@ -50,6 +77,10 @@ pub struct FileInfo {
     pub max_nbytes: f64,
     /// Expected MD5 of the content, hex.
     pub md5_cksum: String,
+    /// The project's signature of an executable (`<file_signature>`, BOINC's hex text
+    /// format), checked against the project's code-signing key before it may run.
+    #[serde(default)]
+    pub file_signature: Option<String>,
     /// Download/upload state.
     pub status: FileStatus,
     /// The file is an executable (must carry a signature).
@@ -88,6 +119,7 @@ impl FileInfo {
             nbytes,
             max_nbytes: 0.0,
             md5_cksum: String::new(),
+            file_signature: None,
             status: FileStatus::NotPresent,
             executable: false,
             sticky: false,

@@ -27,6 +27,7 @@ fn build_cc_config(root: &Element) -> Result<CcConfig, XmlError> {
                 "report_results_immediately" => config.report_results_immediately = child.flag()?,
                 "fetch_minimal_work" => config.fetch_minimal_work = child.flag()?,
                 "no_info_fetch" => config.no_info_fetch = child.flag()?,
+                "allow_remote_gui_rpc" => config.allow_remote_gui_rpc = child.flag()?,
                 _ => {}
             }
         }
@@ -43,12 +44,14 @@ mod tests {
         let config = parse_cc_config(
             "<cc_config><log_flags><task>1</task></log_flags><options>\
              <ncpus>6</ncpus><no_gpus>1</no_gpus><fetch_minimal_work/>\
+             <allow_remote_gui_rpc>1</allow_remote_gui_rpc>\
              <report_results_immediately>0</report_results_immediately></options></cc_config>",
             "cc_config.xml",
         )
         .expect("valid");
         assert_eq!(config.ncpus, Some(6));
         assert!(config.no_gpus && config.fetch_minimal_work && !config.report_results_immediately);
+        assert!(config.allow_remote_gui_rpc);
         let config = parse_cc_config(
             "<cc_config><options><ncpus>-1</ncpus></options></cc_config>",
             "cc_config.xml",

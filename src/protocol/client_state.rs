@@ -9,16 +9,31 @@
 //! results' `<file_ref>`s (their output files); and the emulator's per-app file sizes
 //! `<input_nbytes>`, `<sticky_nbytes>`, `<output_nbytes>`, `<file_priority>`,
 //! `<file_exp_days>` (see [`crate::model::AppFiles`]).
+//!
+//! What running and reporting jobs takes is read too: app versions' platform,
+//! `<api_version>`, `<cmdline>` and `<file_ref>`s (the `<main_program/>` and the names
+//! files are opened by), workunits' `<command_line>` and input `<file_ref>`s, results'
+//! platform, version and plan class, `<final_cpu_time>`, `<stderr_out>`, executables'
+//! `<file_signature>`, and `<net_stats>`.
+//!
+//! What boinc-rs keeps beyond BOINC's elements is read from the `<boinc_rs>` element of
+//! a project, file or active task ([`super::write_client_state`] writes it); a project
+//! that has one keeps its stored accumulate-debt and "has an app version" flags rather
+//! than the ones inferred for BOINC's own files.
 
+use super::client_state_writer::{OWN_FIELDS, PROCESS_SUSPENDED};
 use super::error::{XmlError, XmlProblem};
-use super::host_info::{parse_host_info, parse_time_stats};
+use super::file_description::deletion_priority;
+use super::file_ref::FileReference;
+use super::host_info::{parse_host_info, parse_net_stats, parse_time_stats};
 use super::project::parse_project;
 use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, ClientState, FileId,
-    FileInfo, FileStatus, Job, JobId, JobState, MAX_CPUS, MAX_INSTANCE_FLOPS, ProjectId,
-    ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit, WorkunitId,
+    FileInfo, FileRef, FileStatus, Job, JobId, JobState, MAX_CPUS, MAX_INSTANCE_FLOPS, ProjectId,
+    ProjectResource, ResourceMap, ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit,
+    WorkunitId,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -63,17 +78,24 @@ fn build_client_state(root: &Element) -> Result<(ClientState, Vec<String>), XmlE
     let mut groups: Vec<ProjectElements<'_>> = Vec::new();
     let mut active_tasks: Vec<&Element> = Vec::new();
     let mut project_ids: HashMap<String, ProjectId> = HashMap::new();
+    // The per-resource flags boinc-rs stored for a project, which win over what the
+    // reader infers from the apps and jobs (see `mark_supplied_resources`).
+    let mut stored_resources: Vec<(ProjectId, ResourceMap<ProjectResource>)> = Vec::new();
 
     for child in &root.children {
         match child.name.as_str() {
             "host_info" => state.host = parse_host_info(child)?,
             "time_stats" => state.time_stats = parse_time_stats(child)?,
+            "net_stats" => state.net_stats = parse_net_stats(child)?,
             "project" => {
                 let project = parse_project(child)?;
                 let id = ProjectId::from_index(state.projects.len());
                 if project_ids.insert(project.master_url.clone(), id).is_some() {
                     return Err(child
                         .error(XmlProblem::DuplicateProject(quoted_value(&project.master_url))));
+                }
+                if child.child(OWN_FIELDS).is_some() {
+                    stored_resources.push((id, project.resources));
                 }
                 state.projects.push(project);
                 groups.push(ProjectElements::default());
@@ -121,6 +143,12 @@ fn build_client_state(root: &Element) -> Result<(ClientState, Vec<String>), XmlE
     linker.clamp_cpus_to_the_host();
     let mut state = linker.state;
     mark_supplied_resources(&mut state);
+    for (project, stored) in stored_resources {
+        for (resource, target) in state.projects[project.index()].resources.iter_mut() {
+            target.has_app_version = stored[resource].has_app_version;
+            target.accumulate_debt = stored[resource].accumulate_debt;
+        }
+    }
     Ok((state, linker.warnings))
 }
 
@@ -148,19 +176,6 @@ fn mark_supplied_resources(state: &mut ClientState) {
 fn run_mode(element: &Element) -> Result<RunMode, XmlError> {
     let code = element.i64()?;
     RunMode::from_code(code).ok_or_else(|| element.error(XmlProblem::UnknownRunMode(code)))
-}
-
-/// A child that must be present.
-fn required<'e>(element: &'e Element, name: &'static str) -> Result<&'e Element, XmlError> {
-    element.child(name).ok_or_else(|| element.error(XmlProblem::Missing(name)))
-}
-
-/// A child whose trimmed text must be present and non-empty (a name or a reference).
-fn required_text<'e>(element: &'e Element, name: &'static str) -> Result<&'e str, XmlError> {
-    match element.child(name).map(Element::trimmed) {
-        Some(text) if !text.is_empty() => Ok(text),
-        _ => Err(element.error(XmlProblem::Missing(name))),
-    }
 }
 
 /// The emulator's per-app tags as they appear; an app is emulated only when it has a
@@ -283,7 +298,7 @@ impl<'e> Linker<'e> {
     }
 
     fn app_named(&self, project: ProjectId, element: &'e Element) -> Result<AppId, XmlError> {
-        let name = required_text(element, "app_name")?;
+        let name = element.required_text("app_name")?;
         self.apps.get(&(project, name)).copied().ok_or_else(|| {
             let at = element.child("app_name").unwrap_or(element);
             at.error(XmlProblem::UnknownApp {
@@ -294,20 +309,15 @@ impl<'e> Linker<'e> {
     }
 
     fn add_app(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
-        let name = required_text(element, "name")?;
-        let mut app = App {
-            project,
-            name: name.to_owned(),
-            max_concurrent: None,
-            non_cpu_intensive: false,
-            emulation: None,
-        };
+        let name = element.required_text("name")?;
+        let mut app = App::new(project, name);
         let mut tags = EmulationTags::default();
         for child in &element.children {
             match child.name.as_str() {
                 // BOINC's 0 means "no limit".
                 "max_concurrent" => app.max_concurrent = Some(child.u32()?).filter(|&n| n > 0),
                 "non_cpu_intensive" => app.non_cpu_intensive = child.flag()?,
+                "user_friendly_name" => app.user_friendly_name = child.string(),
                 "latency_bound" => tags.latency_bound = Some(child.non_negative_f64()?),
                 "fpops_est" => tags.fpops_est = Some(child.non_negative_f64()?),
                 "fpops" => {
@@ -339,13 +349,14 @@ impl<'e> Linker<'e> {
     }
 
     fn add_file(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
-        let name = required_text(element, "name")?;
+        let name = element.required_text("name")?;
         let mut file = FileInfo::new(project, name, 0.0);
         for child in &element.children {
             match child.name.as_str() {
                 "nbytes" => file.nbytes = child.non_negative_f64()?,
                 "max_nbytes" => file.max_nbytes = child.non_negative_f64()?,
                 "md5_cksum" => file.md5_cksum = child.string(),
+                "file_signature" => file.file_signature = Some(child.string()),
                 "status" => file.status = file_status(child)?,
                 "executable" => file.executable = child.flag()?,
                 "sticky" => file.sticky = child.flag()?,
@@ -355,6 +366,16 @@ impl<'e> Linker<'e> {
                 "upload_url" => push_url(&mut file.upload_urls, child),
                 "priority" => file.priority = Some(deletion_priority(child)?),
                 "exp_days" => file.exp_days = Some(child.non_negative_f64()?),
+                OWN_FIELDS => {
+                    for field in &child.children {
+                        match field.name.as_str() {
+                            "transfer_deferred" => file.transfer_deferred = field.flag()?,
+                            "download_time" => file.download_time = field.f64()?,
+                            "time_last_used" => file.time_last_used = field.f64()?,
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -372,20 +393,17 @@ impl<'e> Linker<'e> {
         element: &'e Element,
     ) -> Result<(), XmlError> {
         let app = self.app_named(project, element)?;
-        let mut version = AppVersion {
-            project,
-            app,
-            version_num: 0,
-            plan_class: String::new(),
-            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-            flops: self.state.host.p_fpops,
-            duration_correction_factor: None,
-        };
+        let usage = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+        let mut version = AppVersion::new(project, app, 0, "", usage, self.state.host.p_fpops);
         let mut unsupported = false;
         for child in &element.children {
             match child.name.as_str() {
                 "version_num" => version.version_num = child.u32()?,
                 "plan_class" => version.plan_class = child.string(),
+                "platform" => version.platform = child.string(),
+                "api_version" => version.api_version = child.string(),
+                "cmdline" => version.cmdline = child.string(),
+                "file_ref" => version.files.extend(self.file_ref(project, child)?),
                 "avg_ncpus" => version.usage.avg_ncpus = child.non_negative_f64()?,
                 "flops" => {
                     version.flops = child.f64_in(
@@ -425,7 +443,7 @@ impl<'e> Linker<'e> {
     }
 
     fn add_workunit(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
-        let name = required_text(element, "name")?;
+        let name = element.required_text("name")?;
         let app = self.app_named(project, element)?;
         let mut workunit = Workunit {
             project,
@@ -435,6 +453,7 @@ impl<'e> Linker<'e> {
             rsc_fpops_bound: 0.0,
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
+            command_line: String::new(),
             input_files: Vec::new(),
         };
         let mut version_num = None;
@@ -445,14 +464,8 @@ impl<'e> Linker<'e> {
                 "rsc_fpops_bound" => workunit.rsc_fpops_bound = child.non_negative_f64()?,
                 "rsc_memory_bound" => workunit.rsc_memory_bound = child.non_negative_f64()?,
                 "rsc_disk_bound" => workunit.rsc_disk_bound = child.non_negative_f64()?,
-                // A reference to a file the state doesn't list can't be acted on; the
-                // real client tolerates it too, so it is dropped rather than fatal.
-                "file_ref" => {
-                    let file = child
-                        .child("file_name")
-                        .and_then(|f| self.files.get(&(project, f.trimmed())).copied());
-                    workunit.input_files.extend(file);
-                }
+                "command_line" => workunit.command_line = child.string(),
+                "file_ref" => workunit.input_files.extend(self.file_ref(project, child)?),
                 _ => {}
             }
         }
@@ -466,8 +479,8 @@ impl<'e> Linker<'e> {
     }
 
     fn add_job(&mut self, project: ProjectId, element: &'e Element) -> Result<(), XmlError> {
-        let name = required_text(element, "name")?;
-        let wu_name = required_text(element, "wu_name")?;
+        let name = element.required_text("name")?;
+        let wu_name = element.required_text("wu_name")?;
         let workunit = self.workunits.get(&(project, wu_name)).copied().ok_or_else(|| {
             let at = element.child("wu_name").unwrap_or(element);
             at.error(XmlProblem::UnknownWorkunit {
@@ -480,6 +493,9 @@ impl<'e> Linker<'e> {
             name: name.to_owned(),
             workunit,
             app_version: None,
+            platform: String::new(),
+            version_num: 0,
+            plan_class: String::new(),
             received_time: 0.0,
             report_deadline: 0.0,
             state: JobState::New,
@@ -488,7 +504,9 @@ impl<'e> Linker<'e> {
             got_server_ack: false,
             completed_time: 0.0,
             final_elapsed_time: 0.0,
+            final_cpu_time: 0.0,
             exit_status: 0,
+            stderr_out: String::new(),
             task: None,
             output_files: Vec::new(),
         };
@@ -498,6 +516,7 @@ impl<'e> Linker<'e> {
             match child.name.as_str() {
                 "version_num" => version_num = Some(child.u32()?),
                 "plan_class" => plan_class = Some(child.trimmed()),
+                "platform" => job.platform = child.string(),
                 "received_time" => job.received_time = child.f64()?,
                 "report_deadline" => job.report_deadline = child.f64()?,
                 "state" => {
@@ -510,15 +529,10 @@ impl<'e> Linker<'e> {
                 "suspended_via_gui" => job.suspended = child.flag()?,
                 "completed_time" => job.completed_time = child.f64()?,
                 "final_elapsed_time" => job.final_elapsed_time = child.non_negative_f64()?,
+                "final_cpu_time" => job.final_cpu_time = child.non_negative_f64()?,
                 "exit_status" => job.exit_status = child.i32()?,
-                // As for a workunit, a reference to a file the state doesn't list is
-                // dropped: there is nothing on disk to keep for it.
-                "file_ref" => {
-                    let file = child
-                        .child("file_name")
-                        .and_then(|f| self.files.get(&(project, f.trimmed())).copied());
-                    job.output_files.extend(file);
-                }
+                "stderr_out" => job.stderr_out = child.string(),
+                "file_ref" => job.output_files.extend(self.file_ref(project, child)?),
                 _ => {}
             }
         }
@@ -541,12 +555,39 @@ impl<'e> Linker<'e> {
             )),
             _ => {}
         }
+        job.version_num = version_num.unwrap_or_default();
+        job.plan_class = plan_class.unwrap_or_default().to_owned();
+        if let Some(version) = job.app_version.map(|v| self.state.app_version(v)) {
+            // The version it runs with is what it reports, whatever the file said.
+            job.version_num = version.version_num;
+            job.plan_class.clone_from(&version.plan_class);
+            if !version.platform.is_empty() {
+                job.platform.clone_from(&version.platform);
+            }
+        }
         let id = JobId::from_index(self.state.jobs.len());
         if self.jobs.insert((project, name), id).is_some() {
             return Err(self.duplicate(element, "result", project, name));
         }
         self.state.jobs.push(job);
         Ok(())
+    }
+
+    /// A `<file_ref>` of the project's, to a file the state lists. A reference to a file
+    /// it doesn't list can't be acted on; the real client tolerates it too, so it is
+    /// dropped rather than fatal.
+    fn file_ref(&self, project: ProjectId, element: &Element) -> Result<Option<FileRef>, XmlError> {
+        let Some(name) = element.child("file_name").map(Element::trimmed) else {
+            return Ok(None);
+        };
+        let Some(&file) = self.files.get(&(project, name)) else { return Ok(None) };
+        let reference = FileReference::parse(element)?;
+        Ok(Some(FileRef {
+            file,
+            open_name: reference.open_name,
+            main_program: reference.main_program,
+            copy_file: reference.copy_file,
+        }))
     }
 
     /// The app version a result runs with: the one it names (version and, if given, plan
@@ -611,6 +652,7 @@ impl<'e> Linker<'e> {
                     task.scheduler_state = match child.i64()? {
                         0 => SchedulerState::Uninitialized,
                         1 => SchedulerState::Running,
+                        PROCESS_SUSPENDED => SchedulerState::Preempted,
                         // Suspended (9) and the exit/abort states hold no resources.
                         _ => SchedulerState::Preempted,
                     }
@@ -626,6 +668,16 @@ impl<'e> Linker<'e> {
                 "checkpoint_fraction_done" => checkpoint_fraction_done = Some(fraction(child)?),
                 "working_set_size_smoothed" => task.working_set_size = child.non_negative_f64()?,
                 "once_ran_edf" => task.once_ran_edf = child.flag()?,
+                OWN_FIELDS => {
+                    for field in &child.children {
+                        match field.name.as_str() {
+                            "checkpoint_wall_time" => task.checkpoint_wall_time = field.f64()?,
+                            "run_start_time" => task.run_start_time = field.f64()?,
+                            "gpu_instance" => task.gpu_instances.push(field.u32()?),
+                            _ => {}
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -634,19 +686,6 @@ impl<'e> Linker<'e> {
         task.fraction_done = fraction_done.or(checkpoint_fraction_done).unwrap_or(0.0);
         self.state.jobs[job.index()].task = Some(task);
         Ok(())
-    }
-}
-
-/// Seed 004's `<priority>`: an integer from 1 (P_LOW) to 5 (P_HIGH).
-fn deletion_priority(element: &Element) -> Result<i32, XmlError> {
-    let priority = element.i32()?;
-    if (1..=5).contains(&priority) {
-        Ok(priority)
-    } else {
-        Err(element.error(XmlProblem::OutOfRange {
-            value: priority.to_string(),
-            expected: "an integer from 1 (low) to 5 (high)",
-        }))
     }
 }
 
@@ -674,7 +713,7 @@ fn file_status(element: &Element) -> Result<FileStatus, XmlError> {
 
 /// An app version's `<coproc><type/><count/></coproc>`; a zero count uses no coprocessor.
 fn coprocessor_usage(element: &Element) -> Result<Option<(ResourceType, f64)>, XmlError> {
-    let kind = required(element, "type")?;
+    let kind = element.required_child("type")?;
     let resource = ResourceType::from_boinc_name(kind.trimmed())
         .filter(|r| r.is_gpu())
         .ok_or_else(|| kind.error(XmlProblem::UnknownCoprocessor(quoted_value(kind.trimmed()))))?;
@@ -782,7 +821,9 @@ mod tests {
         );
         assert_eq!((state.files[0].priority, state.files[0].exp_days), (Some(5), Some(2.0)));
         assert!(state.files[0].sticky);
-        assert_eq!(state.jobs[0].output_files, vec![FileId(1)]);
+        let outputs: Vec<(FileId, &str)> =
+            state.jobs[0].output_files.iter().map(|r| (r.file, r.open_name.as_str())).collect();
+        assert_eq!(outputs, [(FileId(1), "o")]);
         let error = parse(
             "<project><master_url>u</master_url></project>\
              <file><name>in</name><priority>9</priority></file>",

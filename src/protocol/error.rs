@@ -57,6 +57,23 @@ pub enum XmlProblem {
          backup or close the element"
     )]
     Unclosed,
+    /// An element holds more text than any BOINC file does.
+    #[error(
+        "the element holds more than {0} bytes of text; this is not a BOINC file: check that \
+         the right file was given"
+    )]
+    TextTooLong(usize),
+    /// More elements of one kind than the reader accepts in one document.
+    #[error(
+        "more than {limit} <{element}> elements; the document is too large to be a genuine \
+         one: if it is, ask its sender to split it"
+    )]
+    TooMany {
+        /// The element that repeats.
+        element: &'static str,
+        /// How many are accepted.
+        limit: usize,
+    },
     /// Elements nest deeper than any BOINC file does.
     #[error(
         "elements are nested more than {0} levels deep; this is not a BOINC file: check \
@@ -150,12 +167,6 @@ pub enum XmlProblem {
     /// A run mode BOINC doesn't define.
     #[error("unknown run mode {0}; use 1 (always), 2 (according to preferences) or 3 (never)")]
     UnknownRunMode(i64),
-    /// An element holds more text than any BOINC file puts in one.
-    #[error(
-        "the element holds more than {0} bytes of text; this is not a BOINC file, or it is \
-         damaged: shorten the element or restore a backup"
-    )]
-    TooLong(usize),
     /// A file status BOINC doesn't define.
     #[error("unknown file status {0}; use 0 (not present), 1 (present) or a negative error code")]
     UnknownFileStatus(i64),

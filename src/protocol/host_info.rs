@@ -1,11 +1,13 @@
-//! `<host_info>` and `<time_stats>` of client_state.xml: the processing resources of
-//! seed 003 "Terminology" (CPU count and speed, coprocessor instances and peak flops) and
-//! the availability fractions of seed 000 "Normalized CPU time".
+//! `<host_info>`, `<time_stats>` and `<net_stats>` of client_state.xml: the processing
+//! resources of seed 003 "Terminology" (CPU count and speed, coprocessor instances and
+//! peak flops), the host's description that scheduler requests carry, the availability
+//! fractions of seed 000 "Normalized CPU time" and the network averages.
 
 use super::error::XmlError;
 use super::xml_tree::Element;
 use crate::model::{
-    Coprocessor, Host, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, ResourceType, TimeStats,
+    Coprocessor, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats,
+    ResourceType, TimeStats,
 };
 
 /// Reads `<host_info>`; elements not present keep [`Host::default`]'s values.
@@ -29,14 +31,61 @@ pub(crate) fn parse_host_info(element: &Element) -> Result<Host, XmlError> {
             "d_total" => host.d_total = child.non_negative_f64()?,
             "d_free" => host.d_free = child.non_negative_f64()?,
             "coprocs" => parse_coprocs(child, &mut host)?,
-            _ => {}
+            _ => {
+                read_description(child, &mut host.description)?;
+            }
         }
     }
     Ok(host)
 }
 
-/// Reads `<coprocs>`: the vendor elements BOINC writes (`<coproc_cuda>`, `<coproc_ati>`,
-/// `<coproc_intel_gpu>`) and the generic `<coproc><type>` form. Types the model has no
+/// Reads one element of `<host_info>` that describes the host (identity, processor,
+/// operating system) into `description`; returns whether it was one. Shared by the state
+/// file and the scheduler request, which write these elements alike.
+pub(crate) fn read_description(
+    child: &Element,
+    description: &mut HostDescription,
+) -> Result<bool, XmlError> {
+    match child.name.as_str() {
+        "timezone" => description.timezone = child.i32()?,
+        "domain_name" => description.domain_name = child.string(),
+        "ip_addr" => description.ip_addr = child.string(),
+        "host_cpid" => description.host_cpid = child.string(),
+        "p_vendor" => description.p_vendor = child.string(),
+        "p_model" => description.p_model = child.string(),
+        "p_features" => description.p_features = child.string(),
+        "p_iops" => description.p_iops = child.non_negative_f64()?,
+        "p_membw" => description.p_membw = child.non_negative_f64()?,
+        "p_calculated" => description.p_calculated = child.f64()?,
+        "p_vm_extensions_disabled" => description.p_vm_extensions_disabled = child.flag()?,
+        "m_cache" => description.m_cache = child.non_negative_f64()?,
+        "os_name" => description.os_name = child.string(),
+        "os_version" => description.os_version = child.string(),
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Reads `<net_stats>`.
+pub(crate) fn parse_net_stats(element: &Element) -> Result<NetStats, XmlError> {
+    let mut stats = NetStats::default();
+    for child in &element.children {
+        match child.name.as_str() {
+            "bwup" => stats.bwup = child.non_negative_f64()?,
+            "avg_up" => stats.avg_up = child.non_negative_f64()?,
+            "avg_time_up" => stats.avg_time_up = child.f64()?,
+            "bwdown" => stats.bwdown = child.non_negative_f64()?,
+            "avg_down" => stats.avg_down = child.non_negative_f64()?,
+            "avg_time_down" => stats.avg_time_down = child.f64()?,
+            _ => {}
+        }
+    }
+    Ok(stats)
+}
+
+/// Reads `<coprocs>`: the vendor elements BOINC writes (`<coproc_cuda>`, with the NVIDIA
+/// driver's `<drvVersion>` and `<cudaVersion>`, `<coproc_ati>`, `<coproc_intel_gpu>`) and
+/// the generic `<coproc><type>` form. Types the model has no
 /// resource for are skipped: the host simply doesn't use those devices.
 fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
     for child in &element.children {
@@ -58,6 +107,15 @@ fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
             _ => continue,
         };
         let coprocessor = parse_coprocessor(child, resource)?;
+        if resource == ResourceType::Nvidia && coprocessor.count > 0 {
+            for version in &child.children {
+                match version.name.as_str() {
+                    "drvVersion" => host.description.nvidia_driver_version = version.u32()?,
+                    "cudaVersion" => host.description.cuda_version = version.u32()?,
+                    _ => {}
+                }
+            }
+        }
         host.coprocessors[resource] = (coprocessor.count > 0).then_some(coprocessor);
     }
     Ok(())
@@ -99,6 +157,9 @@ pub(crate) fn parse_time_stats(element: &Element) -> Result<TimeStats, XmlError>
             // BOINC writes -1 while it doesn't know yet.
             "connected_frac" => {
                 stats.connected_frac = child.f64_in(-1.0, 1.0, "between 0 and 1, or -1")?
+            }
+            "cpu_and_network_available_frac" => {
+                stats.cpu_and_network_available_frac = child.f64_in(0.0, 1.0, FRACTION)?
             }
             "active_frac" => stats.active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
             "gpu_active_frac" => stats.gpu_active_frac = child.f64_in(0.0, 1.0, FRACTION)?,
@@ -161,6 +222,26 @@ mod tests {
         let intel = host.coprocessors[ResourceType::Intel].as_ref().expect("intel");
         assert_eq!((intel.count, intel.peak_flops), (1, 0.0));
         assert!(host.coprocessors[ResourceType::Amd].is_none());
+    }
+
+    #[test]
+    fn description_and_network_figures() {
+        let root = parse_document(
+            "<host_info><timezone>-3600</timezone><host_cpid>abc</host_cpid>\
+             <p_vendor>GenuineIntel</p_vendor><p_iops>2e9</p_iops><m_cache>1e6</m_cache>\
+             <os_name>Linux</os_name><p_vm_extensions_disabled>1</p_vm_extensions_disabled>\
+             </host_info>",
+        )
+        .expect("xml");
+        let description = parse_host_info(&root).expect("valid").description;
+        assert_eq!((description.timezone, description.host_cpid.as_str()), (-3600, "abc"));
+        assert_eq!((description.p_iops, description.m_cache), (2e9, 1e6));
+        assert!(description.p_vm_extensions_disabled);
+        let root =
+            parse_document("<net_stats><bwup>5</bwup><avg_time_down>7</avg_time_down></net_stats>")
+                .expect("xml");
+        let stats = parse_net_stats(&root).expect("valid");
+        assert_eq!((stats.bwup, stats.avg_time_down), (5.0, 7.0));
     }
 
     #[test]

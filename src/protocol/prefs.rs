@@ -5,6 +5,7 @@
 
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::{Element, parse_document};
+use super::xml_write::XmlWriter;
 use crate::model::Prefs;
 
 const PERCENT: &str = "between 0 and 100";
@@ -30,7 +31,9 @@ fn preferences_element(root: &Element) -> Result<&Element, XmlError> {
     root.child(NAME).ok_or_else(|| root.error(XmlProblem::WrongRoot { expected: NAME }))
 }
 
-fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
+/// Applies the `<global_preferences>` in `root` (the element itself or its parent) to
+/// `prefs`.
+pub(crate) fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
     // Venue-specific `<venue>` sections and everything else unknown sit at the same level
     // and are skipped: only the top-level values apply.
     for child in &preferences_element(root)?.children {
@@ -56,6 +59,8 @@ fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
             "cpu_usage_limit" => prefs.cpu_usage_limit = child.f64_in(0.0, 100.0, PERCENT)?,
             "run_if_user_active" => prefs.run_if_user_active = child.flag()?,
             "run_gpu_if_user_active" => prefs.run_gpu_if_user_active = child.flag()?,
+            "run_on_batteries" => prefs.run_on_batteries = child.flag()?,
+            "idle_time_to_run" => prefs.idle_time_to_run = child.non_negative_f64()?,
             "disk_max_used_gb" => prefs.disk_max_used_gb = child.non_negative_f64()?,
             "disk_max_used_pct" => prefs.disk_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
             "disk_min_free_gb" => prefs.disk_min_free_gb = child.non_negative_f64()?,
@@ -63,6 +68,31 @@ fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
         }
     }
     Ok(())
+}
+
+/// Writes `prefs` as a `<global_preferences>` element, every value the model holds, as
+/// a scheduler request's working preferences carry them.
+pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
+    writer.open("global_preferences");
+    writer.flag("run_if_user_active", prefs.run_if_user_active);
+    writer.flag("run_gpu_if_user_active", prefs.run_gpu_if_user_active);
+    writer.flag("run_on_batteries", prefs.run_on_batteries);
+    writer.number("idle_time_to_run", prefs.idle_time_to_run);
+    writer.flag("leave_apps_in_memory", prefs.leave_apps_in_memory);
+    writer.number("work_buf_min_days", prefs.work_buf_min_days);
+    writer.number("work_buf_additional_days", prefs.work_buf_additional_days);
+    writer.number("max_ncpus_pct", prefs.max_ncpus_pct);
+    if prefs.max_ncpus > 0 {
+        writer.integer("max_ncpus", prefs.max_ncpus);
+    }
+    writer.number("cpu_scheduling_period_minutes", prefs.cpu_scheduling_period_minutes);
+    writer.number("disk_max_used_gb", prefs.disk_max_used_gb);
+    writer.number("disk_max_used_pct", prefs.disk_max_used_pct);
+    writer.number("disk_min_free_gb", prefs.disk_min_free_gb);
+    writer.number("ram_max_used_busy_pct", prefs.ram_max_used_busy_pct);
+    writer.number("ram_max_used_idle_pct", prefs.ram_max_used_idle_pct);
+    writer.number("cpu_usage_limit", prefs.cpu_usage_limit);
+    writer.close("global_preferences");
 }
 
 #[cfg(test)]

@@ -2,8 +2,12 @@
 //! counts), the debts of seed 000/001, the per-resource backoff and "no apps for this
 //! resource" state of seed 003, recent estimated credit, seed 004's deletion policy
 //! (`<deletion_policy_priority/>`, `<deletion_policy_expire/>`, `<delete_from_self/>`) and
-//! the emulator's `<available>` server up/down process.
+//! the emulator's `<available>` server up/down process; and what scheduler requests
+//! carry: the authenticator (when the file holds it; the real client keeps it in the
+//! account file, see [`crate::protocol::parse_account`]), host id, RPC sequence number,
+//! account names and ids and the code-signing key.
 
+use super::client_state_writer::OWN_FIELDS;
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::Element;
 use crate::model::{Availability, Project, ResourceType};
@@ -21,6 +25,18 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
         match child.name.as_str() {
             "master_url" => master_url = Some(child.string()),
             "project_name" => name = child.string(),
+            "authenticator" => project.authenticator = child.string(),
+            "hostid" => project.hostid = child.u64()?,
+            "rpc_seqno" => project.rpc_seqno = child.u64()?,
+            "user_name" => project.user_name = child.string(),
+            "team_name" => project.team_name = child.string(),
+            "userid" => project.userid = child.u64()?,
+            "teamid" => project.teamid = child.u64()?,
+            "cross_project_id" => project.cross_project_id = child.string(),
+            "code_sign_key" => {
+                let key = child.string();
+                project.code_sign_key = (!key.is_empty()).then_some(key);
+            }
             "resource_share" => project.resource_share = child.non_negative_f64()?,
             "suspended_via_gui" => project.suspended = child.flag()?,
             "dont_request_more_work" => project.dont_request_more_work = child.flag()?,
@@ -78,6 +94,12 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "deletion_policy_priority" => project.deletion_policy.priority = child.flag()?,
             "deletion_policy_expire" => project.deletion_policy.expire = child.flag()?,
             "delete_from_self" => project.deletion_policy.delete_from_self = child.flag()?,
+            "user_total_credit" => project.account.user_total_credit = child.f64()?,
+            "user_expavg_credit" => project.account.user_expavg_credit = child.f64()?,
+            "host_total_credit" => project.account.host_total_credit = child.f64()?,
+            "host_expavg_credit" => project.account.host_expavg_credit = child.f64()?,
+            "attached_via_acct_mgr" => project.account.attached_via_acct_mgr = child.flag()?,
+            OWN_FIELDS => parse_own_fields(child, &mut project)?,
             _ => {}
         }
     }
@@ -87,6 +109,37 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
     project.name = if name.is_empty() { master_url.clone() } else { name };
     project.master_url = master_url;
     Ok(project)
+}
+
+/// Reads the project's fields BOINC has no element for, which boinc-rs writes inside
+/// `<boinc_rs>` (see [`crate::protocol::write_client_state`]).
+fn parse_own_fields(element: &Element, project: &mut Project) -> Result<(), XmlError> {
+    for child in &element.children {
+        match child.name.as_str() {
+            "detached" => project.detached = child.flag()?,
+            "last_rpc_failure" => project.last_rpc_failure = Some(child.f64()?),
+            "latency_limited_until" => project.latency_limited_until = Some(child.f64()?),
+            "exp_avg_cpu" => project.exp_avg_cpu = child.f64()?,
+            "exp_avg_time" => project.exp_avg_time = child.f64()?,
+            "app_failures" => project.app_failures = child.u32()?,
+            "resource" => {
+                let name = child.required_text("name")?;
+                // A resource type this build does not know is a newer client's: skipped.
+                let Some(resource) = ResourceType::from_boinc_name(name) else { continue };
+                let state = &mut project.resources[resource];
+                for field in &child.children {
+                    match field.name.as_str() {
+                        "long_term_debt" => state.long_term_debt = field.f64()?,
+                        "accumulate_debt" => state.accumulate_debt = field.flag()?,
+                        "has_app_version" => state.has_app_version = field.flag()?,
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Reads a `<name>RESOURCE</name><value>X</value>` pair; `None` for a resource type the

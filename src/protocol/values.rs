@@ -37,6 +37,30 @@ impl Element {
         self.children.iter().find(|c| c.name == name)
     }
 
+    /// A child that must be present.
+    pub(crate) fn required_child(&self, name: &'static str) -> Result<&Element, XmlError> {
+        self.child(name).ok_or_else(|| self.error(XmlProblem::Missing(name)))
+    }
+
+    /// A child whose trimmed text must be present and non-empty (a name or a reference).
+    pub(crate) fn required_text(&self, name: &'static str) -> Result<&str, XmlError> {
+        match self.child(name).map(Element::trimmed) {
+            Some(text) if !text.is_empty() => Ok(text),
+            _ => Err(self.error(XmlProblem::Missing(name))),
+        }
+    }
+
+    /// A whole number that is zero or more and fits a `u64` (a database id).
+    pub(crate) fn u64(&self) -> Result<u64, XmlError> {
+        let value = self.i64()?;
+        u64::try_from(value).map_err(|_| {
+            self.error(XmlProblem::OutOfRange {
+                value: quoted_value(self.trimmed()),
+                expected: "a whole number, zero or more",
+            })
+        })
+    }
+
     /// A finite number. Infinities and NaN would poison every estimate downstream.
     pub(crate) fn f64(&self) -> Result<f64, XmlError> {
         let text = self.trimmed();
@@ -144,7 +168,7 @@ mod tests {
     use super::*;
 
     fn element(text: &str) -> Element {
-        Element { name: "x".into(), text: text.into(), children: Vec::new(), line: 7 }
+        Element { name: "x".into(), text: text.into(), line: 7, ..Element::default() }
     }
 
     #[test]

@@ -59,22 +59,8 @@ impl StateBuilder {
         flops: f64,
     ) -> AppVersionId {
         let app = AppId::from_index(self.state.apps.len());
-        self.state.apps.push(App {
-            project,
-            name: format!("app{}", app.index()),
-            max_concurrent: None,
-            non_cpu_intensive: false,
-            emulation: None,
-        });
-        self.state.app_versions.push(AppVersion {
-            project,
-            app,
-            version_num: 100,
-            plan_class: String::new(),
-            usage,
-            flops,
-            duration_correction_factor: None,
-        });
+        self.state.apps.push(App::new(project, format!("app{}", app.index())));
+        self.state.app_versions.push(AppVersion::new(project, app, 100, "", usage, flops));
         self.state.projects[project.index()].resources[usage.main_resource()].has_app_version =
             true;
         AppVersionId::from_index(self.state.app_versions.len() - 1)
@@ -98,6 +84,7 @@ impl StateBuilder {
             rsc_fpops_bound: seconds * av.flops * 10.0,
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
+            command_line: String::new(),
             input_files: Vec::new(),
         });
         let id = JobId::from_index(self.state.jobs.len());

@@ -464,18 +464,9 @@ mod tests {
         let id = ProjectId::from_index(state.projects.len());
         state.projects.push(Project::new(name, format!("http://{name}/"), 1.0));
         for &r in supplies {
-            state.app_versions.push(AppVersion {
-                project: id,
-                app: AppId(0),
-                version_num: 1,
-                plan_class: String::new(),
-                usage: ResourceUsage {
-                    avg_ncpus: 1.0,
-                    coprocessor: r.is_gpu().then_some((r, 1.0)),
-                },
-                flops: 1e9,
-                duration_correction_factor: None,
-            });
+            let usage =
+                ResourceUsage { avg_ncpus: 1.0, coprocessor: r.is_gpu().then_some((r, 1.0)) };
+            state.app_versions.push(AppVersion::new(id, AppId(0), 1, "", usage, 1e9));
         }
         id
     }
@@ -498,6 +489,7 @@ mod tests {
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
             input_files: Vec::new(),
+            command_line: String::new(),
         });
         let name = format!("job{}", state.jobs.len());
         let av = AppVersionId::from_index(version);

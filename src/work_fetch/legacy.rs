@@ -147,6 +147,7 @@ mod tests {
             rsc_fpops_bound: cpu_seconds * 1e10,
             rsc_memory_bound: 0.0,
             rsc_disk_bound: 0.0,
+            command_line: String::new(),
             input_files: Vec::new(),
         });
         let name = format!("job{}", wu.0);
@@ -161,15 +162,8 @@ mod tests {
         for (i, &share) in shares.iter().enumerate() {
             let id = ProjectId::from_index(i);
             state.projects.push(Project::new(format!("p{i}"), format!("http://p{i}/"), share));
-            state.app_versions.push(AppVersion {
-                project: id,
-                app: AppId(0),
-                version_num: 1,
-                plan_class: String::new(),
-                usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-                flops: 1e9,
-                duration_correction_factor: None,
-            });
+            let usage = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+            state.app_versions.push(AppVersion::new(id, AppId(0), 1, "", usage, 1e9));
         }
         state
     }

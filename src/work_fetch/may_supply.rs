@@ -64,15 +64,8 @@ mod tests {
     use crate::model::{AppId, AppVersion, Project, ResourceType, ResourceUsage};
 
     fn version(project: u32, coprocessor: Option<(ResourceType, f64)>) -> AppVersion {
-        AppVersion {
-            project: ProjectId(project),
-            app: AppId(0),
-            version_num: 1,
-            plan_class: String::new(),
-            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor },
-            flops: 1e9,
-            duration_correction_factor: None,
-        }
+        let usage = ResourceUsage { avg_ncpus: 1.0, coprocessor };
+        AppVersion::new(ProjectId(project), AppId(0), 1, "", usage, 1e9)
     }
 
     #[test]

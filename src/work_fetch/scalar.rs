@@ -28,6 +28,7 @@ pub fn scalar_work_request_sizes(state: &ClientState, rr: &RrSimOutput, now: Tim
         project.suspended
             || project.min_rpc_time > now
             || project.dont_request_more_work
+            || project.rpc_in_flight
             || (count_overworked && state.project_overworked(p))
     };
     let cpu_intensive = |p: ProjectId| !state.project(p).non_cpu_intensive;

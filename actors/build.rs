@@ -1,0 +1,54 @@
+//! Finds the real peers some tests need, so a test whose peer is missing is compiled as
+//! ignored, with the reason, and the test run shows it as skipped rather than passed:
+//! - `cfg(boinc_app_api)`: Debian's libboinc-app-dev and a C++ compiler, to build a real
+//!   BOINC-API app and run it under boinc-rs;
+//! - `cfg(peer_boinccmd)`, `cfg(peer_boinctui)`: the real BOINC tools the GUI RPC
+//!   interoperability tests drive (boinctui runs headless under tmux).
+//!
+//! The search follows PATH and dpkg's status, and the build is redone when either
+//! changes (a package installed later is found).
+
+use std::path::Path;
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(boinc_app_api)");
+    println!("cargo::rustc-check-cfg=cfg(peer_boinccmd)");
+    println!("cargo::rustc-check-cfg=cfg(peer_boinctui)");
+    println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-env-changed=PATH");
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path).filter(|dir| dir.is_dir()) {
+            println!("cargo::rerun-if-changed={}", dir.display());
+        }
+    }
+    // Installing a package changes dpkg's status file: look again then.
+    let dpkg_status = Path::new("/var/lib/dpkg/status");
+    if dpkg_status.is_file() {
+        println!("cargo::rerun-if-changed={}", dpkg_status.display());
+    }
+
+    let header = Path::new("/usr/include/boinc/boinc_api.h").is_file();
+    let library =
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"].iter().any(|dir| {
+            Path::new(dir).join("libboinc_api.so").exists()
+                || Path::new(dir).join("libboinc_api.a").exists()
+        });
+    if header && library && on_path("g++") {
+        println!("cargo::rustc-cfg=boinc_app_api");
+    } else {
+        println!(
+            "cargo::warning=libboinc-app-dev or g++ is missing: the real BOINC-API app test is ignored (apt-get install libboinc-app-dev g++)"
+        );
+    }
+    if on_path("boinccmd") {
+        println!("cargo::rustc-cfg=peer_boinccmd");
+    }
+    if on_path("boinctui") && on_path("tmux") {
+        println!("cargo::rustc-cfg=peer_boinctui");
+    }
+}

@@ -1,0 +1,10 @@
+//! The `boinc-rs` commands.
+
+pub(crate) mod app_test;
+pub(crate) mod attach;
+pub(crate) mod control;
+pub(crate) mod example_app;
+pub(crate) mod explain;
+pub(crate) mod project_server;
+pub(crate) mod served_sim;
+pub(crate) mod sim;

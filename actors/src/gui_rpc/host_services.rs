@@ -1,0 +1,38 @@
+//! What only the host service (`boinc-rs run`) can do for a GUI RPC client: attach a
+//! project the client has never known (its account file), and talk to an account
+//! manager over HTTP. A server without them answers those operations with an error
+//! that says so.
+
+use boinc_core::protocol::gui_rpc::AccountManagerTarget;
+use futures_util::future::BoxFuture;
+
+/// The account manager a client uses, as `acct_mgr_info` reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountManagerInfo {
+    /// The manager's URL (empty: none).
+    pub url: String,
+    /// Its name.
+    pub name: String,
+    /// The client holds the account's name and password hash.
+    pub have_credentials: bool,
+}
+
+/// The host service's side of the operations a GUI RPC server cannot carry out alone.
+pub trait HostServices: Send + Sync + 'static {
+    /// Attaches the client to a project it does not know yet.
+    fn attach_project(
+        &self,
+        master_url: String,
+        authenticator: String,
+        project_name: String,
+    ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// Joins, leaves or contacts an account manager; resolves when the RPC is done.
+    fn account_manager_rpc(
+        &self,
+        target: AccountManagerTarget,
+    ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// The account manager in use.
+    fn account_manager(&self) -> AccountManagerInfo;
+}

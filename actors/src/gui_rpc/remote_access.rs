@@ -1,0 +1,127 @@
+//! Who may connect to the GUI RPC port (DESIGN.md "Protocol facts", GUI RPC): local
+//! clients always; other hosts only when the user says so, by listing them in the data
+//! directory's remote_hosts.cfg (one name or address per line, `#` and `;` comments) or
+//! with cc_config.xml's `<allow_remote_gui_rpc>` (any host). Remote clients must
+//! authenticate before anything, and never without a password.
+
+use super::error::GuiRpcError;
+use std::io::ErrorKind;
+use std::net::IpAddr;
+use std::path::Path;
+
+/// The remote hosts file's name, in the data directory.
+pub const REMOTE_HOSTS_FILE: &str = "remote_hosts.cfg";
+
+/// Which hosts besides this one may connect.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteAccess {
+    /// Any host may (`<allow_remote_gui_rpc>`).
+    pub any_host: bool,
+    /// These hosts may.
+    pub hosts: Vec<IpAddr>,
+}
+
+/// The entries of a remote_hosts.cfg: names or addresses, without comments and blanks.
+pub fn remote_host_entries(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#') && !line.starts_with(';'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a client at `peer` is on this host.
+pub(crate) fn is_local(peer: IpAddr) -> bool {
+    canonical(peer).is_loopback()
+}
+
+/// An address as the comparison needs it: an IPv4 address mapped into IPv6 is the
+/// IPv4 address.
+fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+impl RemoteAccess {
+    /// Reads `dir`'s remote_hosts.cfg (none: local only), resolving names; a name that
+    /// does not resolve is left out with a warning.
+    pub async fn load(dir: &Path, any_host: bool) -> Result<Self, GuiRpcError> {
+        let path = dir.join(REMOTE_HOSTS_FILE);
+        let text = match tokio::fs::read_to_string(&path).await {
+            Ok(text) => text,
+            Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
+            Err(source) => return Err(GuiRpcError::RemoteHostsFile { path, source }),
+        };
+        let mut hosts = Vec::new();
+        for entry in remote_host_entries(&text) {
+            if let Ok(address) = entry.parse::<IpAddr>() {
+                hosts.push(canonical(address));
+                continue;
+            }
+            match tokio::net::lookup_host((entry.as_str(), 0)).await {
+                Ok(addresses) => hosts.extend(addresses.map(|a| canonical(a.ip()))),
+                Err(error) => {
+                    tracing::warn!(host = %entry, %error, "remote_hosts.cfg names a host that does not resolve; ignored")
+                }
+            }
+        }
+        Ok(RemoteAccess { any_host, hosts })
+    }
+
+    /// Whether the server must listen beyond the loopback interface.
+    pub fn listens_remotely(&self) -> bool {
+        self.any_host || !self.hosts.is_empty()
+    }
+
+    /// Whether a client at `peer` may connect.
+    pub fn allows(&self, peer: IpAddr) -> bool {
+        is_local(peer) || self.any_host || self.hosts.contains(&canonical(peer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_skip_comments_and_blanks() {
+        let text = "# farm\n192.168.1.20\n\n ; old\n  monitor.example.org  \n";
+        assert_eq!(remote_host_entries(text), ["192.168.1.20", "monitor.example.org"]);
+    }
+
+    #[test]
+    fn local_always_listed_hosts_only_otherwise() {
+        let local_only = RemoteAccess::default();
+        assert!(!local_only.listens_remotely());
+        assert!(local_only.allows("127.0.0.1".parse().expect("ip")));
+        assert!(local_only.allows("::1".parse().expect("ip")));
+        assert!(local_only.allows("::ffff:127.0.0.1".parse().expect("ip")));
+        assert!(!local_only.allows("192.168.1.20".parse().expect("ip")));
+        let listed =
+            RemoteAccess { any_host: false, hosts: vec!["192.168.1.20".parse().expect("ip")] };
+        assert!(listed.listens_remotely());
+        assert!(listed.allows("::ffff:192.168.1.20".parse().expect("ip")));
+        assert!(!listed.allows("192.168.1.21".parse().expect("ip")));
+        let any = RemoteAccess { any_host: true, hosts: Vec::new() };
+        assert!(any.allows("10.0.0.1".parse().expect("ip")));
+    }
+
+    #[tokio::test]
+    async fn the_file_is_read_and_names_resolved() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        assert_eq!(
+            RemoteAccess::load(dir.path(), false).await.expect("no file"),
+            RemoteAccess::default()
+        );
+        std::fs::write(
+            dir.path().join(REMOTE_HOSTS_FILE),
+            "10.1.2.3\nlocalhost\nno-such-host.invalid\n",
+        )
+        .expect("write");
+        let access = RemoteAccess::load(dir.path(), false).await.expect("read");
+        assert!(access.hosts.contains(&"10.1.2.3".parse().expect("ip")));
+        assert!(access.hosts.iter().any(|h| h.is_loopback()), "{access:?}");
+    }
+}

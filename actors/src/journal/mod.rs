@@ -1,0 +1,7 @@
+//! The message journal and its replay (DESIGN.md "Time, effects, determinism").
+
+mod record;
+mod replay;
+
+pub use record::{Divergence, EntryKind, Journal, JournalEntry, JournalError, read_journal};
+pub use replay::{ReplayReport, replay};

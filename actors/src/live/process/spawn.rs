@@ -1,0 +1,106 @@
+//! Starting an app's process as BOINC starts it (issue "Running real apps"): in its
+//! slot directory, in a process group of its own (so that suspending, quitting and
+//! killing reach every process it starts), with a scrubbed environment, at the lowest
+//! CPU priority (nice 19, batch scheduling), standard input and output on `/dev/null`
+//! and standard error appended to the slot's `stderr.txt`. GPU apps are told their
+//! device with `--device N`. The program path is absolute; `argv[0]` is the path BOINC
+//! gives (`../../projects/NAME/PROGRAM`, relative to the slot).
+
+use super::slot::SlotLayout;
+use crate::effects::ProcessError;
+use boinc_core::control::TaskSpec;
+use landlock::RulesetCreated;
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// BOINC's priority for apps: the lowest.
+const APP_NICE: i32 = 19;
+/// The search path apps get.
+const APP_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The app's command line: the program's arguments, then `--device N` for each GPU
+/// instance of a GPU task.
+pub(crate) fn app_arguments(spec: &TaskSpec) -> Vec<String> {
+    let mut arguments = spec.program.arguments.clone();
+    if spec.usage.coprocessor.is_some() {
+        for device in &spec.gpu_instances {
+            arguments.push("--device".into());
+            arguments.push(device.to_string());
+        }
+    }
+    arguments
+}
+
+/// Starts the app; returns its process id (also its process group's id).
+pub(crate) fn spawn_app(
+    spec: &TaskSpec,
+    layout: &SlotLayout,
+    executable: &Path,
+    stderr: &File,
+    rules: Option<RulesetCreated>,
+) -> Result<i32, ProcessError> {
+    let spawn_error =
+        |source| ProcessError::Spawn { slot: spec.slot, program: executable.to_path_buf(), source };
+    let program = &spec.program;
+    let stderr = stderr.try_clone().map_err(spawn_error)?;
+    let mut command = Command::new(executable);
+    command
+        .arg0(format!("../../{}/{}", program.project_dir, program.executable))
+        .args(app_arguments(spec))
+        .env_clear()
+        .env("PATH", APP_PATH)
+        .env("HOME", &layout.slot_dir)
+        .env("TMPDIR", &layout.slot_dir)
+        .env("LD_LIBRARY_PATH", format!("../../{}:.:../..", program.project_dir))
+        .current_dir(&layout.slot_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
+    let mut rules = rules;
+    // SAFETY: the closure runs in the forked child before exec; it only makes system
+    // calls (setpriority, sched_setscheduler, prctl and landlock_restrict_self through
+    // the already-built ruleset) and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, APP_NICE);
+            let batch = nix::libc::sched_param { sched_priority: 0 };
+            nix::libc::sched_setscheduler(0, nix::libc::SCHED_BATCH, &batch);
+            if let Some(rules) = rules.take() {
+                rules.restrict_self().map_err(|_| std::io::Error::last_os_error())?;
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn().map_err(spawn_error)?;
+    // The host reaps the process itself (by its id, with `waitid`), so the handle is
+    // dropped: that neither waits for nor kills the process.
+    i32::try_from(child.id()).map_err(|_| {
+        spawn_error(std::io::Error::new(std::io::ErrorKind::InvalidData, "process id out of range"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::control::TaskProgram;
+    use boinc_core::model::{ProjectId, ResourceType, ResourceUsage};
+
+    #[test]
+    fn gpu_tasks_are_told_their_devices() {
+        let mut spec = TaskSpec {
+            project: ProjectId(0),
+            job: "j".into(),
+            slot: 0,
+            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
+            gpu_instances: vec![1],
+            status: Default::default(),
+            program: TaskProgram { arguments: vec!["-x".into()], ..TaskProgram::default() },
+        };
+        assert_eq!(app_arguments(&spec), ["-x"]);
+        spec.usage.coprocessor = Some((ResourceType::Nvidia, 1.0));
+        assert_eq!(app_arguments(&spec), ["-x", "--device", "1"]);
+    }
+}

@@ -1,0 +1,30 @@
+//! `boinc-rs project-server`: a BOINC project on one machine, for volunteers trying
+//! boinc-rs, app developers and tests (issue "Talking to real project servers"). It
+//! speaks BOINC's protocols, so the real BOINC client attaches to it too: the master
+//! page, the scheduler RPC, downloads with byte ranges, uploads by the data server
+//! protocol; it signs every executable it serves with its own code-signing key, makes
+//! jobs (a fixed number, an endless stock, or one per file dropped into its inbox),
+//! validates what comes back in the simplest way, keeps everything in its directory so
+//! a restart (even after `kill -9`) loses nothing, and tells its figures at `/status`.
+//! For tests of clients it misbehaves on request ([`FaultRule`]).
+
+mod apps;
+mod atomic_file;
+mod config;
+mod error;
+mod faults;
+mod keys;
+mod records;
+mod reports;
+mod routes;
+mod scheduler;
+mod server;
+mod store;
+mod uploads;
+mod work_generator;
+
+pub use config::{AppSource, GeneratorConfig, MAX_SCHEDULER_REQUEST_BYTES, ProjectServerConfig};
+pub use error::ProjectServerError;
+pub use faults::{Fault, FaultRule, FaultTarget, HANG_DEFAULT_SECONDS, HUGE_DEFAULT_BYTES};
+pub use keys::RolloverSignature;
+pub use server::{ProjectServer, URL_FILE};

@@ -1,0 +1,64 @@
+//! Reported results (DESIGN.md "Protocol facts": `result_ack` lets the client forget a
+//! reported result): each report is counted, acknowledged (also a repeated one, or one
+//! of a result the project never made, so the client stops sending it), and a first
+//! report is validated in the simplest way: a result the client says succeeded is valid
+//! when its output arrived and is not empty.
+
+use super::records::{JobStatus, Outcome, ProjectRecords};
+use boinc_core::protocol::ReportedResult;
+
+/// BOINC's result state for a job whose outputs are all uploaded (`RESULT_FILES_UPLOADED`).
+const FILES_UPLOADED: i64 = 5;
+
+/// What a report was.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Report {
+    /// A first report, with the verdict.
+    First(Outcome),
+    /// A result reported before.
+    Repeated,
+    /// A result the project never made.
+    Unknown,
+}
+
+/// Takes one reported result from `hostid` at `now` into the records.
+pub(crate) fn take_report(
+    records: &mut ProjectRecords,
+    hostid: u64,
+    result: &ReportedResult,
+    now: f64,
+) -> Report {
+    let uploads = &records.uploads;
+    let Some(job) = records.jobs.get_mut(&result.name) else {
+        records.counters.unknown_reports += 1;
+        return Report::Unknown;
+    };
+    job.times_reported += 1;
+    if matches!(job.status, JobStatus::Reported { .. }) {
+        records.counters.duplicate_reports += 1;
+        return Report::Repeated;
+    }
+    let counters = &mut records.counters;
+    counters.results_received += 1;
+    let outcome = if result.exit_status != 0 || result.state != FILES_UPLOADED {
+        counters.results_failed += 1;
+        Outcome::ClientError { exit_status: result.exit_status }
+    } else {
+        match uploads.get(&job.output) {
+            Some(upload) if upload.nbytes > 0 => {
+                counters.results_validated += 1;
+                Outcome::Valid
+            }
+            Some(_) => {
+                counters.results_invalid += 1;
+                Outcome::Invalid { reason: "the output is empty".into() }
+            }
+            None => {
+                counters.results_invalid += 1;
+                Outcome::Invalid { reason: "the output never arrived".into() }
+            }
+        }
+    };
+    job.status = JobStatus::Reported { hostid, received: now, outcome: outcome.clone() };
+    Report::First(outcome)
+}

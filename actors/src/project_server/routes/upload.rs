@@ -1,0 +1,187 @@
+//! `POST /file_upload_handler`: BOINC's data server protocol
+//! ([`boinc_core::protocol::DataServerRequest`]). A size query answers the bytes held of
+//! a file; an upload appends its bytes at the offset it names (a resumed upload starts
+//! where the held bytes end). Only outputs of the project's jobs are taken, no larger
+//! than the job allows, under plain names; a complete file must match the size and MD5
+//! its header announced. Errors are answered as BOINC's handler answers them: status 1
+//! (try again later) or -1 (give up).
+
+use super::super::faults::FaultTarget;
+use super::super::records::UploadRecord;
+use super::super::server::ServerState;
+use super::super::uploads::{checksum, is_safe_file_name, size_held, upload_path};
+use super::fault_response::{fault_response, take_transport_fault};
+use actix_web::web::{Bytes, BytesMut};
+use actix_web::{HttpRequest, HttpResponse, web};
+use boinc_core::protocol::{
+    DataServerError, DataServerReply, DataServerRequest, MAX_DATA_SERVER_HEADER,
+};
+use futures_util::StreamExt;
+use std::sync::atomic::Ordering;
+use tokio::io::AsyncWriteExt;
+
+fn reply(reply: DataServerReply) -> HttpResponse {
+    HttpResponse::Ok().content_type("text/plain").body(reply.to_xml())
+}
+
+/// Whether `head` holds a whole header: the `<data>` tag and the line end after it.
+fn header_complete(head: &[u8]) -> bool {
+    head.windows(7).any(|w| w == b"<data>\n") || head.windows(8).any(|w| w == b"<data>\r\n")
+}
+
+pub(crate) async fn upload(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+    mut payload: web::Payload,
+) -> HttpResponse {
+    state.metrics.upload_requests.fetch_add(1, Ordering::Relaxed);
+    let mut head = BytesMut::new();
+    let mut ended = false;
+    while !header_complete(&head) && head.len() <= MAX_DATA_SERVER_HEADER {
+        match payload.next().await {
+            Some(Ok(chunk)) => head.extend_from_slice(&chunk),
+            Some(Err(error)) => {
+                tracing::warn!(%error, "an upload's connection failed before its header");
+                return reply(DataServerReply::transient("the request was cut short"));
+            }
+            None => {
+                ended = true;
+                break;
+            }
+        }
+    }
+    let (data_request, data_start) = match DataServerRequest::parse(&head) {
+        Ok(parsed) => parsed,
+        Err(error @ DataServerError::HeaderTooLong) | Err(error) => {
+            tracing::warn!(%error, "unreadable upload request");
+            return reply(DataServerReply::permanent(error.to_string()));
+        }
+    };
+    let name = match &data_request {
+        DataServerRequest::FileSize { name, .. } => name.clone(),
+        DataServerRequest::Upload { upload, .. } => upload.name.clone(),
+    };
+    if let Some(fault) = take_transport_fault(&state, FaultTarget::Upload, Some(&name)) {
+        let normal = DataServerReply::success().to_xml();
+        return fault_response(fault, &request, Bytes::from(normal)).await;
+    }
+    if !is_safe_file_name(&name) {
+        return reply(DataServerReply::permanent(format!(
+            "{name:?} is not a file name this project uses"
+        )));
+    }
+    let Some(max_bytes) =
+        state.store.read(|r| r.job_with_output(&name).map(|j| j.max_output_bytes))
+    else {
+        return reply(DataServerReply::permanent(format!(
+            "{name} is not an output of this project's jobs"
+        )));
+    };
+    let path = upload_path(&state.upload_dir, &name);
+    let upload = match data_request {
+        DataServerRequest::FileSize { .. } => {
+            return reply(DataServerReply::file_size(size_held(&path)));
+        }
+        DataServerRequest::Upload { upload, .. } => upload,
+    };
+    if upload.nbytes > max_bytes as f64 {
+        return reply(DataServerReply::permanent(format!(
+            "file size ({:.0} bytes) exceeds the limit ({max_bytes} bytes)",
+            upload.nbytes
+        )));
+    }
+    let nbytes = upload.nbytes as u64;
+    if state.store.read(|r| {
+        r.uploads.get(&name).is_some_and(|u| u.nbytes == nbytes && u.md5 == upload.md5_cksum)
+    }) {
+        // Already complete: a client that missed the answer asks again.
+        return reply(DataServerReply::success());
+    }
+    let held = size_held(&path);
+    if upload.offset > held {
+        return reply(DataServerReply::transient(format!(
+            "the upload resumes at {} but only {held} bytes are held; ask for the file size",
+            upload.offset
+        )));
+    }
+    let mut file = match tokio::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .await
+    {
+        Ok(file) => file,
+        Err(error) => {
+            tracing::error!(path = %path.display(), %error, "cannot open an upload");
+            return reply(DataServerReply::transient("the server cannot store the file now"));
+        }
+    };
+    if let Err(error) = file.set_len(upload.offset).await {
+        tracing::error!(path = %path.display(), %error, "cannot resume an upload");
+        return reply(DataServerReply::transient("the server cannot store the file now"));
+    }
+    let mut written = upload.offset;
+    let mut pending = Some(head.freeze().slice(data_start..));
+    loop {
+        let chunk = match pending.take() {
+            Some(first) => first,
+            None if ended => break,
+            None => match payload.next().await {
+                Some(Ok(chunk)) => chunk,
+                Some(Err(error)) => {
+                    tracing::warn!(file = %name, %error, written, "an upload was cut short; it can resume");
+                    let _ = file.flush().await;
+                    return reply(DataServerReply::transient("the upload was cut short"));
+                }
+                None => break,
+            },
+        };
+        if written + chunk.len() as u64 > nbytes {
+            let _ = file.set_len(upload.offset).await;
+            return reply(DataServerReply::permanent("more bytes than the header announced"));
+        }
+        if let Err(error) = file.write_all(&chunk).await {
+            tracing::error!(path = %path.display(), %error, "cannot write an upload");
+            return reply(DataServerReply::transient("the server cannot store the file now"));
+        }
+        written += chunk.len() as u64;
+    }
+    if let Err(error) = file.sync_all().await {
+        tracing::error!(path = %path.display(), %error, "cannot save an upload");
+        return reply(DataServerReply::transient("the server cannot store the file now"));
+    }
+    drop(file);
+    if written < nbytes {
+        return reply(DataServerReply::transient(format!(
+            "{written} of {nbytes} bytes arrived; the upload can resume"
+        )));
+    }
+    let checked = web::block({
+        let path = path.clone();
+        move || checksum(&path)
+    })
+    .await;
+    let md5 = match checked {
+        Ok(Ok((_, md5))) => md5,
+        _ => return reply(DataServerReply::transient("the server cannot read the file back now")),
+    };
+    if !upload.md5_cksum.is_empty() && !md5.eq_ignore_ascii_case(upload.md5_cksum.trim()) {
+        let _ = std::fs::remove_file(&path);
+        tracing::warn!(file = %name, "an upload arrived damaged (MD5 differs); it must be sent again");
+        return reply(DataServerReply::transient(
+            "the file arrived damaged (MD5 differs); send it again",
+        ));
+    }
+    let ((), change) = state.store.update(|records| {
+        records.uploads.insert(name.clone(), UploadRecord { nbytes, md5 });
+        records.counters.uploads_completed += 1;
+        ((), true)
+    });
+    if let Err(error) = state.store.saved(change).await {
+        tracing::error!(%error, "an upload's record is not saved");
+        return reply(DataServerReply::transient("the server cannot record the file now"));
+    }
+    tracing::info!(file = %name, bytes = nbytes, "output received");
+    reply(DataServerReply::success())
+}

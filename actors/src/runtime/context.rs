@@ -1,0 +1,44 @@
+//! What every actor of one client shares: the clock, the journal, the event bus, and
+//! the faults injected for tests.
+
+use super::events::EventBus;
+use super::supervision::{ActorId, PanicInjector};
+use crate::effects::Clock;
+use crate::journal::{EntryKind, Journal};
+use boinc_core::Time;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The shared surroundings of the actors of one client.
+#[derive(Clone)]
+pub struct ActorContext {
+    /// Where time comes from.
+    pub clock: Arc<dyn Clock>,
+    /// Where deliveries are recorded.
+    pub journal: Journal,
+    /// Where events go.
+    pub events: EventBus,
+    /// Panics to inject into handlers (tests of supervision; empty otherwise).
+    pub faults: PanicInjector,
+}
+
+impl ActorContext {
+    /// Records a message delivered to `actor`.
+    pub fn delivered<T: Serialize + ?Sized>(&self, actor: &str, name: &str, message: &T) {
+        if self.journal.is_on() {
+            self.journal.append(self.clock.now(), actor, EntryKind::Message, name, message);
+        }
+    }
+
+    /// Records an input from the outside world delivered to `actor`.
+    pub fn input<T: Serialize + ?Sized>(&self, actor: &str, name: &str, input: &T) {
+        if self.journal.is_on() {
+            self.journal.append(self.clock.now(), actor, EntryKind::Input, name, input);
+        }
+    }
+
+    /// Panics if the tests injected a panic for `actor` now.
+    pub fn maybe_panic(&self, actor: ActorId, now: Time) {
+        self.faults.maybe_panic(actor, now);
+    }
+}

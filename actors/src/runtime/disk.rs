@@ -1,0 +1,133 @@
+//! DiskActor: the client's disk manager (seed 004). It owns the data manager's state and
+//! runs its hooks at the control loop's points: after completions and before each
+//! decision (`data_manager_poll`), before a scheduler request (the three free-space
+//! figures the request carries) and after a reply (the new jobs' files are associated,
+//! deleting from the greatest offender first). The scheduler lends it the client state
+//! for each hook; what the manager did goes to the world's figures and trace.
+
+use super::supervision::{ActorId, ActorKind};
+use crate::runtime::context::ActorContext;
+use crate::runtime::events::ClientEvent;
+use crate::runtime::messages::{DiskReply, DiskStep};
+use crate::sim::effects::{SharedWorld, lock};
+use actix::{Actor, Context, Handler, MessageResult};
+use boinc_core::Time;
+use boinc_core::emulator::disk_world::DiskWorld;
+use boinc_core::model::{ClientState, FileStatus, RunMode};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The disk manager's actor. Its manager's state is shared with the actors built from
+/// the same one ([`Clone`]), so an actor rebuilt after a failure takes it back.
+#[derive(Clone)]
+pub struct DiskActor {
+    context: ActorContext,
+    disk: Arc<Mutex<DiskWorld>>,
+    /// Where the manager's deletions and violations are measured.
+    world: SharedWorld,
+}
+
+impl DiskActor {
+    /// The actor over `disk`, reporting to `world`.
+    pub fn new(context: ActorContext, disk: DiskWorld, world: SharedWorld) -> Self {
+        DiskActor { context, disk: Arc::new(Mutex::new(disk)), world }
+    }
+
+    fn manager(&self) -> MutexGuard<'_, DiskWorld> {
+        self.disk.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What an embedding host hears about: files present and whether computing runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DiskView {
+    files_present: usize,
+    bytes_present: f64,
+    computing: bool,
+}
+
+impl DiskView {
+    fn of(state: &ClientState) -> Self {
+        let present = state.files.iter().filter(|f| f.status == FileStatus::Present);
+        DiskView {
+            files_present: present.clone().count(),
+            bytes_present: present.map(|f| f.nbytes).sum(),
+            computing: state.run_mode != RunMode::Never,
+        }
+    }
+}
+
+impl DiskActor {
+    /// Tells the event stream what the manager did.
+    fn report(&self, before: DiskView, state: &ClientState, now: Time) {
+        let after = DiskView::of(state);
+        if after.files_present < before.files_present {
+            let action = format!(
+                "deleted {} files ({:.0} MB) to stay within the disk limits",
+                before.files_present - after.files_present,
+                (before.bytes_present - after.bytes_present).max(0.0) / 1e6
+            );
+            self.context.events.emit(ClientEvent::DiskAction { time: now, action });
+        }
+        if before.computing != after.computing {
+            let action = if after.computing {
+                "disk usage is back under the limit: computing resumed"
+            } else {
+                "disk full and nothing more can be deleted: computing suspended"
+            };
+            self.context.events.emit(ClientEvent::DiskAction { time: now, action: action.into() });
+        }
+    }
+}
+
+impl Actor for DiskActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<DiskStep> for DiskActor {
+    type Result = MessageResult<DiskStep>;
+
+    fn handle(&mut self, message: DiskStep, _: &mut Context<Self>) -> Self::Result {
+        self.context.delivered("disk", "DiskStep", &message);
+        let _span = tracing::debug_span!("disk").entered();
+        self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
+        let DiskStep { now, finished, mut state } = message;
+        let before = DiskView::of(&state);
+        let mut world = lock(&self.world);
+        let mut disk = self.manager();
+        guarded("DiskStep", || {
+            for &id in &finished {
+                disk.job_finished(&mut state, id, now, &mut world.disk_sink());
+            }
+            disk.poll(&mut state, now, &mut world.disk_sink());
+        });
+        drop((disk, world));
+        self.report(before, &state, now);
+        MessageResult(state)
+    }
+}
+
+impl Handler<DiskReply> for DiskActor {
+    type Result = MessageResult<DiskReply>;
+
+    fn handle(&mut self, message: DiskReply, _: &mut Context<Self>) -> Self::Result {
+        self.context.delivered("disk", "DiskReply", &message);
+        let DiskReply { now, new_jobs, mut state } = message;
+        let before = DiskView::of(&state);
+        let mut world = lock(&self.world);
+        let mut disk = self.manager();
+        guarded("DiskReply", || {
+            disk.after_reply(&mut state, &new_jobs, now, &mut world.disk_sink());
+        });
+        drop((disk, world));
+        self.report(before, &state, now);
+        MessageResult(state)
+    }
+}
+
+/// Runs a hook so that a bug in it cannot take the lent client state down with the
+/// actor: the state always goes back to the scheduler, and the failure is logged.
+fn guarded(hook: &str, run: impl FnOnce()) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err() {
+        tracing::error!(hook, "the disk manager failed; the client state is kept as it was left");
+    }
+}

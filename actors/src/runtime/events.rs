@@ -1,0 +1,183 @@
+//! The client's event stream: what a host program can watch. Each event goes to every
+//! subscriber, async (tokio) or not (crossbeam), through a bounded channel.
+
+use boinc_core::Time;
+use boinc_core::model::ResourceType;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Something the client did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ClientEvent {
+    /// A task started or resumed.
+    TaskStarted {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// Job name.
+        job: String,
+    },
+    /// A task was preempted.
+    TaskPreempted {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// Job name.
+        job: String,
+        /// Quit (restarts from its checkpoint) rather than suspended.
+        removed_from_memory: bool,
+    },
+    /// A task's app crashed and restarts from its checkpoint.
+    TaskRestarting {
+        /// When.
+        time: Time,
+        /// Job name.
+        job: String,
+        /// When it restarts.
+        restart_at: Time,
+    },
+    /// A task finished (successfully, or in a computation error).
+    TaskFinished {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// Job name.
+        job: String,
+        /// It ended in an error.
+        error: bool,
+    },
+    /// Work was requested from a project.
+    WorkRequested {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// Seconds asked per resource (resources asked for only).
+        req_seconds: Vec<(ResourceType, f64)>,
+    },
+    /// A scheduler RPC ended.
+    RpcDone {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// It succeeded.
+        success: bool,
+        /// Jobs received.
+        jobs: usize,
+    },
+    /// A project's fetch for a resource is backed off.
+    BackoffSet {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// The resource (None: the whole project's RPCs).
+        resource: Option<ResourceType>,
+        /// Until when.
+        until: Time,
+    },
+    /// The disk manager acted (deleted files, suspended or resumed computing).
+    DiskAction {
+        /// When.
+        time: Time,
+        /// What it did.
+        action: String,
+    },
+    /// An actor failed and was restarted from the authoritative state.
+    ActorRestarted {
+        /// When.
+        time: Time,
+        /// Which actor.
+        actor: String,
+        /// Consecutive failures.
+        failures: u32,
+        /// When it is (or was) rebuilt.
+        restart_at: Time,
+    },
+    /// An actor failed too often within the restart window: the client gave up on it
+    /// (and on what it stands for: a project is set aside, a task ends in an error).
+    ActorGaveUp {
+        /// When.
+        time: Time,
+        /// Which actor.
+        actor: String,
+    },
+}
+
+/// How many events a subscriber's channel holds unless it asks for another capacity.
+pub const DEFAULT_EVENT_CAPACITY: usize = 4096;
+
+/// The subscribers of one client. Each has a bounded channel: a subscriber that does not
+/// keep up loses events (counted, see [`EventBus::dropped`]) rather than the client
+/// growing its memory or waiting for it.
+#[derive(Clone, Default)]
+pub struct EventBus(Arc<Mutex<Subscribers>>, Arc<AtomicU64>);
+
+#[derive(Default)]
+struct Subscribers {
+    tokio: Vec<tokio::sync::mpsc::Sender<ClientEvent>>,
+    crossbeam: Vec<crossbeam_channel::Sender<ClientEvent>>,
+}
+
+impl EventBus {
+    fn subscribers(&self) -> std::sync::MutexGuard<'_, Subscribers> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A new async subscriber whose channel holds `capacity` events.
+    pub fn subscribe(&self, capacity: usize) -> tokio::sync::mpsc::Receiver<ClientEvent> {
+        let (sender, receiver) = tokio::sync::mpsc::channel(capacity.max(1));
+        self.subscribers().tokio.push(sender);
+        receiver
+    }
+
+    /// A new subscriber for a thread that is not async, whose channel holds `capacity`
+    /// events.
+    pub fn subscribe_blocking(&self, capacity: usize) -> crossbeam_channel::Receiver<ClientEvent> {
+        let (sender, receiver) = crossbeam_channel::bounded(capacity.max(1));
+        self.subscribers().crossbeam.push(sender);
+        receiver
+    }
+
+    /// Whether anyone listens.
+    pub fn has_subscribers(&self) -> bool {
+        let s = self.subscribers();
+        !s.tokio.is_empty() || !s.crossbeam.is_empty()
+    }
+
+    /// Events dropped because a subscriber's channel was full, over all subscribers.
+    pub fn dropped(&self) -> u64 {
+        self.1.load(Ordering::Relaxed)
+    }
+
+    /// Sends an event to every subscriber still listening; a full channel loses it.
+    pub fn emit(&self, event: ClientEvent) {
+        let mut s = self.subscribers();
+        let mut dropped = 0;
+        s.tokio.retain(|sender| match sender.try_send(event.clone()) {
+            Ok(()) => true,
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => {
+                dropped += 1;
+                true
+            }
+            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
+        });
+        s.crossbeam.retain(|sender| match sender.try_send(event.clone()) {
+            Ok(()) => true,
+            Err(crossbeam_channel::TrySendError::Full(_)) => {
+                dropped += 1;
+                true
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(_)) => false,
+        });
+        if dropped > 0 {
+            self.1.fetch_add(dropped, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The messages the actors exchange (DESIGN.md "Actors"): plain serde structs, so the
+//! journal can record each one as it is delivered.
+
+use crate::effects::RpcError;
+use boinc_core::Time;
+use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, TaskCommand};
+use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+pub use boinc_core::control::UserAction;
+
+/// Time moved to `now`: the scheduler polls its tasks and runs one step of the control
+/// loop. Operations it starts (RPCs, master-page fetches) end later, in their own time;
+/// when it wants the next step is published on its wake-up channel.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct Tick {
+    /// The instant of the step.
+    pub now: Time,
+}
+
+/// Time moved to `now` between steps: the scheduler polls its tasks (as BOINC polls its
+/// apps once a second) and takes their reports in; only when a task ended does it go on
+/// to a full step. The wall-clock driver sends it every second, [`Tick`] when the
+/// scheduler's wake-up time comes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct PollTasks {
+    /// The instant of the poll.
+    pub now: Time,
+}
+
+/// Start the tasks that were already running when the client started.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct Startup {
+    /// When.
+    pub now: Time,
+}
+
+/// The host's availability changed (from host discovery): to the scheduler, which tells
+/// each resource actor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct HostChanged {
+    /// The availability now.
+    pub view: HostView,
+}
+
+/// The host's availability, from the scheduler to a resource actor.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "ResourceAvailable")]
+pub struct Availability {
+    /// The availability now.
+    pub view: HostView,
+}
+
+/// A processing resource's availability, a ResourceActor's answer to [`Availability`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ResourceAvailable {
+    /// The resource.
+    pub resource: ResourceType,
+    /// Whether it may compute now.
+    pub may_compute: bool,
+    /// The host's availability behind it.
+    pub host: HostView,
+}
+
+/// Which tasks occupy a resource's instances after a decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct InstanceAssignment {
+    /// (job, instances used, GPU instances) of each running task using the resource.
+    pub tasks: Vec<(String, f64, Vec<u32>)>,
+}
+
+/// The scheduler asks a task for its process's state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "TaskReport")]
+pub struct Poll {
+    /// When.
+    pub now: Time,
+}
+
+/// A task's answer to [`Poll`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TaskReport {
+    /// Running (or suspended): its state.
+    Running(ProcessStatus),
+    /// Finished its work; the process is gone.
+    Finished(ProcessStatus),
+    /// Its app ended and restarts from this checkpoint at the given time.
+    Restarting {
+        /// Its state as of the last checkpoint.
+        checkpoint: ProcessStatus,
+        /// When the restart happens.
+        restart_at: Time,
+    },
+    /// Its app failed (or kept crashing): the job ends in a computation error.
+    Failed {
+        /// BOINC's exit status for the result.
+        exit_status: i32,
+        /// What happened.
+        message: String,
+    },
+    /// It has no process (suspended out of memory).
+    Idle,
+}
+
+/// A command from the scheduler to a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct Command {
+    /// What to do.
+    pub command: TaskCommand,
+    /// When.
+    pub now: Time,
+}
+
+/// Read the project's master page (seed 002).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "ProjectRpcState")]
+pub struct MasterFetch {
+    /// When.
+    pub now: Time,
+    /// The project as the scheduler holds it (authoritative).
+    pub project: Project,
+}
+
+/// Run a scheduler RPC session (from the scheduler to the FetchActor, and from it to
+/// the ProjectActor).
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Result<SessionOutcome, String>")]
+pub struct RunSession {
+    /// When.
+    pub now: Time,
+    /// The request and the reported results.
+    pub call: RpcCall,
+    /// The scheduler's URL.
+    pub url: String,
+    /// The scheduler request made for the call; shared, not journaled.
+    #[serde(skip)]
+    pub request: Arc<SchedulerRequest<'static>>,
+    /// The client's state the request describes, as of `now`; shared, not journaled.
+    #[serde(skip)]
+    pub state: Arc<ClientState>,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionOutcome {
+    /// The server's reply, or why there is none.
+    pub reply: Result<SchedulerReply, RpcError>,
+    /// The project's protocol state after the session.
+    pub rpc_state: ProjectRpcState,
+}
+
+/// A user action, delivered to the scheduler: applied at once, with a new schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Result<(), crate::client::ClientError>")]
+pub struct User {
+    /// The action.
+    pub action: UserAction,
+}
+
+/// Counters the scheduler keeps (for the end of a run): decisions and RPCs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "(u64, u64)")]
+pub struct Stats;
+
+/// A copy of the client's state, for a host program or a GUI RPC client.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "StateSnapshot")]
+pub struct Snapshot;
+
+/// The client's state at one instant, as [`Snapshot`] returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateSnapshot {
+    /// When it was taken.
+    pub time: Time,
+    /// The state.
+    pub state: ClientState,
+    /// Jobs whose tasks are running, in start order.
+    pub running: Vec<JobId>,
+    /// Projects with a scheduler RPC or master-page fetch under way.
+    pub in_flight: Vec<ProjectId>,
+    /// Scheduling decisions made so far.
+    pub decisions: u64,
+    /// Scheduler RPCs started so far.
+    pub rpcs: u64,
+}
+
+/// The client is shutting down: tasks are asked to quit (they restart from their
+/// checkpoints next time) and nothing new starts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct Shutdown {
+    /// When.
+    pub now: Time,
+}
+
+/// The disk manager's step: the jobs that just finished, then `data_manager_poll`.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Box<ClientState>")]
+pub struct DiskStep {
+    /// When.
+    pub now: Time,
+    /// Jobs that finished in this step.
+    pub finished: Vec<JobId>,
+    /// The client state, lent for the step (not journaled).
+    #[serde(skip)]
+    pub state: Box<ClientState>,
+}
+
+/// A reply brought jobs: their files are associated.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "Box<ClientState>")]
+pub struct DiskReply {
+    /// When.
+    pub now: Time,
+    /// The new jobs.
+    pub new_jobs: Vec<JobId>,
+    /// The client state, lent for the step (not journaled).
+    #[serde(skip)]
+    pub state: Box<ClientState>,
+}

@@ -1,0 +1,1090 @@
+//! SchedulerActor: the client's centre (DESIGN.md "Actors"). It holds the authoritative
+//! client state and runs the control loop of [`boinc_core::control`]: each [`Tick`]
+//! polls the running tasks, completes finished jobs, decides (rr_sim, EDF and debts,
+//! enforcement) and sends run and preempt commands to the task actors, then starts the
+//! RPC step's operations. Operations never hold the loop up (DESIGN.md "Nothing waits"):
+//! a master-page fetch or a scheduler RPC is recorded in the core's state as in flight
+//! and its result comes back later as the continuation of its future, while ticks,
+//! polls, supervision and user actions go on. When it wants the next step is published
+//! on a wake-up channel the driver watches.
+//!
+//! It supervises the actors it started (src/runtime/supervision.rs): one that fails is
+//! reported, and rebuilt from the authoritative state after the actor restart policy's
+//! backoff, or given up on. Its own state lives in a [`Scheduler`] shared with the
+//! driver, so that a scheduler actor whose handler panicked is rebuilt by the driver
+//! with the state as the panic left it.
+
+use super::context::ActorContext;
+use super::disk::DiskActor;
+use super::events::ClientEvent;
+use super::fetch::{FetchActor, ProjectActors};
+use super::messages::{
+    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, MasterFetch, Poll,
+    PollTasks, RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot, Stats,
+    TaskReport, Tick, User,
+};
+use super::project::ProjectActor;
+use super::resource::ResourceActor;
+use super::supervision::{ActorId, ActorKind, ActorSupervisor};
+use super::task::{TaskActor, TaskSupervision};
+use crate::client::ClientError;
+use crate::effects::{ProcessHost, SchedulerTransport};
+use actix::fut::LocalBoxActorFuture;
+use actix::{
+    Actor, ActorFutureExt, Addr, AsyncContext, AtomicResponse, Context, Handler, MailboxError,
+    WrapFuture,
+};
+use boinc_core::Time;
+use boinc_core::control::{ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand};
+use boinc_core::model::{ClientState, JobId, ProjectId, ResourceType};
+use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// What the scheduler needs to start the other actors.
+pub struct SchedulerSetup {
+    /// The control loop over the client's state.
+    pub client: ClientControl,
+    /// Shared clock, journal, events, injected faults.
+    pub context: ActorContext,
+    /// Where task processes run.
+    pub process_host: Arc<dyn ProcessHost>,
+    /// Where scheduler RPCs go.
+    pub transport: Arc<dyn SchedulerTransport>,
+    /// The run's seed (each project's random stream derives from it).
+    pub seed: u64,
+    /// BOINC-compatible availability model.
+    pub boinc_compat: bool,
+    /// How apps are restarted after a crash.
+    pub app_restart_policy: RestartPolicy,
+    /// How actors are rebuilt after a failure.
+    pub actor_restart_policy: RestartPolicy,
+    /// The disk manager's actor, when the client manages disk use.
+    pub disk: Option<DiskActor>,
+}
+
+/// The scheduler's state: the authoritative client state and everything the scheduler
+/// keeps about the actors it supervises. It outlives any one scheduler actor.
+pub struct Scheduler {
+    context: ActorContext,
+    client: ClientControl,
+    process_host: Arc<dyn ProcessHost>,
+    transport: Arc<dyn SchedulerTransport>,
+    seed: u64,
+    boinc_compat: bool,
+    app_restart_policy: RestartPolicy,
+    /// Task actors by slot.
+    tasks: BTreeMap<u32, Addr<TaskActor>>,
+    /// Resource actors (`None` while one is being rebuilt or was given up on).
+    resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
+    /// Project actors by project.
+    projects: Vec<Addr<ProjectActor>>,
+    fetch: Option<Addr<FetchActor>>,
+    disk: Option<Addr<DiskActor>>,
+    /// What a rebuilt disk actor is made from (it shares the manager's state).
+    disk_manager: Option<DiskActor>,
+    last_tick: Option<Time>,
+    /// Crashed apps waiting to restart, by slot.
+    restarts: BTreeMap<u32, Time>,
+    /// Actors waiting to be rebuilt, and when.
+    rebuilds: BTreeMap<ActorId, Time>,
+    supervisor: ActorSupervisor,
+    /// When the scheduler wants its next step.
+    wakeup: watch::Sender<Time>,
+    /// Why the client cannot go on, once an actor it cannot do without was given up on.
+    fatal: Option<String>,
+    shutting_down: bool,
+    /// Operations started and not yet taken in (a master-page fetch round, a session).
+    operations: u32,
+}
+
+/// The central scheduler actor: a shell around the shared [`Scheduler`].
+pub struct SchedulerActor {
+    inner: Rc<RefCell<Scheduler>>,
+}
+
+/// What the driver keeps of a launched scheduler: the shared state (to rebuild the
+/// actor) and the wake-up channel.
+pub struct SchedulerLink {
+    /// The scheduler's state.
+    pub inner: Rc<RefCell<Scheduler>>,
+    /// When the scheduler wants its next step.
+    pub wakeup: watch::Receiver<Time>,
+}
+
+impl SchedulerActor {
+    /// Starts the scheduler and, beside it, a ResourceActor per processing resource, a
+    /// ProjectActor per project, the FetchActor and the DiskActor.
+    pub fn launch(setup: SchedulerSetup) -> (Addr<SchedulerActor>, SchedulerLink) {
+        let state = setup.client.state();
+        let resources = ResourceType::ALL
+            .into_iter()
+            .filter(|&r| state.instances(r) > 0)
+            .map(|r| {
+                let actor = ResourceActor::new(
+                    r,
+                    state.instances(r),
+                    setup.boinc_compat,
+                    setup.context.clone(),
+                );
+                (r, Some(actor.start()))
+            })
+            .collect();
+        let projects: Vec<_> = state
+            .project_ids()
+            .map(|p| {
+                ProjectActor::new(p, setup.seed, setup.context.clone(), setup.transport.clone())
+                    .start()
+            })
+            .collect();
+        let fetch = FetchActor::new(setup.context.clone(), projects.clone()).start();
+        let start = setup.client.next_wakeup(setup.context.clock.now());
+        let (wakeup, receiver) = watch::channel(start);
+        let scheduler = Scheduler {
+            supervisor: ActorSupervisor::new(setup.actor_restart_policy, setup.seed),
+            context: setup.context,
+            client: setup.client,
+            process_host: setup.process_host,
+            transport: setup.transport,
+            seed: setup.seed,
+            boinc_compat: setup.boinc_compat,
+            app_restart_policy: setup.app_restart_policy,
+            tasks: BTreeMap::new(),
+            resources,
+            projects,
+            fetch: Some(fetch),
+            disk: setup.disk.clone().map(Actor::start),
+            disk_manager: setup.disk,
+            last_tick: None,
+            restarts: BTreeMap::new(),
+            rebuilds: BTreeMap::new(),
+            wakeup,
+            fatal: None,
+            shutting_down: false,
+            operations: 0,
+        };
+        let inner = Rc::new(RefCell::new(scheduler));
+        let actor = SchedulerActor { inner: inner.clone() }.start();
+        (actor, SchedulerLink { inner, wakeup: receiver })
+    }
+
+    /// A new scheduler actor over the state of one that failed.
+    pub fn rebuild(inner: Rc<RefCell<Scheduler>>) -> Addr<SchedulerActor> {
+        SchedulerActor { inner }.start()
+    }
+}
+
+impl Scheduler {
+    /// The client state.
+    pub fn state(&self) -> &ClientState {
+        self.client.state()
+    }
+
+    /// Why the client cannot go on, if an actor it cannot do without was given up on.
+    pub fn fatal(&self) -> Option<&str> {
+        self.fatal.as_deref()
+    }
+
+    /// The shared surroundings of the actors.
+    pub fn context(&self) -> &ActorContext {
+        &self.context
+    }
+
+    /// Operations (master-page fetch rounds, sessions) started and not yet taken in: a
+    /// virtual-time driver lets them finish before it moves time on.
+    pub fn operations(&self) -> u32 {
+        self.operations
+    }
+
+    /// Decisions made and RPCs started so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.client.decisions(), self.client.rpcs())
+    }
+
+    fn project_name(&self, project: ProjectId) -> String {
+        self.client
+            .state()
+            .projects
+            .get(project.index())
+            .map_or_else(String::new, |p| p.name.clone())
+    }
+
+    fn task_actor(&mut self, slot: u32, job: &str, id: Option<JobId>) -> Addr<TaskActor> {
+        if let Some(actor) = self.tasks.get(&slot) {
+            return actor.clone();
+        }
+        let supervision = TaskSupervision { policy: self.app_restart_policy, seed: self.seed };
+        // A rebuilt actor takes over the running task's spec from the authoritative state.
+        let spec = id.and_then(|id| self.client.task_spec(id));
+        let actor = TaskActor::new(
+            slot,
+            job,
+            self.context.clone(),
+            self.process_host.clone(),
+            supervision,
+            spec,
+        )
+        .start();
+        self.tasks.insert(slot, actor.clone());
+        actor
+    }
+
+    /// Charges the running tasks' usage from the last charge up to `now`.
+    fn catch_up_usage(&mut self, now: Time) {
+        if let Some(last) = self.last_tick {
+            self.client.accumulate_usage(now - last);
+        }
+        self.last_tick = Some(now);
+    }
+
+    /// Publishes when the scheduler wants its next step: the control loop's wish, a
+    /// crashed app's restart, an actor's rebuild.
+    fn publish_wakeup(&self, now: Time) {
+        let restart =
+            self.restarts.values().copied().filter(|&t| t > now).fold(f64::INFINITY, f64::min);
+        let rebuild = self.rebuilds.values().copied().fold(f64::INFINITY, f64::min);
+        let next = self.client.next_wakeup(now).min(restart).min(rebuild.max(now));
+        self.wakeup.send_replace(next);
+    }
+
+    /// Records an actor's failure: the restart decision, reported as an event.
+    fn actor_failed(&mut self, actor: ActorId, now: Time) -> RestartDecision {
+        let (decision, failures) = self.supervisor.failed(actor, now);
+        match decision {
+            RestartDecision::RestartAt(restart_at) => {
+                tracing::error!(%actor, failures, restart_at, "actor failed; rebuilding it from the client state");
+                self.context.events.emit(ClientEvent::ActorRestarted {
+                    time: now,
+                    actor: actor.to_string(),
+                    failures,
+                    restart_at,
+                });
+            }
+            RestartDecision::GiveUp => {
+                tracing::error!(%actor, failures, "actor failed too often; giving up on it");
+                self.context
+                    .events
+                    .emit(ClientEvent::ActorGaveUp { time: now, actor: actor.to_string() });
+            }
+        }
+        decision
+    }
+
+    /// Rebuilds the actors whose backoff ended by `now`.
+    fn rebuild_due_actors(&mut self, now: Time) {
+        let due: Vec<ActorId> =
+            self.rebuilds.iter().filter(|(_, at)| **at <= now).map(|(a, _)| *a).collect();
+        for actor in due {
+            self.rebuilds.remove(&actor);
+            self.supervisor.started(actor, now);
+            match actor.kind {
+                ActorKind::Task => {
+                    let slot = actor.index;
+                    let id = self.client.running().iter().copied().find(|&j| {
+                        self.client.state().job(j).task.as_ref().is_some_and(|t| t.slot == slot)
+                    });
+                    if let Some(id) = id {
+                        let job = self.client.state().job(id).name.clone();
+                        self.task_actor(slot, &job, Some(id));
+                    }
+                }
+                ActorKind::Resource => {
+                    let state = self.client.state();
+                    let found =
+                        self.resources.iter().position(|(r, _)| r.index() as u32 == actor.index);
+                    if let Some(position) = found {
+                        let resource = self.resources[position].0;
+                        let rebuilt = ResourceActor::new(
+                            resource,
+                            state.instances(resource),
+                            self.boinc_compat,
+                            self.context.clone(),
+                        )
+                        .start();
+                        self.resources[position].1 = Some(rebuilt);
+                    }
+                }
+                ActorKind::Fetch => {
+                    let fetch = FetchActor::new(self.context.clone(), self.projects.clone());
+                    self.fetch = Some(fetch.start());
+                }
+                ActorKind::Disk => self.disk = self.disk_manager.clone().map(Actor::start),
+                ActorKind::Scheduler | ActorKind::Project => {}
+            }
+        }
+    }
+
+    /// The running tasks to poll, with their actors.
+    fn polls(&mut self) -> Vec<(JobId, u32, Addr<TaskActor>)> {
+        let mut polls = Vec::with_capacity(self.client.running().len());
+        for index in 0..self.client.running().len() {
+            let id = self.client.running()[index];
+            let job = self.client.state().job(id);
+            let Some(slot) = job.task.as_ref().map(|t| t.slot) else { continue };
+            if self.rebuilds.contains_key(&ActorId { kind: ActorKind::Task, index: slot }) {
+                continue;
+            }
+            let name = job.name.clone();
+            let actor = self.task_actor(slot, &name, Some(id));
+            polls.push((id, slot, actor));
+        }
+        polls
+    }
+
+    /// Applies the task reports; returns the jobs that finished successfully.
+    fn apply_reports(
+        &mut self,
+        reports: Vec<(JobId, u32, Result<TaskReport, MailboxError>)>,
+        now: Time,
+    ) -> Vec<JobId> {
+        let mut finished = Vec::new();
+        for (id, slot, report) in reports {
+            let actor = ActorId { kind: ActorKind::Task, index: slot };
+            if report.is_ok() {
+                self.supervisor.healthy(actor, now);
+            }
+            match report {
+                Ok(TaskReport::Running(status)) => {
+                    self.restarts.remove(&slot);
+                    self.client.apply_status(id, &status);
+                }
+                Ok(TaskReport::Finished(status)) => {
+                    self.client.apply_status(id, &status);
+                    self.task_ended(slot);
+                    finished.push((id, None));
+                }
+                Ok(TaskReport::Restarting { checkpoint, restart_at }) => {
+                    self.client.apply_status(id, &checkpoint);
+                    if self.restarts.insert(slot, restart_at) != Some(restart_at) {
+                        self.context.events.emit(ClientEvent::TaskRestarting {
+                            time: now,
+                            job: self.client.state().job(id).name.clone(),
+                            restart_at,
+                        });
+                    }
+                }
+                Ok(TaskReport::Failed { exit_status, message }) => {
+                    tracing::warn!(job = %self.client.state().job(id).name, exit_status, %message, "task failed");
+                    self.task_ended(slot);
+                    finished.push((id, Some(exit_status)));
+                }
+                Ok(TaskReport::Idle) => {}
+                Err(_) => {
+                    self.tasks.remove(&slot);
+                    match self.actor_failed(actor, now) {
+                        // The process lives on; a new actor takes it over then.
+                        RestartDecision::RestartAt(at) => {
+                            self.rebuilds.insert(actor, at);
+                        }
+                        RestartDecision::GiveUp => {
+                            if let Err(error) = self.process_host.kill(slot) {
+                                tracing::warn!(slot, %error, "cannot kill the task's process");
+                            }
+                            self.task_ended(slot);
+                            finished.push((id, Some(EXIT_CHILD_FAILED)));
+                        }
+                    }
+                }
+            }
+        }
+        let mut completed = Vec::new();
+        for (id, error) in finished {
+            let job = self.client.state().job(id);
+            let event = ClientEvent::TaskFinished {
+                time: now,
+                project: self.project_name(job.project),
+                job: job.name.clone(),
+                error: error.is_some(),
+            };
+            if let Some(exit_status) = error {
+                self.client.fail(id, exit_status, now);
+            } else {
+                self.client.complete(id, now);
+                completed.push(id);
+            }
+            self.context.events.emit(event);
+        }
+        completed
+    }
+
+    fn task_ended(&mut self, slot: u32) {
+        self.tasks.remove(&slot);
+        self.restarts.remove(&slot);
+        self.supervisor.forget(ActorId { kind: ActorKind::Task, index: slot });
+    }
+
+    /// The decision's commands, addressed: events emitted, task actors made for new
+    /// tasks, resource actors told their assignment.
+    fn address_commands(
+        &mut self,
+        commands: Vec<TaskCommand>,
+        now: Time,
+    ) -> Vec<(Addr<TaskActor>, Command)> {
+        let mut deliveries = Vec::with_capacity(commands.len());
+        let changed = !commands.is_empty();
+        for command in commands {
+            let (project, job, slot) = command.target();
+            let job = job.to_string();
+            match &command {
+                TaskCommand::Start(_) | TaskCommand::Resume { .. } => {
+                    self.context.events.emit(ClientEvent::TaskStarted {
+                        time: now,
+                        project: self.project_name(project),
+                        job: job.clone(),
+                    });
+                }
+                TaskCommand::Preempt { remove_from_memory, .. } => {
+                    self.context.events.emit(ClientEvent::TaskPreempted {
+                        time: now,
+                        project: self.project_name(project),
+                        job: job.clone(),
+                        removed_from_memory: *remove_from_memory,
+                    });
+                }
+                TaskCommand::WatchCheckpoint { .. } | TaskCommand::Abort { .. } => {}
+            }
+            tracing::debug!(command = command.name(), job = %job, slot, "task command");
+            let actor = match &command {
+                TaskCommand::Start(_) => Some(self.task_actor(slot, &job, None)),
+                _ => self.tasks.get(&slot).cloned(),
+            };
+            if matches!(command, TaskCommand::Abort { .. }) {
+                self.task_ended(slot);
+            }
+            match actor {
+                Some(actor) => deliveries.push((actor, Command { command, now })),
+                // An aborted task whose actor is being rebuilt: its process goes now.
+                None if matches!(command, TaskCommand::Abort { .. }) => {
+                    if let Err(error) = self.process_host.kill(slot) {
+                        tracing::warn!(slot, %error, "cannot kill an aborted task's process");
+                    }
+                }
+                None => {}
+            }
+        }
+        if changed {
+            self.assign_instances();
+        }
+        deliveries
+    }
+
+    /// Tells each resource actor which tasks occupy its instances now.
+    fn assign_instances(&self) {
+        let state = self.client.state();
+        for (resource, actor) in &self.resources {
+            let Some(actor) = actor else { continue };
+            let mut tasks = Vec::new();
+            for &id in self.client.running() {
+                let job = state.job(id);
+                let (Some(av), Some(task)) = (job.app_version, job.task.as_ref()) else { continue };
+                let used = state.app_version(av).usage.usage_of(*resource);
+                if used > 0.0 {
+                    tasks.push((job.name.clone(), used, task.gpu_instances.clone()));
+                }
+            }
+            actor.do_send(InstanceAssignment { tasks });
+        }
+    }
+
+    /// A project's actor failed: a new one is built from the authoritative state, and
+    /// the project is not contacted again before the restart backoff has passed (or is
+    /// set aside, after too many failures).
+    fn restart_project_actor(&mut self, project: ProjectId, now: Time) {
+        let decision =
+            self.actor_failed(ActorId { kind: ActorKind::Project, index: project.0 }, now);
+        if let Some(p) = self.client.state_mut().projects.get_mut(project.index()) {
+            match decision {
+                RestartDecision::RestartAt(at) => p.min_rpc_time = p.min_rpc_time.max(at),
+                RestartDecision::GiveUp => {
+                    // Broken beyond repair: the project is set aside until the user acts.
+                    p.suspended = true;
+                    p.dont_request_more_work = true;
+                }
+            }
+        }
+        let actor =
+            ProjectActor::new(project, self.seed, self.context.clone(), self.transport.clone())
+                .start();
+        if let Some(slot) = self.projects.get_mut(project.index()) {
+            *slot = actor;
+        }
+        if let Some(fetch) = &self.fetch {
+            fetch.do_send(ProjectActors(self.projects.clone()));
+        }
+    }
+
+    /// The fetch actor failed: rebuilt after the backoff; without it no session starts.
+    fn fetch_failed(&mut self, now: Time) {
+        self.fetch = None;
+        let actor = ActorId::single(ActorKind::Fetch);
+        match self.actor_failed(actor, now) {
+            RestartDecision::RestartAt(at) => {
+                self.rebuilds.insert(actor, at);
+            }
+            RestartDecision::GiveUp => {
+                self.fatal = Some(
+                    "the fetch actor kept failing: the client can no longer contact projects"
+                        .to_string(),
+                );
+            }
+        }
+    }
+
+    /// The disk actor failed: rebuilt after the backoff (with the manager's state as it
+    /// was); meanwhile, and for good after too many failures, disk steps are skipped.
+    fn disk_failed(&mut self, now: Time) {
+        self.disk = None;
+        let actor = ActorId::single(ActorKind::Disk);
+        match self.actor_failed(actor, now) {
+            RestartDecision::RestartAt(at) => {
+                self.rebuilds.insert(actor, at);
+            }
+            RestartDecision::GiveUp => {
+                tracing::error!("the disk manager keeps failing: disk management stops");
+            }
+        }
+    }
+
+    /// A resource actor (at `position` among them) failed: rebuilt after the backoff.
+    fn resource_failed(&mut self, position: usize, now: Time) {
+        let Some(entry) = self.resources.get_mut(position) else { return };
+        entry.1 = None;
+        let actor = ActorId { kind: ActorKind::Resource, index: entry.0.index() as u32 };
+        if let RestartDecision::RestartAt(at) = self.actor_failed(actor, now) {
+            self.rebuilds.insert(actor, at);
+        }
+    }
+
+    /// Operations the RPC step starts now: master-page fetches first (a session waits
+    /// for them, as it would have to ask their projects again), else a session.
+    fn rpc_gate_open(&mut self, now: Time) -> bool {
+        !self.shutting_down && self.client.rpc_gate(now) == RpcGate::Open
+    }
+
+    fn master_fetches(&mut self, now: Time) -> Vec<(ProjectId, Addr<ProjectActor>, MasterFetch)> {
+        let due = self.client.master_fetches_due(now);
+        let mut fetches = Vec::with_capacity(due.len());
+        for p in due {
+            let Some(actor) = self.projects.get(p.index()).cloned() else { continue };
+            self.client.begin_master_fetch(p);
+            let project = self.client.state().project(p).clone();
+            tracing::debug!(project = %project.name, "master page fetch starts");
+            fetches.push((p, actor, MasterFetch { now, project }));
+        }
+        fetches
+    }
+
+    /// A master-page fetch ended; whether the page was read.
+    fn master_fetched(
+        &mut self,
+        project: ProjectId,
+        result: Result<ProjectRpcState, MailboxError>,
+        now: Time,
+    ) -> bool {
+        match result {
+            Ok(state) => {
+                self.supervisor
+                    .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
+                let read = !state.master_fetch_pending;
+                self.client.end_master_fetch(project, &state);
+                read
+            }
+            Err(_) => {
+                let before = ProjectRpcState::of(self.client.state().project(project));
+                self.client.end_master_fetch(project, &before);
+                self.restart_project_actor(project, now);
+                false
+            }
+        }
+    }
+
+    /// The session to start now, if the policies want one.
+    fn session(&mut self, now: Time) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
+        let fetch = self.fetch.clone()?;
+        let call = self.client.rpc_call(now)?;
+        let project = call.request.project;
+        let name = self.project_name(project);
+        tracing::debug!(project = %name, reported = call.reported.len(), "scheduler RPC starts");
+        self.context.events.emit(ClientEvent::WorkRequested {
+            time: now,
+            project: name,
+            req_seconds: ResourceType::ALL
+                .into_iter()
+                .filter(|&r| call.request.requests(r))
+                .map(|r| (r, call.request.resources[r].req_seconds))
+                .collect(),
+        });
+        // The request describes the state as of now (with the free-space figures of seed
+        // 004); the loop goes on meanwhile.
+        let request = Arc::new(self.client.build_request(&call, now).into_owned());
+        let record = self.client.state().project(project);
+        // An emulated project's scheduler answers at its master URL.
+        let url = record.scheduler_urls.first().unwrap_or(&record.master_url).clone();
+        let state = Arc::new(self.client.state().clone());
+        let message = RunSession { now, call: call.clone(), url, request, state };
+        Some((call, fetch, message))
+    }
+
+    /// A session ended at `now`: its outcome goes into the state. Returns whether jobs
+    /// came, and the new jobs (for the disk manager).
+    fn session_ended(
+        &mut self,
+        call: &RpcCall,
+        outcome: Result<Result<SessionOutcome, String>, MailboxError>,
+        now: Time,
+    ) -> (bool, Vec<JobId>) {
+        let project = call.request.project;
+        let before = ProjectRpcState::of(self.client.state().project(project));
+        let (reply, rpc_state) = match outcome {
+            Ok(Ok(outcome)) => {
+                self.supervisor.healthy(ActorId::single(ActorKind::Fetch), now);
+                self.supervisor
+                    .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
+                let reply = match outcome.reply {
+                    Ok(reply) => Some(reply),
+                    Err(error) => {
+                        let name = self.project_name(project);
+                        tracing::warn!(project = %name, %error, "scheduler RPC failed");
+                        None
+                    }
+                };
+                (reply, outcome.rpc_state)
+            }
+            Ok(Err(error)) => {
+                // The project's actor died in the session: the RPC counts as not made.
+                tracing::warn!(%error, "session failed in its project actor");
+                self.restart_project_actor(project, now);
+                (None, before.clone())
+            }
+            Err(_) => {
+                self.fetch_failed(now);
+                (None, before.clone())
+            }
+        };
+        let name = self.project_name(project);
+        if let Some(reply) = &reply {
+            tracing::debug!(project = %name, jobs = reply.results.len(), "scheduler RPC done");
+        }
+        self.context.events.emit(ClientEvent::RpcDone {
+            time: now,
+            project: name.clone(),
+            success: reply.is_some(),
+            jobs: reply.as_ref().map_or(0, |r| r.results.len()),
+        });
+        if rpc_state.min_rpc_time > before.min_rpc_time && rpc_state.min_rpc_time > now {
+            self.context.events.emit(ClientEvent::BackoffSet {
+                time: now,
+                project: name.clone(),
+                resource: None,
+                until: rpc_state.min_rpc_time,
+            });
+        }
+        for r in ResourceType::ALL {
+            let until = rpc_state.resources[r].backoff_time;
+            if until > before.resources[r].backoff_time && until > now {
+                self.context.events.emit(ClientEvent::BackoffSet {
+                    time: now,
+                    project: name.clone(),
+                    resource: Some(r),
+                    until,
+                });
+            }
+        }
+        let outcome = self.client.finish_rpc(call, reply.as_ref(), now);
+        self.client.set_project_rpc_state(project, &rpc_state);
+        let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
+        (!new_jobs.is_empty(), new_jobs)
+    }
+
+    /// Brings the state to a shutdown: every running task is asked to quit (it restarts
+    /// from its checkpoint next time) and no operation starts any more.
+    fn shutdown_commands(&mut self, now: Time) -> Vec<(Addr<TaskActor>, Command)> {
+        self.shutting_down = true;
+        let mut deliveries = Vec::new();
+        for &id in self.client.running() {
+            let job = self.client.state().job(id);
+            let Some(task) = job.task.as_ref() else { continue };
+            if let Some(actor) = self.tasks.get(&task.slot) {
+                let command = TaskCommand::Preempt {
+                    project: job.project,
+                    job: job.name.clone(),
+                    slot: task.slot,
+                    remove_from_memory: true,
+                    for_deadline: false,
+                };
+                deliveries.push((actor.clone(), Command { command, now }));
+            }
+        }
+        deliveries
+    }
+}
+
+impl SchedulerActor {
+    /// Delivers commands to the task actors one after the other (each carried out before
+    /// the next is sent, so the processes change in decision order).
+    fn deliver(
+        &self,
+        deliveries: Vec<(Addr<TaskActor>, Command)>,
+    ) -> LocalBoxActorFuture<Self, ()> {
+        async move {
+            for (actor, command) in deliveries {
+                // A task actor that died is noticed (and rebuilt) at the next poll.
+                let _ = actor.send(command).await;
+            }
+        }
+        .into_actor(self)
+        .boxed_local()
+    }
+
+    /// One decision and its commands.
+    fn schedule(&self, now: Time) -> LocalBoxActorFuture<Self, ()> {
+        let _span = tracing::debug_span!("scheduler", now).entered();
+        let deliveries = {
+            let mut s = self.inner.borrow_mut();
+            if s.shutting_down {
+                Vec::new()
+            } else {
+                let commands = s.client.schedule(now);
+                tracing::debug!(
+                    decisions = s.client.decisions(),
+                    commands = commands.len(),
+                    "decision"
+                );
+                s.address_commands(commands, now)
+            }
+        };
+        self.deliver(deliveries)
+    }
+
+    /// The disk manager's step (seed 004's poll), with the state lent to it. A copy is
+    /// kept while it is lent, so that a disk actor that fails holding it loses nothing.
+    fn disk_step(&self, finished: Vec<JobId>, now: Time) -> LocalBoxActorFuture<Self, ()> {
+        let Some(disk) = self.inner.borrow().disk.clone() else {
+            return actix::fut::ready(()).boxed_local();
+        };
+        let (state, kept) = {
+            let mut s = self.inner.borrow_mut();
+            let kept = s.client.state().clone();
+            (Box::new(s.client.take_state()), kept)
+        };
+        async move { disk.send(DiskStep { now, finished, state }).await }
+            .into_actor(self)
+            .map(move |state, act, _| {
+                let mut s = act.inner.borrow_mut();
+                match state {
+                    Ok(state) => {
+                        s.client.restore_state(*state);
+                        s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
+                    }
+                    Err(_) => {
+                        s.client.restore_state(kept);
+                        s.disk_failed(now);
+                    }
+                }
+            })
+            .boxed_local()
+    }
+
+    /// Starts the RPC step's operations: master-page fetches, then (when they are done,
+    /// or at once when there are none) a session. Nothing here is waited on.
+    fn start_operations(&self, now: Time, ctx: &mut Context<Self>) {
+        let fetches = {
+            let mut s = self.inner.borrow_mut();
+            if !s.rpc_gate_open(now) {
+                return;
+            }
+            s.master_fetches(now)
+        };
+        if fetches.is_empty() {
+            self.start_session(now, ctx);
+            return;
+        }
+        self.inner.borrow_mut().operations += 1;
+        let fetched = async move {
+            let mut results = Vec::with_capacity(fetches.len());
+            for (p, actor, message) in fetches {
+                results.push((p, actor.send(message).await));
+            }
+            results
+        };
+        ctx.spawn(fetched.into_actor(self).map(move |results, act, ctx| {
+            let now = act.inner.borrow().context.clock.now();
+            let mut read = false;
+            for (p, result) in results {
+                read |= act.inner.borrow_mut().master_fetched(p, result, now);
+            }
+            // Master pages read: look again with those projects askable, then ask.
+            let next = if read { act.schedule(now) } else { actix::fut::ready(()).boxed_local() };
+            ctx.wait(next.map(move |(), act, ctx| {
+                act.start_session(now, ctx);
+                let mut s = act.inner.borrow_mut();
+                s.operations -= 1;
+                s.publish_wakeup(now);
+            }));
+        }));
+    }
+
+    fn start_session(&self, now: Time, ctx: &mut Context<Self>) {
+        let Some((call, fetch, message)) = self.inner.borrow_mut().session(now) else {
+            return;
+        };
+        self.inner.borrow_mut().operations += 1;
+        ctx.spawn(fetch.send(message).into_actor(self).map(move |outcome, act, ctx| {
+            // The reply arrives when it arrives: it is taken in at that time.
+            let now = act.inner.borrow().context.clock.now();
+            ctx.wait(act.finish_session(call, outcome, now));
+        }));
+    }
+
+    fn finish_session(
+        &self,
+        call: RpcCall,
+        outcome: Result<Result<SessionOutcome, String>, MailboxError>,
+        now: Time,
+    ) -> LocalBoxActorFuture<Self, ()> {
+        let (brought, new_jobs) = self.inner.borrow_mut().session_ended(&call, outcome, now);
+        let disk = self.inner.borrow().disk.clone();
+        let after_disk = match disk {
+            None => actix::fut::ready(()).boxed_local(),
+            Some(disk) => {
+                let (state, kept) = {
+                    let mut s = self.inner.borrow_mut();
+                    let kept = s.client.state().clone();
+                    (Box::new(s.client.take_state()), kept)
+                };
+                async move { disk.send(DiskReply { now, new_jobs, state }).await }
+                    .into_actor(self)
+                    .map(move |state, act, _| {
+                        let mut s = act.inner.borrow_mut();
+                        match state {
+                            Ok(state) => {
+                                s.client.restore_state(*state);
+                                s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
+                            }
+                            Err(_) => {
+                                s.client.restore_state(kept);
+                                s.disk_failed(now);
+                            }
+                        }
+                    })
+                    .boxed_local()
+            }
+        };
+        after_disk
+            .then(
+                move |(), act, _| {
+                    if brought { act.schedule(now) } else { actix::fut::ready(()).boxed_local() }
+                },
+            )
+            .map(move |(), act, _| {
+                let mut s = act.inner.borrow_mut();
+                s.client.compact();
+                s.operations -= 1;
+                s.publish_wakeup(now);
+            })
+            .boxed_local()
+    }
+}
+
+impl Actor for SchedulerActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Context<Self>) {
+        let s = self.inner.borrow();
+        tracing::debug!(projects = s.client.state().projects.len(), "scheduler started");
+    }
+}
+
+impl Handler<Startup> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, message: Startup, _: &mut Context<Self>) -> Self::Result {
+        let deliveries = {
+            let mut s = self.inner.borrow_mut();
+            s.context.input("scheduler", "Startup", &message);
+            let commands = s.client.startup_commands();
+            s.address_commands(commands, message.now)
+        };
+        AtomicResponse::new(self.deliver(deliveries))
+    }
+}
+
+impl Handler<HostChanged> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, message: HostChanged, _: &mut Context<Self>) -> Self::Result {
+        let (now, resources) = {
+            let mut s = self.inner.borrow_mut();
+            s.context.input("scheduler", "HostChanged", &message);
+            let now = s.context.clock.now();
+            // The time up to now was spent in the old availability.
+            s.catch_up_usage(now);
+            let resources: Vec<_> = s
+                .resources
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (_, a))| a.clone().map(|a| (i, a)))
+                .collect();
+            (now, resources)
+        };
+        let view = message.view;
+        AtomicResponse::new(Box::pin(
+            async move {
+                let mut answers = Vec::with_capacity(resources.len());
+                for (index, actor) in resources {
+                    answers.push((index, actor.send(Availability { view }).await));
+                }
+                answers
+            }
+            .into_actor(self)
+            .map(move |answers, act, _| {
+                let mut s = act.inner.borrow_mut();
+                for (position, answer) in answers {
+                    match answer {
+                        Ok(available) => {
+                            let index = available.resource.index() as u32;
+                            s.supervisor.healthy(ActorId { kind: ActorKind::Resource, index }, now)
+                        }
+                        Err(_) => s.resource_failed(position, now),
+                    }
+                }
+                // The view itself is the authority: a resource actor being rebuilt
+                // does not keep the scheduler from hearing it.
+                s.client.set_host(view);
+            }),
+        ))
+    }
+}
+
+impl SchedulerActor {
+    /// A step of the control loop at `now`: the tasks are polled and their reports taken
+    /// in; then, for a full step (or when a poll found a task ended), the disk manager's
+    /// poll, a decision and its commands, and the RPC step's operations.
+    fn step(&mut self, now: Time, full: bool) -> AtomicResponse<Self, ()> {
+        let polls = {
+            let mut s = self.inner.borrow_mut();
+            s.context.maybe_panic(ActorId::single(ActorKind::Scheduler), now);
+            s.catch_up_usage(now);
+            s.rebuild_due_actors(now);
+            s.polls()
+        };
+        let polled = async move {
+            let mut reports = Vec::with_capacity(polls.len());
+            for (id, slot, actor) in polls {
+                reports.push((id, slot, actor.send(Poll { now }).await));
+            }
+            reports
+        };
+        AtomicResponse::new(Box::pin(polled.into_actor(self).then(move |reports, act, _| {
+            let (finished, ended) = {
+                let mut s = act.inner.borrow_mut();
+                let tasks_before = s.client.running().len();
+                let finished = s.apply_reports(reports, now);
+                let ended = s.client.running().len() != tasks_before;
+                (finished, ended)
+            };
+            if !full && !ended {
+                act.inner.borrow().publish_wakeup(now);
+                return actix::fut::ready(()).boxed_local();
+            }
+            act.disk_step(finished, now)
+                .then(move |(), act, _| act.schedule(now))
+                .map(move |(), act, ctx| {
+                    act.start_operations(now, ctx);
+                    let mut s = act.inner.borrow_mut();
+                    s.client.compact();
+                    s.publish_wakeup(now);
+                })
+                .boxed_local()
+        })))
+    }
+}
+
+impl Handler<Tick> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, tick: Tick, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("scheduler", now = tick.now).entered();
+        self.inner.borrow().context.input("scheduler", "Tick", &tick);
+        self.step(tick.now, true)
+    }
+}
+
+impl Handler<PollTasks> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, poll: PollTasks, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("scheduler", now = poll.now).entered();
+        self.inner.borrow().context.input("scheduler", "PollTasks", &poll);
+        self.step(poll.now, false)
+    }
+}
+
+impl Handler<Stats> for SchedulerActor {
+    type Result = actix::MessageResult<Stats>;
+
+    fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
+        actix::MessageResult(self.inner.borrow().counts())
+    }
+}
+
+impl Handler<Snapshot> for SchedulerActor {
+    type Result = actix::MessageResult<Snapshot>;
+
+    fn handle(&mut self, _: Snapshot, _: &mut Context<Self>) -> Self::Result {
+        let s = self.inner.borrow();
+        actix::MessageResult(StateSnapshot {
+            time: s.context.clock.now(),
+            state: s.client.state().clone(),
+            running: s.client.running().to_vec(),
+            in_flight: s.client.in_flight().collect(),
+            decisions: s.client.decisions(),
+            rpcs: s.client.rpcs(),
+        })
+    }
+}
+
+impl Handler<User> for SchedulerActor {
+    type Result = AtomicResponse<Self, Result<(), ClientError>>;
+
+    fn handle(&mut self, message: User, _: &mut Context<Self>) -> Self::Result {
+        let result = {
+            let mut s = self.inner.borrow_mut();
+            s.context.input("scheduler", "User", &message);
+            let now = s.context.clock.now();
+            s.catch_up_usage(now);
+            tracing::info!(action = ?message.action, "user action");
+            match s.client.user_action(&message.action, now) {
+                Ok(commands) => {
+                    let deliveries = s.address_commands(commands, now);
+                    s.publish_wakeup(now);
+                    Ok(deliveries)
+                }
+                Err(error) => Err(ClientError::Action(error)),
+            }
+        };
+        match result {
+            Ok(deliveries) => {
+                AtomicResponse::new(Box::pin(self.deliver(deliveries).map(|(), _, _| Ok(()))))
+            }
+            Err(error) => AtomicResponse::new(Box::pin(actix::fut::ready(Err(error)))),
+        }
+    }
+}
+
+impl Handler<Shutdown> for SchedulerActor {
+    type Result = AtomicResponse<Self, ()>;
+
+    fn handle(&mut self, message: Shutdown, _: &mut Context<Self>) -> Self::Result {
+        let deliveries = {
+            let mut s = self.inner.borrow_mut();
+            s.context.input("scheduler", "Shutdown", &message);
+            tracing::info!("shutting down: asking the running tasks to quit");
+            s.shutdown_commands(message.now)
+        };
+        AtomicResponse::new(self.deliver(deliveries))
+    }
+}

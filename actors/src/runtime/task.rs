@@ -1,0 +1,222 @@
+//! TaskActor: one per active task. It owns the task's process through the process host
+//! (start, suspend, resume, quit, abort, kill) and reads its state when polled. When the
+//! process ends, the core decides what that means ([`app_fate`]: done, a restart from
+//! the checkpoint after the app restart policy's backoff, or an error); this actor
+//! carries the decision out, restarting the app when its time comes.
+
+use super::supervision::{ActorId, ActorKind};
+use crate::effects::{ProcessHost, ProcessReport};
+use crate::runtime::context::ActorContext;
+use crate::runtime::messages::{Command, Poll, TaskReport};
+use actix::ActorContext as _;
+use actix::{Actor, Context, Handler};
+use boinc_core::Time;
+use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
+use boinc_core::supervise::{AppExit, RestartPolicy, RestartTracker, TaskFate, app_fate};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+/// The random stream of a task's restart jitter is `TASK_STREAM_BASE + slot` of the
+/// run's seed (streams below it belong to the world and the projects).
+const TASK_STREAM_BASE: u64 = 1 << 40;
+
+/// How a task actor supervises its app.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskSupervision {
+    /// The restart policy for its app.
+    pub policy: RestartPolicy,
+    /// The run's seed (the task's jitter stream derives from it).
+    pub seed: u64,
+}
+
+/// The actor of one active task.
+pub struct TaskActor {
+    id: String,
+    slot: u32,
+    context: ActorContext,
+    host: Arc<dyn ProcessHost>,
+    /// How the task was last started, for restarts.
+    spec: Option<TaskSpec>,
+    /// Its app ended and restarts at this time from `spec` rolled back to the checkpoint.
+    restart_at: Option<Time>,
+    /// The app could not be started: reported at the next poll.
+    pending_exit: Option<AppExit>,
+    policy: RestartPolicy,
+    tracker: RestartTracker,
+    rng: ChaCha8Rng,
+}
+
+impl TaskActor {
+    /// The actor of the task in `slot` running job `job`; `spec` is how it was started,
+    /// when the actor is rebuilt for a task that is already running.
+    pub fn new(
+        slot: u32,
+        job: &str,
+        context: ActorContext,
+        host: Arc<dyn ProcessHost>,
+        supervision: TaskSupervision,
+        spec: Option<TaskSpec>,
+    ) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(supervision.seed);
+        rng.set_stream(TASK_STREAM_BASE + u64::from(slot));
+        TaskActor {
+            id: format!("task:{slot}:{job}"),
+            slot,
+            context,
+            host,
+            spec,
+            restart_at: None,
+            pending_exit: None,
+            policy: supervision.policy,
+            tracker: RestartTracker::new(),
+            rng,
+        }
+    }
+
+    /// The actor's journal name.
+    pub fn name(&self) -> &str {
+        &self.id
+    }
+
+    /// Starts the app from `spec`; a failure to start is an exit like any other.
+    fn start(&mut self, spec: &TaskSpec, now: Time) -> Option<AppExit> {
+        self.tracker.started(now);
+        match self.host.command(&TaskCommand::Start(Box::new(spec.clone()))) {
+            Ok(()) => None,
+            Err(error) => {
+                tracing::warn!(task = %self.id, %error, "cannot start the app");
+                Some(AppExit::StartFailed(error.to_string()))
+            }
+        }
+    }
+
+    /// The app ended with `exit`: the core's decision, carried out.
+    fn ended(
+        &mut self,
+        exit: &AppExit,
+        status: ProcessStatus,
+        now: Time,
+        ctx: &mut Context<Self>,
+    ) -> TaskReport {
+        match app_fate(exit, &mut self.tracker, &self.policy, now, &mut self.rng) {
+            TaskFate::Finished => {
+                self.reap();
+                ctx.stop();
+                TaskReport::Finished(status)
+            }
+            TaskFate::RestartAt { at, reason } => {
+                tracing::info!(task = %self.id, %reason, restart_at = at, "app ended; restarting later");
+                self.restart_at = Some(at);
+                if let Some(spec) = self.spec.as_mut() {
+                    spec.status = ProcessStatus { finished: false, ..status };
+                }
+                TaskReport::Restarting { checkpoint: status, restart_at: at }
+            }
+            TaskFate::Error { exit_status, message } => {
+                tracing::warn!(task = %self.id, exit_status, %message, "task ends in an error");
+                self.reap();
+                ctx.stop();
+                TaskReport::Failed { exit_status, message }
+            }
+        }
+    }
+
+    fn reap(&self) {
+        if let Err(error) = self.host.reap(self.slot) {
+            tracing::warn!(task = %self.id, %error, "cannot clean up after the task");
+        }
+    }
+}
+
+impl Actor for TaskActor {
+    type Context = Context<Self>;
+}
+
+impl Handler<Command> for TaskActor {
+    type Result = ();
+
+    fn handle(&mut self, message: Command, _: &mut Context<Self>) {
+        self.context.delivered(&self.id, "Command", &message);
+        let _span = tracing::debug_span!("task", slot = self.slot).entered();
+        tracing::debug!(
+            command = message.command.name(),
+            job = message.command.target().1,
+            "process command"
+        );
+        let now = message.now;
+        match &message.command {
+            TaskCommand::Start(spec) => {
+                self.spec = Some((**spec).clone());
+                self.restart_at = None;
+                // A failure to start shows as an exit at the next poll.
+                if let Some(exit) = self.start(spec, now) {
+                    self.pending_exit = Some(exit);
+                }
+                return;
+            }
+            TaskCommand::Preempt { .. } => {
+                // A quit task restarts from its checkpoint when it is started again.
+                self.restart_at = None;
+                self.tracker.stopped(&self.policy, now);
+            }
+            TaskCommand::Resume { gpu_instances, .. } => {
+                if let Some(spec) = self.spec.as_mut() {
+                    spec.gpu_instances.clone_from(gpu_instances);
+                }
+                self.tracker.started(now);
+            }
+            TaskCommand::Abort { .. } => self.restart_at = None,
+            TaskCommand::WatchCheckpoint { .. } => {}
+        }
+        if let Err(error) = self.host.command(&message.command) {
+            tracing::warn!(task = %self.id, %error, "process command failed");
+        }
+    }
+}
+
+impl Handler<Poll> for TaskActor {
+    type Result = actix::MessageResult<Poll>;
+
+    fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
+        self.context.delivered(&self.id, "Poll", &message);
+        let _span = tracing::debug_span!("task", slot = self.slot).entered();
+        let now = message.now;
+        self.context.maybe_panic(ActorId { kind: ActorKind::Task, index: self.slot }, now);
+        if let Some(exit) = self.pending_exit.take() {
+            let status = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
+            return actix::MessageResult(self.ended(&exit, status, now, ctx));
+        }
+        if let Some(at) = self.restart_at {
+            let checkpoint = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
+            if now < at {
+                return actix::MessageResult(TaskReport::Restarting { checkpoint, restart_at: at });
+            }
+            self.restart_at = None;
+            if let Some(spec) = self.spec.clone()
+                && let Some(exit) = self.start(&spec, now)
+            {
+                return actix::MessageResult(self.ended(&exit, checkpoint, now, ctx));
+            }
+        }
+        let report = self.host.poll(self.slot).map_err(|e| e.to_string());
+        self.context.input(&self.id, "ProcessReport", &report);
+        let reply = match report {
+            Ok(ProcessReport::Running(status)) => {
+                self.tracker.running(&self.policy, now);
+                TaskReport::Running(status)
+            }
+            Ok(ProcessReport::Exited { exit, status }) => self.ended(&exit, status, now, ctx),
+            Ok(ProcessReport::Gone) => TaskReport::Idle,
+            Err(error) => {
+                // The host could not read the process this time; the next poll tries again.
+                tracing::warn!(task = %self.id, %error, "cannot read the task's process");
+                match self.spec.as_ref() {
+                    Some(spec) => TaskReport::Running(spec.status),
+                    None => TaskReport::Idle,
+                }
+            }
+        };
+        actix::MessageResult(reply)
+    }
+}

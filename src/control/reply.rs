@@ -1,0 +1,921 @@
+//! A scheduler reply taken into the client's state (DESIGN.md "The boundary between the
+//! core and the world": a `SchedulerReply` comes back; seed 003 "Handling scheduler
+//! replies"), pure: the project's identity and account, new apps, files, app versions,
+//! workunits and jobs, acknowledgements and aborts. It returns what the reply means for
+//! the rest of the client ([`ReplyOutcome`]): the per-resource facts work fetch reacts
+//! to, the new jobs, the messages, a code-signing key to verify, and every part of the
+//! reply it could not take, with the reason.
+//!
+//! Jobs are matched to app versions by app name, version number and plan class (and
+//! platform where both sides name one), as the real client matches them; a job with no
+//! such version is not taken. A job whose input files and app files are all present
+//! can run at once (`FilesDownloaded`); otherwise it waits for its downloads (`New`).
+//! A new host id restarts the RPC sequence number (DESIGN.md "Protocol facts"). The
+//! reply's `request_delay` goes to the RPC policy through [`ReplyOutcome::work`].
+//! Signatures are not checked here: a changed code-signing key is reported, not taken.
+
+use super::name_set::NameSet;
+use crate::Time;
+use crate::model::{
+    App, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo, FileRef, FileStatus, Job,
+    JobId, JobState, ProjectId, ResourceMap, ResourceType, ResourceUsage, Workunit, WorkunitId,
+};
+use crate::protocol::{
+    AppVersionDescription, FileReference, NoWorkReason, ResultDescription, SchedulerReply,
+    ServerMessage,
+};
+use crate::work_fetch::WorkReply;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+/// The exit status of a job the project aborted (BOINC's `EXIT_ABORTED_BY_PROJECT`).
+pub const EXIT_ABORTED_BY_PROJECT: i32 = 202;
+
+/// What happened to the project's code-signing key.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum CodeSignKeyUpdate {
+    /// The reply carried no key, or the one the client holds.
+    #[default]
+    Unchanged,
+    /// The first key the project sent: it is pinned (executables are checked against it).
+    Pinned(String),
+    /// The reply carries a different key: it is not taken; whoever verifies signatures
+    /// decides, with the old key, whether `signature` makes it valid.
+    ChangeOffered {
+        /// The key offered.
+        key: String,
+        /// The offered key signed with the pinned one (`<code_sign_key_signature>`).
+        signature: Option<String>,
+    },
+}
+
+/// A part of the reply the client could not take.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplyProblem {
+    /// An app version, workunit or job names an app the project never sent.
+    UnknownApp {
+        /// The app name.
+        app: String,
+    },
+    /// An app version uses a coprocessor type this client has no resource for.
+    UnsupportedCoprocessor {
+        /// The app name.
+        app: String,
+        /// The version number.
+        version_num: u32,
+        /// The coprocessor type as sent.
+        kind: String,
+    },
+    /// A job's workunit is neither in the reply nor held.
+    UnknownWorkunit {
+        /// The job.
+        result: String,
+        /// The workunit it names.
+        workunit: String,
+    },
+    /// No app version matches the job (app, version, plan class, platform).
+    NoAppVersion {
+        /// The job.
+        result: String,
+    },
+    /// The client already holds a job of that name (its deadline is updated).
+    DuplicateResult {
+        /// The job.
+        result: String,
+    },
+    /// An acknowledgement or abort names a job the client doesn't hold.
+    UnknownResult {
+        /// The name.
+        result: String,
+    },
+}
+
+/// What a reply meant, beyond what [`apply_reply`] wrote into the state.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReplyOutcome {
+    /// What work fetch reacts to (seed 003): jobs per resource, the no-work reasons,
+    /// `request_delay`, the resources the project has no apps for.
+    pub work: WorkReply,
+    /// The jobs taken, in the reply's order.
+    pub new_jobs: Vec<JobId>,
+    /// Reported jobs the project acknowledged: the client may forget them.
+    pub acknowledged: usize,
+    /// Jobs that were not running and are now aborted (to be reported).
+    pub aborted: Vec<JobId>,
+    /// Running jobs the project asked to abort: the caller stops their tasks and ends
+    /// them with [`crate::control::ClientControl::abort`].
+    pub abort_running: Vec<JobId>,
+    /// The project's messages to the user.
+    pub messages: Vec<ServerMessage>,
+    /// The code-signing key.
+    pub code_sign_key: CodeSignKeyUpdate,
+    /// The account's global preferences, verbatim, when the reply carries them.
+    pub global_preferences: Option<String>,
+    /// What could not be taken, and why.
+    pub problems: Vec<ReplyProblem>,
+}
+
+/// Takes `reply`, the answer of `project`'s scheduler, into `state` at `now` (see the
+/// module documentation).
+pub fn apply_reply(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+    now: Time,
+) -> ReplyOutcome {
+    let mut outcome = ReplyOutcome {
+        messages: reply.messages.clone(),
+        global_preferences: reply.global_preferences.clone(),
+        ..ReplyOutcome::default()
+    };
+    if state.projects.get(project.index()).is_none() {
+        return outcome;
+    }
+    outcome.code_sign_key = take_account(state, project, reply);
+    take_apps(state, project, reply);
+    let files = take_files(state, project, reply);
+    take_app_versions(state, project, reply, &files, &mut outcome);
+    let (jobs_received, new_jobs) = take_jobs(state, project, reply, &files, now, &mut outcome);
+    outcome.new_jobs = new_jobs;
+    take_acks_and_aborts(state, project, reply, now, &mut outcome);
+    outcome.work = work_facts(reply, jobs_received);
+    outcome
+}
+
+/// What work fetch needs from `reply` before it is applied: the jobs it brings per
+/// resource, matched to app versions as [`apply_reply`] matches them (for a session
+/// that must settle the project's backoff while the state is only lent to it). Equal to
+/// the `work` of the outcome [`apply_reply`] returns for the same state and reply when
+/// the reply's jobs name their versions' numbers, as BOINC servers' do.
+pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerReply) -> WorkReply {
+    let mut jobs_received = ResourceMap::<u32>::default();
+    let held_results = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.name.as_str()),
+    );
+    let held_workunits = held_by_name(
+        state.workunits.iter().map(|w| (w.project, w.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.wu_name.as_str()),
+    );
+    let mut seen: HashSet<&str> = HashSet::new();
+    for result in &reply.results {
+        if held_results.contains_key(result.name.as_str()) || !seen.insert(&result.name) {
+            continue;
+        }
+        let app = match reply.workunits.iter().find(|w| w.name == result.wu_name) {
+            Some(workunit) => Some(workunit.app_name.as_str()),
+            None => held_workunits
+                .get(result.wu_name.as_str())
+                .map(|&w| state.app(state.workunits[w].app).name.as_str()),
+        };
+        let Some(app) = app else { continue };
+        let held_app = find_app(state, project, app);
+        if held_app.is_none() && !reply.apps.iter().any(|a| a.name == app) {
+            continue;
+        }
+        // A version the reply sends replaces a held one of the same number.
+        let sent = reply
+            .app_versions
+            .iter()
+            .filter(|v| v.app_name == app && version_matches(v, result))
+            .find_map(|v| usage_of(v).ok());
+        let usage = sent.or_else(|| {
+            held_app
+                .and_then(|a| {
+                    find_version(state, a, result.version_num, &result.plan_class, &result.platform)
+                })
+                .map(|v| state.app_version(v).usage)
+        });
+        if let Some(usage) = usage {
+            jobs_received[usage.main_resource()] += 1;
+        }
+    }
+    work_facts(reply, jobs_received)
+}
+
+/// The work-fetch facts of a reply that brought `jobs_received`.
+fn work_facts(reply: &SchedulerReply, jobs_received: ResourceMap<u32>) -> WorkReply {
+    let reasons: Vec<NoWorkReason> = reply.no_work_reasons().collect();
+    WorkReply {
+        jobs_received,
+        no_work_because_of_deadlines: reasons.contains(&NoWorkReason::DeadlinesNotMet),
+        no_work_because_of_disk: reasons.contains(&NoWorkReason::DiskSpace),
+        request_delay: reply.request_delay,
+        no_apps: reply.no_rsc_apps,
+    }
+}
+
+/// The project's identity and account; the code-signing key.
+fn take_account(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+) -> CodeSignKeyUpdate {
+    let record = &mut state.projects[project.index()];
+    if let Some(name) = reply.project_name.as_deref().filter(|n| !n.is_empty()) {
+        name.clone_into(&mut record.name);
+    }
+    if let Some(name) = &reply.user_name {
+        name.clone_into(&mut record.user_name);
+    }
+    if let Some(name) = &reply.team_name {
+        name.clone_into(&mut record.team_name);
+    }
+    if let Some(cpid) = &reply.cross_project_id {
+        cpid.clone_into(&mut record.cross_project_id);
+    }
+    record.userid = reply.userid.unwrap_or(record.userid);
+    record.teamid = reply.teamid.unwrap_or(record.teamid);
+    record.non_cpu_intensive |= reply.non_cpu_intensive;
+    // The project gives a host id only when it made a new host record: requests are
+    // counted afresh from it.
+    if let Some(hostid) = reply.hostid.filter(|&id| id != 0) {
+        record.hostid = hostid;
+        record.rpc_seqno = 0;
+    }
+    let Some(key) = reply.code_sign_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) else {
+        return CodeSignKeyUpdate::Unchanged;
+    };
+    match &record.code_sign_key {
+        None => {
+            record.code_sign_key = Some(key.to_owned());
+            CodeSignKeyUpdate::Pinned(key.to_owned())
+        }
+        Some(pinned) if pinned.trim() == key => CodeSignKeyUpdate::Unchanged,
+        Some(_) => CodeSignKeyUpdate::ChangeOffered {
+            key: key.to_owned(),
+            signature: reply.code_sign_key_signature.clone(),
+        },
+    }
+}
+
+fn take_apps(state: &mut ClientState, project: ProjectId, reply: &SchedulerReply) {
+    for description in &reply.apps {
+        match find_app(state, project, &description.name) {
+            Some(app) => {
+                let app = &mut state.apps[app.index()];
+                description.user_friendly_name.clone_into(&mut app.user_friendly_name);
+                app.non_cpu_intensive = description.non_cpu_intensive;
+            }
+            None => state.apps.push(App {
+                user_friendly_name: description.user_friendly_name.clone(),
+                non_cpu_intensive: description.non_cpu_intensive,
+                ..App::new(project, description.name.clone())
+            }),
+        }
+    }
+}
+
+/// Adds the reply's new files; returns the project's files by name, for the
+/// references that follow.
+fn take_files(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+) -> HashMap<String, FileId> {
+    let mentions_files = !reply.file_infos.is_empty()
+        || reply.app_versions.iter().any(|v| !v.file_refs.is_empty())
+        || reply.workunits.iter().any(|w| !w.file_refs.is_empty())
+        || reply.results.iter().any(|r| !r.file_refs.is_empty());
+    if !mentions_files {
+        return HashMap::new();
+    }
+    let mut files: HashMap<String, FileId> = state
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.project == project)
+        .map(|(i, f)| (f.name.clone(), FileId::from_index(i)))
+        .collect();
+    for description in &reply.file_infos {
+        if files.contains_key(&description.name) {
+            continue;
+        }
+        let mut file =
+            FileInfo::new(project, description.name.clone(), description.nbytes.unwrap_or(0.0));
+        file.max_nbytes = description.max_nbytes.unwrap_or(0.0);
+        file.md5_cksum.clone_from(&description.md5_cksum);
+        file.file_signature.clone_from(&description.file_signature);
+        file.executable = description.executable;
+        file.sticky = description.sticky;
+        file.upload_when_present = description.upload_when_present;
+        file.priority = description.priority;
+        file.exp_days = description.exp_days;
+        if description.upload_when_present || description.generated_locally {
+            file.upload_urls.clone_from(&description.urls);
+        } else {
+            file.download_urls.clone_from(&description.urls);
+        }
+        files.insert(description.name.clone(), FileId::from_index(state.files.len()));
+        state.files.push(file);
+    }
+    files
+}
+
+/// References to the project's files; a reference to a file neither held nor sent is
+/// dropped (it names nothing the client could fetch).
+fn file_refs(references: &[FileReference], files: &HashMap<String, FileId>) -> Vec<FileRef> {
+    references
+        .iter()
+        .filter_map(|reference| {
+            Some(FileRef {
+                file: *files.get(&reference.file_name)?,
+                open_name: reference.open_name.clone(),
+                main_program: reference.main_program,
+                copy_file: reference.copy_file,
+            })
+        })
+        .collect()
+}
+
+/// What a sent app version's jobs occupy; an error names a coprocessor type the client
+/// has no resource for.
+fn usage_of(description: &AppVersionDescription) -> Result<ResourceUsage, String> {
+    let coprocessor = match &description.coprocessor {
+        None => None,
+        Some(usage) => {
+            let resource = ResourceType::from_boinc_name(&usage.kind)
+                .filter(|r| r.is_gpu())
+                .ok_or_else(|| usage.kind.clone())?;
+            (usage.count > 0.0).then_some((resource, usage.count))
+        }
+    };
+    Ok(ResourceUsage { avg_ncpus: description.avg_ncpus.unwrap_or(1.0), coprocessor })
+}
+
+fn take_app_versions(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+    files: &HashMap<String, FileId>,
+    outcome: &mut ReplyOutcome,
+) {
+    for description in &reply.app_versions {
+        let Some(app) = find_app(state, project, &description.app_name) else {
+            outcome.problems.push(ReplyProblem::UnknownApp { app: description.app_name.clone() });
+            continue;
+        };
+        let usage = match usage_of(description) {
+            Ok(usage) => usage,
+            Err(kind) => {
+                outcome.problems.push(ReplyProblem::UnsupportedCoprocessor {
+                    app: description.app_name.clone(),
+                    version_num: description.version_num,
+                    kind,
+                });
+                continue;
+            }
+        };
+        let existing = find_version(
+            state,
+            app,
+            Some(description.version_num),
+            &description.plan_class,
+            &description.platform,
+        );
+        let version = match existing {
+            // The server's figures for a version may change; they replace the old ones.
+            Some(id) => &mut state.app_versions[id.index()],
+            None => {
+                let flops = description.flops.unwrap_or(state.host.p_fpops);
+                state.app_versions.push(AppVersion {
+                    platform: description.platform.clone(),
+                    files: file_refs(&description.file_refs, files),
+                    ..AppVersion::new(
+                        project,
+                        app,
+                        description.version_num,
+                        description.plan_class.clone(),
+                        usage,
+                        flops,
+                    )
+                });
+                let resource = usage.main_resource();
+                state.projects[project.index()].resources[resource].has_app_version = true;
+                let last = state.app_versions.len() - 1;
+                &mut state.app_versions[last]
+            }
+        };
+        version.usage = usage;
+        if let Some(flops) = description.flops.filter(|f| *f > 0.0) {
+            version.flops = flops;
+        }
+        description.api_version.clone_into(&mut version.api_version);
+        description.cmdline.clone_into(&mut version.cmdline);
+    }
+}
+
+/// Adds the reply's new workunits and jobs; returns the jobs per main resource and the
+/// new jobs' ids.
+fn take_jobs(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+    files: &HashMap<String, FileId>,
+    now: Time,
+    outcome: &mut ReplyOutcome,
+) -> (ResourceMap<u32>, Vec<JobId>) {
+    let mut jobs_received = ResourceMap::<u32>::default();
+    let mut new_jobs = Vec::new();
+    if reply.results.is_empty() && reply.workunits.is_empty() {
+        return (jobs_received, new_jobs);
+    }
+    // The held workunits and jobs the reply names: only the project's records whose
+    // names the reply mentions are looked up, so a reply costs what it carries.
+    let held_workunits = held_by_name(
+        state.workunits.iter().map(|w| (w.project, w.name.as_str())),
+        project,
+        reply
+            .workunits
+            .iter()
+            .map(|w| w.name.as_str())
+            .chain(reply.results.iter().map(|r| r.wu_name.as_str())),
+    );
+    let mut sent_workunits: NameSet<'_, Option<WorkunitId>> =
+        NameSet::new(reply.workunits.iter().map(|w| w.name.as_str()), || None);
+    // The workunit each of the reply's `<workunit>`s became, by position.
+    let mut sent_ids: Vec<(&str, Option<WorkunitId>)> =
+        reply.workunits.iter().map(|w| (w.name.as_str(), None)).collect();
+    for (index, description) in reply.workunits.iter().enumerate() {
+        let name = description.name.as_str();
+        if held_workunits.contains_key(name)
+            || sent_workunits.get_mut(name).is_some_and(|w| w.is_some())
+        {
+            continue;
+        }
+        let Some(app) = find_app(state, project, &description.app_name) else {
+            outcome.problems.push(ReplyProblem::UnknownApp { app: description.app_name.clone() });
+            continue;
+        };
+        if let Some(slot) = sent_workunits.get_mut(name) {
+            *slot = Some(WorkunitId::from_index(state.workunits.len()));
+        }
+        sent_ids[index] = (name, Some(WorkunitId::from_index(state.workunits.len())));
+        state.workunits.push(Workunit {
+            project,
+            name: description.name.clone(),
+            app,
+            rsc_fpops_est: description.rsc_fpops_est,
+            rsc_fpops_bound: description.rsc_fpops_bound,
+            rsc_memory_bound: description.rsc_memory_bound,
+            rsc_disk_bound: description.rsc_disk_bound,
+            command_line: description.command_line.clone(),
+            input_files: file_refs(&description.file_refs, files),
+        });
+    }
+    let held = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        reply.results.iter().map(|r| r.name.as_str()),
+    );
+    // A reply naming a job twice is told apart by the count of names; only then is each
+    // looked at.
+    let mut taken: NameSet<'_, bool> =
+        NameSet::new(reply.results.iter().map(|r| r.name.as_str()), || false);
+    let repeats = taken.len() < reply.results.len();
+    state.jobs.reserve(reply.results.len());
+    for (position, description) in reply.results.iter().enumerate() {
+        if let Some(&index) = held.get(description.name.as_str()) {
+            // The project may move a job's deadline by sending it again.
+            state.jobs[index].report_deadline = description.report_deadline;
+            outcome
+                .problems
+                .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
+            continue;
+        }
+        if repeats
+            && taken.get_mut(&description.name).is_some_and(|seen| std::mem::replace(seen, true))
+        {
+            outcome
+                .problems
+                .push(ReplyProblem::DuplicateResult { result: description.name.clone() });
+            continue;
+        }
+        let wu_name = description.wu_name.as_str();
+        let workunit = match held_workunits.get(wu_name) {
+            Some(&index) => Some(WorkunitId::from_index(index)),
+            // Servers send each job's workunit beside it: try its place first.
+            None => match sent_ids.get(position) {
+                Some(&(name, Some(id))) if name == wu_name => Some(id),
+                _ => sent_workunits.get_mut(wu_name).and_then(|w| *w),
+            },
+        };
+        let Some(workunit) = workunit else {
+            outcome.problems.push(ReplyProblem::UnknownWorkunit {
+                result: description.name.clone(),
+                workunit: description.wu_name.clone(),
+            });
+            continue;
+        };
+        let app = state.workunit(workunit).app;
+        let Some(version) = find_version(
+            state,
+            app,
+            description.version_num,
+            &description.plan_class,
+            &description.platform,
+        ) else {
+            outcome.problems.push(ReplyProblem::NoAppVersion { result: description.name.clone() });
+            continue;
+        };
+        let job = new_job(state, project, description, workunit, version, files, now);
+        jobs_received[state.app_version(version).usage.main_resource()] += 1;
+        new_jobs.push(JobId::from_index(state.jobs.len()));
+        state.jobs.push(job);
+    }
+    (jobs_received, new_jobs)
+}
+
+/// A job of the reply, received `now`.
+fn new_job(
+    state: &ClientState,
+    project: ProjectId,
+    description: &ResultDescription,
+    workunit: WorkunitId,
+    version: AppVersionId,
+    files: &HashMap<String, FileId>,
+    now: Time,
+) -> Job {
+    let record = state.app_version(version);
+    let present = |reference: &FileRef| state.file(reference.file).status == FileStatus::Present;
+    let ready = state.workunit(workunit).input_files.iter().all(present)
+        && record.files.iter().all(present);
+    let mut job = Job::downloaded(
+        project,
+        description.name.clone(),
+        workunit,
+        version,
+        now,
+        description.report_deadline,
+    );
+    if !ready {
+        job.state = JobState::New;
+    }
+    record.platform.clone_into(&mut job.platform);
+    job.version_num = record.version_num;
+    record.plan_class.clone_into(&mut job.plan_class);
+    job.output_files = file_refs(&description.file_refs, files);
+    job
+}
+
+fn take_acks_and_aborts(
+    state: &mut ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+    now: Time,
+    outcome: &mut ReplyOutcome,
+) {
+    // Acknowledgements are for the results just reported: those are looked at first, and
+    // only a name not among them is looked for further (to tell an old one from none).
+    let mut acks = NameSet::new(reply.result_acks.iter().map(String::as_str), || false);
+    if !acks.is_empty() {
+        for job in &mut state.jobs {
+            if job.project == project
+                && job.ready_to_report
+                && !job.got_server_ack
+                && let Some(matched) = acks.get_mut(&job.name)
+                && !*matched
+            {
+                *matched = true;
+                job.got_server_ack = true;
+                outcome.acknowledged += 1;
+            }
+        }
+    }
+    let unmatched: Vec<&str> =
+        acks.into_entries().into_iter().filter(|(_, matched)| !matched).map(|(n, _)| n).collect();
+    let aborts: Vec<(&str, bool)> = (reply.result_aborts.iter().map(|n| (n.as_str(), false)))
+        .chain(reply.result_aborts_if_not_started.iter().map(|n| (n.as_str(), true)))
+        .collect();
+    if unmatched.is_empty() && aborts.is_empty() {
+        return;
+    }
+    let held = held_by_name(
+        state.jobs.iter().map(|j| (j.project, j.name.as_str())),
+        project,
+        unmatched.iter().copied().chain(aborts.iter().map(|(name, _)| *name)),
+    );
+    for name in reply.result_acks.iter().filter(|n| unmatched.contains(&n.as_str())) {
+        if !held.contains_key(name.as_str()) {
+            outcome.problems.push(ReplyProblem::UnknownResult { result: name.clone() });
+        }
+    }
+    for (name, only_unstarted) in aborts {
+        let Some(&index) = held.get(name) else {
+            outcome.problems.push(ReplyProblem::UnknownResult { result: name.to_owned() });
+            continue;
+        };
+        let id = JobId::from_index(index);
+        let job = &mut state.jobs[index];
+        if job.state.computing_done() || (only_unstarted && job.task.is_some()) {
+            continue;
+        }
+        if job.is_running() {
+            outcome.abort_running.push(id);
+            continue;
+        }
+        job.state = JobState::Aborted;
+        job.exit_status = EXIT_ABORTED_BY_PROJECT;
+        job.ready_to_report = true;
+        job.completed_time = now;
+        job.final_elapsed_time = job.elapsed_time();
+        job.task = None;
+        outcome.aborted.push(id);
+    }
+}
+
+/// The project's app of that name.
+fn find_app(state: &ClientState, project: ProjectId, name: &str) -> Option<AppId> {
+    state.apps.iter().position(|a| a.project == project && a.name == name).map(AppId::from_index)
+}
+
+/// The app version a job of `app` runs with: the one with its version number (when
+/// given), plan class and platform (when both name one); with no version number, the
+/// newest such.
+fn find_version(
+    state: &ClientState,
+    app: AppId,
+    version_num: Option<u32>,
+    plan_class: &str,
+    platform: &str,
+) -> Option<AppVersionId> {
+    let candidates = state.app_versions.iter().enumerate().filter(|(_, v)| {
+        v.app == app
+            && v.plan_class == plan_class
+            && (v.platform.is_empty() || platform.is_empty() || v.platform == platform)
+    });
+    match version_num {
+        Some(num) => candidates.filter(|(_, v)| v.version_num == num).map(|(i, _)| i).next(),
+        None => candidates.max_by_key(|(_, v)| v.version_num).map(|(i, _)| i),
+    }
+    .map(AppVersionId::from_index)
+}
+
+/// Whether a sent app version is the one a sent job names.
+fn version_matches(version: &AppVersionDescription, result: &ResultDescription) -> bool {
+    version.plan_class == result.plan_class
+        && result.version_num.is_none_or(|num| num == version.version_num)
+        && (version.platform.is_empty()
+            || result.platform.is_empty()
+            || version.platform == result.platform)
+}
+
+/// Which of `names` the project holds a record of, among `records` (each record's
+/// project and name, in index order): name to the record's index.
+///
+/// Every reply is checked against every held job, and the names a reply brings are
+/// nearly always new: the wanted names are a [`NameSet`], which turns most records away
+/// without comparing or hashing their names.
+fn held_by_name<'n, 'r>(
+    records: impl Iterator<Item = (ProjectId, &'r str)>,
+    project: ProjectId,
+    names: impl Iterator<Item = &'n str>,
+) -> HashMap<&'n str, usize> {
+    let mut wanted: NameSet<'n, Option<usize>> = NameSet::new(names, || None);
+    if !wanted.is_empty() {
+        for (index, (owner, name)) in records.enumerate() {
+            if owner == project
+                && let Some(slot) = wanted.get_mut(name)
+                && slot.is_none()
+            {
+                *slot = Some(index);
+            }
+        }
+    }
+    wanted.into_entries().into_iter().filter_map(|(name, index)| Some((name, index?))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ActiveTask, Project, SchedulerState};
+    use crate::protocol::{AppDescription, CoprocessorUsage, FileDescription, WorkunitDescription};
+
+    const P: ProjectId = ProjectId(0);
+
+    fn state() -> ClientState {
+        let mut state = ClientState::default();
+        state.projects.push(Project::new("p", "http://p/", 1.0));
+        state.projects.push(Project::new("q", "http://q/", 1.0));
+        state
+    }
+
+    fn version(app: &str, num: u32, coprocessor: Option<(&str, f64)>) -> AppVersionDescription {
+        AppVersionDescription {
+            app_name: app.into(),
+            version_num: num,
+            avg_ncpus: Some(1.0),
+            flops: Some(2e9),
+            coprocessor: coprocessor
+                .map(|(kind, count)| CoprocessorUsage { kind: kind.into(), count }),
+            ..AppVersionDescription::default()
+        }
+    }
+
+    fn job(name: &str, app: &str, num: u32) -> (WorkunitDescription, ResultDescription) {
+        let workunit = WorkunitDescription {
+            name: format!("wu_{name}"),
+            app_name: app.into(),
+            rsc_fpops_est: 1e12,
+            ..WorkunitDescription::default()
+        };
+        let result = ResultDescription {
+            name: name.into(),
+            wu_name: format!("wu_{name}"),
+            version_num: Some(num),
+            report_deadline: 5000.0,
+            ..ResultDescription::default()
+        };
+        (workunit, result)
+    }
+
+    /// A reply with app "a" (a CPU version 1 and an NVIDIA version 2) and two jobs.
+    fn reply() -> SchedulerReply {
+        let (w1, r1) = job("r1", "a", 1);
+        let (w2, r2) = job("r2", "a", 2);
+        SchedulerReply {
+            apps: vec![AppDescription { name: "a".into(), ..AppDescription::default() }],
+            app_versions: vec![version("a", 1, None), version("a", 2, Some(("NVIDIA", 0.5)))],
+            workunits: vec![w1, w2],
+            results: vec![r1, r2],
+            ..SchedulerReply::default()
+        }
+    }
+
+    #[test]
+    fn jobs_come_with_their_apps_and_versions_and_preview_agrees() {
+        let mut state = state();
+        let reply = reply();
+        let preview = work_reply(&state, P, &reply);
+        let outcome = apply_reply(&mut state, P, &reply, 100.0);
+        assert_eq!(outcome.work, preview);
+        assert_eq!(outcome.work.jobs_received[ResourceType::Cpu], 1);
+        assert_eq!(outcome.work.jobs_received[ResourceType::Nvidia], 1);
+        assert_eq!(outcome.new_jobs.len(), 2);
+        let gpu_job = state.job(outcome.new_jobs[1]);
+        let gpu_version = state.app_version(gpu_job.app_version.expect("matched"));
+        assert_eq!(gpu_version.usage.coprocessor, Some((ResourceType::Nvidia, 0.5)));
+        assert_eq!((gpu_job.version_num, gpu_job.received_time), (2, 100.0));
+        assert_eq!(gpu_job.state, JobState::FilesDownloaded, "no files to wait for");
+        assert!(state.projects[0].resources[ResourceType::Nvidia].has_app_version);
+        assert!(outcome.problems.is_empty());
+        // Sent again: nothing new, the deadline moves, and it is reported as a duplicate.
+        let mut again = reply.clone();
+        again.results[0].report_deadline = 6000.0;
+        let outcome = apply_reply(&mut state, P, &again, 200.0);
+        assert!(outcome.new_jobs.is_empty());
+        assert_eq!(state.jobs.len(), 2);
+        assert_eq!(state.jobs[0].report_deadline, 6000.0);
+        assert_eq!(outcome.problems.len(), 2);
+        assert_eq!(work_reply(&state, P, &again).jobs_received, ResourceMap::default());
+    }
+
+    #[test]
+    fn what_cannot_be_taken_is_reported_not_taken() {
+        let mut state = state();
+        let mut reply = reply();
+        reply.app_versions.push(version("a", 3, Some(("apple_gpu", 1.0))));
+        reply.app_versions.push(version("nope", 1, None));
+        let (w, mut r) = job("r3", "a", 3);
+        reply.workunits.push(w);
+        r.name = "r3".into();
+        reply.results.push(r);
+        let (_, orphan) = job("r4", "a", 1);
+        reply.results.push(orphan);
+        let preview = work_reply(&state, P, &reply);
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        assert_eq!(outcome.work, preview);
+        assert_eq!(outcome.new_jobs.len(), 2);
+        assert!(outcome.problems.contains(&ReplyProblem::UnsupportedCoprocessor {
+            app: "a".into(),
+            version_num: 3,
+            kind: "apple_gpu".into()
+        }));
+        assert!(outcome.problems.contains(&ReplyProblem::UnknownApp { app: "nope".into() }));
+        assert!(outcome.problems.contains(&ReplyProblem::NoAppVersion { result: "r3".into() }));
+        assert!(outcome.problems.contains(&ReplyProblem::UnknownWorkunit {
+            result: "r4".into(),
+            workunit: "wu_r4".into()
+        }));
+    }
+
+    #[test]
+    fn a_job_waits_for_files_it_does_not_have() {
+        let mut state = state();
+        let mut reply = reply();
+        reply.file_infos.push(FileDescription {
+            name: "in".into(),
+            urls: vec!["http://p/in".into()],
+            nbytes: Some(10.0),
+            ..FileDescription::default()
+        });
+        reply.file_infos.push(FileDescription {
+            name: "out".into(),
+            urls: vec!["http://p/upload".into()],
+            upload_when_present: true,
+            ..FileDescription::default()
+        });
+        reply.workunits[0].file_refs.push(FileReference {
+            file_name: "in".into(),
+            open_name: "input".into(),
+            ..FileReference::default()
+        });
+        reply.results[0].file_refs.push(FileReference {
+            file_name: "out".into(),
+            open_name: "output".into(),
+            ..FileReference::default()
+        });
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let id = outcome.new_jobs[0];
+        assert_eq!(state.job(id).state, JobState::New);
+        assert_eq!(state.file(state.job_input_files(id)[0].file).download_urls, ["http://p/in"]);
+        assert_eq!(state.open_name(&state.job_input_files(id)[0]), "input");
+        let output = state.file(state.job_output_files(id)[0].file);
+        assert_eq!(
+            (output.upload_urls.as_slice(), output.upload_when_present),
+            (&["http://p/upload".to_owned()][..], true)
+        );
+    }
+
+    #[test]
+    fn host_id_restarts_the_sequence_and_the_first_key_is_pinned() {
+        let mut state = state();
+        state.projects[0].rpc_seqno = 5;
+        let reply = SchedulerReply {
+            hostid: Some(42),
+            userid: Some(7),
+            user_name: Some("u".into()),
+            project_name: Some("Project P".into()),
+            code_sign_key: Some("1024\nab\n.".into()),
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &reply, 0.0);
+        let project = &state.projects[0];
+        assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
+        assert_eq!((project.name.as_str(), project.user_name.as_str()), ("Project P", "u"));
+        assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned("1024\nab\n.".into()));
+        let same = apply_reply(&mut state, P, &reply, 0.0);
+        assert_eq!(same.code_sign_key, CodeSignKeyUpdate::Unchanged);
+        let changed = SchedulerReply {
+            code_sign_key: Some("1024\ncd\n.".into()),
+            code_sign_key_signature: Some("ef\n.".into()),
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &changed, 0.0);
+        assert_eq!(
+            outcome.code_sign_key,
+            CodeSignKeyUpdate::ChangeOffered {
+                key: "1024\ncd\n.".into(),
+                signature: Some("ef\n.".into())
+            }
+        );
+        assert_eq!(state.projects[0].code_sign_key.as_deref(), Some("1024\nab\n."), "not taken");
+        // No host id in a reply: the sequence goes on.
+        state.projects[0].rpc_seqno = 3;
+        apply_reply(&mut state, P, &SchedulerReply::default(), 0.0);
+        assert_eq!(state.projects[0].rpc_seqno, 3);
+    }
+
+    #[test]
+    fn acknowledgements_and_aborts() {
+        let mut state = state();
+        let outcome = apply_reply(&mut state, P, &reply(), 0.0);
+        let (done, queued) = (outcome.new_jobs[0], outcome.new_jobs[1]);
+        state.jobs[done.index()].state = JobState::FilesUploaded;
+        state.jobs[done.index()].ready_to_report = true;
+        let ack = SchedulerReply {
+            result_acks: vec!["r1".into(), "r1".into(), "ghost".into()],
+            ..SchedulerReply::default()
+        };
+        let outcome = apply_reply(&mut state, P, &ack, 10.0);
+        assert_eq!(outcome.acknowledged, 1);
+        assert!(state.job(done).got_server_ack);
+        assert_eq!(outcome.problems, [ReplyProblem::UnknownResult { result: "ghost".into() }]);
+        // Another project's job of the same name is not this project's.
+        let other = apply_reply(&mut state, ProjectId(1), &ack, 10.0);
+        assert_eq!(other.acknowledged, 0);
+
+        let mut task = ActiveTask::new(0);
+        task.scheduler_state = SchedulerState::Running;
+        state.jobs[queued.index()].task = Some(task);
+        let abort = SchedulerReply {
+            result_aborts_if_not_started: vec!["r2".into()],
+            ..SchedulerReply::default()
+        };
+        assert!(apply_reply(&mut state, P, &abort, 20.0).aborted.is_empty(), "it has started");
+        let abort =
+            SchedulerReply { result_aborts: vec!["r2".into()], ..SchedulerReply::default() };
+        let outcome = apply_reply(&mut state, P, &abort, 20.0);
+        assert_eq!(outcome.abort_running, [queued], "the caller stops the task");
+        state.jobs[queued.index()].task = None;
+        let outcome = apply_reply(&mut state, P, &abort, 30.0);
+        assert_eq!(outcome.aborted, [queued]);
+        let job = state.job(queued);
+        assert_eq!(
+            (job.state, job.exit_status, job.ready_to_report),
+            (JobState::Aborted, 202, true)
+        );
+    }
+}

@@ -1,0 +1,491 @@
+//! The scheduler request the client makes from its state (DESIGN.md "The boundary
+//! between the core and the world": a `SchedulerRequest` goes out; seed 003 "Scheduler
+//! request and reply message"; seed 004 "Scheduling Server Changes"): pure, a function
+//! of the state, the RPC the control loop decided on, the client's identity and `now`.
+//!
+//! What goes in, and from where:
+//! - the account (authenticator, host id, RPC sequence number, code-signing key, cross
+//!   project id) and the duration correction factor: the project's record;
+//! - the resource-share fractions: the project's share of all projects', of those with
+//!   a runnable job (`rrs`), and of those that have one or can fetch (`prrs`);
+//! - the work request: the RPC's per-resource `req_seconds`/`req_ninstances` (CPU at
+//!   the top level, each usable GPU type in `<coprocs>`), `work_req_seconds`, and as
+//!   `estimated_delay` the time until the resource would idle (the round-robin
+//!   simulation's saturated time);
+//! - the host, its statistics and preferences: the state's, with cc_config's `<ncpus>`
+//!   reported as the CPU count as the real client reports it;
+//! - disk usage: BOINC's three figures and seed 004's three free-space figures;
+//! - the reported results (the RPC's), with their uploaded outputs; the project's other
+//!   jobs; the project's app versions and sticky files;
+//! - in-progress results: every job of any project that can still run on a resource
+//!   the request asks work for (those are the queues a server's deadline check needs),
+//!   with its deadline, remaining time (seed 000 notes 2–5, unscaled by availability:
+//!   the server scales by the request's time statistics) and what it occupies.
+
+use super::client_control::RpcCall;
+use super::name_set::NameSet;
+use crate::Time;
+use crate::disk::free_space_report;
+use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
+use crate::model::{
+    AppVersion, ClientState, FileStatus, Job, JobId, ProjectId, ResourceMap, ResourceType,
+};
+use crate::protocol::{
+    AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport, GpuReport, HostInfo,
+    InProgressResult, OtherResult, OutputFile, ReportedResult, SchedulerRequest, StickyFile,
+    TimeStatsReport,
+};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
+/// The BOINC client version boinc-rs reports: the protocol version it speaks. Servers
+/// choose reply formats by the client's version (message priorities, `<no_rsc_apps>`,
+/// `<dont_use_dcf/>`), so boinc-rs reports the version whose formats it reads.
+pub const PROTOCOL_VERSION: ClientVersion = ClientVersion { major: 8, minor: 3, release: 0 };
+
+/// What the client says about itself that is not in its state: its platform and
+/// version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientIdentity {
+    /// The platform its app versions are for (`<platform_name>`).
+    pub platform: String,
+    /// Other platforms it can run (`<alt_platform>`).
+    pub alt_platforms: Vec<String>,
+    /// The version it reports.
+    pub version: ClientVersion,
+}
+
+impl Default for ClientIdentity {
+    /// A 64-bit Linux client speaking [`PROTOCOL_VERSION`].
+    fn default() -> Self {
+        ClientIdentity {
+            platform: "x86_64-pc-linux-gnu".into(),
+            alt_platforms: Vec::new(),
+            version: PROTOCOL_VERSION,
+        }
+    }
+}
+
+/// The request for `call` at `now` (see the module documentation). The jobs it lists
+/// borrow their names from `state`.
+pub fn build_request<'s>(
+    state: &'s ClientState,
+    call: &RpcCall,
+    identity: &ClientIdentity,
+    now: Time,
+) -> SchedulerRequest<'s> {
+    let project_id = call.request.project;
+    let project = state.project(project_id);
+    let jobs = JobLists::gather(state, call, identity);
+    let share = project.resource_share.max(0.0);
+    let fraction = |total: f64| if total > 0.0 { share / total } else { 1.0 };
+    let runnable_share = state.total_share(|p| jobs.runnable_projects[p.index()]);
+    let potential_share = state.total_share(|p| {
+        let record = state.project(p);
+        jobs.runnable_projects[p.index()] || !(record.suspended || record.dont_request_more_work)
+    });
+    let work = &call.request.resources;
+    SchedulerRequest {
+        authenticator: project.authenticator.clone(),
+        hostid: project.hostid,
+        // A project that never gave a host id counts no requests.
+        rpc_seqno: if project.hostid == 0 { 0 } else { project.rpc_seqno },
+        client_version: identity.version,
+        resource_share_fraction: fraction(state.total_share(|_| true)),
+        rrs_fraction: fraction(runnable_share),
+        prrs_fraction: fraction(potential_share),
+        duration_correction_factor: project.duration_correction_factor,
+        allow_multiple_clients: false,
+        sandbox: false,
+        dont_send_work: project.dont_request_more_work,
+        work_req_seconds: call.request.work_req_seconds,
+        cpu_req_secs: work[ResourceType::Cpu].req_seconds,
+        cpu_req_instances: work[ResourceType::Cpu].req_ninstances,
+        estimated_delay: call.estimated_delay[ResourceType::Cpu],
+        client_cap_plan_class: true,
+        platform_name: identity.platform.clone(),
+        alt_platforms: identity.alt_platforms.clone(),
+        code_sign_key: project.code_sign_key.clone(),
+        working_global_preferences: Some(state.prefs.clone()),
+        cross_project_id: Some(project.cross_project_id.clone()).filter(|cpid| !cpid.is_empty()),
+        time_stats: time_stats(state, now),
+        net_stats: state.net_stats,
+        host_info: host_info(state),
+        disk_usage: disk_usage(state, project_id, now),
+        coprocs: gpu_reports(state, call),
+        results: jobs.reported,
+        sticky_files: sticky_files(state, project_id),
+        app_versions: jobs.app_versions,
+        other_results: jobs.other,
+        in_progress_results: Some(jobs.in_progress),
+    }
+}
+
+/// The request's lists that come from the jobs, gathered in one pass over them.
+struct JobLists<'s> {
+    reported: Vec<ReportedResult>,
+    other: Vec<OtherResult<'s>>,
+    in_progress: Vec<InProgressResult<'s>>,
+    app_versions: Vec<AppVersionDescription>,
+    /// By project index: it has a job that can run.
+    runnable_projects: Vec<bool>,
+}
+
+impl<'s> JobLists<'s> {
+    fn gather(state: &'s ClientState, call: &RpcCall, identity: &ClientIdentity) -> Self {
+        let project = call.request.project;
+        // The project's versions, as listed, and each version's place in the list.
+        let mut listed = vec![-1i32; state.app_versions.len()];
+        let mut app_versions = Vec::new();
+        for (index, version) in state.app_versions.iter().enumerate() {
+            if version.project == project {
+                listed[index] = app_versions.len() as i32;
+                app_versions.push(version_description(state, version, identity));
+            }
+        }
+        let requested = ResourceMap::from_fn(|r| call.request.requests(r));
+        let any_requested = requested.0.contains(&true);
+        let reported_names = NameSet::new(call.reported.iter().map(String::as_str), || ());
+        let mut lists = JobLists {
+            reported: Vec::with_capacity(call.reported.len()),
+            other: Vec::new(),
+            // At most every job: one allocation rather than a growing list.
+            in_progress: Vec::with_capacity(if any_requested { state.jobs.len() } else { 0 }),
+            app_versions,
+            runnable_projects: vec![false; state.projects.len()],
+        };
+        for (index, job) in state.jobs.iter().enumerate() {
+            if job.project == project {
+                if job.ready_to_report {
+                    if !job.got_server_ack && reported_names.contains(&job.name) {
+                        lists.reported.push(reported_result(state, job, identity));
+                    }
+                } else {
+                    let version = job.app_version.map_or(-1, |v| listed[v.index()]);
+                    let plan_class =
+                        job.app_version.map_or("", |v| state.app_version(v).plan_class.as_str());
+                    lists.other.push(OtherResult {
+                        name: Cow::Borrowed(&job.name),
+                        app_version: version,
+                        plan_class: Cow::Borrowed(plan_class),
+                    });
+                }
+            }
+            let Some(version) = job.app_version else { continue };
+            let id = JobId::from_index(index);
+            let runnable = &mut lists.runnable_projects[job.project.index()];
+            if !*runnable && state.job_runnable(id) {
+                *runnable = true;
+            }
+            let usage = state.app_version(version).usage;
+            if !any_requested || !requested[usage.main_resource()] || !state.job_nearly_runnable(id)
+            {
+                continue;
+            }
+            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+            let flops = usable_flops(state.app_version(version).flops, state.host.p_fpops);
+            let dcf = project_dcf(state.project(job.project));
+            let unstarted = unstarted_from(fpops_est, flops, dcf);
+            let remaining = remaining_after(unstarted, job);
+            if remaining > 0.0 {
+                lists.in_progress.push(InProgressResult {
+                    name: Cow::Borrowed(&job.name),
+                    report_deadline: job.report_deadline,
+                    time_remaining: remaining,
+                    avg_ncpus: usage.avg_ncpus,
+                    gpu: usage.coprocessor,
+                });
+            }
+        }
+        lists
+    }
+}
+
+/// An app version as a request lists it.
+fn version_description(
+    state: &ClientState,
+    version: &AppVersion,
+    identity: &ClientIdentity,
+) -> AppVersionDescription {
+    AppVersionDescription {
+        app_name: state.app(version.app).name.clone(),
+        version_num: version.version_num,
+        platform: platform_or(&version.platform, identity),
+        plan_class: version.plan_class.clone(),
+        api_version: version.api_version.clone(),
+        avg_ncpus: Some(version.usage.avg_ncpus),
+        max_ncpus: None,
+        flops: Some(version.flops),
+        cmdline: version.cmdline.clone(),
+        coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
+            kind: resource.boinc_name().to_owned(),
+            count,
+        }),
+        file_refs: Vec::new(),
+        // The client's own learning: kept in its state file, not told to projects.
+        duration_correction_factor: None,
+    }
+}
+
+/// A platform as reported: the record's, or the client's own where the record has none.
+fn platform_or(platform: &str, identity: &ClientIdentity) -> String {
+    if platform.is_empty() { identity.platform.clone() } else { platform.to_owned() }
+}
+
+/// A finished job as reported, with its uploaded outputs.
+fn reported_result(state: &ClientState, job: &Job, identity: &ClientIdentity) -> ReportedResult {
+    let output_files = job
+        .output_files
+        .iter()
+        .filter_map(|reference| state.files.get(reference.file.index()))
+        .filter(|file| file.uploaded)
+        .map(|file| OutputFile {
+            name: file.name.clone(),
+            nbytes: file.nbytes,
+            max_nbytes: file.max_nbytes,
+            md5_cksum: file.md5_cksum.clone(),
+            upload_urls: file.upload_urls.clone(),
+        })
+        .collect();
+    ReportedResult {
+        name: job.name.clone(),
+        final_cpu_time: job.final_cpu_time,
+        final_elapsed_time: job.final_elapsed_time,
+        exit_status: job.exit_status,
+        state: job.state.code(),
+        platform: platform_or(&job.platform, identity),
+        version_num: job.version_num,
+        plan_class: job.plan_class.clone(),
+        final_peak_working_set_size: None,
+        final_peak_disk_usage: None,
+        app_version_num: Some(job.version_num),
+        stderr_out: job.stderr_out.clone(),
+        output_files,
+    }
+}
+
+fn time_stats(state: &ClientState, now: Time) -> TimeStatsReport {
+    TimeStatsReport { now: Some(now), ..TimeStatsReport::from_fractions(&state.time_stats) }
+}
+
+fn host_info(state: &ClientState) -> HostInfo {
+    let host = &state.host;
+    HostInfo {
+        description: host.description.clone(),
+        p_ncpus: state.reported_ncpus(),
+        p_fpops: host.p_fpops,
+        m_nbytes: host.m_nbytes,
+        m_swap: host.m_swap,
+        d_total: host.d_total,
+        d_free: host.d_free,
+        n_usable_coprocs: ResourceType::GPUS.iter().map(|&r| state.instances(r)).sum(),
+    }
+}
+
+/// BOINC's disk figures and seed 004's free-space figures for a request to `project`.
+fn disk_usage(state: &ClientState, project: ProjectId, now: Time) -> DiskUsageReport {
+    let (usage, figures) = free_space_report(state, project, 0.0, now);
+    DiskUsageReport {
+        d_boinc_used_total: usage.all_projects_usage(),
+        d_boinc_used_project: usage.project_usage.get(project.index()).copied().unwrap_or(0.0),
+        d_project_share: usage.limits.project_limit(project).max(0.0),
+        free_space: Some(figures),
+    }
+}
+
+/// Each GPU type the client may use, with the work asked of it.
+fn gpu_reports(state: &ClientState, call: &RpcCall) -> Vec<GpuReport> {
+    ResourceType::GPUS
+        .into_iter()
+        .filter_map(|resource| {
+            let count = state.instances(resource);
+            let coprocessor = state.host.coprocessors[resource].as_ref().filter(|_| count > 0)?;
+            let work = call.request.resources[resource];
+            Some(GpuReport {
+                resource,
+                count,
+                name: coprocessor.name.clone(),
+                available_ram: coprocessor.available_ram,
+                peak_flops: coprocessor.peak_flops,
+                req_secs: work.req_seconds,
+                req_instances: work.req_ninstances,
+                estimated_delay: call.estimated_delay[resource],
+            })
+        })
+        .collect()
+}
+
+/// The project's sticky files.
+fn sticky_files(state: &ClientState, project: ProjectId) -> Vec<StickyFile> {
+    state
+        .files
+        .iter()
+        .filter(|f| f.project == project && f.sticky)
+        .map(|f| StickyFile {
+            name: f.name.clone(),
+            nbytes: f.nbytes,
+            status: match f.status {
+                FileStatus::NotPresent => 0,
+                FileStatus::Present => 1,
+                FileStatus::Error(code) => i64::from(code),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        App, AppId, AppVersionId, Coprocessor, FileInfo, FileRef, JobState, Project, ResourceUsage,
+        Workunit, WorkunitId,
+    };
+    use crate::work_fetch::{ResourceRequest, WorkRequest};
+
+    const CPU: ResourceUsage = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+    const GPU: ResourceUsage =
+        ResourceUsage { avg_ncpus: 0.2, coprocessor: Some((ResourceType::Nvidia, 1.0)) };
+
+    /// Projects a (share 3) and b (share 1), a CPU and a GPU version for a, a CPU
+    /// version for b; two GPUs; four CPUs limited by cc_config to three.
+    fn state() -> ClientState {
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 4;
+        state.config.ncpus = Some(3);
+        state.host.coprocessors[ResourceType::Nvidia] = Some(Coprocessor {
+            resource: ResourceType::Nvidia,
+            name: "gpu".into(),
+            count: 2,
+            peak_flops: 1e12,
+            available_ram: 4e9,
+        });
+        state.projects.push(Project::new("a", "http://a/", 3.0));
+        state.projects.push(Project::new("b", "http://b/", 1.0));
+        for (project, app) in [(0, "x"), (1, "y")] {
+            state.apps.push(App::new(ProjectId(project), app));
+        }
+        state.app_versions.push(AppVersion::new(ProjectId(0), AppId(0), 1, "", CPU, 1e9));
+        state.app_versions.push(AppVersion::new(ProjectId(0), AppId(0), 2, "cuda", GPU, 1e11));
+        state.app_versions.push(AppVersion::new(ProjectId(1), AppId(1), 1, "", CPU, 1e9));
+        state
+    }
+
+    fn add_job(state: &mut ClientState, name: &str, version: usize, deadline: f64) -> JobId {
+        let record = &state.app_versions[version];
+        let (project, app) = (record.project, record.app);
+        state.workunits.push(Workunit {
+            project,
+            name: name.into(),
+            app,
+            rsc_fpops_est: 3.6e12,
+            rsc_fpops_bound: 3.6e13,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            command_line: String::new(),
+            input_files: Vec::new(),
+        });
+        let workunit = WorkunitId::from_index(state.workunits.len() - 1);
+        let version = AppVersionId::from_index(version);
+        state.jobs.push(Job::downloaded(project, name, workunit, version, 0.0, deadline));
+        JobId::from_index(state.jobs.len() - 1)
+    }
+
+    fn call(resources: &[(ResourceType, f64)], reported: &[&str]) -> RpcCall {
+        let mut map = ResourceMap::<ResourceRequest>::default();
+        for &(resource, seconds) in resources {
+            map[resource] = ResourceRequest { req_seconds: seconds, req_ninstances: 0.0 };
+        }
+        RpcCall {
+            request: WorkRequest { project: ProjectId(0), resources: map, work_req_seconds: 0.0 },
+            reported: reported.iter().map(|r| r.to_string()).collect(),
+            estimated_delay: ResourceMap::from_fn(|r| if r.is_gpu() { 60.0 } else { 30.0 }),
+        }
+    }
+
+    #[test]
+    fn shares_host_and_work_asked() {
+        let mut state = state();
+        add_job(&mut state, "b1", 2, 1e6);
+        state.projects[0].hostid = 9;
+        state.projects[0].rpc_seqno = 4;
+        let request = build_request(
+            &state,
+            &call(&[(ResourceType::Cpu, 100.0), (ResourceType::Nvidia, 50.0)], &[]),
+            &ClientIdentity::default(),
+            10.0,
+        );
+        assert_eq!((request.hostid, request.rpc_seqno), (9, 4));
+        assert_eq!(request.resource_share_fraction, 0.75);
+        assert_eq!(request.rrs_fraction, 3.0, "only b has a job that can run");
+        assert_eq!(request.prrs_fraction, 0.75);
+        assert_eq!(request.host_info.p_ncpus, 3, "cc_config's count, as the real client reports");
+        assert_eq!(request.host_info.n_usable_coprocs, 2);
+        assert_eq!((request.cpu_req_secs, request.estimated_delay), (100.0, 30.0));
+        let gpu = request.gpu(ResourceType::Nvidia).expect("the GPU is listed");
+        assert_eq!((gpu.count, gpu.req_secs, gpu.estimated_delay), (2, 50.0, 60.0));
+        assert_eq!(request.usable_instances(ResourceType::Cpu), 3);
+        assert_eq!(request.time_stats.now, Some(10.0));
+        let listed: Vec<(u32, &str)> =
+            request.app_versions.iter().map(|v| (v.version_num, v.plan_class.as_str())).collect();
+        assert_eq!(listed, [(1, ""), (2, "cuda")], "the project's own versions");
+        assert_eq!(
+            request.app_versions[1].coprocessor.as_ref().map(|c| c.kind.as_str()),
+            Some("NVIDIA")
+        );
+        state.config.no_gpus = true;
+        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        assert!(request.coprocs.is_empty() && request.host_info.n_usable_coprocs == 0);
+        // No host id yet: no requests are counted.
+        state.projects[0].hostid = 0;
+        let request = build_request(&state, &call(&[], &[]), &ClientIdentity::default(), 10.0);
+        assert_eq!(request.rpc_seqno, 0);
+    }
+
+    #[test]
+    fn jobs_reported_held_and_in_progress() {
+        let mut state = state();
+        let done = add_job(&mut state, "done", 0, 1e6);
+        let queued = add_job(&mut state, "queued", 1, 2e6);
+        let cpu_queued = add_job(&mut state, "cpu", 0, 3e6);
+        let other = add_job(&mut state, "other", 2, 4e6);
+        state.files.push(FileInfo::new(ProjectId(0), "done_out", 5.0));
+        state.files[0].uploaded = true;
+        state.files[0].upload_urls.push("http://a/upload".into());
+        let job = &mut state.jobs[done.index()];
+        job.state = JobState::FilesUploaded;
+        job.ready_to_report = true;
+        job.exit_status = 0;
+        job.stderr_out = "fine".into();
+        job.output_files.push(FileRef::new(crate::model::FileId(0)));
+        let identity = ClientIdentity::default();
+        let request = build_request(
+            &state,
+            &call(&[(ResourceType::Nvidia, 10.0)], &["done"]),
+            &identity,
+            0.0,
+        );
+        let reported = &request.results[0];
+        assert_eq!((reported.name.as_str(), reported.state), ("done", 5));
+        assert_eq!(reported.platform, identity.platform, "the client's own platform");
+        assert_eq!(reported.output_files[0].upload_urls, ["http://a/upload"]);
+        let others: Vec<(&str, i32, &str)> = request
+            .other_results
+            .iter()
+            .map(|o| (o.name.as_ref(), o.app_version, o.plan_class.as_ref()))
+            .collect();
+        assert_eq!(others, [("queued", 1, "cuda"), ("cpu", 0, "")]);
+        // Only the GPU is asked for: its queue, of any project, is what the server checks.
+        let in_progress = request.in_progress_results.as_ref().expect("always sent");
+        let names: Vec<&str> = in_progress.iter().map(|r| r.name.as_ref()).collect();
+        assert_eq!(names, ["queued"]);
+        assert_eq!(in_progress[0].gpu, Some((ResourceType::Nvidia, 1.0)));
+        assert_eq!(in_progress[0].time_remaining, 36.0, "3.6e12 flops at 1e11");
+        let request =
+            build_request(&state, &call(&[(ResourceType::Cpu, 10.0)], &[]), &identity, 0.0);
+        let names: Vec<&str> =
+            request.in_progress_results.iter().flatten().map(|r| r.name.as_ref()).collect();
+        assert_eq!(names, ["cpu", "other"]);
+        assert!(request.results.is_empty(), "reported only when the call reports it");
+        let _ = (queued, cpu_queued, other);
+    }
+}

@@ -1,0 +1,288 @@
+//! What a user (or a host program, or a GUI RPC client) asks of the client, and what it
+//! does to the state: suspending and resuming projects and tasks, aborting a task, the
+//! run modes, asking a project for an RPC, "no new tasks", detaching and attaching.
+//! The control loop applies an action at once and schedules again, so its effect on the
+//! processes (a task suspended, a job started) follows in the same instant.
+
+use crate::Time;
+use crate::model::{CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use serde::{Deserialize, Serialize};
+
+/// BOINC's exit status for a result the user aborted.
+pub const EXIT_ABORTED_VIA_GUI: i32 = 203;
+
+/// An action a user asks for. Projects are named by name or master URL, tasks by their
+/// job (result) name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum UserAction {
+    /// Suspend a project: its tasks stop, it is not asked for work.
+    SuspendProject(String),
+    /// Resume a project.
+    ResumeProject(String),
+    /// Suspend a task.
+    SuspendTask(String),
+    /// Resume a task.
+    ResumeTask(String),
+    /// Abort a task: its process is killed, its job ends in an error and is reported.
+    AbortTask(String),
+    /// Set the computing run mode.
+    SetRunMode(RunMode),
+    /// Set the GPU run mode.
+    SetGpuMode(RunMode),
+    /// Set the network mode.
+    SetNetworkMode(RunMode),
+    /// Contact the project's scheduler at the next opportunity (report, fetch).
+    UpdateProject(String),
+    /// "No new tasks": don't ask the project for work.
+    NoMoreWork(String),
+    /// Allow asking the project for work again.
+    AllowMoreWork(String),
+    /// Detach from a project: it gets no more work and its jobs are dropped (running
+    /// ones are aborted).
+    Detach(String),
+    /// Attach (again) to a project the client knows by its master URL or name.
+    Attach(String),
+    /// Reset a project: its jobs are dropped (running ones aborted) and its backoffs
+    /// cleared, and it is asked for work again, as if newly attached.
+    ResetProject(String),
+    /// Preferences re-read by the host (global_prefs.xml with its override on top).
+    SetPreferences(Prefs),
+    /// Client options re-read by the host (cc_config.xml).
+    SetConfig(CcConfig),
+}
+
+/// Why an action could not be applied.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum UserActionError {
+    /// No project with that name or master URL.
+    #[error(
+        "no project named or with master URL '{0}'; `boinc-rs status` lists the attached projects"
+    )]
+    UnknownProject(String),
+    /// No task (job) with that name.
+    #[error("no task named '{0}'; `boinc-rs tasks` lists the tasks")]
+    UnknownTask(String),
+    /// The task is finished: there is nothing to suspend, resume or abort.
+    #[error("task '{0}' has already finished computing")]
+    TaskDone(String),
+}
+
+/// What an applied action asks of the control loop beyond the state change.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActionEffect {
+    /// Jobs whose tasks must be aborted now (their processes killed).
+    pub abort: Vec<JobId>,
+    /// Jobs to drop from the state altogether (a detached project's).
+    pub forget: Vec<JobId>,
+}
+
+/// Finds a project by name or master URL (the URL first: names may clash).
+pub fn find_project(state: &ClientState, name: &str) -> Result<ProjectId, UserActionError> {
+    state
+        .project_ids()
+        .find(|&p| state.project(p).master_url == name)
+        .or_else(|| state.project_ids().find(|&p| state.project(p).name == name))
+        .ok_or_else(|| UserActionError::UnknownProject(name.to_string()))
+}
+
+/// Finds a job by name.
+pub fn find_job(state: &ClientState, name: &str) -> Result<JobId, UserActionError> {
+    state
+        .job_ids()
+        .find(|&j| state.job(j).name == name)
+        .ok_or_else(|| UserActionError::UnknownTask(name.to_string()))
+}
+
+/// Applies `action` to the state at `now`.
+pub fn apply_user_action(
+    state: &mut ClientState,
+    action: &UserAction,
+    now: Time,
+) -> Result<ActionEffect, UserActionError> {
+    let mut effect = ActionEffect::default();
+    match action {
+        UserAction::SuspendProject(name) => {
+            let p = find_project(state, name)?;
+            state.projects[p.index()].suspended = true;
+        }
+        UserAction::ResumeProject(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            // A detached project stays suspended until it is attached again.
+            project.suspended = project.detached;
+        }
+        UserAction::SuspendTask(name) | UserAction::ResumeTask(name) => {
+            let j = find_job(state, name)?;
+            if state.job(j).state.computing_done() {
+                return Err(UserActionError::TaskDone(name.clone()));
+            }
+            state.jobs[j.index()].suspended = matches!(action, UserAction::SuspendTask(_));
+        }
+        UserAction::AbortTask(name) => {
+            let j = find_job(state, name)?;
+            if state.job(j).state.computing_done() {
+                return Err(UserActionError::TaskDone(name.clone()));
+            }
+            abort_job(state, j, now);
+            effect.abort.push(j);
+        }
+        UserAction::SetRunMode(mode) => state.run_mode = *mode,
+        UserAction::SetGpuMode(mode) => state.gpu_mode = *mode,
+        UserAction::SetNetworkMode(mode) => state.network_mode = *mode,
+        UserAction::UpdateProject(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.sched_rpc_pending = true;
+            // The user asked: the project's own delay request stands, but a backoff
+            // from failures does not (as BOINC's "Update" does).
+            if project.nrpc_failures > 0 {
+                project.min_rpc_time = project.min_rpc_time.min(now);
+            }
+        }
+        UserAction::NoMoreWork(name) => {
+            let p = find_project(state, name)?;
+            state.projects[p.index()].dont_request_more_work = true;
+        }
+        UserAction::AllowMoreWork(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.dont_request_more_work = project.detached;
+        }
+        UserAction::Detach(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.detached = true;
+            project.suspended = true;
+            project.dont_request_more_work = true;
+            project.sched_rpc_pending = false;
+            drop_jobs_of(state, p, &mut effect);
+        }
+        UserAction::Attach(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.detached = false;
+            project.suspended = false;
+            project.dont_request_more_work = false;
+            project.sched_rpc_pending = true;
+        }
+        UserAction::ResetProject(name) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.sched_rpc_pending = !project.detached;
+            project.nrpc_failures = 0;
+            project.min_rpc_time = project.min_rpc_time.min(now);
+            for (_, resource) in project.resources.iter_mut() {
+                resource.backoff_time = 0.0;
+                resource.backoff_interval = 0.0;
+            }
+            drop_jobs_of(state, p, &mut effect);
+        }
+        UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
+        UserAction::SetConfig(config) => state.config = config.clone(),
+    }
+    Ok(effect)
+}
+
+/// Drops every job of project `p` (detach, reset): the running ones are aborted first.
+fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
+    for j in state.job_ids().filter(|&j| state.job(j).project == p) {
+        if state.job(j).is_running() {
+            effect.abort.push(j);
+        }
+        effect.forget.push(j);
+    }
+}
+
+/// Ends job `j` as aborted by the user: reported with BOINC's "aborted via GUI" status.
+fn abort_job(state: &mut ClientState, j: JobId, now: Time) {
+    let job = &mut state.jobs[j.index()];
+    job.final_elapsed_time = job.elapsed_time();
+    job.state = JobState::Aborted;
+    job.exit_status = EXIT_ABORTED_VIA_GUI;
+    job.ready_to_report = true;
+    job.completed_time = now;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SyntheticHost, synthetic_host};
+
+    fn state() -> ClientState {
+        synthetic_host(SyntheticHost {
+            ncpus: 4,
+            njobs: 60,
+            running_prefix: 8,
+            seed: 3,
+            now: 1000.0,
+        })
+    }
+
+    #[test]
+    fn projects_are_found_by_url_before_name() {
+        let mut s = state();
+        s.projects[1].name = s.projects[0].master_url.clone();
+        assert_eq!(find_project(&s, &s.projects[0].master_url.clone()), Ok(ProjectId(0)));
+        assert!(matches!(find_project(&s, "nobody"), Err(UserActionError::UnknownProject(_))));
+    }
+
+    #[test]
+    fn detach_drops_every_job_and_aborts_the_running_ones() {
+        let mut s = state();
+        let p = s.jobs.iter().find(|j| j.is_running()).map(|j| j.project).unwrap();
+        let url = s.project(p).master_url.clone();
+        let effect = apply_user_action(&mut s, &UserAction::Detach(url.clone()), 2000.0).unwrap();
+        let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
+        assert_eq!(effect.forget, of_p);
+        assert!(!effect.abort.is_empty());
+        assert!(effect.abort.iter().all(|j| s.job(*j).is_running()));
+        assert!(s.project(p).detached && s.project(p).suspended);
+        apply_user_action(&mut s, &UserAction::ResumeProject(url.clone()), 2000.0).unwrap();
+        assert!(s.project(p).suspended, "resuming does not undo a detach");
+        apply_user_action(&mut s, &UserAction::Attach(url), 2000.0).unwrap();
+        assert!(!s.project(p).detached && !s.project(p).suspended);
+    }
+
+    #[test]
+    fn reset_drops_the_jobs_but_keeps_the_project_attached() {
+        let mut s = state();
+        let p = s.jobs.iter().find(|j| j.is_running()).map(|j| j.project).unwrap();
+        let url = s.project(p).master_url.clone();
+        s.projects[p.index()].nrpc_failures = 3;
+        s.projects[p.index()].min_rpc_time = 9000.0;
+        let effect = apply_user_action(&mut s, &UserAction::ResetProject(url), 2000.0).unwrap();
+        let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
+        assert_eq!(effect.forget, of_p);
+        assert!(effect.abort.iter().all(|j| s.job(*j).is_running()));
+        let project = s.project(p);
+        assert!(!project.detached && !project.suspended && project.sched_rpc_pending);
+        assert_eq!((project.nrpc_failures, project.min_rpc_time), (0, 2000.0));
+    }
+
+    #[test]
+    fn preferences_and_options_are_replaced() {
+        let mut s = state();
+        let prefs = Prefs { work_buf_min_days: 2.0, ..Prefs::default() };
+        apply_user_action(&mut s, &UserAction::SetPreferences(prefs.clone()), 1.0).unwrap();
+        assert_eq!(s.prefs, prefs);
+        let config = CcConfig { ncpus: Some(2), ..CcConfig::default() };
+        apply_user_action(&mut s, &UserAction::SetConfig(config.clone()), 1.0).unwrap();
+        assert_eq!(s.config, config);
+    }
+
+    #[test]
+    fn abort_reports_the_job_as_aborted() {
+        let mut s = state();
+        let j = s.job_ids().find(|&j| s.job(j).is_running()).unwrap();
+        let name = s.job(j).name.clone();
+        let effect = apply_user_action(&mut s, &UserAction::AbortTask(name.clone()), 5.0).unwrap();
+        assert_eq!(effect.abort, vec![j]);
+        assert_eq!(s.job(j).state, JobState::Aborted);
+        assert_eq!(s.job(j).exit_status, EXIT_ABORTED_VIA_GUI);
+        assert!(s.job(j).ready_to_report);
+        assert_eq!(
+            apply_user_action(&mut s, &UserAction::AbortTask(name.clone()), 6.0),
+            Err(UserActionError::TaskDone(name))
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! BOINC's account manager protocol, the client's side (the `acct_mgr_request` a client
+//! POSTs to the manager's `rpc.php`, the `acct_mgr_reply` it gets back, and what the
+//! client does about the reply): how volunteers run many hosts from one web account.
+//! Pure: the host service sends the request over HTTP, checks the URL signatures with
+//! the manager's key, and carries the plan out.
+
+mod plan;
+mod raw_element;
+mod reply;
+mod request;
+
+pub use plan::{
+    AccountManagerAction, AccountManagerPlan, DEFAULT_REPEAT_SECONDS, Rejection, plan_reply,
+};
+pub use reply::{AccountManagerAccount, AccountManagerReply, parse_acct_mgr_reply};
+pub use request::{AccountManagerProject, AccountManagerRequest, write_acct_mgr_request};

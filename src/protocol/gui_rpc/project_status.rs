@@ -1,0 +1,93 @@
+//! `<project>` (GUI RPC `get_project_status`, `get_state`, `get_simple_gui_info`): a
+//! project as BOINC 7.20.5 writes it (fixture gui_rpc_get_state_with_projects.txt),
+//! with the fields the model keeps; the flags (`<suspended_via_gui/>`,
+//! `<dont_request_more_work/>`, ...) only when set, as BOINC writes them.
+
+use super::view::ClientView;
+use crate::disk::limits::project_usage;
+use crate::model::{ProjectId, ResourceType};
+use crate::protocol::xml_out::XmlOut;
+
+/// BOINC's name for a resource in `<rsc_backoff_time><name>`.
+pub(crate) fn resource_name(resource: ResourceType) -> &'static str {
+    match resource {
+        ResourceType::Cpu => "CPU",
+        ResourceType::Nvidia => "NVIDIA",
+        ResourceType::Amd => "ATI",
+        ResourceType::Intel => "intel_gpu",
+    }
+}
+
+/// Writes one `<project>`; `disk_usage` is each project's usage, bytes, by id.
+pub(crate) fn write_project(
+    out: &mut XmlOut,
+    view: &ClientView,
+    id: ProjectId,
+    disk_usage: &[f64],
+) {
+    let state = view.state;
+    let project = state.project(id);
+    let account = &project.account;
+    out.start("project");
+    out.text("master_url", &project.master_url);
+    out.text("project_name", &project.name);
+    out.text("user_name", &project.user_name);
+    out.text("team_name", &project.team_name);
+    out.real("user_total_credit", account.user_total_credit);
+    out.real("user_expavg_credit", account.user_expavg_credit);
+    out.int("userid", saturating_i64(project.userid));
+    out.int("teamid", saturating_i64(project.teamid));
+    out.int("hostid", saturating_i64(project.hostid));
+    out.real("host_total_credit", account.host_total_credit);
+    out.real("host_expavg_credit", account.host_expavg_credit);
+    out.int("nrpc_failures", project.nrpc_failures);
+    out.int("master_fetch_failures", project.master_fetch_failures);
+    out.real("min_rpc_time", project.min_rpc_time);
+    out.real("rec", project.rec);
+    out.real("rec_time", project.rec_time);
+    out.real("resource_share", project.resource_share);
+    out.real("disk_usage", disk_usage.get(id.index()).copied().unwrap_or(0.0));
+    out.real("duration_correction_factor", project.duration_correction_factor);
+    out.bit("sched_rpc_pending", project.sched_rpc_pending);
+    out.real("last_rpc_time", project.last_rpc_time);
+    out.flag("master_url_fetch_pending", project.master_fetch_pending);
+    out.flag("suspended_via_gui", project.suspended);
+    out.flag("dont_request_more_work", project.dont_request_more_work);
+    out.flag("scheduler_rpc_in_progress", view.in_flight.contains(&id));
+    out.flag("attached_via_acct_mgr", account.attached_via_acct_mgr);
+    out.flag("non_cpu_intensive", project.non_cpu_intensive);
+    for resource in state.usable_resources() {
+        let backoff = &project.resources[resource];
+        for (element, value) in [
+            ("rsc_backoff_time", backoff.backoff_time),
+            ("rsc_backoff_interval", backoff.backoff_interval),
+        ] {
+            out.start(element);
+            out.text("name", resource_name(resource));
+            out.real("value", value);
+            out.end(element);
+        }
+    }
+    out.end("project");
+}
+
+/// Every project still attached, in the state's order.
+pub(crate) fn write_each_project(out: &mut XmlOut, view: &ClientView) {
+    let disk_usage = project_usage(view.state);
+    for id in view.state.project_ids().filter(|&p| view.shown(p)) {
+        write_project(out, view, id, &disk_usage);
+    }
+}
+
+/// The `<projects>` of `get_project_status`.
+pub(crate) fn write_projects(out: &mut XmlOut, view: &ClientView) {
+    out.start("projects");
+    write_each_project(out, view);
+    out.end("projects");
+}
+
+/// An id as GUI RPC writes it (a signed number); ids past its range are written as its
+/// largest.
+fn saturating_i64(id: u64) -> i64 {
+    i64::try_from(id).unwrap_or(i64::MAX)
+}

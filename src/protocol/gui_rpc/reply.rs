@@ -1,0 +1,179 @@
+//! GUI RPC replies (DESIGN.md "Protocol facts", GUI RPC): the envelope
+//! `<boinc_gui_rpc_reply>\n BODY </boinc_gui_rpc_reply>\n` and the terminating byte
+//! 0x03, and every reply body, rendered from a [`ClientView`] and the event log. Each
+//! function returns a body; [`frame_reply`] wraps it for the wire.
+
+use super::cc_status::{suspend_reason, write_cc_status};
+use super::client_state::write_client_state;
+use super::disk_usage::write_disk_usage;
+use super::host_info::write_host_info;
+use super::messages::{write_message_count, write_messages, write_notices};
+use super::operation::Operation;
+use super::project_status::{write_each_project, write_projects};
+use super::results::{write_each_result, write_result, write_results};
+use super::statistics::write_statistics;
+use super::transfers::write_file_transfers;
+use super::view::{ClientView, PROTOCOL_VERSION};
+use crate::control::MessageLog;
+use crate::protocol::xml_out::XmlOut;
+
+/// The byte that ends every request and reply.
+pub const TERMINATOR: u8 = 0x03;
+
+/// A reply on the wire: the body in the reply envelope, then the terminator.
+pub fn frame_reply(body: &[u8]) -> Vec<u8> {
+    const OPEN: &[u8] = b"<boinc_gui_rpc_reply>\n";
+    const CLOSE: &[u8] = b"</boinc_gui_rpc_reply>\n";
+    let mut framed = Vec::with_capacity(OPEN.len() + body.len() + CLOSE.len() + 1);
+    framed.extend_from_slice(OPEN);
+    framed.extend_from_slice(body);
+    framed.extend_from_slice(CLOSE);
+    framed.push(TERMINATOR);
+    framed
+}
+
+fn body(write: impl FnOnce(&mut XmlOut)) -> Vec<u8> {
+    let mut out = XmlOut::new();
+    write(&mut out);
+    out.finish()
+}
+
+fn flag_body(name: &str) -> Vec<u8> {
+    body(|out| out.flag(name, true))
+}
+
+/// `<success/>`.
+pub fn success() -> Vec<u8> {
+    flag_body("success")
+}
+
+/// `<error>message</error>`.
+pub fn error(message: &str) -> Vec<u8> {
+    body(|out| out.text("error", message))
+}
+
+/// `<unauthorized/>`: the client must authenticate first (or its password was wrong).
+pub fn unauthorized() -> Vec<u8> {
+    flag_body("unauthorized")
+}
+
+/// `<authorized/>`.
+pub fn authorized() -> Vec<u8> {
+    flag_body("authorized")
+}
+
+/// `<nonce>N</nonce>`, the answer to `<auth1/>`.
+pub fn nonce(nonce: &str) -> Vec<u8> {
+    body(|out| out.text("nonce", nonce))
+}
+
+/// What BOINC answers to a request without `<boinc_gui_rpc_request>`.
+pub fn missing_request() -> Vec<u8> {
+    error("missing request")
+}
+
+/// What BOINC answers to an operation it does not know.
+pub fn unrecognized(operation: &str) -> Vec<u8> {
+    error(&format!("unrecognized op: {operation}"))
+}
+
+/// `<server_version>`, the answer to `exchange_versions`.
+pub fn server_version() -> Vec<u8> {
+    body(|out| {
+        out.start("server_version");
+        out.int("major", PROTOCOL_VERSION.major);
+        out.int("minor", PROTOCOL_VERSION.minor);
+        out.int("release", PROTOCOL_VERSION.release);
+        out.end("server_version");
+    })
+}
+
+/// `<acct_mgr_info>`: the account manager in use (empty URL and name: none).
+pub fn account_manager_info(url: &str, name: &str, have_credentials: bool) -> Vec<u8> {
+    body(|out| {
+        out.start("acct_mgr_info");
+        out.text("acct_mgr_url", url);
+        out.text("acct_mgr_name", name);
+        out.flag("have_credentials", have_credentials);
+        out.end("acct_mgr_info");
+    })
+}
+
+/// `<acct_mgr_rpc_reply>`: how the last account manager RPC went (0: it succeeded or
+/// none was asked for; BOINC's `ERR_IN_PROGRESS`, -204, while it runs).
+pub fn account_manager_rpc_poll(error_num: i32, message: Option<&str>) -> Vec<u8> {
+    body(|out| {
+        out.start("acct_mgr_rpc_reply");
+        if let Some(message) = message {
+            out.text("message", message);
+        }
+        out.int("error_num", error_num);
+        out.end("acct_mgr_rpc_reply");
+    })
+}
+
+/// `<project_attach_reply>`: how the last attach went.
+pub fn project_attach_poll(error_num: i32, messages: &[String]) -> Vec<u8> {
+    body(|out| {
+        out.start("project_attach_reply");
+        for message in messages {
+            out.text("message", message);
+        }
+        out.int("error_num", error_num);
+        out.end("project_attach_reply");
+    })
+}
+
+/// The reply to an operation that only reads the client (and to `get_notices`, which
+/// reads it too, though only for authenticated clients); `None` for operations that
+/// change something or need more than the state and the log.
+pub fn render_query(operation: &Operation, view: &ClientView, log: &MessageLog) -> Option<Vec<u8>> {
+    let reply = match operation {
+        Operation::ExchangeVersions => server_version(),
+        Operation::GetState => body(|out| write_client_state(out, view)),
+        Operation::GetResults { active_only } => body(|out| write_results(out, view, *active_only)),
+        Operation::GetOldResults => body(|out| {
+            // Results are forgotten once the server has them; none are kept to show.
+            out.start("old_results");
+            out.end("old_results");
+        }),
+        Operation::GetProjectStatus => body(|out| write_projects(out, view)),
+        Operation::GetSimpleGuiInfo => body(|out| {
+            out.start("simple_gui_info");
+            write_each_project(out, view);
+            write_each_result(out, view, false);
+            out.end("simple_gui_info");
+        }),
+        Operation::GetScreensaverTasks => body(|out| {
+            out.start("handle_get_screensaver_tasks");
+            out.int("suspend_reason", suspend_reason(view.modes.task.current));
+            for job in view.state.job_ids().filter(|&j| view.state.job(j).is_running()) {
+                write_result(out, view, job);
+            }
+            out.end("handle_get_screensaver_tasks");
+        }),
+        Operation::GetCcStatus => body(|out| write_cc_status(out, view, log.capacity())),
+        Operation::GetHostInfo => body(|out| write_host_info(out, &view.state.host)),
+        Operation::GetMessages { after } => body(|out| write_messages(out, log, *after)),
+        Operation::GetMessageCount => body(|out| write_message_count(out, log)),
+        Operation::GetNotices { after } | Operation::GetNoticesPublic { after } => {
+            body(|out| write_notices(out, log, *after))
+        }
+        Operation::GetDiskUsage => body(|out| write_disk_usage(out, view)),
+        Operation::GetStatistics => body(|out| write_statistics(out, view)),
+        Operation::GetFileTransfers => body(|out| write_file_transfers(out, view)),
+        Operation::GetNewerVersion => body(|out| {
+            out.text("newer_version", "");
+            out.text("download_url", "");
+        }),
+        Operation::GetDailyTransferHistory => body(|out| {
+            out.start("daily_xfers");
+            out.end("daily_xfers");
+        }),
+        // BOINC answers with the project list file it downloads; boinc-rs downloads
+        // none, and BOINC's answer without the file is an empty body.
+        Operation::GetAllProjectsList => Vec::new(),
+        _ => return None,
+    };
+    Some(reply)
+}

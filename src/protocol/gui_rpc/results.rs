@@ -1,0 +1,168 @@
+//! `<result>` and its `<active_task>` (GUI RPC `get_results`, `get_state`,
+//! `get_simple_gui_info`, `get_screensaver_tasks`): a task as BOINC 7.20.5 writes it
+//! (fixture gui_rpc_samples.txt, pair 4), with the remaining-time estimate of seed 000
+//! note 5. Active-task and scheduler states use BOINC's numbers, which the real tools
+//! print by name (EXECUTING, SUSPENDED; scheduled, preempted).
+
+use super::view::ClientView;
+use crate::estimate::remaining_duration;
+use crate::model::{ActiveTask, JobId, ResourceUsage, SchedulerState};
+use crate::protocol::xml_out::XmlOut;
+
+/// BOINC's `PROCESS_UNINITIALIZED`: the task has no process.
+const PROCESS_UNINITIALIZED: i64 = 0;
+/// BOINC's `PROCESS_EXECUTING`.
+const PROCESS_EXECUTING: i64 = 1;
+/// BOINC's `PROCESS_SUSPENDED`: the process is kept in memory, stopped.
+const PROCESS_SUSPENDED: i64 = 9;
+
+/// BOINC's `CPU_SCHED_UNINITIALIZED`: never scheduled.
+const CPU_SCHED_UNINITIALIZED: i64 = 0;
+/// BOINC's `CPU_SCHED_PREEMPTED`.
+const CPU_SCHED_PREEMPTED: i64 = 1;
+/// BOINC's `CPU_SCHED_SCHEDULED`.
+const CPU_SCHED_SCHEDULED: i64 = 2;
+
+/// (active_task_state, scheduler_state) of a task.
+fn task_states(task: &ActiveTask) -> (i64, i64) {
+    match task.scheduler_state {
+        SchedulerState::Running => (PROCESS_EXECUTING, CPU_SCHED_SCHEDULED),
+        SchedulerState::Preempted => (PROCESS_SUSPENDED, CPU_SCHED_PREEMPTED),
+        // A task quit out of memory has run before; one that never ran has not.
+        SchedulerState::Uninitialized if task.elapsed_time > 0.0 => {
+            (PROCESS_UNINITIALIZED, CPU_SCHED_PREEMPTED)
+        }
+        SchedulerState::Uninitialized => (PROCESS_UNINITIALIZED, CPU_SCHED_UNINITIALIZED),
+    }
+}
+
+/// BOINC's description of what a task uses (`<resources>`), e.g. `0.5 CPUs + 1 NVIDIA
+/// GPU`; `None` for the plain one CPU the real tools assume when it is absent.
+pub(crate) fn resources_text(usage: &ResourceUsage) -> Option<String> {
+    let cpus = if (usage.avg_ncpus - 1.0).abs() < 1e-9 {
+        "1 CPU".to_string()
+    } else {
+        format!("{} CPUs", short_number(usage.avg_ncpus))
+    };
+    match usage.coprocessor {
+        Some((resource, count)) => Some(format!(
+            "{cpus} + {} {} GPU",
+            short_number(count),
+            super::project_status::resource_name(resource)
+        )),
+        None if cpus == "1 CPU" => None,
+        None => Some(cpus),
+    }
+}
+
+/// A count as BOINC prints it with `%.3g`: `0.5`, `1`, `12`.
+fn short_number(value: f64) -> String {
+    let rounded = (value * 1000.0).round() / 1000.0;
+    let text = format!("{rounded:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Writes one `<result>`.
+pub(crate) fn write_result(out: &mut XmlOut, view: &ClientView, id: JobId) {
+    let state = view.state;
+    let job = state.job(id);
+    let project = state.project(job.project);
+    let workunit = state.workunit(job.workunit);
+    let version = job.app_version.map(|v| state.app_version(v));
+    out.start("result");
+    out.text("name", &job.name);
+    out.text("wu_name", &workunit.name);
+    out.text("platform", view.platform);
+    out.int("version_num", version.map_or(0, |v| v.version_num));
+    out.text("plan_class", version.map_or("", |v| v.plan_class.as_str()));
+    out.text("project_url", &project.master_url);
+    out.real("final_cpu_time", job.task.as_ref().map_or(0.0, |t| t.current_cpu_time));
+    out.real("final_elapsed_time", job.final_elapsed_time);
+    out.int("exit_status", job.exit_status);
+    out.int("state", job.state.code());
+    out.real("report_deadline", job.report_deadline);
+    out.real("received_time", job.received_time);
+    out.real("estimated_cpu_time_remaining", remaining_duration(state, id));
+    out.flag("suspended_via_gui", job.suspended);
+    out.flag("project_suspended_via_gui", project.suspended);
+    out.flag("ready_to_report", job.ready_to_report);
+    out.flag("got_server_ack", job.got_server_ack);
+    if job.completed_time > 0.0 {
+        out.real("completed_time", job.completed_time);
+    }
+    if let Some(text) = version.and_then(|v| resources_text(&v.usage)) {
+        out.text("resources", &text);
+    }
+    if let Some(task) = &job.task {
+        let (process_state, scheduler_state) = task_states(task);
+        out.start("active_task");
+        out.int("active_task_state", process_state);
+        out.int("app_version_num", version.map_or(0, |v| v.version_num));
+        out.int("slot", task.slot);
+        out.int("scheduler_state", scheduler_state);
+        out.real("checkpoint_cpu_time", task.checkpoint_cpu_time);
+        out.real("fraction_done", task.fraction_done);
+        out.real("current_cpu_time", task.current_cpu_time);
+        out.real("elapsed_time", task.elapsed_time);
+        out.real("working_set_size", task.working_set_size);
+        out.real("working_set_size_smoothed", task.working_set_size);
+        let rate =
+            if task.elapsed_time > 0.0 { task.fraction_done / task.elapsed_time } else { 0.0 };
+        out.real("progress_rate", rate);
+        out.end("active_task");
+    }
+    out.end("result");
+}
+
+/// The tasks of the projects still attached, in the state's order; with `active_only`,
+/// only those that have a task (started at some time).
+pub(crate) fn write_each_result(out: &mut XmlOut, view: &ClientView, active_only: bool) {
+    for id in view.state.job_ids() {
+        let job = view.state.job(id);
+        if !view.shown(job.project) || (active_only && job.task.is_none()) {
+            continue;
+        }
+        write_result(out, view, id);
+    }
+}
+
+/// The `<results>` of `get_results`.
+pub(crate) fn write_results(out: &mut XmlOut, view: &ClientView, active_only: bool) {
+    out.start("results");
+    write_each_result(out, view, active_only);
+    out.end("results");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ResourceType;
+
+    #[test]
+    fn resources_as_boinc_words_them() {
+        let usage = |avg_ncpus, coprocessor| ResourceUsage { avg_ncpus, coprocessor };
+        assert_eq!(resources_text(&usage(1.0, None)), None);
+        assert_eq!(resources_text(&usage(4.0, None)).as_deref(), Some("4 CPUs"));
+        assert_eq!(
+            resources_text(&usage(0.5, Some((ResourceType::Nvidia, 1.0)))).as_deref(),
+            Some("0.5 CPUs + 1 NVIDIA GPU")
+        );
+        assert_eq!(
+            resources_text(&usage(1.0, Some((ResourceType::Amd, 0.25)))).as_deref(),
+            Some("1 CPU + 0.25 ATI GPU")
+        );
+    }
+
+    #[test]
+    fn task_states_in_boincs_numbers() {
+        let mut task = ActiveTask::new(3);
+        assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_UNINITIALIZED));
+        task.scheduler_state = SchedulerState::Running;
+        assert_eq!(task_states(&task), (PROCESS_EXECUTING, CPU_SCHED_SCHEDULED));
+        task.scheduler_state = SchedulerState::Preempted;
+        assert_eq!(task_states(&task), (PROCESS_SUSPENDED, CPU_SCHED_PREEMPTED));
+        task.scheduler_state = SchedulerState::Uninitialized;
+        task.elapsed_time = 10.0;
+        assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_PREEMPTED));
+    }
+}

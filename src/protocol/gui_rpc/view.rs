@@ -1,0 +1,87 @@
+//! What a GUI RPC reply is rendered from: the client's state at one instant and the
+//! few facts about the running client that are not part of the state (its platform,
+//! when it started, which projects have an RPC under way, the run modes' permanent
+//! values while a temporary one is in force).
+
+use crate::Time;
+use crate::model::{ClientState, ProjectId, RunMode};
+
+/// The protocol version boinc-rs speaks: BOINC 7.20.5's, the version whose traffic
+/// the fixtures record. The real tools read it to know which operations exist.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion { major: 7, minor: 20, release: 5 };
+
+/// A BOINC client version, as `exchange_versions` and `get_state` report it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProtocolVersion {
+    /// Major number.
+    pub major: u32,
+    /// Minor number.
+    pub minor: u32,
+    /// Release number.
+    pub release: u32,
+}
+
+/// A run mode as `get_cc_status` reports it: the mode in force, the permanent one it
+/// returns to, and in how many seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModeStatus {
+    /// The mode in force.
+    pub current: RunMode,
+    /// The permanent mode.
+    pub permanent: RunMode,
+    /// Seconds until the permanent mode returns (0: the current mode is permanent).
+    pub delay: f64,
+}
+
+impl ModeStatus {
+    /// A mode with no temporary change.
+    pub fn permanent(mode: RunMode) -> Self {
+        ModeStatus { current: mode, permanent: mode, delay: 0.0 }
+    }
+}
+
+/// The three run modes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Modes {
+    /// Computation.
+    pub task: ModeStatus,
+    /// GPU computation.
+    pub gpu: ModeStatus,
+    /// Network.
+    pub network: ModeStatus,
+}
+
+impl Modes {
+    /// The state's modes, all permanent.
+    pub fn of(state: &ClientState) -> Self {
+        Modes {
+            task: ModeStatus::permanent(state.run_mode),
+            gpu: ModeStatus::permanent(state.gpu_mode),
+            network: ModeStatus::permanent(state.network_mode),
+        }
+    }
+}
+
+/// Everything a reply is rendered from.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientView<'a> {
+    /// When the state was taken.
+    pub now: Time,
+    /// The state.
+    pub state: &'a ClientState,
+    /// Projects with a scheduler RPC under way.
+    pub in_flight: &'a [ProjectId],
+    /// The platform the client runs on, e.g. `x86_64-pc-linux-gnu`.
+    pub platform: &'a str,
+    /// When the client started.
+    pub client_start_time: Time,
+    /// The run modes.
+    pub modes: Modes,
+}
+
+impl ClientView<'_> {
+    /// Whether a project is shown at all: BOINC forgets a project it detaches from.
+    pub(crate) fn shown(&self, project: ProjectId) -> bool {
+        !self.state.project(project).detached
+    }
+}

@@ -1,0 +1,355 @@
+//! What a scheduler request tells a project about the host (DESIGN.md "Protocol facts";
+//! the elements and their order are the real client's, fixtures/boinc-7.20.5 and 8.3.0):
+//! `<host_info>`, `<time_stats>`, `<net_stats>`, `<disk_usage>` and the per-GPU
+//! `<coprocs>` entries that carry seed 003's `req_secs`/`req_instances`.
+//!
+//! Two additions beyond BOINC's elements, which its servers skip as unknown: the
+//! time statistics a client has not measured are left out rather than sent as zeros, and
+//! `<disk_usage>` carries seed 004's three free-space figures (`<free_space>`,
+//! `<free_space_after_offenders>`, `<free_space_after_offenders_and_self>`) beside
+//! BOINC's `<d_boinc_used_total>`, `<d_boinc_used_project>` and `<d_project_share>`.
+
+use super::error::XmlError;
+use super::host_info::{parse_time_stats, read_description};
+use super::xml_tree::Element;
+use super::xml_write::XmlWriter;
+use crate::disk::FreeSpaceFigures;
+use crate::model::{HostDescription, NetStats, ResourceType, TimeStats};
+use serde::{Deserialize, Serialize};
+
+/// A request's `<host_info>`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Identity, processor and operating system.
+    pub description: HostDescription,
+    /// CPUs (`<p_ncpus>`): the hardware count, or cc_config's `<ncpus>`.
+    pub p_ncpus: u32,
+    /// Benchmarked speed of one CPU, flops (`<p_fpops>`).
+    pub p_fpops: f64,
+    /// Physical memory, bytes (`<m_nbytes>`).
+    pub m_nbytes: f64,
+    /// Swap, bytes (`<m_swap>`).
+    pub m_swap: f64,
+    /// Size of the data directory's disk, bytes (`<d_total>`).
+    pub d_total: f64,
+    /// Free space on it, bytes (`<d_free>`).
+    pub d_free: f64,
+    /// GPUs the client may use (`<n_usable_coprocs>`).
+    pub n_usable_coprocs: u32,
+}
+
+impl HostInfo {
+    pub(crate) fn parse(element: &Element) -> Result<HostInfo, XmlError> {
+        let mut host = HostInfo::default();
+        for child in &element.children {
+            match child.name.as_str() {
+                "p_ncpus" => host.p_ncpus = child.u32()?,
+                "p_fpops" => host.p_fpops = child.non_negative_f64()?,
+                "m_nbytes" => host.m_nbytes = child.non_negative_f64()?,
+                "m_swap" => host.m_swap = child.non_negative_f64()?,
+                "d_total" => host.d_total = child.non_negative_f64()?,
+                "d_free" => host.d_free = child.non_negative_f64()?,
+                "n_usable_coprocs" => host.n_usable_coprocs = child.u32()?,
+                _ => {
+                    read_description(child, &mut host.description)?;
+                }
+            }
+        }
+        Ok(host)
+    }
+
+    pub(crate) fn write(&self, writer: &mut XmlWriter) {
+        writer.open("host_info");
+        self.write_fields(writer);
+        writer.close("host_info");
+    }
+
+    /// The elements inside `<host_info>`: a state file adds the host's `<coprocs>`
+    /// after them.
+    pub(crate) fn write_fields(&self, writer: &mut XmlWriter) {
+        let d = &self.description;
+        writer.integer("timezone", d.timezone);
+        writer.text("domain_name", &d.domain_name);
+        writer.text("ip_addr", &d.ip_addr);
+        writer.text("host_cpid", &d.host_cpid);
+        writer.integer("p_ncpus", self.p_ncpus);
+        writer.text("p_vendor", &d.p_vendor);
+        writer.text("p_model", &d.p_model);
+        writer.text("p_features", &d.p_features);
+        writer.number("p_fpops", self.p_fpops);
+        writer.number("p_iops", d.p_iops);
+        writer.number("p_membw", d.p_membw);
+        writer.number("p_calculated", d.p_calculated);
+        writer.flag("p_vm_extensions_disabled", d.p_vm_extensions_disabled);
+        writer.number("m_nbytes", self.m_nbytes);
+        writer.number("m_cache", d.m_cache);
+        writer.number("m_swap", self.m_swap);
+        writer.number("d_total", self.d_total);
+        writer.number("d_free", self.d_free);
+        writer.text("os_name", &d.os_name);
+        writer.text("os_version", &d.os_version);
+        writer.integer("n_usable_coprocs", self.n_usable_coprocs);
+    }
+}
+
+/// A request's `<time_stats>`: the availability fractions, and the durations a client
+/// that measures them reports.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimeStatsReport {
+    /// Fraction of time the client runs (`<on_frac>`).
+    pub on_frac: f64,
+    /// Fraction of that time the network is up (`<connected_frac>`; -1: unknown).
+    pub connected_frac: f64,
+    /// Fraction of it computing and the network are both allowed.
+    pub cpu_and_network_available_frac: f64,
+    /// Fraction of it computing is allowed (`<active_frac>`).
+    pub active_frac: f64,
+    /// Fraction of it GPU computing is allowed (`<gpu_active_frac>`).
+    pub gpu_active_frac: f64,
+    /// When the client started (`<client_start_time>`).
+    pub client_start_time: Option<f64>,
+    /// When the statistics started (`<total_start_time>`).
+    pub total_start_time: Option<f64>,
+    /// Seconds measured (`<total_duration>`).
+    pub total_duration: Option<f64>,
+    /// Seconds of them computing was allowed (`<total_active_duration>`).
+    pub total_active_duration: Option<f64>,
+    /// Seconds of them GPU computing was allowed (`<total_gpu_active_duration>`).
+    pub total_gpu_active_duration: Option<f64>,
+    /// The client's clock when it wrote the request (`<now>`).
+    pub now: Option<f64>,
+    /// How long the previous session ran (`<previous_uptime>`).
+    pub previous_uptime: Option<f64>,
+    /// Seconds of this session computing was allowed (`<session_active_duration>`).
+    pub session_active_duration: Option<f64>,
+    /// Seconds of this session GPU computing was allowed.
+    pub session_gpu_active_duration: Option<f64>,
+}
+
+impl TimeStatsReport {
+    /// The optional figures, by element name, in the order the real client writes them.
+    fn durations(&self) -> [(&'static str, Option<f64>); 9] {
+        [
+            ("client_start_time", self.client_start_time),
+            ("total_start_time", self.total_start_time),
+            ("total_duration", self.total_duration),
+            ("total_active_duration", self.total_active_duration),
+            ("total_gpu_active_duration", self.total_gpu_active_duration),
+            ("now", self.now),
+            ("previous_uptime", self.previous_uptime),
+            ("session_active_duration", self.session_active_duration),
+            ("session_gpu_active_duration", self.session_gpu_active_duration),
+        ]
+    }
+
+    fn duration_mut(&mut self, name: &str) -> Option<&mut Option<f64>> {
+        Some(match name {
+            "client_start_time" => &mut self.client_start_time,
+            "total_start_time" => &mut self.total_start_time,
+            "total_duration" => &mut self.total_duration,
+            "total_active_duration" => &mut self.total_active_duration,
+            "total_gpu_active_duration" => &mut self.total_gpu_active_duration,
+            "now" => &mut self.now,
+            "previous_uptime" => &mut self.previous_uptime,
+            "session_active_duration" => &mut self.session_active_duration,
+            "session_gpu_active_duration" => &mut self.session_gpu_active_duration,
+            _ => return None,
+        })
+    }
+
+    /// The fractions of the client's statistics, with no durations.
+    pub fn from_fractions(stats: &TimeStats) -> TimeStatsReport {
+        TimeStatsReport {
+            on_frac: stats.on_frac,
+            connected_frac: stats.connected_frac,
+            cpu_and_network_available_frac: stats.cpu_and_network_available_frac,
+            active_frac: stats.active_frac,
+            gpu_active_frac: stats.gpu_active_frac,
+            ..TimeStatsReport::default()
+        }
+    }
+
+    pub(crate) fn parse(element: &Element) -> Result<TimeStatsReport, XmlError> {
+        // The fractions are read and checked as the state file's are.
+        let mut stats = TimeStatsReport::from_fractions(&parse_time_stats(element)?);
+        for child in &element.children {
+            if let Some(slot) = stats.duration_mut(&child.name) {
+                *slot = Some(child.f64()?);
+            }
+        }
+        Ok(stats)
+    }
+
+    pub(crate) fn write(&self, writer: &mut XmlWriter) {
+        writer.open("time_stats");
+        self.write_fields(writer);
+        writer.close("time_stats");
+    }
+
+    /// The elements inside `<time_stats>`: a state file adds the emulator's period
+    /// lengths after them.
+    pub(crate) fn write_fields(&self, writer: &mut XmlWriter) {
+        writer.number("on_frac", self.on_frac);
+        writer.number("connected_frac", self.connected_frac);
+        writer.number("cpu_and_network_available_frac", self.cpu_and_network_available_frac);
+        writer.number("active_frac", self.active_frac);
+        writer.number("gpu_active_frac", self.gpu_active_frac);
+        for (name, value) in self.durations() {
+            writer.number_if_any(name, value);
+        }
+    }
+}
+
+/// Writes `<net_stats>` as the real client does.
+pub(crate) fn write_net_stats(stats: &NetStats, writer: &mut XmlWriter) {
+    writer.open("net_stats");
+    writer.number("bwup", stats.bwup);
+    writer.number("avg_up", stats.avg_up);
+    writer.number("avg_time_up", stats.avg_time_up);
+    writer.number("bwdown", stats.bwdown);
+    writer.number("avg_down", stats.avg_down);
+    writer.number("avg_time_down", stats.avg_time_down);
+    writer.close("net_stats");
+}
+
+/// A request's `<disk_usage>`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DiskUsageReport {
+    /// Bytes all projects' files take (`<d_boinc_used_total>`).
+    pub d_boinc_used_total: f64,
+    /// Bytes the requesting project's files take (`<d_boinc_used_project>`).
+    pub d_boinc_used_project: f64,
+    /// Bytes the project may use (`<d_project_share>`).
+    pub d_project_share: f64,
+    /// Seed 004's three free-space figures for this project.
+    pub free_space: Option<FreeSpaceFigures>,
+}
+
+impl DiskUsageReport {
+    pub(crate) fn parse(element: &Element) -> Result<DiskUsageReport, XmlError> {
+        let mut usage = DiskUsageReport::default();
+        let mut figures = [None; 3];
+        for child in &element.children {
+            match child.name.as_str() {
+                "d_boinc_used_total" => usage.d_boinc_used_total = child.non_negative_f64()?,
+                "d_boinc_used_project" => usage.d_boinc_used_project = child.non_negative_f64()?,
+                "d_project_share" => usage.d_project_share = child.non_negative_f64()?,
+                "free_space" => figures[0] = Some(child.non_negative_f64()?),
+                "free_space_after_offenders" => figures[1] = Some(child.non_negative_f64()?),
+                "free_space_after_offenders_and_self" => {
+                    figures[2] = Some(child.non_negative_f64()?)
+                }
+                _ => {}
+            }
+        }
+        // The later figures are at least the earlier ones (seed 004); a missing one is
+        // taken as the one before it.
+        if let [Some(free), after_offenders, after_self] = figures {
+            let after_offenders = after_offenders.unwrap_or(free);
+            usage.free_space = Some(FreeSpaceFigures {
+                free,
+                free_after_offenders: after_offenders,
+                free_after_offenders_and_self: after_self.unwrap_or(after_offenders),
+            });
+        }
+        Ok(usage)
+    }
+
+    pub(crate) fn write(&self, writer: &mut XmlWriter) {
+        writer.open("disk_usage");
+        writer.number("d_boinc_used_total", self.d_boinc_used_total);
+        writer.number("d_boinc_used_project", self.d_boinc_used_project);
+        writer.number("d_project_share", self.d_project_share);
+        if let Some(figures) = &self.free_space {
+            writer.number("free_space", figures.free);
+            writer.number("free_space_after_offenders", figures.free_after_offenders);
+            writer.number(
+                "free_space_after_offenders_and_self",
+                figures.free_after_offenders_and_self,
+            );
+        }
+        writer.close("disk_usage");
+    }
+}
+
+/// One GPU type in a request's `<coprocs>` (`<coproc_cuda>`, `<coproc_ati>`,
+/// `<coproc_intel_gpu>`): what the host has and, seed 003, how much of its work the
+/// client asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuReport {
+    /// The GPU type.
+    pub resource: ResourceType,
+    /// Instances the client may use (`<count>`).
+    pub count: u32,
+    /// Model name (`<name>`).
+    pub name: String,
+    /// Memory, bytes (`<available_ram>`).
+    pub available_ram: f64,
+    /// Peak speed of one instance, flops (`<peak_flops>`).
+    pub peak_flops: f64,
+    /// Instance-seconds of work asked for (`<req_secs>`).
+    pub req_secs: f64,
+    /// Instances to keep busy (`<req_instances>`).
+    pub req_instances: f64,
+    /// Seconds until an instance would idle (`<estimated_delay>`).
+    pub estimated_delay: f64,
+}
+
+impl GpuReport {
+    /// The element BOINC writes for a GPU type.
+    pub(crate) fn element_name(resource: ResourceType) -> Option<&'static str> {
+        match resource {
+            ResourceType::Cpu => None,
+            ResourceType::Nvidia => Some("coproc_cuda"),
+            ResourceType::Amd => Some("coproc_ati"),
+            ResourceType::Intel => Some("coproc_intel_gpu"),
+        }
+    }
+
+    /// Reads one entry of `<coprocs>`; `None` for an element that is not a GPU type
+    /// this client knows.
+    pub(crate) fn parse(element: &Element) -> Result<Option<GpuReport>, XmlError> {
+        let Some(resource) = ResourceType::GPUS
+            .into_iter()
+            .find(|&r| Self::element_name(r) == Some(element.name.as_str()))
+        else {
+            return Ok(None);
+        };
+        let mut gpu = GpuReport {
+            resource,
+            count: 0,
+            name: String::new(),
+            available_ram: 0.0,
+            peak_flops: 0.0,
+            req_secs: 0.0,
+            req_instances: 0.0,
+            estimated_delay: 0.0,
+        };
+        for child in &element.children {
+            match child.name.as_str() {
+                "count" => gpu.count = child.u32()?,
+                "name" => gpu.name = child.string(),
+                "available_ram" => gpu.available_ram = child.non_negative_f64()?,
+                "peak_flops" => gpu.peak_flops = child.non_negative_f64()?,
+                "req_secs" => gpu.req_secs = child.non_negative_f64()?,
+                "req_instances" => gpu.req_instances = child.non_negative_f64()?,
+                "estimated_delay" => gpu.estimated_delay = child.f64()?,
+                _ => {}
+            }
+        }
+        Ok(Some(gpu))
+    }
+
+    pub(crate) fn write(&self, writer: &mut XmlWriter) {
+        let Some(name) = Self::element_name(self.resource) else { return };
+        writer.open(name);
+        writer.integer("count", self.count);
+        writer.text("name", &self.name);
+        writer.number("available_ram", self.available_ram);
+        writer.number("req_secs", self.req_secs);
+        writer.number("req_instances", self.req_instances);
+        writer.number("estimated_delay", self.estimated_delay);
+        writer.number("peak_flops", self.peak_flops);
+        writer.close(name);
+    }
+}

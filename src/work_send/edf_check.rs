@@ -1,0 +1,296 @@
+//! Seed 000's work-send check ("Scheduler work-send policy"; BOINC's server never
+//! implemented it): a job is sent only if, in an EDF simulation of the client's queue on
+//! the resource plus the jobs already accepted, it meets its deadline and no other job
+//! misses its deadline by more than it did before. The queue is what the request says:
+//! its in-progress results on the resource, remaining time stretched by the fraction of
+//! time the resource computes.
+//!
+//! The simulation is kept in deadline order with instance snapshots every
+//! [`EDF_SNAPSHOT_INTERVAL`] positions, so checking a candidate costs the jobs from the
+//! snapshot before its place on, not the whole queue.
+
+use crate::Time;
+use crate::model::ResourceType;
+use crate::protocol::SchedulerRequest;
+
+/// How much later than its deadline (or than its previous miss) a job may finish in the
+/// EDF check before it counts as missing, seconds: rounding, not policy.
+const DEADLINE_TOLERANCE: f64 = 1e-3;
+
+/// The EDF check keeps the instances' state every this many queue positions, so a
+/// candidate is simulated from the nearest snapshot instead of from the start.
+const EDF_SNAPSHOT_INTERVAL: usize = 64;
+
+/// A duration the EDF check can add up: corrupt values become "forever", so the job is
+/// refused rather than slipping through a NaN comparison.
+pub(crate) fn sane_duration(x: f64) -> f64 {
+    if x.is_finite() && x >= 0.0 { x } else { f64::MAX }
+}
+
+/// When each instance becomes free (seconds after now), earliest first (in
+/// `f64::total_cmp` order); always one time per instance. A sorted list rather than a
+/// heap: a host has few instances, and a job using several of them takes the first ones
+/// and puts its finish back with one move instead of a sift per instance.
+type Instances = Vec<f64>;
+
+/// One job in the EDF check, times relative to now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct EdfEntry {
+    deadline: f64,
+    /// Wall seconds it runs once started.
+    duration: f64,
+    /// Instances of the resource it occupies.
+    usage: f64,
+    /// How late it finishes in the current schedule (0: on time).
+    miss: f64,
+}
+
+impl EdfEntry {
+    pub(crate) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
+        EdfEntry { deadline, duration, usage, miss: 0.0 }
+    }
+}
+
+/// Places a job on the instances by list scheduling; returns when it finishes. A job
+/// using at most one instance takes the earliest free one for `duration × usage` (a
+/// fractional job shares its instance, so it holds a whole one for that share of its
+/// run); a job using more takes the `ceil(usage)` earliest free ones from when the last
+/// of them is free, for `duration × usage / ceil(usage)`.
+fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
+    let (taken, finish) = if job.usage <= 1.0 || count <= 1 {
+        let free = instances.first().copied().unwrap_or(0.0);
+        (1, free + job.duration * job.usage.max(0.0))
+    } else {
+        let k = (job.usage.ceil() as usize).min(count);
+        let start = instances.iter().take(k).fold(0.0, |start: f64, &free| start.max(free));
+        (k, start + job.duration * job.usage / k as f64)
+    };
+    // The first `taken` instances become free at `finish`: the later times that are not
+    // after it move up, and the finish fills the gap they leave.
+    let taken = taken.min(instances.len());
+    let kept = instances[taken..].partition_point(|free| free.total_cmp(&finish).is_le());
+    instances.copy_within(taken..taken + kept, 0);
+    instances[kept..kept + taken].fill(finish);
+    finish
+}
+
+/// The EDF simulation of one resource's queue for the work-send check, kept in deadline
+/// order with instance snapshots every [`EDF_SNAPSHOT_INTERVAL`] positions: a candidate
+/// is simulated from the snapshot before its place, so checking it costs the jobs from
+/// there on, not the whole queue (new jobs mostly have the latest deadlines).
+#[derive(Debug, Clone)]
+pub(crate) struct EdfQueue {
+    count: usize,
+    entries: Vec<EdfEntry>,
+    /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
+    snapshots: Vec<Instances>,
+}
+
+impl EdfQueue {
+    /// A queue of `entries` (any order) on `count` instances, with its baseline schedule.
+    fn new(count: usize, mut entries: Vec<EdfEntry>) -> Self {
+        // Stable: jobs with equal deadlines keep their given order.
+        entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
+        let count = count.max(1);
+        let idle: Instances = vec![0.0; count];
+        let mut queue = EdfQueue { count, entries, snapshots: vec![idle] };
+        queue.reschedule_from(0);
+        queue
+    }
+
+    /// The jobs of the request's in-progress results whose main resource is `resource`,
+    /// their remaining time stretched by the fraction of time the resource computes.
+    pub(crate) fn from_request(
+        request: &SchedulerRequest,
+        resource: ResourceType,
+        count: u32,
+        available: f64,
+        now: Time,
+    ) -> Self {
+        let entries = request
+            .in_progress_results
+            .iter()
+            .flatten()
+            .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
+            .map(|job| {
+                EdfEntry::new(
+                    job.report_deadline - now,
+                    sane_duration(job.time_remaining / available),
+                    job.usage_of(resource),
+                )
+            })
+            .collect();
+        EdfQueue::new(count as usize, entries)
+    }
+
+    /// Recomputes finishes, misses and snapshots from snapshot `snapshot` on.
+    fn reschedule_from(&mut self, snapshot: usize) {
+        self.snapshots.truncate(snapshot + 1);
+        let mut instances = self.snapshots[snapshot].clone();
+        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
+        for i in start..self.entries.len() {
+            if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
+                self.snapshots.push(instances.clone());
+            }
+            let entry = &mut self.entries[i];
+            let finish = place(&mut instances, self.count, entry);
+            entry.miss = (finish - entry.deadline).max(0.0);
+        }
+    }
+
+    /// Seed 000's test: adds `candidate` if it meets its deadline and no queued job then
+    /// misses its deadline by more than before; returns whether it was added. The check
+    /// simulates the queue with the candidate from the snapshot before it, which is the
+    /// new schedule itself: when the candidate is accepted, its misses and snapshots are
+    /// kept rather than simulated again.
+    pub(crate) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
+        let position = self.entries.partition_point(|e| e.deadline <= candidate.deadline);
+        // A snapshot exists for each multiple of the interval below the queue's length.
+        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(self.snapshots.len() - 1);
+        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
+        let mut instances = self.snapshots[snapshot].clone();
+        let mut snapshots = Vec::new();
+        // Positions in the queue with the candidate: the entries before it keep theirs,
+        // those after it move one place on.
+        let mut snapshot_before = |index: usize, instances: &Instances| {
+            if index > start && index % EDF_SNAPSHOT_INTERVAL == 0 {
+                snapshots.push(instances.clone());
+            }
+        };
+        for (index, entry) in self.entries[start..position].iter().enumerate() {
+            snapshot_before(start + index, &instances);
+            place(&mut instances, self.count, entry);
+        }
+        snapshot_before(position, &instances);
+        let finish = place(&mut instances, self.count, &candidate);
+        if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
+            return false;
+        }
+        let mut misses = Vec::with_capacity(self.entries.len() - position);
+        for (index, entry) in self.entries[position..].iter().enumerate() {
+            snapshot_before(position + 1 + index, &instances);
+            let miss = (place(&mut instances, self.count, entry) - entry.deadline).max(0.0);
+            if miss > entry.miss + DEADLINE_TOLERANCE {
+                return false;
+            }
+            misses.push(miss);
+        }
+        for (entry, miss) in self.entries[position..].iter_mut().zip(misses) {
+            entry.miss = miss;
+        }
+        let miss = (finish - candidate.deadline).max(0.0);
+        self.entries.insert(position, EdfEntry { miss, ..candidate });
+        self.snapshots.truncate(snapshot + 1);
+        self.snapshots.append(&mut snapshots);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const HOUR: f64 = 3600.0;
+
+    fn naive_accepts(count: usize, queue: &[EdfEntry], candidate: EdfEntry) -> bool {
+        let schedule = |entries: &[EdfEntry]| -> Vec<f64> {
+            let mut sorted: Vec<(usize, EdfEntry)> = entries.iter().copied().enumerate().collect();
+            sorted.sort_by(|a, b| a.1.deadline.total_cmp(&b.1.deadline));
+            let mut instances: Instances = vec![0.0; count];
+            let mut miss = vec![0.0; entries.len()];
+            for (i, e) in sorted {
+                miss[i] = place(&mut instances, count, &e) - e.deadline;
+            }
+            miss
+        };
+        let before = schedule(queue);
+        let mut with = queue.to_vec();
+        with.push(candidate);
+        let after = schedule(&with);
+        after[queue.len()] <= DEADLINE_TOLERANCE
+            && (0..queue.len())
+                .all(|i| after[i].max(0.0) <= before[i].max(0.0) + DEADLINE_TOLERANCE)
+    }
+
+    #[test]
+    fn incremental_edf_check_at_snapshot_boundaries() {
+        for len in [63, 64, 65, 128, 129] {
+            let queue: Vec<EdfEntry> =
+                (0..len).map(|i| EdfEntry::new(f64::from(i) * HOUR, HOUR, 1.0)).collect();
+            let mut incremental = EdfQueue::new(2, queue.clone());
+            for deadline in [f64::from(len) * HOUR, 0.5 * HOUR, 1e9] {
+                let candidate = EdfEntry::new(deadline, HOUR, 1.0);
+                let expected = naive_accepts(2, &incremental.entries, candidate);
+                assert_eq!(incremental.try_insert(candidate), expected, "len {len}");
+            }
+            assert!(incremental.entries.len() > queue.len());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// List scheduling on the sorted instance list gives the finishes a min-heap of
+        /// free times gives (pop the earliest `ceil(usage)`, start at the latest of them,
+        /// push the finish back once per instance).
+        #[test]
+        fn placing_matches_a_heap_of_free_times(
+            count in 1usize..9,
+            jobs in prop::collection::vec((1u32..30, 0u32..40), 1..60),
+        ) {
+            use std::cmp::Reverse;
+            use std::collections::BinaryHeap;
+            let mut heap: BinaryHeap<Reverse<u64>> = (0..count).map(|_| Reverse(0)).collect();
+            let mut instances: Instances = vec![0.0; count];
+            for (hours, quarters) in jobs {
+                let job = EdfEntry::new(0.0, f64::from(hours) * HOUR, f64::from(quarters) / 4.0);
+                let single = job.usage <= 1.0 || count <= 1;
+                let k = if single { 1 } else { (job.usage.ceil() as usize).min(count) };
+                let mut start: f64 = 0.0;
+                for _ in 0..k {
+                    let Reverse(free) = heap.pop().unwrap_or(Reverse(0));
+                    start = start.max(f64::from_bits(free));
+                }
+                let expected = if single {
+                    start + job.duration * job.usage
+                } else {
+                    start + job.duration * job.usage / k as f64
+                };
+                for _ in 0..k {
+                    // Non-negative times order like their bits.
+                    heap.push(Reverse(expected.to_bits()));
+                }
+                prop_assert_eq!(place(&mut instances, count, &job).to_bits(), expected.to_bits());
+                prop_assert!(instances.is_sorted_by(|a, b| a.total_cmp(b).is_le()));
+            }
+        }
+
+        #[test]
+        fn incremental_edf_check_matches_full_simulation(
+            count in 1usize..5,
+            queue in prop::collection::vec((0u32..400, 1u32..30, 1u32..9), 0..200),
+            candidates in prop::collection::vec((0u32..400, 1u32..30, 1u32..9), 1..20),
+        ) {
+            // Whole-hour values keep equal deadlines and exact ties common.
+            let entry = |(d, l, u): (u32, u32, u32)| {
+                EdfEntry::new(f64::from(d) * HOUR, f64::from(l) * HOUR, f64::from(u) / 2.0)
+            };
+            let mut accepted: Vec<EdfEntry> = queue.iter().copied().map(entry).collect();
+            let mut incremental = EdfQueue::new(count, accepted.clone());
+            for c in candidates {
+                let candidate = entry(c);
+                // Equal deadlines: the candidate goes after the queued ones in both.
+                let expected = naive_accepts(count, &accepted, candidate);
+                prop_assert_eq!(incremental.try_insert(candidate), expected);
+                if expected {
+                    accepted.push(candidate);
+                    // What the check kept is the schedule simulated afresh.
+                    let fresh = EdfQueue::new(count, incremental.entries.clone());
+                    prop_assert_eq!(&fresh.entries, &incremental.entries);
+                    prop_assert_eq!(&fresh.snapshots, &incremental.snapshots);
+                }
+            }
+        }
+    }
+}
