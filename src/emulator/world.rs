@@ -30,6 +30,7 @@ use crate::model::{
     ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
 };
 use crate::protocol::{NoWorkReason, SchedulerReply, SchedulerRequest};
+use crate::work_fetch::app_version_resources;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -62,19 +63,6 @@ struct SimProcess {
     segment_start: Option<Time>,
     /// The client waits for its next checkpoint.
     watch_checkpoint: bool,
-}
-
-/// The devices each project has app versions for (by the state's app versions and the
-/// projects' own flags).
-fn app_devices(state: &ClientState) -> Vec<ResourceMap<bool>> {
-    let mut devices: Vec<ResourceMap<bool>> =
-        state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)).collect();
-    for version in &state.app_versions {
-        if let Some(project) = devices.get_mut(version.project.index()) {
-            project[version.usage.main_resource()] = true;
-        }
-    }
-    devices
 }
 
 /// The emulated world of one run.
@@ -132,7 +120,7 @@ impl World {
         // Projects are known by their master URL; the figures and the trace name them by
         // labels that stay distinct where names clash.
         let project_names = project_labels(&state.projects);
-        let devices = app_devices(state);
+        let devices = app_version_resources(state);
         let figures_projects: Vec<FiguresProject> = state
             .projects
             .iter()
