@@ -365,15 +365,18 @@ fn job() -> impl Strategy<Value = (Index, Index, Job, Vec<(Index, FileRef)>)> {
         })
 }
 
+/// References to files chosen later, by index.
+type FileRefs = Vec<(Index, FileRef)>;
+
 /// One project and what belongs to it, before ids are assigned.
 #[derive(Debug, Clone)]
 struct ProjectPlan {
     project: Project,
     apps: Vec<App>,
     files: Vec<FileInfo>,
-    versions: Vec<(Index, AppVersion, Vec<(Index, FileRef)>)>,
-    workunits: Vec<(Index, Workunit, Vec<(Index, FileRef)>)>,
-    jobs: Vec<(Index, Index, Job, Vec<(Index, FileRef)>)>,
+    versions: Vec<(Index, AppVersion, FileRefs)>,
+    workunits: Vec<(Index, Workunit, FileRefs)>,
+    jobs: Vec<(Index, Index, Job, FileRefs)>,
 }
 
 fn project_plan() -> impl Strategy<Value = ProjectPlan> {
