@@ -221,6 +221,7 @@ fn app_version(with_files: bool) -> impl Strategy<Value = AppVersionDescription<
             coprocessor: c.1,
             // A request lists versions without their files, as the real client does.
             file_refs: if with_files { c.2 } else { Vec::new() },
+            duration_correction_factor: None,
         })
 }
 
