@@ -67,6 +67,21 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
         "{transfers:?}"
     );
     assert!(transfers.iter().any(|(_, upload, success, _)| *upload && *success), "{transfers:?}");
+    // The app's download reported its progress on the way: bytes growing, a rate.
+    let progress: Vec<(u64, f64)> =
+        seen.iter()
+            .filter_map(|event| match event {
+                ClientEvent::TransferProgress {
+                    file, upload: false, bytes, total, rate, ..
+                } if file == app_file && *total == app["nbytes"].as_u64() => Some((*bytes, *rate)),
+                _ => None,
+            })
+            .collect();
+    assert!(!progress.is_empty(), "no progress of the app's download");
+    assert!(progress.windows(2).all(|w| w[0].0 <= w[1].0), "{progress:?}");
+    assert!(
+        progress.iter().all(|(_, rate)| *rate >= 0.0) && progress.iter().any(|(_, r)| *r > 0.0)
+    );
     // The output is on the server, not empty.
     let uploads = server.uploads();
     assert!(!uploads.is_empty(), "nothing uploaded");
