@@ -362,15 +362,18 @@ fn job() -> impl Strategy<Value = (Index, Index, Job, Vec<(Index, FileRef)>)> {
         })
 }
 
+/// File references by the index of the file they name.
+type FileRefsAt = Vec<(Index, FileRef)>;
+
 /// One project and what belongs to it, before ids are assigned.
 #[derive(Debug, Clone)]
 struct ProjectPlan {
     project: Project,
     apps: Vec<App>,
     files: Vec<FileInfo>,
-    versions: Vec<(Index, AppVersion, Vec<(Index, FileRef)>)>,
-    workunits: Vec<(Index, Workunit, Vec<(Index, FileRef)>)>,
-    jobs: Vec<(Index, Index, Job, Vec<(Index, FileRef)>)>,
+    versions: Vec<(Index, AppVersion, FileRefsAt)>,
+    workunits: Vec<(Index, Workunit, FileRefsAt)>,
+    jobs: Vec<(Index, Index, Job, FileRefsAt)>,
 }
 
 fn project_plan() -> impl Strategy<Value = ProjectPlan> {

@@ -213,7 +213,8 @@ mod tests {
     /// damage is reported.
     #[test]
     fn a_damaged_state_falls_back_to_the_previous_copy() {
-        let damage: [(&str, fn(&str) -> Vec<u8>); 4] = [
+        type Damage = fn(&str) -> Vec<u8>;
+        let damage: [(&str, Damage); 4] = [
             ("truncated", |text| text.as_bytes()[..text.len() / 2].to_vec()),
             ("garbage", |_| b"\x00\x01garbage<<>>not xml at all".to_vec()),
             ("empty", |_| Vec::new()),
