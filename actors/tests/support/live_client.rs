@@ -131,6 +131,25 @@ impl LiveClient {
     pub fn wait_for(
         &mut self,
         timeout: Duration,
+        done: impl FnMut(&StateSnapshot) -> bool,
+    ) -> Option<StateSnapshot> {
+        self.watch(timeout, true, done)
+    }
+
+    /// Waits until `done` holds of a snapshot, at most `timeout`, without moving the
+    /// clock.
+    pub fn poll_until(
+        &mut self,
+        timeout: Duration,
+        done: impl FnMut(&StateSnapshot) -> bool,
+    ) -> Option<StateSnapshot> {
+        self.watch(timeout, false, done)
+    }
+
+    fn watch(
+        &mut self,
+        timeout: Duration,
+        move_clock: bool,
         mut done: impl FnMut(&StateSnapshot) -> bool,
     ) -> Option<StateSnapshot> {
         let started = Instant::now();
@@ -144,28 +163,9 @@ impl LiveClient {
             let idle = snapshot.in_flight.is_empty()
                 && snapshot.running.is_empty()
                 && snapshot.state.files.iter().all(|f| !f.transfer.in_flight);
-            if idle && last_move.elapsed() >= Duration::from_secs(1) {
+            if move_clock && idle && last_move.elapsed() >= Duration::from_secs(1) {
                 self.advance_to_next_rpc();
                 last_move = Instant::now();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        None
-    }
-
-    /// Waits until `done` holds of a snapshot, at most `timeout`, without moving the
-    /// clock.
-    pub fn poll_until(
-        &mut self,
-        timeout: Duration,
-        mut done: impl FnMut(&StateSnapshot) -> bool,
-    ) -> Option<StateSnapshot> {
-        let started = Instant::now();
-        while started.elapsed() < timeout {
-            self.events();
-            let snapshot = self.snapshot();
-            if done(&snapshot) {
-                return Some(snapshot);
             }
             std::thread::sleep(Duration::from_millis(50));
         }
