@@ -107,7 +107,7 @@ fn scheduler_fault_backs_off(fault: Value, config: &CcConfig, words: &[&str]) {
 
 #[test]
 fn http_500_backs_off() {
-    scheduler_fault_backs_off(json!({"fault": "http500"}), &CcConfig::default(), &["HTTP 500"]);
+    scheduler_fault_backs_off(json!({"fault": "http_500"}), &CcConfig::default(), &["HTTP 500"]);
 }
 
 #[test]

@@ -27,7 +27,8 @@ pub enum FaultTarget {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "snake_case")]
 pub enum Fault {
-    /// HTTP 500 with a short text body.
+    /// HTTP 500 with a short text body (`"http_500"`; `"http500"` is read too).
+    #[serde(rename = "http_500", alias = "http500")]
     Http500,
     /// HTTP 200 with a body that is not XML.
     NotXml,
