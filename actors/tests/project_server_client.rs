@@ -7,36 +7,11 @@
 
 mod support;
 
-use boinc_actors::effects::SystemClock;
-use boinc_actors::live::data_directory::DataDirectory;
-use boinc_actors::live::host_discovery::{DiscoverySettings, LiveHostDiscovery};
-use boinc_actors::live::http::{HttpSettings, LiveNetwork};
-use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
-use boinc_actors::{Client, ClientEvent, Effects};
-use boinc_core::control::{ClientIdentity, apply_accounts};
-use boinc_core::model::{CcConfig, ClientState};
-use boinc_core::protocol::Account;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use boinc_actors::ClientEvent;
+use boinc_core::model::CcConfig;
+use std::time::Duration;
+use support::live_client::LiveClient;
 use support::project_server::{ProjectServerProcess, files_under};
-
-/// A fresh client attached to the project at `url`.
-fn attached_state(url: &str) -> ClientState {
-    let mut state = ClientState::default();
-    state.host.p_ncpus = 1;
-    state.host.m_nbytes = 8e9;
-    state.host.d_total = 100e9;
-    state.host.d_free = 50e9;
-    let account = Account {
-        master_url: url.to_owned(),
-        authenticator: "integration_test_key".into(),
-        project_name: None,
-        project_preferences: None,
-    };
-    let changes = apply_accounts(&mut state, &[account]);
-    assert_eq!(changes.attached.len(), 1);
-    state
-}
 
 /// The most a whole round may take: two downloads (the app is the boinc-rs binary),
 /// a job of one CPU second, an upload and a report.
@@ -48,54 +23,17 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
     let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("info").try_init();
     let server =
         ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "1", "--request-delay", "1"]);
-    let data = tempfile::tempdir().expect("a data directory");
-    let clock: Arc<dyn boinc_actors::effects::Clock> = Arc::new(SystemClock);
-    let process_host = Arc::new(
-        LiveProcessHost::new(ProcessHostConfig::new(data.path()), clock.clone())
-            .expect("a process host"),
-    );
-    let settings = HttpSettings::new(&CcConfig::default(), &ClientIdentity::default());
-    let network = LiveNetwork::new(settings, data.path()).expect("the network");
-    let effects = Effects {
-        clock: clock.clone(),
-        process_host,
-        transport: network.transport.clone(),
-        host_discovery: Arc::new(LiveHostDiscovery::new(
-            data.path(),
-            clock.clone(),
-            DiscoverySettings::default(),
-        )),
-        file_transfer: Some(network.file_transfer.clone()),
-        file_system: Some(Arc::new(DataDirectory::new(data.path()))),
-        persistence: None,
-        tick_interval: Duration::from_millis(200),
-    };
-    let client = Client::builder()
-        .state(attached_state(&server.url))
-        .effects(effects)
-        .start()
-        .expect("the client starts");
-    let events = client.events_blocking();
-    let started = Instant::now();
-    let mut seen = Vec::new();
-    let mut acked = false;
-    while started.elapsed() < ROUND_TIMEOUT {
-        while let Ok(event) = events.try_recv() {
-            seen.push(event);
-        }
-        let snapshot = client.snapshot_blocking().expect("a snapshot");
-        // The result was reported and the server's acknowledgement taken: the client
-        // forgets the job.
-        let received = server.counter("results_received");
-        if received >= 1 && snapshot.state.jobs.iter().all(|job| job.got_server_ack) {
-            acked = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    let snapshot = client.snapshot_blocking().expect("a snapshot");
-    client.shutdown();
-    let _ = client.join();
+    let mut client = LiveClient::start(&server.url, &CcConfig::default());
+    // Reported, and the acknowledgement taken: the client's job is acked (the
+    // client's clock moves to each RPC time the project asks for).
+    let acked = client
+        .wait_for(ROUND_TIMEOUT, |snapshot| {
+            server.counter("results_received") >= 1
+                && snapshot.state.jobs.iter().all(|job| job.got_server_ack)
+        })
+        .is_some();
+    let snapshot = client.snapshot();
+    let (seen, data) = client.stop();
     let transfers: Vec<_> = seen
         .iter()
         .filter_map(|event| match event {
@@ -129,6 +67,21 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
         "{transfers:?}"
     );
     assert!(transfers.iter().any(|(_, upload, success, _)| *upload && *success), "{transfers:?}");
+    // The app's download reported its progress on the way: bytes growing, a rate.
+    let progress: Vec<(u64, f64)> =
+        seen.iter()
+            .filter_map(|event| match event {
+                ClientEvent::TransferProgress {
+                    file, upload: false, bytes, total, rate, ..
+                } if file == app_file && *total == app["nbytes"].as_u64() => Some((*bytes, *rate)),
+                _ => None,
+            })
+            .collect();
+    assert!(!progress.is_empty(), "no progress of the app's download");
+    assert!(progress.windows(2).all(|w| w[0].0 <= w[1].0), "{progress:?}");
+    assert!(
+        progress.iter().all(|(_, rate)| *rate >= 0.0) && progress.iter().any(|(_, r)| *r > 0.0)
+    );
     // The output is on the server, not empty.
     let uploads = server.uploads();
     assert!(!uploads.is_empty(), "nothing uploaded");

@@ -22,7 +22,7 @@ pub mod task_program;
 pub mod user_action;
 
 pub use attach::{AccountChanges, apply_accounts};
-pub use client_control::{ClientControl, RpcCall, RpcGate};
+pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};

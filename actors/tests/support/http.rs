@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use boinc_core::protocol::{DataServerReply, DataServerRequest};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -109,9 +110,24 @@ async fn answer(
         "/huge_streamed" => {
             HttpResponse::Ok().streaming(counted_stream(shared.get_ref().clone(), HUGE))
         }
+        // A data server that holds the first UPLOAD_HELD bytes of every file.
+        "/file_upload_handler" => match DataServerRequest::parse(&body) {
+            Ok((DataServerRequest::FileSize { .. }, _)) => {
+                HttpResponse::Ok().body(DataServerReply::file_size(UPLOAD_HELD).to_xml())
+            }
+            Ok((DataServerRequest::Upload { .. }, _)) => {
+                HttpResponse::Ok().body(DataServerReply::success().to_xml())
+            }
+            Err(error) => {
+                HttpResponse::Ok().body(DataServerReply::permanent(error.to_string()).to_xml())
+            }
+        },
         _ => HttpResponse::NotFound().finish(),
     }
 }
+
+/// The bytes of every upload `/file_upload_handler` says it holds already.
+pub const UPLOAD_HELD: u64 = 10_000;
 
 impl TestServer {
     /// A server on a free port of 127.0.0.1.
@@ -150,6 +166,10 @@ impl TestServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().unwrap().clone()
     }
 
     pub fn last_request(&self) -> Option<Recorded> {

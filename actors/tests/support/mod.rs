@@ -10,6 +10,7 @@ pub mod scenarios;
 
 pub mod http;
 pub mod live;
+pub mod live_client;
 pub mod project_server;
 
 pub use live::*;
