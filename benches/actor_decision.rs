@@ -74,6 +74,7 @@ impl Bench {
             app_restart_policy: boinc_core::supervise::RestartPolicy::APP,
             actor_restart_policy: boinc_core::supervise::RestartPolicy::ACTOR,
             disk: None,
+            file_transfer: None,
         });
         scheduler.send(Startup { now: NOW }).await.expect("startup");
         Bench { scheduler, sim, clock, now: NOW }

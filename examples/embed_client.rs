@@ -69,6 +69,10 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::DiskAction { .. } => "disk_action",
             ClientEvent::ActorRestarted { .. } => "actor_restarted",
             ClientEvent::ActorGaveUp { .. } => "actor_gave_up",
+            ClientEvent::TransferStarted { .. } => "transfer_started",
+            ClientEvent::TransferProgress { .. } => "transfer_progress",
+            ClientEvent::TransferEnded { .. } => "transfer_ended",
+            ClientEvent::TransferNotice { .. } => "transfer_notice",
         };
         *summary.events.entry(kind).or_default() += 1;
     }

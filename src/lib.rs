@@ -21,6 +21,7 @@ pub mod protocol;
 pub mod rpc_policy;
 pub mod rr_sim;
 pub mod supervise;
+pub mod transfer;
 pub mod work_fetch;
 pub mod work_send;
 

@@ -40,7 +40,14 @@ pub const MAX_READY_RESULTS: u32 = 64;
 /// out so that a server coming back up doesn't meet them all at once.
 pub fn rpc_backoff_delay(nfailures: u32, rng: &mut impl Rng) -> f64 {
     let n = nfailures.min(RPC_BACKOFF_MAX_EXPONENT);
-    let base = (RPC_BACKOFF_MIN * f64::from(1u32 << n)).min(RPC_BACKOFF_MAX);
+    exponential_backoff(n, RPC_BACKOFF_MIN, RPC_BACKOFF_MAX, rng)
+}
+
+/// BOINC's randomised exponential backoff after `n` failures: min(`min` · 2ⁿ, `max`) ×
+/// U[0.5, 1). Scheduler RPCs and file transfers both back off this way.
+pub fn exponential_backoff(n: u32, min: f64, max: f64, rng: &mut impl Rng) -> f64 {
+    // 2³⁰ times any sensible minimum is past any sensible maximum.
+    let base = (min * f64::from(1u32 << n.min(30))).min(max);
     base * rng.random_range(0.5..1.0)
 }
 

@@ -362,15 +362,18 @@ fn job() -> impl Strategy<Value = (Index, Index, Job, Vec<(Index, FileRef)>)> {
         })
 }
 
+/// File references by the index of the file they name, before ids are assigned.
+type PlannedRefs = Vec<(Index, FileRef)>;
+
 /// One project and what belongs to it, before ids are assigned.
 #[derive(Debug, Clone)]
 struct ProjectPlan {
     project: Project,
     apps: Vec<App>,
     files: Vec<FileInfo>,
-    versions: Vec<(Index, AppVersion, Vec<(Index, FileRef)>)>,
-    workunits: Vec<(Index, Workunit, Vec<(Index, FileRef)>)>,
-    jobs: Vec<(Index, Index, Job, Vec<(Index, FileRef)>)>,
+    versions: Vec<(Index, AppVersion, PlannedRefs)>,
+    workunits: Vec<(Index, Workunit, PlannedRefs)>,
+    jobs: Vec<(Index, Index, Job, PlannedRefs)>,
 }
 
 fn project_plan() -> impl Strategy<Value = ProjectPlan> {

@@ -43,7 +43,7 @@ fn prefs() -> impl Strategy<Value = Prefs> {
     (
         (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative()),
+        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative(), 1u32..86_400),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
@@ -62,6 +62,7 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             disk_min_free_gb: c.2,
             run_on_batteries: c.3,
             idle_time_to_run: c.4,
+            disk_interval: f64::from(c.5),
         })
 }
 

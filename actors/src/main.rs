@@ -12,6 +12,7 @@
 //! - `boinc-rs project-server --dir DIR`: a BOINC project on this machine (master page,
 //!   scheduler, downloads, uploads, signed apps, a work generator).
 //! - `boinc-rs attach --dir DIR URL AUTHENTICATOR`: writes a project's account file.
+//! - `boinc-rs host-info [--json]`: what host discovery finds on this machine.
 
 mod cli;
 
@@ -91,6 +92,15 @@ enum Command {
     /// Attach a data directory's client to a project: writes the project's account file
     /// (account_<url>.xml), which a running client takes in.
     Attach(cli::attach::AttachArgs),
+    /// Show what host discovery finds on this machine: CPUs and their benchmarked
+    /// speed, memory, disk, OS, NVIDIA GPUs (or why none is used).
+    HostInfo(cli::host_info::HostInfoArgs),
+    /// Run the client as a service on a data directory: real jobs of the attached
+    /// projects, the state kept across restarts, GUI RPC for boinccmd and boinctui.
+    Run(cli::run::RunArgs),
+    /// Show boinc-rs at work: a local project server and a client attached to it run
+    /// real jobs for about a minute, then a summary.
+    Demo(cli::demo::DemoArgs),
 }
 
 /// Whether an error is only the reader of our output going away (`| head`): not a
@@ -107,19 +117,24 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=boinc_actors=debug` shows
 /// every decision and effect); by default only warnings and errors, except for a
 /// server, whose log of requests is its record of work.
-fn install_logging(default: &str) {
+/// A service's log is JSON lines with `--log-json` (for journald or a log collector).
+fn install_logging(default: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let log = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = if json { log.json().try_init() } else { log.try_init() };
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    install_logging(match cli.command {
-        Command::ProjectServer(_) => "info",
-        _ => "warn",
-    });
+    let json = matches!(&cli.command, Command::Run(args) if args.log_json);
+    install_logging(
+        match cli.command {
+            Command::ProjectServer(_) | Command::Run(_) => "info",
+            _ => "warn",
+        },
+        json,
+    );
     match run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => std::process::ExitCode::SUCCESS,
@@ -168,5 +183,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Quit(connection) => cli::control::quit(&connection),
         Command::ProjectServer(args) => cli::project_server::project_server(args),
         Command::Attach(args) => cli::attach::attach(&args),
+        Command::HostInfo(args) => cli::host_info::host_info(&args),
+        Command::Run(args) => cli::run::run(args),
+        Command::Demo(args) => cli::demo::demo(&args),
     }
 }

@@ -18,6 +18,12 @@
 //! 5. [`ClientControl::compact`];
 //!
 //! and between steps [`ClientControl::accumulate_usage`] for the time that passed.
+//!
+//! A client that moves its files itself ([`ClientControl::enable_file_transfers`], the
+//! live client) also starts transfers ([`ClientControl::start_transfers`]) and takes
+//! their ends in ([`ClientControl::finish_transfer`]): jobs wait for their files and
+//! report only once their outputs are uploaded. The emulator's world moves no files:
+//! without the switch, jobs' files count as present and their outputs as uploaded.
 
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
@@ -41,6 +47,8 @@ use crate::rpc_policy::{next_report_time, report_reasons};
 use crate::work_fetch::{WorkRequest, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
+
+mod transfers;
 
 /// The work-fetch poll interval: at most one scheduler RPC per this many seconds (the
 /// real client polls at this pace; BOINC's emulator steps 60 s).
@@ -106,6 +114,10 @@ pub struct ClientControl {
     decision_scratch: DecisionScratch,
     /// The scheduler request's lists, kept from one request to the next.
     request_scratch: RequestScratch,
+    /// The client moves its files itself (see the module documentation).
+    file_transfers: bool,
+    /// When the transfer step next has something to do (infinity: nothing waits).
+    next_transfer_check: Time,
 }
 
 impl ClientControl {
@@ -152,6 +164,8 @@ impl ClientControl {
             acked_jobs: 0,
             decision_scratch: DecisionScratch::default(),
             request_scratch: RequestScratch::default(),
+            file_transfers: false,
+            next_transfer_check: f64::INFINITY,
         }
     }
 
@@ -287,6 +301,10 @@ impl ClientControl {
 
     /// The host's availability changed.
     pub fn set_host(&mut self, host: HostView) {
+        if self.file_transfers && host != self.host {
+            // The network may be back: the transfer step looks at once.
+            self.next_transfer_check = f64::NEG_INFINITY;
+        }
         self.host = host;
     }
 
@@ -333,7 +351,8 @@ impl ClientControl {
     }
 
     /// Job `id`'s app finished at `now`: the duration correction factor learns from it,
-    /// the result is ready to report, and fetching is looked at again.
+    /// the result is ready to report (once its outputs are uploaded, for a client that
+    /// moves its files), and fetching is looked at again.
     pub fn complete(&mut self, id: JobId, now: Time) {
         let estimated = unstarted_duration(&self.state, id);
         let elapsed = self.state.job(id).elapsed_time();
@@ -343,9 +362,11 @@ impl ClientControl {
             estimated,
             elapsed,
         );
+        let uploads = self.file_transfers && self.outputs_to_upload(id, now);
         let job = &mut self.state.jobs[id.index()];
-        job.state = JobState::FilesUploaded;
-        job.ready_to_report = true;
+        // Outputs the project wants back go up first; the job is reported after.
+        job.state = if uploads { JobState::FilesUploading } else { JobState::FilesUploaded };
+        job.ready_to_report = !uploads;
         job.completed_time = now;
         job.final_elapsed_time = elapsed;
         job.task = None;
@@ -659,6 +680,7 @@ impl ClientControl {
         }
         let outcome = apply_reply(&mut self.state, project, reply?, now);
         self.acked_jobs += outcome.acknowledged;
+        self.transfers_after_reply(&outcome, now);
         Some(outcome)
     }
 
@@ -679,6 +701,9 @@ impl ClientControl {
         }
         if !self.existing_jobs_only {
             next = next.min(self.next_fetch_check.max(self.next_rpc_allowed));
+        }
+        if self.file_transfers {
+            next = next.min(self.next_transfer_check.max(now));
         }
         next
     }
@@ -754,6 +779,8 @@ impl ClientControl {
         now: Time,
     ) -> Result<Vec<TaskCommand>, UserActionError> {
         let effect = apply_user_action(&mut self.state, action, now)?;
+        // An attach may have added a project.
+        self.usage.resize(self.state.projects.len(), ResourceMap::default());
         let mut commands = Vec::new();
         for &id in &effect.abort {
             let job = self.state.job(id);
@@ -782,6 +809,10 @@ impl ClientControl {
             self.retain_jobs(&keep);
         }
         self.next_fetch_check = self.next_fetch_check.min(now);
+        if self.file_transfers {
+            // The network mode or a project's suspension may have changed.
+            self.next_transfer_check = self.next_transfer_check.min(now);
+        }
         commands.extend(self.schedule(now));
         Ok(commands)
     }

@@ -9,10 +9,12 @@
 pub mod attach;
 pub mod client_control;
 pub mod commands;
+pub mod configuration;
 pub mod host_availability;
 pub mod message_log;
 mod name_set;
 pub mod reply;
+pub mod reply_check;
 pub mod request;
 pub mod rpc_session;
 pub mod state_saving;
@@ -22,11 +24,13 @@ pub mod user_action;
 pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};
 pub use message_log::{Message, MessageLog, MessagePriority};
 pub use reply::{
     CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
 };
+pub use reply_check::{ReplyRefusal, check_reply, is_plain_file_name};
 pub use request::{
     ClientIdentity, PROTOCOL_VERSION, RequestScratch, build_request, build_request_with,
 };

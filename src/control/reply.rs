@@ -12,14 +12,19 @@
 //! can run at once (`FilesDownloaded`); otherwise it waits for its downloads (`New`).
 //! A new host id restarts the RPC sequence number (DESIGN.md "Protocol facts"). The
 //! reply's `request_delay` goes to the RPC policy through [`ReplyOutcome::work`].
-//! Signatures are not checked here: a changed code-signing key is reported, not taken.
+//! The first code-signing key is pinned; a new one replaces it only when the pinned key
+//! signed it ([`super::check_reply`] refuses a reply whose key change is not signed).
+//! An executable that comes without a signature is given up at the next transfer step
+//! and never downloaded.
 
 use super::name_set::NameSet;
+use super::reply_check::{is_plain_file_name, key_update};
 use crate::Time;
 use crate::model::{
     App, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo, FileRef, FileStatus, Job,
     JobId, JobState, ProjectId, ResourceMap, ResourceType, ResourceUsage, Workunit, WorkunitId,
 };
+use crate::protocol::code_signing::KeyUpdate;
 use crate::protocol::{
     AppDescription, AppVersionDescription, FileReference, NoWorkReason, ResultDescription,
     SchedulerReply, ServerMessage, WorkunitDescription,
@@ -39,13 +44,14 @@ pub enum CodeSignKeyUpdate {
     Unchanged,
     /// The first key the project sent: it is pinned (executables are checked against it).
     Pinned(String),
-    /// The reply carries a different key: it is not taken; whoever verifies signatures
-    /// decides, with the old key, whether `signature` makes it valid.
-    ChangeOffered {
-        /// The key offered.
-        key: String,
-        /// The offered key signed with the pinned one (`<code_sign_key_signature>`).
-        signature: Option<String>,
+    /// A new key signed by the pinned one: it replaces it (BOINC's key rollover).
+    Replaced(String),
+    /// The reply offers a key that cannot be taken (unreadable, or a change the pinned
+    /// key did not sign): the pinned key stays. [`super::check_reply`] refuses such a
+    /// reply before it is taken; this is what is left when it is taken anyway.
+    Refused {
+        /// Why.
+        reason: String,
     },
 }
 
@@ -246,19 +252,19 @@ fn take_account(
         record.hostid = hostid;
         record.rpc_seqno = 0;
     }
-    let Some(key) = reply.code_sign_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) else {
-        return CodeSignKeyUpdate::Unchanged;
-    };
-    match &record.code_sign_key {
-        None => {
-            record.code_sign_key = Some(key.to_owned());
-            CodeSignKeyUpdate::Pinned(key.to_owned())
+    // The key is kept as the project wrote it (what requests send back).
+    let text = || reply.code_sign_key.as_deref().map(str::trim).unwrap_or_default().to_owned();
+    match key_update(record, reply) {
+        Ok(None | Some(KeyUpdate::Unchanged)) => CodeSignKeyUpdate::Unchanged,
+        Ok(Some(KeyUpdate::Pin(_))) => {
+            record.code_sign_key = Some(text());
+            CodeSignKeyUpdate::Pinned(text())
         }
-        Some(pinned) if pinned.trim() == key => CodeSignKeyUpdate::Unchanged,
-        Some(_) => CodeSignKeyUpdate::ChangeOffered {
-            key: key.to_owned(),
-            signature: reply.code_sign_key_signature.take(),
-        },
+        Ok(Some(KeyUpdate::Replace(_))) => {
+            record.code_sign_key = Some(text());
+            CodeSignKeyUpdate::Replaced(text())
+        }
+        Err(refusal) => CodeSignKeyUpdate::Refused { reason: refusal.to_string() },
     }
 }
 
@@ -301,7 +307,9 @@ fn take_files(
         .map(|(i, f)| (f.name.clone(), FileId::from_index(i)))
         .collect();
     for description in std::mem::take(&mut reply.file_infos) {
-        if files.contains_key(&description.name) {
+        // A name that is not a plain file name never reaches the disk (check_reply
+        // refuses such a reply whole).
+        if files.contains_key(&description.name) || !is_plain_file_name(&description.name) {
             continue;
         }
         let mut file =
@@ -919,39 +927,43 @@ mod tests {
     fn host_id_restarts_the_sequence_and_the_first_key_is_pinned() {
         let mut state = state();
         state.projects[0].rpc_seqno = 5;
+        let key = fixture_key();
         let reply = SchedulerReply {
             hostid: Some(42),
             userid: Some(7),
             user_name: Some("u".into()),
             project_name: Some("Project P".into()),
-            code_sign_key: Some("1024\nab\n.".into()),
+            code_sign_key: Some(key.clone()),
             ..SchedulerReply::default()
         };
         let outcome = apply_reply(&mut state, P, reply.clone(), 0.0);
         let project = &state.projects[0];
         assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
         assert_eq!((project.name.as_str(), project.user_name.as_str()), ("Project P", "u"));
-        assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned("1024\nab\n.".into()));
+        assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned(key.trim().to_owned()));
         let same = apply_reply(&mut state, P, reply, 0.0);
         assert_eq!(same.code_sign_key, CodeSignKeyUpdate::Unchanged);
+        // An unreadable key is not taken; the pinned one stays.
         let changed = SchedulerReply {
             code_sign_key: Some("1024\ncd\n.".into()),
             code_sign_key_signature: Some("ef\n.".into()),
             ..SchedulerReply::default()
         };
         let outcome = apply_reply(&mut state, P, changed, 0.0);
-        assert_eq!(
-            outcome.code_sign_key,
-            CodeSignKeyUpdate::ChangeOffered {
-                key: "1024\ncd\n.".into(),
-                signature: Some("ef\n.".into())
-            }
-        );
-        assert_eq!(state.projects[0].code_sign_key.as_deref(), Some("1024\nab\n."), "not taken");
+        assert!(matches!(outcome.code_sign_key, CodeSignKeyUpdate::Refused { .. }));
+        assert_eq!(state.projects[0].code_sign_key.as_deref(), Some(key.trim()), "not taken");
         // No host id in a reply: the sequence goes on.
         state.projects[0].rpc_seqno = 3;
         apply_reply(&mut state, P, SchedulerReply::default(), 0.0);
         assert_eq!(state.projects[0].rpc_seqno, 3);
+    }
+
+    /// The code-signing key of the real client's signed reply fixture.
+    fn fixture_key() -> String {
+        let text = include_str!(
+            "../../../shared/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml"
+        );
+        SchedulerReply::from_xml(text).expect("the fixture").code_sign_key.expect("its key")
     }
 
     #[test]

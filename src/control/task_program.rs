@@ -14,9 +14,6 @@ pub const PROJECTS_DIR: &str = "projects";
 /// Where the client keeps the tasks' slot directories, relative to the data directory.
 pub const SLOTS_DIR: &str = "slots";
 
-/// How often an app may checkpoint, seconds: BOINC's default `disk_interval` preference.
-pub const DEFAULT_CHECKPOINT_PERIOD: f64 = 60.0;
-
 /// How a file the app uses gets into its slot directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SlotFile {
@@ -193,7 +190,7 @@ pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> Option<TaskPro
             flops: version.flops,
             deadline: job.report_deadline,
         },
-        checkpoint_period: DEFAULT_CHECKPOINT_PERIOD,
+        checkpoint_period: state.prefs.disk_interval,
         identity: TaskIdentity {
             project_url: project.master_url.clone(),
             project_name: project.name.clone(),

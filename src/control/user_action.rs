@@ -4,8 +4,10 @@
 //! The control loop applies an action at once and schedules again, so its effect on the
 //! processes (a task suspended, a job started) follows in the same instant.
 
+use super::attach::apply_accounts;
 use crate::Time;
-use crate::model::{CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use crate::model::{AppConfig, CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use crate::protocol::Account;
 use serde::{Deserialize, Serialize};
 
 /// BOINC's exit status for a result the user aborted.
@@ -42,6 +44,19 @@ pub enum UserAction {
     Detach(String),
     /// Attach (again) to a project the client knows by its master URL or name.
     Attach(String),
+    /// Attach with an account (an account file written by `boinc-rs attach`, a GUI RPC
+    /// `project_attach`, an account manager): a project the client does not know yet
+    /// is added and contacts its server at the next opportunity; a known one is
+    /// attached again, or takes the new authenticator.
+    AttachAccount {
+        /// The project's master URL.
+        master_url: String,
+        /// The account's key.
+        authenticator: String,
+        /// The project's name, when known (the master URL stands for it until the
+        /// server tells).
+        project_name: Option<String>,
+    },
     /// Reset a project: its jobs are dropped (running ones aborted) and its backoffs
     /// cleared, and it is asked for work again, as if newly attached.
     ResetProject(String),
@@ -49,6 +64,9 @@ pub enum UserAction {
     SetPreferences(Prefs),
     /// Client options re-read by the host (cc_config.xml).
     SetConfig(CcConfig),
+    /// Projects' app_config.xml re-read by the host, by master URL: applied to each
+    /// project's apps and app versions (a project no longer attached is skipped).
+    SetAppConfigs(Vec<(String, AppConfig)>),
 }
 
 /// Why an action could not be applied.
@@ -65,6 +83,11 @@ pub enum UserActionError {
     /// The task is finished: there is nothing to suspend, resume or abort.
     #[error("task '{0}' has already finished computing")]
     TaskDone(String),
+    /// An account without a master URL or an authenticator carries nothing to attach.
+    #[error(
+        "an account needs both a master URL and an authenticator; the project's web site shows the account key"
+    )]
+    IncompleteAccount,
 }
 
 /// What an applied action asks of the control loop beyond the state change.
@@ -165,6 +188,18 @@ pub fn apply_user_action(
             project.dont_request_more_work = false;
             project.sched_rpc_pending = true;
         }
+        UserAction::AttachAccount { master_url, authenticator, project_name } => {
+            if master_url.trim().is_empty() || authenticator.trim().is_empty() {
+                return Err(UserActionError::IncompleteAccount);
+            }
+            let account = Account {
+                master_url: master_url.clone(),
+                authenticator: authenticator.clone(),
+                project_name: project_name.clone(),
+                project_preferences: None,
+            };
+            apply_accounts(state, std::slice::from_ref(&account));
+        }
         UserAction::ResetProject(name) => {
             let p = find_project(state, name)?;
             let project = &mut state.projects[p.index()];
@@ -179,6 +214,13 @@ pub fn apply_user_action(
         }
         UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
         UserAction::SetConfig(config) => state.config = config.clone(),
+        UserAction::SetAppConfigs(configs) => {
+            for (url, config) in configs {
+                if let Some(p) = state.project_by_url(url) {
+                    config.apply(state, p);
+                }
+            }
+        }
     }
     Ok(effect)
 }
@@ -284,5 +326,60 @@ mod tests {
             apply_user_action(&mut s, &UserAction::AbortTask(name.clone()), 6.0),
             Err(UserActionError::TaskDone(name))
         );
+    }
+}
+
+#[cfg(test)]
+mod account_tests {
+    use super::*;
+    use crate::Policy;
+    use crate::control::ClientControl;
+    use crate::model::{SyntheticHost, synthetic_host};
+
+    fn attach(url: &str, key: &str) -> UserAction {
+        UserAction::AttachAccount {
+            master_url: url.into(),
+            authenticator: key.into(),
+            project_name: None,
+        }
+    }
+
+    #[test]
+    fn an_account_for_a_new_project_attaches_it_and_the_client_goes_on_scheduling() {
+        let state = synthetic_host(SyntheticHost {
+            ncpus: 2,
+            njobs: 6,
+            running_prefix: 2,
+            seed: 5,
+            now: 100.0,
+        });
+        let before = state.projects.len();
+        let mut control = ClientControl::new(state, Policy::Seed, false, false, 100.0);
+        control.schedule(100.0);
+        control.user_action(&attach("http://127.0.0.1:9/new/", "k1"), 150.0).unwrap();
+        let state = control.state();
+        assert_eq!(state.projects.len(), before + 1);
+        let project = &state.projects[before];
+        assert!(project.master_fetch_pending && project.sched_rpc_pending);
+        assert_eq!(project.authenticator, "k1");
+        // The usage accounting and the decisions cover the new project too.
+        control.accumulate_usage(60.0);
+        control.schedule(210.0);
+        control.schedule(4000.0);
+        // The same account again changes nothing.
+        control.user_action(&attach("http://127.0.0.1:9/new/", "k1"), 4100.0).unwrap();
+        assert_eq!(control.state().projects.len(), before + 1);
+    }
+
+    #[test]
+    fn an_account_without_its_key_is_refused() {
+        let mut state = ClientState::default();
+        for action in [attach("", "k"), attach("http://p/", " ")] {
+            assert_eq!(
+                apply_user_action(&mut state, &action, 0.0),
+                Err(UserActionError::IncompleteAccount)
+            );
+        }
+        assert!(state.projects.is_empty());
     }
 }

@@ -11,6 +11,7 @@
 //! deletion ([`references`]).
 
 pub mod associate;
+pub mod control;
 pub mod deletion_policy;
 pub mod error;
 pub mod free_space;
@@ -24,6 +25,7 @@ pub(crate) mod tests_support;
 pub mod violation;
 
 pub use associate::{Association, associate_file, get_more_disk_space};
+pub use control::{DiskChange, DiskControl};
 pub use deletion_policy::{
     DEFAULT_EXP_DAYS, DeletionCandidate, DeletionReason, P_HIGH, P_LOW, P_MEDIUM, deletion_order,
     deletion_orders, expiration_date, file_priority, is_expired,

@@ -22,10 +22,9 @@ use super::figures::FiguresAccumulator;
 use super::trace::{DiskEvent, TraceEvent};
 use crate::Time;
 use crate::disk::{
-    DataManager, Deletion, DiskEffect, DiskUsage, FileReferences, associate_file,
-    data_manager_poll, occupies_disk, project_usage,
+    Deletion, DiskChange, DiskControl, DiskUsage, FileReferences, occupies_disk, project_usage,
 };
-use crate::model::{ClientState, FileId, FileInfo, FileRef, FileStatus, JobId, ProjectId, RunMode};
+use crate::model::{ClientState, FileId, FileInfo, FileRef, JobId, ProjectId};
 
 /// Where the disk world reports: the figures and, when traced, the trace.
 pub struct DiskSink<'a> {
@@ -56,17 +55,14 @@ impl<'a> DiskSink<'a> {
 #[derive(Debug, Clone)]
 pub struct DiskWorld {
     enabled: bool,
-    manager: DataManager,
+    /// The client's disk manager, as the live client runs it.
+    control: DiskControl,
     /// Free space on the disk if BOINC held nothing: `d_free` is this minus the usage.
     free_without_boinc: f64,
     /// The job that brought each file (by file index), for the trace.
     brought_by: Vec<Option<String>>,
-    /// Files arrived or left since the last poll.
-    dirty: bool,
     /// Usage last reported in the trace.
     reported_usage: Vec<f64>,
-    /// The run mode to restore when a disk suspension ends.
-    run_mode_before_suspension: RunMode,
 }
 
 impl DiskWorld {
@@ -77,12 +73,10 @@ impl DiskWorld {
         let usage: f64 = project_usage(state).iter().sum();
         let mut world = DiskWorld {
             enabled,
-            manager: DataManager::default(),
+            control: DiskControl::new(state),
             free_without_boinc: state.host.d_free.max(0.0) + usage,
             brought_by: vec![None; state.files.len()],
-            dirty: true,
             reported_usage: Vec::new(),
-            run_mode_before_suspension: state.run_mode,
         };
         if enabled {
             sink.figures.enable_disk();
@@ -103,33 +97,24 @@ impl DiskWorld {
 
     /// Seed 004's `data_manager_poll`, when files arrived or left since the last one.
     pub fn poll(&mut self, state: &mut ClientState, now: Time, sink: &mut DiskSink<'_>) {
-        if !self.enabled || !self.dirty {
+        if !self.enabled || !self.control.has_changes() {
             return;
         }
-        self.dirty = false;
-        let outcome = data_manager_poll(&mut self.manager, state, 0.0, now);
-        if outcome.found_violation {
-            let usage = DiskUsage::measure(state, 0.0);
-            for &project in &outcome.offenders {
-                sink.figures.disk_violation(project);
-                sink.event(now, || DiskEvent::Violation {
-                    project: state.project(project).name.clone(),
-                    usage: usage.project_usage[project.index()],
-                    limit: usage.limits.project_limit(project),
-                });
-            }
-        }
-        for effect in outcome.effects {
-            match effect {
-                DiskEffect::Delete(deletion) => self.delete(state, deletion, now, sink),
-                DiskEffect::ForgetResult(job) => forget_references(state, job),
-                DiskEffect::SuspendComputation { message } => {
-                    self.run_mode_before_suspension = state.run_mode;
-                    state.run_mode = RunMode::Never;
+        for change in self.control.poll(state, 0.0, now) {
+            match change {
+                DiskChange::Violation { project, usage, limit } => {
+                    sink.figures.disk_violation(project);
+                    sink.event(now, || DiskEvent::Violation {
+                        project: state.project(project).name.clone(),
+                        usage,
+                        limit,
+                    });
+                }
+                DiskChange::Deleted(deletion) => self.deleted(state, deletion, now, sink),
+                DiskChange::Suspended { message } => {
                     sink.event(now, || DiskEvent::Suspended { suspended: true, message });
                 }
-                DiskEffect::ResumeComputation => {
-                    state.run_mode = self.run_mode_before_suspension;
+                DiskChange::Resumed => {
                     sink.event(now, || DiskEvent::Suspended {
                         suspended: false,
                         message: String::new(),
@@ -153,7 +138,7 @@ impl DiskWorld {
         if !self.enabled {
             return;
         }
-        self.forget_acknowledged(state);
+        self.control.forget_acknowledged(state);
         for &job in new_jobs {
             let record = state.job(job);
             let workunit = record.workunit;
@@ -237,8 +222,7 @@ impl DiskWorld {
         id
     }
 
-    /// A file lands on disk after its association; when it cannot be associated it
-    /// lands all the same (the job needs it) and the next poll handles the violation.
+    /// A file lands on disk after its association (which may delete others).
     fn arrive(
         &mut self,
         state: &mut ClientState,
@@ -246,27 +230,19 @@ impl DiskWorld {
         now: Time,
         sink: &mut DiskSink<'_>,
     ) {
-        if let Ok(association) = associate_file(state, file, 0.0, now) {
-            for deletion in association.deletions {
-                self.delete(state, deletion, now, sink);
-            }
+        for deletion in self.control.arrive(state, file, 0.0, now) {
+            self.deleted(state, deletion, now, sink);
         }
-        let info = &mut state.files[file.index()];
-        info.status = FileStatus::Present;
-        info.download_time = now;
-        info.time_last_used = now;
-        self.dirty = true;
     }
 
-    fn delete(
+    /// Records a deletion the disk manager made.
+    fn deleted(
         &mut self,
-        state: &mut ClientState,
+        state: &ClientState,
         deletion: Deletion,
         now: Time,
         sink: &mut DiskSink<'_>,
     ) {
-        state.files[deletion.file.index()].status = FileStatus::NotPresent;
-        self.dirty = true;
         sink.figures.file_deleted(deletion.project);
         let job = self.brought_by.get(deletion.file.index()).cloned().flatten();
         sink.event(now, || DiskEvent::FileDeleted {
@@ -276,36 +252,6 @@ impl DiskWorld {
             reason: deletion.reason.to_string(),
             job,
         });
-    }
-
-    /// The client forgets acknowledged results at once (BOINC's clean-up after the
-    /// server's ack); files nothing refers to any more go unless they are sticky.
-    fn forget_acknowledged(&mut self, state: &mut ClientState) {
-        let acknowledged: Vec<JobId> = state
-            .job_ids()
-            .filter(|&j| {
-                let job = state.job(j);
-                job.got_server_ack
-                    && (!job.output_files.is_empty()
-                        || !state.workunit(job.workunit).input_files.is_empty())
-            })
-            .collect();
-        if acknowledged.is_empty() {
-            return;
-        }
-        for job in acknowledged {
-            forget_references(state, job);
-        }
-        let references = FileReferences::of(state);
-        for (index, file) in state.files.iter_mut().enumerate() {
-            if occupies_disk(file)
-                && !file.sticky
-                && !references.is_referenced(FileId::from_index(index))
-            {
-                file.status = FileStatus::NotPresent;
-                self.dirty = true;
-            }
-        }
     }
 
     /// Drops the records of files that are gone and that nothing refers to, once they
@@ -358,17 +304,5 @@ impl DiskWorld {
             self.reported_usage = usage.clone();
             sink.event(now, || DiskEvent::Usage { project_usage: usage });
         }
-    }
-}
-
-/// Drops an acknowledged result's references to its files.
-fn forget_references(state: &mut ClientState, job: JobId) {
-    let Some(record) = state.jobs.get_mut(job.index()) else { return };
-    record.output_files.clear();
-    let workunit = record.workunit;
-    // The workunit's inputs go with its last job the server has not yet acknowledged.
-    let still_used = state.jobs.iter().any(|j| j.workunit == workunit && !j.got_server_ack);
-    if !still_used && let Some(workunit) = state.workunits.get_mut(workunit.index()) {
-        workunit.input_files.clear();
     }
 }

@@ -58,8 +58,8 @@ pub struct HostDescription {
     pub os_name: String,
     /// Operating system version (`<os_version>`).
     pub os_version: String,
-    /// The NVIDIA driver's version as BOINC encodes it, major × 100 + minor (`535.104`
-    /// → 53504; `<drvVersion>` of `<coproc_cuda>`); 0: none found.
+    /// The NVIDIA driver's version as BOINC encodes it, major × 100 + minor (`535.86`
+    /// → 53586; `<drvVersion>` of `<coproc_cuda>`); 0: none found.
     #[serde(default)]
     pub nvidia_driver_version: u32,
     /// The highest CUDA version the NVIDIA driver supports, major × 1000 + minor × 10

@@ -3,6 +3,7 @@
 //! preferences, and the result and project predicates the policies are written in.
 
 mod app;
+mod app_config;
 mod client_state;
 mod host;
 mod ids;
@@ -15,13 +16,19 @@ mod synthetic;
 mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
+pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use host::{BENCHMARK_PERIOD, Host, HostDescription, NetStats, TimeStats};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
-pub use prefs::{CcConfig, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY};
-pub use project::{Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource};
+pub use prefs::{
+    CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY,
+};
+pub use project::{
+    Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
+    TransferBackoffs,
+};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
-pub use workunit::{FileInfo, FileRef, FileStatus, Workunit};
+pub use workunit::{FileInfo, FileRef, FileStatus, FileTransferState, Workunit};

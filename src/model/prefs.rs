@@ -18,6 +18,14 @@ fn default_idle_time_to_run() -> f64 {
     DEFAULT_IDLE_TIME_TO_RUN
 }
 
+/// BOINC's default for `disk_interval`: apps checkpoint at most once a minute.
+pub const DEFAULT_DISK_INTERVAL: f64 = 60.0;
+
+/// Serde's default for a state serialised before the field existed.
+fn default_disk_interval() -> f64 {
+    DEFAULT_DISK_INTERVAL
+}
+
 /// Global computing preferences, with BOINC's defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prefs {
@@ -56,6 +64,10 @@ pub struct Prefs {
     pub disk_max_used_pct: f64,
     /// Disk: leave at least this many GB free.
     pub disk_min_free_gb: f64,
+    /// Apps write checkpoints at most this often, seconds (`<disk_interval>`; they are
+    /// told in init_data.xml's `checkpoint_period`).
+    #[serde(default = "default_disk_interval")]
+    pub disk_interval: f64,
 }
 
 impl Default for Prefs {
@@ -77,6 +89,7 @@ impl Default for Prefs {
             disk_max_used_gb: 0.0,
             disk_max_used_pct: 90.0,
             disk_min_free_gb: 0.1,
+            disk_interval: DEFAULT_DISK_INTERVAL,
         }
     }
 }
@@ -113,8 +126,19 @@ impl Prefs {
     }
 }
 
-/// Client options from `cc_config.xml` that change scheduling.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// BOINC's default for `<max_file_xfers>`: transfers at once in all.
+pub const DEFAULT_MAX_FILE_XFERS: u32 = 8;
+/// BOINC's default for `<max_file_xfers_per_project>`.
+pub const DEFAULT_MAX_FILE_XFERS_PER_PROJECT: u32 = 2;
+/// BOINC's default for `<http_transfer_timeout>`, seconds.
+pub const DEFAULT_HTTP_TRANSFER_TIMEOUT: f64 = 300.0;
+/// BOINC's default for `<http_transfer_timeout_bps>`, bytes per second.
+pub const DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS: f64 = 10.0;
+
+/// Client options from `cc_config.xml`: those that change scheduling, GPU use, transfers
+/// and logging.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CcConfig {
     /// Pretend the host has this many CPUs (`<ncpus>`; `None`: use the hardware count).
     pub ncpus: Option<u32>,
@@ -129,6 +153,63 @@ pub struct CcConfig {
     pub no_info_fetch: bool,
     /// Any host may connect to the GUI RPC port (with the password)
     /// (`<allow_remote_gui_rpc>`).
-    #[serde(default)]
     pub allow_remote_gui_rpc: bool,
+    /// Use every GPU, not only those as capable as the best one (`<use_all_gpus>`).
+    pub use_all_gpus: bool,
+    /// NVIDIA devices the client never uses (`<ignore_nvidia_dev>`, by device number).
+    pub ignore_nvidia_dev: Vec<u32>,
+    /// GPUs a project (or one of its apps) may not use (`<exclude_gpu>`).
+    pub exclude_gpus: Vec<GpuExclusion>,
+    /// File transfers at once, in all (`<max_file_xfers>`).
+    pub max_file_xfers: u32,
+    /// File transfers at once per project (`<max_file_xfers_per_project>`).
+    pub max_file_xfers_per_project: u32,
+    /// A transfer slower than `http_transfer_timeout_bps` for this long is abandoned
+    /// and retried later, seconds (`<http_transfer_timeout>`).
+    pub http_transfer_timeout: f64,
+    /// The speed under which a transfer counts as stalled, bytes per second
+    /// (`<http_transfer_timeout_bps>`).
+    pub http_transfer_timeout_bps: f64,
+    /// The `<log_flags>` turned on, by name (`task`, `sched_op_debug`, ...): which
+    /// kinds of event the client logs.
+    pub log_flags: Vec<String>,
+    /// Computing stops while one of these programs runs (`<exclusive_app>`, executable
+    /// names).
+    pub exclusive_apps: Vec<String>,
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig {
+            ncpus: None,
+            no_gpus: false,
+            report_results_immediately: false,
+            fetch_minimal_work: false,
+            no_info_fetch: false,
+            allow_remote_gui_rpc: false,
+            use_all_gpus: false,
+            ignore_nvidia_dev: Vec::new(),
+            exclude_gpus: Vec::new(),
+            max_file_xfers: DEFAULT_MAX_FILE_XFERS,
+            max_file_xfers_per_project: DEFAULT_MAX_FILE_XFERS_PER_PROJECT,
+            http_transfer_timeout: DEFAULT_HTTP_TRANSFER_TIMEOUT,
+            http_transfer_timeout_bps: DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS,
+            log_flags: Vec::new(),
+            exclusive_apps: Vec::new(),
+        }
+    }
+}
+
+/// One `<exclude_gpu>`: a project may not use some GPUs (all of them, one type, one
+/// device), for all its apps or one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuExclusion {
+    /// The project's master URL (`<url>`).
+    pub url: String,
+    /// The device number (`<device_num>`; `None`: every device).
+    pub device_num: Option<u32>,
+    /// The GPU type (`<type>`; `None`: every type).
+    pub resource: Option<super::resource::ResourceType>,
+    /// The app (`<app>`; `None`: every app of the project).
+    pub app: Option<String>,
 }

@@ -107,6 +107,29 @@ pub struct Project {
     /// ids, credit), and whether an account manager attached it.
     #[serde(default)]
     pub account: ProjectAccount,
+    /// The project-wide backoff of its downloads and uploads, after several of its
+    /// transfers failed in a row.
+    #[serde(default)]
+    pub transfer_backoff: TransferBackoffs,
+}
+
+/// A project's transfer backoff in each direction (BOINC's per-project file transfer
+/// backoff, kept apart for downloads and uploads).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TransferBackoffs {
+    /// Downloads.
+    pub download: TransferBackoff,
+    /// Uploads.
+    pub upload: TransferBackoff,
+}
+
+/// The backoff of a project's transfers in one direction.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TransferBackoff {
+    /// Transient failures in a row.
+    pub failures: u32,
+    /// No transfer in this direction starts before this time.
+    pub next_time: Time,
 }
 
 /// A project account as the client knows it: what the project's scheduler replies
@@ -194,6 +217,7 @@ impl Project {
             availability: None,
             deletion_policy: DeletionPolicy::default(),
             account: ProjectAccount::default(),
+            transfer_backoff: TransferBackoffs::default(),
         }
     }
 }

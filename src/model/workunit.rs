@@ -107,6 +107,39 @@ pub struct FileInfo {
     /// case the download time stands in for it.
     #[serde(default)]
     pub time_last_used: Time,
+    /// Where the file's download or upload stands: retries, backoff, the URL to try
+    /// next, bytes moved so far (BOINC's `<persistent_file_xfer>`).
+    #[serde(default)]
+    pub transfer: FileTransferState,
+}
+
+/// One file's transfer across its attempts (BOINC's persistent file transfer): the
+/// transfer policy (`crate::transfer`) reads and changes it; a saved state keeps it, so a
+/// restarted client resumes where it was.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct FileTransferState {
+    /// Rounds of all the file's URLs that failed (the exponent of its backoff).
+    pub retries: u32,
+    /// When the transfer was first tried (0: never); a transfer that makes no progress
+    /// for too long after it is given up.
+    pub first_request_time: Time,
+    /// Not tried again before this time (its backoff).
+    pub next_request_time: Time,
+    /// Which of the file's URLs the next attempt uses.
+    pub url_index: u32,
+    /// The URL the current round of attempts started at: coming back to it ends the
+    /// round and backs the file off.
+    pub round_start: u32,
+    /// URLs of this round whose content was wrong (size or checksum): when every URL gave
+    /// wrong content the file is given up.
+    pub bad_content: u32,
+    /// Bytes moved so far (a download's partial file, an upload's offset).
+    pub bytes_done: f64,
+    /// What went wrong last, for the user and the report to the project.
+    pub last_error: String,
+    /// An attempt is under way (the control loop's own bookkeeping, never saved).
+    #[serde(default, skip_serializing)]
+    pub in_flight: bool,
 }
 
 impl FileInfo {
@@ -132,6 +165,7 @@ impl FileInfo {
             exp_days: None,
             download_time: 0.0,
             time_last_used: 0.0,
+            transfer: FileTransferState::default(),
         }
     }
 }

@@ -1,38 +1,159 @@
 //! cc_config.xml into [`CcConfig`]: the `<options>` that change scheduling (the CPU count
-//! the policies of seed 000 schedule onto, whether GPUs count as processing resources in
-//! seed 003, reporting and fetch behaviour of seed 002). `<log_flags>` and the many other
-//! options are ignored.
+//! the policies of seed 000 schedule onto, whether and which GPUs count as processing
+//! resources in seed 003, reporting and fetch behaviour of seed 002), transfers, the
+//! programs that stop computing, and the `<log_flags>` turned on. Every value is bounded;
+//! a bad element is a problem of its own, reported with its line, and leaves that option
+//! at its default ([`read_cc_config`]), or fails the whole file ([`parse_cc_config`]).
 
 use super::error::{XmlError, XmlProblem};
+use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
-use crate::model::CcConfig;
+use crate::model::{CcConfig, GpuExclusion, ResourceType};
 
-/// Reads a cc_config.xml. `name` is the file name errors are reported under.
+/// The most CPUs `<ncpus>` may claim.
+const MAX_NCPUS: u32 = 4096;
+/// The most entries kept of each list (`<exclude_gpu>`, `<exclusive_app>`, log flags).
+const MAX_LIST: usize = 256;
+/// The longest a transfer may stall before it is retried, seconds (a day).
+const MAX_TRANSFER_TIMEOUT: f64 = 86_400.0;
+
+/// Reads a cc_config.xml, stopping at its first bad element. `name` is the file name
+/// errors are reported under.
 pub fn parse_cc_config(text: &str, name: &str) -> Result<CcConfig, XmlError> {
-    let root = parse_document(text).map_err(|e| e.in_file(name))?;
-    build_cc_config(&root).map_err(|e| e.in_file(name))
+    let (config, mut problems) = read_cc_config(text, name)?;
+    match problems.is_empty() {
+        true => Ok(config),
+        false => Err(problems.swap_remove(0)),
+    }
 }
 
-fn build_cc_config(root: &Element) -> Result<CcConfig, XmlError> {
+/// Reads a cc_config.xml as the client does: a file that is not XML or not a
+/// `<cc_config>` is an error; a bad element is one of the problems returned beside the
+/// configuration, and its option keeps its default.
+pub fn read_cc_config(text: &str, name: &str) -> Result<(CcConfig, Vec<XmlError>), XmlError> {
+    let root = parse_document(text).map_err(|e| e.in_file(name))?;
     if root.name != "cc_config" {
-        return Err(root.error(XmlProblem::WrongRoot { expected: "cc_config" }));
+        return Err(root.error(XmlProblem::WrongRoot { expected: "cc_config" }).in_file(name));
     }
     let mut config = CcConfig::default();
-    for options in root.children.iter().filter(|c| c.name == "options") {
-        for child in &options.children {
-            match child.name.as_str() {
-                // BOINC's -1 (and any negative count) means "use the hardware count".
-                "ncpus" => config.ncpus = u32::try_from(child.i64()?).ok(),
-                "no_gpus" => config.no_gpus = child.flag()?,
-                "report_results_immediately" => config.report_results_immediately = child.flag()?,
-                "fetch_minimal_work" => config.fetch_minimal_work = child.flag()?,
-                "no_info_fetch" => config.no_info_fetch = child.flag()?,
-                "allow_remote_gui_rpc" => config.allow_remote_gui_rpc = child.flag()?,
-                _ => {}
+    let mut problems = Vec::new();
+    for section in &root.children {
+        match section.name.as_str() {
+            "options" => {
+                for child in &section.children {
+                    if let Err(problem) = apply_option(child, &mut config) {
+                        problems.push(problem.in_file(name));
+                    }
+                }
             }
+            "log_flags" => {
+                for flag in &section.children {
+                    match flag.flag() {
+                        Ok(true) if config.log_flags.len() < MAX_LIST => {
+                            config.log_flags.push(flag.name.clone())
+                        }
+                        Ok(_) => {}
+                        Err(problem) => problems.push(problem.in_file(name)),
+                    }
+                }
+            }
+            _ => {}
         }
     }
-    Ok(config)
+    Ok((config, problems))
+}
+
+/// One `<options>` child into `config`; unknown options are skipped, as the real client
+/// skips those of other versions.
+fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> {
+    match child.name.as_str() {
+        // BOINC's -1 (and any negative count) means "use the hardware count".
+        "ncpus" => {
+            config.ncpus = match child.i64()? {
+                n if n < 0 => None,
+                _ => Some(child.u32_in(0, MAX_NCPUS, "between -1 and 4096")?),
+            }
+        }
+        "no_gpus" => config.no_gpus = child.flag()?,
+        "use_all_gpus" => config.use_all_gpus = child.flag()?,
+        "report_results_immediately" => config.report_results_immediately = child.flag()?,
+        "fetch_minimal_work" => config.fetch_minimal_work = child.flag()?,
+        "no_info_fetch" => config.no_info_fetch = child.flag()?,
+        "allow_remote_gui_rpc" => config.allow_remote_gui_rpc = child.flag()?,
+        "max_file_xfers" => {
+            config.max_file_xfers = child.u32_in(1, 1000, "between 1 and 1000")?;
+        }
+        "max_file_xfers_per_project" => {
+            config.max_file_xfers_per_project = child.u32_in(1, 1000, "between 1 and 1000")?;
+        }
+        "http_transfer_timeout" => {
+            config.http_transfer_timeout =
+                child.f64_in(1.0, MAX_TRANSFER_TIMEOUT, "between 1 and 86400 seconds")?;
+        }
+        "http_transfer_timeout_bps" => {
+            config.http_transfer_timeout_bps =
+                child.f64_in(0.0, 1e12, "between 0 and 10^12 bytes per second")?;
+        }
+        "ignore_nvidia_dev" => {
+            let device = child.u32_in(0, 1023, "a device number between 0 and 1023")?;
+            push_bounded(child, "ignore_nvidia_dev", &mut config.ignore_nvidia_dev, device)?;
+        }
+        "exclude_gpu" => {
+            let exclusion = gpu_exclusion(child)?;
+            push_bounded(child, "exclude_gpu", &mut config.exclude_gpus, exclusion)?;
+        }
+        "exclusive_app" => {
+            let app = child.string();
+            if app.is_empty() || app.len() > 256 || app.contains('/') {
+                return Err(child.error(XmlProblem::OutOfRange {
+                    value: quoted_value(&app),
+                    expected: "a program's file name (no '/'), up to 256 bytes",
+                }));
+            }
+            push_bounded(child, "exclusive_app", &mut config.exclusive_apps, app)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Adds to a list of at most [`MAX_LIST`] entries.
+fn push_bounded<T: PartialEq>(
+    child: &Element,
+    element: &'static str,
+    list: &mut Vec<T>,
+    value: T,
+) -> Result<(), XmlError> {
+    if list.len() >= MAX_LIST {
+        return Err(child.error(XmlProblem::TooMany { element, limit: MAX_LIST }));
+    }
+    if !list.contains(&value) {
+        list.push(value);
+    }
+    Ok(())
+}
+
+/// `<exclude_gpu><url>..</url>[<device_num>N</device_num>][<type>..</type>][<app>..</app>]`.
+fn gpu_exclusion(element: &Element) -> Result<GpuExclusion, XmlError> {
+    let url = element.required_text("url")?.to_string();
+    let device_num = match element.child("device_num") {
+        Some(device) => Some(device.u32_in(0, 1023, "a device number between 0 and 1023")?),
+        None => None,
+    };
+    let resource = match element.child("type") {
+        Some(kind) => match ResourceType::from_boinc_name(kind.trimmed()) {
+            Some(gpu) if gpu.is_gpu() => Some(gpu),
+            _ => {
+                return Err(kind.error(XmlProblem::OutOfRange {
+                    value: quoted_value(kind.trimmed()),
+                    expected: "NVIDIA, ATI or intel_gpu",
+                }));
+            }
+        },
+        None => None,
+    };
+    let app = element.child("app").map(Element::string).filter(|a| !a.is_empty());
+    Ok(GpuExclusion { url, device_num, resource, app })
 }
 
 #[cfg(test)]
@@ -42,22 +163,56 @@ mod tests {
     #[test]
     fn options() {
         let config = parse_cc_config(
-            "<cc_config><log_flags><task>1</task></log_flags><options>\
+            "<cc_config><log_flags><task>1</task><sched_op_debug/><cpu_sched>0</cpu_sched>\
+             </log_flags><options>\
              <ncpus>6</ncpus><no_gpus>1</no_gpus><fetch_minimal_work/>\
-             <allow_remote_gui_rpc>1</allow_remote_gui_rpc>\
+             <allow_remote_gui_rpc>1</allow_remote_gui_rpc><use_all_gpus/>\
+             <max_file_xfers>4</max_file_xfers><max_file_xfers_per_project>1</max_file_xfers_per_project>\
+             <http_transfer_timeout>120</http_transfer_timeout>\
+             <http_transfer_timeout_bps>100</http_transfer_timeout_bps>\
+             <ignore_nvidia_dev>1</ignore_nvidia_dev>\
+             <exclude_gpu><url>http://p/</url><device_num>0</device_num><type>NVIDIA</type>\
+             <app>astro</app></exclude_gpu><exclude_gpu><url>http://q/</url></exclude_gpu>\
+             <exclusive_app>game.exe</exclusive_app><exclusive_app>blender</exclusive_app>\
              <report_results_immediately>0</report_results_immediately></options></cc_config>",
             "cc_config.xml",
         )
         .expect("valid");
         assert_eq!(config.ncpus, Some(6));
         assert!(config.no_gpus && config.fetch_minimal_work && !config.report_results_immediately);
-        assert!(config.allow_remote_gui_rpc);
+        assert!(config.allow_remote_gui_rpc && config.use_all_gpus);
+        assert_eq!((config.max_file_xfers, config.max_file_xfers_per_project), (4, 1));
+        assert_eq!(
+            (config.http_transfer_timeout, config.http_transfer_timeout_bps),
+            (120.0, 100.0)
+        );
+        assert_eq!(config.ignore_nvidia_dev, vec![1]);
+        assert_eq!(config.log_flags, vec!["task".to_string(), "sched_op_debug".to_string()]);
+        assert_eq!(config.exclusive_apps, vec!["game.exe".to_string(), "blender".to_string()]);
+        assert_eq!(
+            config.exclude_gpus,
+            vec![
+                GpuExclusion {
+                    url: "http://p/".into(),
+                    device_num: Some(0),
+                    resource: Some(ResourceType::Nvidia),
+                    app: Some("astro".into()),
+                },
+                GpuExclusion {
+                    url: "http://q/".into(),
+                    device_num: None,
+                    resource: None,
+                    app: None
+                },
+            ]
+        );
         let config = parse_cc_config(
             "<cc_config><options><ncpus>-1</ncpus></options></cc_config>",
             "cc_config.xml",
         )
         .expect("valid");
         assert_eq!(config.ncpus, None);
+        assert_eq!(config.max_file_xfers, 8, "BOINC's default");
     }
 
     #[test]
@@ -72,5 +227,60 @@ mod tests {
             "cc_config.xml line 3, element <no_gpus>: expected a flag (empty, 0 or 1), found \
              \"maybe\"; fix or remove the element"
         );
+    }
+
+    #[test]
+    fn each_bad_element_is_a_problem_of_its_own_and_the_rest_applies() {
+        let (config, problems) = read_cc_config(
+            "<cc_config>\n<options>\n<ncpus>99999</ncpus>\n<max_file_xfers>0</max_file_xfers>\n\
+             <http_transfer_timeout>nan</http_transfer_timeout>\n\
+             <exclude_gpu><device_num>1</device_num></exclude_gpu>\n\
+             <exclude_gpu><url>u</url><type>TPU</type></exclude_gpu>\n\
+             <exclusive_app>../../bin/sh</exclusive_app>\n\
+             <report_results_immediately/>\n</options>\n\
+             <log_flags><task>sometimes</task></log_flags></cc_config>",
+            "cc_config.xml",
+        )
+        .expect("a cc_config");
+        let lines: Vec<usize> = problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, vec![3, 4, 5, 6, 7, 8, 11], "{problems:?}");
+        assert!(problems.iter().all(|p| p.file == "cc_config.xml"));
+        assert!(config.report_results_immediately, "the good element still applies");
+        assert_eq!(config.ncpus, None);
+        assert_eq!(config.max_file_xfers, 8);
+        assert!(config.exclude_gpus.is_empty() && config.exclusive_apps.is_empty());
+    }
+
+    #[test]
+    fn lists_are_bounded() {
+        let apps: String =
+            (0..1000).map(|i| format!("<exclusive_app>app{i}</exclusive_app>")).collect();
+        let (config, problems) = read_cc_config(
+            &format!("<cc_config><options>{apps}</options></cc_config>"),
+            "cc_config.xml",
+        )
+        .expect("a cc_config");
+        assert_eq!(config.exclusive_apps.len(), MAX_LIST);
+        assert_eq!(problems.len(), 1000 - MAX_LIST);
+    }
+
+    #[test]
+    fn not_a_cc_config_is_an_error() {
+        for text in ["", "<cc_config>", "<global_preferences/>", "\0\u{1}"] {
+            assert!(read_cc_config(text, "cc_config.xml").is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_real_clients_file_reads() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/fixtures/boinc-7.20.5/state/cc_config.xml"
+        ))
+        .expect("the fixture");
+        let (config, problems) = read_cc_config(&text, "cc_config.xml").expect("reads");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(config.no_gpus);
+        assert_eq!(config.log_flags.len(), 4, "the flags set to 1");
     }
 }

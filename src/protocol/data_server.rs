@@ -18,6 +18,10 @@ use thiserror::Error;
 /// The longest header read, bytes: far beyond a real one (a few hundred bytes).
 pub const MAX_DATA_SERVER_HEADER: usize = 64 * 1024;
 
+/// Uploads smaller than this many bytes are sent whole without asking the server how
+/// much of them it holds (BOINC's threshold for the size query).
+pub const FILE_SIZE_QUERY_THRESHOLD: u64 = 8192;
+
 /// The tag before an upload's bytes.
 const DATA_TAG: &[u8] = b"<data>";
 
@@ -313,7 +317,8 @@ impl DataServerReply {
         w.finish()
     }
 
-    /// Reads a reply (text around it, such as a CGI header, is skipped).
+    /// Reads a reply (text around it, such as a CGI header, is skipped). A reply
+    /// without a `<status>` reads as a transient error, as the real client takes it.
     pub fn from_xml(text: &str) -> Result<DataServerReply, super::XmlError> {
         const NAME: &str = "data server reply";
         let start = text.find("<data_server_reply").unwrap_or(0);
@@ -322,7 +327,7 @@ impl DataServerReply {
             let problem = super::XmlProblem::WrongRoot { expected: "data_server_reply" };
             return Err(root.error(problem).in_file(NAME));
         }
-        let mut reply = DataServerReply::default();
+        let mut reply = DataServerReply { status: 1, ..DataServerReply::default() };
         for child in &root.children {
             match child.name.as_str() {
                 "status" => reply.status = child.i32().map_err(|e| e.in_file(NAME))?,
@@ -423,5 +428,7 @@ mod tests {
             assert_eq!(DataServerReply::from_xml(&text), Ok(reply));
         }
         assert!(DataServerReply::from_xml("<html>oops</html>").is_err());
+        let silent = DataServerReply::from_xml("<data_server_reply></data_server_reply>");
+        assert_eq!(silent.map(|reply| reply.status), Ok(1));
     }
 }

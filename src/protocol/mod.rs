@@ -10,6 +10,7 @@
 mod account;
 pub mod acct_mgr;
 pub mod app_api;
+mod app_config;
 mod app_description;
 mod cc_config;
 mod client_state;
@@ -40,12 +41,14 @@ mod xml_tree;
 mod xml_write;
 
 pub use account::{Account, parse_account, write_account};
+pub use app_config::read_app_config;
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
-pub use cc_config::parse_cc_config;
+pub use cc_config::{parse_cc_config, read_cc_config};
 pub use client_state::parse_client_state;
 pub use client_state_writer::{StateFileOrigin, write_client_state};
 pub use data_server::{
-    DataServerError, DataServerReply, DataServerRequest, FileUpload, MAX_DATA_SERVER_HEADER,
+    DataServerError, DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
+    MAX_DATA_SERVER_HEADER,
 };
 pub use error::{XmlError, XmlProblem};
 pub use file_description::FileDescription;
@@ -53,9 +56,9 @@ pub use file_ref::FileReference;
 pub use host_report::{DiskUsageReport, GpuReport, HostInfo, TimeStatsReport};
 pub use job_description::{ResultDescription, WorkunitDescription};
 pub use master_page::{MAX_SCHEDULER_URLS, MAX_URL_LEN, MasterPage};
-pub use prefs::parse_global_prefs;
+pub use prefs::{parse_global_prefs, read_global_prefs};
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
-pub use reported_result::{OutputFile, ReportedResult};
+pub use reported_result::{OutputFile, ReportedResult, describe_file_error};
 pub use scheduler_reply::{
     MAX_REPLY_APPS, MAX_REPLY_FILE_DELETIONS, MAX_REPLY_FILES, MAX_REPLY_JOBS, MAX_REPLY_MESSAGES,
     MAX_REPLY_RESULT_NAMES, SchedulerReply,

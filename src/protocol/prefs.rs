@@ -9,16 +9,42 @@ use super::xml_write::XmlWriter;
 use crate::model::Prefs;
 
 const PERCENT: &str = "between 0 and 100";
+const DAYS: &str = "between 0 and 10 days";
+const MINUTES: &str = "between 0 and 100000 minutes";
+const GIGABYTES: &str = "between 0 and 10^9 GB";
+const CHECKPOINT_SECONDS: &str = "between 1 second and 1 day";
 
 /// Applies the preferences in a global_prefs.xml-format text to `prefs`. Only elements
-/// present change `prefs`; on error `prefs` is left as it was. `name` is the file name
-/// errors are reported under.
+/// present change `prefs`; on error (the first bad element) `prefs` is left as it was.
+/// `name` is the file name errors are reported under.
 pub fn parse_global_prefs(text: &str, name: &str, prefs: &mut Prefs) -> Result<(), XmlError> {
-    let root = parse_document(text).map_err(|e| e.in_file(name))?;
     let mut updated = prefs.clone();
-    apply_prefs(&root, &mut updated).map_err(|e| e.in_file(name))?;
+    let mut problems = read_global_prefs(text, name, &mut updated)?;
+    if !problems.is_empty() {
+        return Err(problems.swap_remove(0));
+    }
     *prefs = updated;
     Ok(())
+}
+
+/// Applies the preferences in a global_prefs.xml-format text to `prefs` as the client
+/// does: a text that is not XML or has no `<global_preferences>` is an error and changes
+/// nothing; a bad element is one of the problems returned, and that preference keeps
+/// its value while the good elements apply.
+pub fn read_global_prefs(
+    text: &str,
+    name: &str,
+    prefs: &mut Prefs,
+) -> Result<Vec<XmlError>, XmlError> {
+    let root = parse_document(text).map_err(|e| e.in_file(name))?;
+    let element = preferences_element(&root).map_err(|e| e.in_file(name))?;
+    let mut problems = Vec::new();
+    for child in &element.children {
+        if let Err(problem) = apply_preference(child, prefs) {
+            problems.push(problem.in_file(name));
+        }
+    }
+    Ok(problems)
 }
 
 /// The `<global_preferences>` element: the root, or (as in a project's account file) a
@@ -32,40 +58,50 @@ fn preferences_element(root: &Element) -> Result<&Element, XmlError> {
 }
 
 /// Applies the `<global_preferences>` in `root` (the element itself or its parent) to
-/// `prefs`.
+/// `prefs`, stopping at the first bad element.
 pub(crate) fn apply_prefs(root: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
     // Venue-specific `<venue>` sections and everything else unknown sit at the same level
     // and are skipped: only the top-level values apply.
     for child in &preferences_element(root)?.children {
-        match child.name.as_str() {
-            // A negative buffer would make the water marks cross.
-            "work_buf_min_days" => prefs.work_buf_min_days = child.non_negative_f64()?,
-            "work_buf_additional_days" => {
-                prefs.work_buf_additional_days = child.non_negative_f64()?
-            }
-            "cpu_scheduling_period_minutes" => {
-                prefs.cpu_scheduling_period_minutes = child.non_negative_f64()?
-            }
-            "max_ncpus_pct" => prefs.max_ncpus_pct = child.f64_in(0.0, 100.0, PERCENT)?,
-            // `max_cpus` is the older name of the same limit.
-            "max_ncpus" | "max_cpus" => prefs.max_ncpus = child.u32()?,
-            "leave_apps_in_memory" => prefs.leave_apps_in_memory = child.flag()?,
-            "ram_max_used_busy_pct" => {
-                prefs.ram_max_used_busy_pct = child.f64_in(0.0, 100.0, PERCENT)?
-            }
-            "ram_max_used_idle_pct" => {
-                prefs.ram_max_used_idle_pct = child.f64_in(0.0, 100.0, PERCENT)?
-            }
-            "cpu_usage_limit" => prefs.cpu_usage_limit = child.f64_in(0.0, 100.0, PERCENT)?,
-            "run_if_user_active" => prefs.run_if_user_active = child.flag()?,
-            "run_gpu_if_user_active" => prefs.run_gpu_if_user_active = child.flag()?,
-            "run_on_batteries" => prefs.run_on_batteries = child.flag()?,
-            "idle_time_to_run" => prefs.idle_time_to_run = child.non_negative_f64()?,
-            "disk_max_used_gb" => prefs.disk_max_used_gb = child.non_negative_f64()?,
-            "disk_max_used_pct" => prefs.disk_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
-            "disk_min_free_gb" => prefs.disk_min_free_gb = child.non_negative_f64()?,
-            _ => {}
+        apply_preference(child, prefs)?;
+    }
+    Ok(())
+}
+
+/// One child of `<global_preferences>` into `prefs`; unknown ones (and `<venue>`) are
+/// skipped.
+fn apply_preference(child: &Element, prefs: &mut Prefs) -> Result<(), XmlError> {
+    match child.name.as_str() {
+        // A negative buffer would make the water marks cross; more than BOINC's 10 days
+        // each is refused as a typo.
+        "work_buf_min_days" => prefs.work_buf_min_days = child.f64_in(0.0, 10.0, DAYS)?,
+        "work_buf_additional_days" => {
+            prefs.work_buf_additional_days = child.f64_in(0.0, 10.0, DAYS)?
         }
+        "cpu_scheduling_period_minutes" => {
+            prefs.cpu_scheduling_period_minutes = child.f64_in(0.0, 100_000.0, MINUTES)?
+        }
+        "max_ncpus_pct" => prefs.max_ncpus_pct = child.f64_in(0.0, 100.0, PERCENT)?,
+        // `max_cpus` is the older name of the same limit.
+        "max_ncpus" | "max_cpus" => prefs.max_ncpus = child.u32()?,
+        "leave_apps_in_memory" => prefs.leave_apps_in_memory = child.flag()?,
+        "ram_max_used_busy_pct" => {
+            prefs.ram_max_used_busy_pct = child.f64_in(0.0, 100.0, PERCENT)?
+        }
+        "ram_max_used_idle_pct" => {
+            prefs.ram_max_used_idle_pct = child.f64_in(0.0, 100.0, PERCENT)?
+        }
+        "cpu_usage_limit" => prefs.cpu_usage_limit = child.f64_in(0.0, 100.0, PERCENT)?,
+        "run_if_user_active" => prefs.run_if_user_active = child.flag()?,
+        "run_gpu_if_user_active" => prefs.run_gpu_if_user_active = child.flag()?,
+        "run_on_batteries" => prefs.run_on_batteries = child.flag()?,
+        "idle_time_to_run" => prefs.idle_time_to_run = child.f64_in(0.0, 100_000.0, MINUTES)?,
+        "disk_max_used_gb" => prefs.disk_max_used_gb = child.f64_in(0.0, 1e9, GIGABYTES)?,
+        "disk_max_used_pct" => prefs.disk_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
+        "disk_min_free_gb" => prefs.disk_min_free_gb = child.f64_in(0.0, 1e9, GIGABYTES)?,
+        // Checkpoints more often than once a second would only wear the disk.
+        "disk_interval" => prefs.disk_interval = child.f64_in(1.0, 86_400.0, CHECKPOINT_SECONDS)?,
+        _ => {}
     }
     Ok(())
 }
@@ -89,6 +125,9 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
     writer.number("disk_max_used_gb", prefs.disk_max_used_gb);
     writer.number("disk_max_used_pct", prefs.disk_max_used_pct);
     writer.number("disk_min_free_gb", prefs.disk_min_free_gb);
+    if prefs.disk_interval != crate::model::DEFAULT_DISK_INTERVAL {
+        writer.number("disk_interval", prefs.disk_interval);
+    }
     writer.number("ram_max_used_busy_pct", prefs.ram_max_used_busy_pct);
     writer.number("ram_max_used_idle_pct", prefs.ram_max_used_idle_pct);
     writer.number("cpu_usage_limit", prefs.cpu_usage_limit);
@@ -98,6 +137,30 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_checkpoint_interval_is_read_bounded_and_written_when_not_the_default() {
+        let mut prefs = Prefs::default();
+        parse_global_prefs(
+            "<global_preferences><disk_interval>5</disk_interval></global_preferences>",
+            "global_prefs_override.xml",
+            &mut prefs,
+        )
+        .expect("valid");
+        assert_eq!(prefs.disk_interval, 5.0);
+        for bad in ["0", "-3", "1e12", "nan"] {
+            let text = format!(
+                "<global_preferences><disk_interval>{bad}</disk_interval></global_preferences>"
+            );
+            assert!(parse_global_prefs(&text, "p.xml", &mut prefs).is_err(), "{bad}");
+        }
+        let mut writer = XmlWriter::new();
+        write_prefs(&prefs, &mut writer);
+        assert!(writer.finish().contains("<disk_interval>5.000000</disk_interval>"));
+        let mut writer = XmlWriter::new();
+        write_prefs(&Prefs::default(), &mut writer);
+        assert!(!writer.finish().contains("disk_interval"));
+    }
 
     #[test]
     fn only_present_elements_change() {
@@ -131,6 +194,28 @@ mod tests {
         assert_eq!(error.element.as_deref(), Some("work_buf_min_days"));
         assert_eq!(error.file, "global_prefs_override.xml");
         assert_eq!(prefs, Prefs::default());
+    }
+
+    #[test]
+    fn each_bad_element_is_a_problem_and_the_good_ones_apply() {
+        let mut prefs = Prefs::default();
+        let problems = read_global_prefs(
+            "<global_preferences>\n<work_buf_min_days>1e308</work_buf_min_days>\n\
+             <cpu_usage_limit>-3</cpu_usage_limit>\n<run_on_batteries>1</run_on_batteries>\n\
+             <disk_max_used_gb>inf</disk_max_used_gb>\n<max_ncpus>-2</max_ncpus>\n\
+             </global_preferences>",
+            "global_prefs_override.xml",
+            &mut prefs,
+        )
+        .expect("preferences");
+        let lines: Vec<usize> = problems.iter().map(|p| p.line).collect();
+        assert_eq!(lines, vec![2, 3, 5, 6]);
+        assert!(prefs.run_on_batteries);
+        assert_eq!(Prefs { run_on_batteries: false, ..prefs }, Prefs::default());
+        let mut unchanged = Prefs::default();
+        assert!(read_global_prefs("<cc_config/>", "x.xml", &mut unchanged).is_err());
+        assert!(read_global_prefs("<global_preferences>", "x.xml", &mut unchanged).is_err());
+        assert_eq!(unchanged, Prefs::default());
     }
 
     #[test]

@@ -27,6 +27,19 @@ pub struct OutputFile<'a> {
     pub upload_urls: Cow<'a, [String]>,
 }
 
+/// BOINC's `<file_xfer_error>` block, which a job's `<stderr_out>` carries when the job
+/// ended because `file_name` could not be moved: the error number with its short name,
+/// and what happened.
+pub fn describe_file_error(file_name: &str, code: i32, code_name: &str, message: &str) -> String {
+    let mut writer = XmlWriter::new();
+    writer.open("file_xfer_error");
+    writer.text("file_name", file_name);
+    writer.text("error_code", &format!("{code} ({code_name})"));
+    writer.text("error_message", message);
+    writer.close("file_xfer_error");
+    writer.finish()
+}
+
 impl OutputFile<'_> {
     /// The same, owning its text.
     pub fn into_owned(self) -> OutputFile<'static> {

@@ -131,6 +131,19 @@ impl Element {
         })
     }
 
+    /// A whole number within `min..=max` (`expected` says the range in words).
+    pub(crate) fn u32_in(
+        &self,
+        min: u32,
+        max: u32,
+        expected: &'static str,
+    ) -> Result<u32, XmlError> {
+        let value = self.i64()?;
+        u32::try_from(value).ok().filter(|v| (min..=max).contains(v)).ok_or_else(|| {
+            self.error(XmlProblem::OutOfRange { value: quoted_value(self.trimmed()), expected })
+        })
+    }
+
     /// A BOINC flag: `<flag/>` or empty text is set, otherwise a number (non-zero set,
     /// as BOINC reads it) or `true`/`false`.
     pub(crate) fn flag(&self) -> Result<bool, XmlError> {

@@ -17,10 +17,15 @@
 
 use super::error::ClientError;
 use super::handle::{ClientHandle, HandleShared, RunReport};
-use crate::effects::{Clock, HostDiscovery, ProcessHost, SchedulerTransport};
+use crate::effects::{
+    Clock, FileSystem, FileTransfer, HostDiscovery, ProcessHost, SchedulerTransport,
+    StatePersistence,
+};
 use crate::journal::{EntryKind, Journal};
+use crate::live::disk::LiveDisk;
 use crate::live::driver::WallClockDriver;
 use crate::runtime::context::ActorContext;
+use crate::runtime::disk::DiskActor;
 use crate::runtime::events::EventBus;
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::runtime::supervision::{ActorSupervisor, PanicInjector};
@@ -68,6 +73,18 @@ pub struct Effects {
     pub transport: Arc<dyn SchedulerTransport>,
     /// What the host is and whether it may work.
     pub host_discovery: Arc<dyn HostDiscovery>,
+    /// Where project files are downloaded and uploaded (the live one is
+    /// [`crate::live::http::LiveFileTransfer`]; [`crate::live::http::LiveNetwork`] makes it
+    /// with the transport). With one, jobs wait for their files to be downloaded and
+    /// checked, and results are reported after their outputs are uploaded; `None`: the
+    /// host's world moves no files, and they count as present.
+    pub file_transfer: Option<Arc<dyn FileTransfer>>,
+    /// The data directory the disk manager (seed 004) keeps within the user's limits;
+    /// `None` for a host program that manages its own disk.
+    pub file_system: Option<Arc<dyn FileSystem>>,
+    /// Where the state is kept between lives; `None` for a host program that keeps it
+    /// itself (it can take snapshots through the handle).
+    pub persistence: Option<Arc<dyn StatePersistence>>,
     /// How often the driver polls the tasks (BOINC polls its apps once a second).
     pub tick_interval: Duration,
 }
@@ -213,6 +230,9 @@ impl ClientBuilder {
                     events: events.clone(),
                     faults,
                 };
+                let disk = effects.file_system.clone().map(|file_system| {
+                    DiskActor::new(context.clone(), Box::new(LiveDisk::new(&state, file_system)))
+                });
                 let client = ClientControl::new(
                     state,
                     self.config.policy,
@@ -229,7 +249,8 @@ impl ClientBuilder {
                     boinc_compat: false,
                     app_restart_policy: self.app_restart_policy,
                     actor_restart_policy: self.actor_restart_policy,
-                    disk: None,
+                    disk,
+                    file_transfer: effects.file_transfer.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
                 let driver = WallClockDriver {

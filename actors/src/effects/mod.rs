@@ -5,15 +5,19 @@
 //! `Send + Sync`, so a host program can hand its own to a client running on any thread.
 
 mod clock;
+mod disk_manager;
 mod file_system;
 mod host_discovery;
+mod persistence;
 mod process;
 mod transfer;
 mod transport;
 
 pub use clock::{Clock, SystemClock};
-pub use file_system::FileSystem;
-pub use host_discovery::HostDiscovery;
+pub use disk_manager::DiskManager;
+pub use file_system::{DiskSpace, FileSystem, FileSystemError};
+pub use host_discovery::{HostDiscovery, HostDiscoveryError};
+pub use persistence::StatePersistence;
 pub use process::{ProcessError, ProcessHost, ProcessReport};
-pub use transfer::{FileTransfer, Transfer};
+pub use transfer::{FileTransfer, ProgressSink, TransferError, TransferProgress, Transferred};
 pub use transport::{EffectFuture, RpcError, SchedulerTransport};

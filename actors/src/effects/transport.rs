@@ -69,6 +69,31 @@ pub enum RpcError {
         /// The master URL.
         url: String,
     },
+    /// The exchange broke off (connection reset, answer cut short).
+    #[error("the exchange with {url} broke off ({reason}); the client retries after a backoff")]
+    Interrupted {
+        /// Where.
+        url: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The server sent the client from redirect to redirect.
+    #[error("{url} redirected more than {limit} times; the client retries after a backoff")]
+    TooManyRedirects {
+        /// Where.
+        url: String,
+        /// The most redirects followed.
+        limit: usize,
+    },
+    /// The reply was read but cannot be taken (a code-signing key change the pinned
+    /// key did not sign, a file name that is not a plain name): nothing of it is taken.
+    #[error("the reply from {url} is refused: {reason}")]
+    Refused {
+        /// Where.
+        url: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Scheduler RPCs and master-page fetches.

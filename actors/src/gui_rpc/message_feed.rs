@@ -33,10 +33,12 @@ fn hours_minutes_seconds(seconds: f64) -> String {
     format!("{:02}:{:02}:{:02}", total / 3600, total % 3600 / 60, total % 60)
 }
 
-/// An event as a message: (when, project, priority, text).
-pub(crate) fn message_for(event: &ClientEvent) -> (Time, String, MessagePriority, String) {
+/// An event as a message: (when, project, priority, text); `None` for an event the log
+/// leaves out (a transfer's progress).
+pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessagePriority, String)> {
     use MessagePriority::{Info, InternalError, UserAlert};
-    match event {
+    let direction = |upload: bool| if upload { "upload" } else { "download" };
+    Some(match event {
         ClientEvent::TaskStarted { time, project, job } => {
             (*time, project.clone(), Info, format!("Starting task {job}"))
         }
@@ -107,14 +109,31 @@ pub(crate) fn message_for(event: &ClientEvent) -> (Time, String, MessagePriority
             UserAlert,
             format!("{actor} kept failing and was given up on; see the log for why"),
         ),
-    }
+        ClientEvent::TransferStarted { time, project, file, upload, .. } => {
+            (*time, project.clone(), Info, format!("Started {} of {file}", direction(*upload)))
+        }
+        ClientEvent::TransferProgress { .. } => return None,
+        ClientEvent::TransferEnded { time, project, file, upload, success: true, .. } => {
+            (*time, project.clone(), Info, format!("Finished {} of {file}", direction(*upload)))
+        }
+        ClientEvent::TransferEnded { time, project, file, upload, success: false, message } => (
+            *time,
+            project.clone(),
+            Info,
+            format!("Temporarily failed {} of {file}: {message}", direction(*upload)),
+        ),
+        ClientEvent::TransferNotice { time, project, text, error } => {
+            (*time, project.clone(), if *error { UserAlert } else { Info }, text.clone())
+        }
+    })
 }
 
 /// Writes every event of `events` into `sink` until the client's event stream ends.
 pub(crate) async fn feed(mut events: tokio::sync::mpsc::Receiver<ClientEvent>, sink: MessageSink) {
     while let Some(event) = events.recv().await {
-        let (time, project, priority, body) = message_for(&event);
-        sink.push(time, &project, priority, &body);
+        if let Some((time, project, priority, body)) = message_for(&event) {
+            sink.push(time, &project, priority, &body);
+        }
     }
 }
 
@@ -125,7 +144,8 @@ mod tests {
 
     #[test]
     fn events_in_words() {
-        let (_, project, priority, body) = message_for(&ClientEvent::TaskStarted {
+        let words = |event: ClientEvent| message_for(&event).expect("a message");
+        let (_, project, priority, body) = words(ClientEvent::TaskStarted {
             time: 5.0,
             project: "alpha".into(),
             job: "wu_1_0".into(),
@@ -134,21 +154,53 @@ mod tests {
             (project.as_str(), priority, body.as_str()),
             ("alpha", MessagePriority::Info, "Starting task wu_1_0")
         );
-        let (_, _, _, body) = message_for(&ClientEvent::BackoffSet {
+        let (_, _, _, body) = words(ClientEvent::BackoffSet {
             time: 100.0,
             project: "alpha".into(),
             resource: None,
             until: 207.0,
         });
         assert_eq!(body, "Deferring communication for 00:01:47");
-        let (_, _, _, body) = message_for(&ClientEvent::WorkRequested {
+        let (_, _, _, body) = words(ClientEvent::WorkRequested {
             time: 0.0,
             project: "alpha".into(),
             req_seconds: vec![(ResourceType::Cpu, 8640.0)],
         });
         assert!(body.contains("cpu 8640 seconds"), "{body}");
         let (_, _, priority, _) =
-            message_for(&ClientEvent::ActorGaveUp { time: 0.0, actor: "project 1".into() });
+            words(ClientEvent::ActorGaveUp { time: 0.0, actor: "project 1".into() });
         assert_eq!(priority, MessagePriority::UserAlert);
+        let (_, _, _, body) = words(ClientEvent::TransferEnded {
+            time: 0.0,
+            project: "alpha".into(),
+            file: "in_1".into(),
+            upload: false,
+            success: true,
+            message: String::new(),
+        });
+        assert_eq!(body, "Finished download of in_1");
+        let (_, _, priority, body) = words(ClientEvent::TransferNotice {
+            time: 0.0,
+            project: "alpha".into(),
+            text: "App version upper 101 rejected".into(),
+            error: true,
+        });
+        assert_eq!(
+            (priority, body.as_str()),
+            (MessagePriority::UserAlert, "App version upper 101 rejected")
+        );
+        assert!(
+            message_for(&ClientEvent::TransferProgress {
+                time: 0.0,
+                project: "alpha".into(),
+                file: "in_1".into(),
+                upload: false,
+                bytes: 10,
+                total: None,
+                rate: 1.0,
+            })
+            .is_none(),
+            "progress stays out of the event log"
+        );
     }
 }

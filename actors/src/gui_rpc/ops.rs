@@ -7,16 +7,15 @@
 use super::modes::{ModeKind, TemporaryModes};
 use super::server::ServerShared;
 use crate::client::ClientError;
+use crate::live::configuration_files::read_configuration_dir;
 use crate::runtime::messages::StateSnapshot;
 use boinc_core::control::{MessagePriority, UserAction, UserActionError};
-use boinc_core::model::{CcConfig, Prefs, RunMode};
+use boinc_core::model::RunMode;
+use boinc_core::protocol::data_dir::{CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
 use boinc_core::protocol::gui_rpc::{
     self as protocol, ClientView, ModeChange, Modes, Operation, ProjectAction, ResultAction,
     render_query,
 };
-use boinc_core::protocol::{parse_cc_config, parse_global_prefs};
-use std::io::ErrorKind;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -99,24 +98,17 @@ pub(crate) async fn execute(
             let (error_num, message) = shared.account_manager_status();
             protocol::account_manager_rpc_poll(error_num, message.as_deref())
         }
-        Operation::ReadCcConfig => match read_cc_config(&shared.data_dir).await {
-            Ok(config) => {
-                act(shared, UserAction::SetConfig(config), "", "Re-read config file").await
-            }
-            Err(message) => protocol::error(&message),
-        },
-        Operation::ReadGlobalPrefsOverride => match read_preferences(&shared.data_dir).await {
-            Ok(prefs) => {
-                act(
-                    shared,
-                    UserAction::SetPreferences(prefs),
-                    "",
-                    "Reading preferences override file",
-                )
-                .await
-            }
-            Err(message) => protocol::error(&message),
-        },
+        Operation::ReadCcConfig => {
+            reload_configuration(shared, ConfigurationPart::Options, "Re-read config file").await
+        }
+        Operation::ReadGlobalPrefsOverride => {
+            reload_configuration(
+                shared,
+                ConfigurationPart::Preferences,
+                "Reading preferences override file",
+            )
+            .await
+        }
         Operation::Quit => {
             shared.log.push(
                 shared.client_time(),
@@ -318,32 +310,54 @@ async fn attach(
     }
 }
 
-/// A file of the data directory, or `None` when it is not there.
-async fn optional_file(dir: &Path, name: &str) -> Result<Option<String>, String> {
-    let path = dir.join(name);
-    match tokio::fs::read_to_string(&path).await {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
+/// Which part of the configuration a reload applies.
+enum ConfigurationPart {
+    /// cc_config.xml and the projects' app_config.xml (`read_cc_config`).
+    Options,
+    /// The preferences (`read_global_prefs_override`).
+    Preferences,
 }
 
-/// cc_config.xml as the client would start with it (none: the defaults).
-async fn read_cc_config(dir: &Path) -> Result<CcConfig, String> {
-    match optional_file(dir, "cc_config.xml").await? {
-        Some(text) => parse_cc_config(&text, "cc_config.xml").map_err(|e| e.to_string()),
-        None => Ok(CcConfig::default()),
+/// Re-reads the configuration files (`live::configuration_files`) and applies one part;
+/// each problem in them goes to the event log as an alert, and a file that cannot be
+/// read leaves its settings as they were.
+async fn reload_configuration(
+    shared: &ServerShared,
+    part: ConfigurationPart,
+    message: &str,
+) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    let dir = shared.data_dir.clone();
+    let read =
+        tokio::task::spawn_blocking(move || read_configuration_dir(&dir, &snapshot.state)).await;
+    let Ok((configuration, warnings)) = read else {
+        return protocol::error("reading the configuration failed; see the client's log");
+    };
+    for warning in &warnings {
+        shared.log.push(shared.client_time(), "", MessagePriority::UserAlert, warning);
     }
-}
-
-/// The preferences as the client would start with them: the defaults, then
-/// global_prefs.xml, then global_prefs_override.xml on top.
-async fn read_preferences(dir: &Path) -> Result<Prefs, String> {
-    let mut prefs = Prefs::default();
-    for name in ["global_prefs.xml", "global_prefs_override.xml"] {
-        if let Some(text) = optional_file(dir, name).await? {
-            parse_global_prefs(&text, name, &mut prefs).map_err(|e| e.to_string())?;
-        }
+    // A file of this part that could not be read changes nothing: say why.
+    let files: &[&str] = match part {
+        ConfigurationPart::Options => &[CC_CONFIG],
+        ConfigurationPart::Preferences => &[GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE],
+    };
+    if let Some(unread) = configuration.unread.iter().find(|name| files.contains(&name.as_str())) {
+        let reason = warnings.iter().find(|w| w.contains(unread.as_str()));
+        return protocol::error(reason.map_or(unread.as_str(), String::as_str));
     }
-    Ok(prefs)
+    let actions = match part {
+        ConfigurationPart::Options => vec![
+            UserAction::SetConfig(configuration.cc_config),
+            UserAction::SetAppConfigs(configuration.app_configs),
+        ],
+        ConfigurationPart::Preferences => vec![UserAction::SetPreferences(configuration.prefs)],
+    };
+    let mut reply = protocol::success();
+    for action in actions {
+        reply = act(shared, action, "", message).await;
+    }
+    reply
 }

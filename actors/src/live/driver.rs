@@ -68,6 +68,19 @@ impl WallClockDriver {
         }
     }
 
+    /// Hands the state to the persistence effect, between steps (never while a step
+    /// has it lent out).
+    fn persist(&self, stopping: bool) {
+        let Some(persistence) = &self.effects.persistence else { return };
+        let now = self.effects.clock.now();
+        let scheduler = self.link.inner.borrow();
+        if stopping {
+            persistence.stopping(scheduler.state(), now);
+        } else {
+            persistence.stepped(scheduler.state(), now);
+        }
+    }
+
     /// Runs the client until it is shut down.
     pub(crate) async fn run(mut self) -> Result<RunReport, ClientError> {
         let mut stop = self.handle.stop_requests();
@@ -89,6 +102,7 @@ impl WallClockDriver {
             } else {
                 self.call(PollTasks { now }).await?;
             }
+            self.persist(false);
             if let Some(fatal) = self.link.inner.borrow().fatal() {
                 return Err(ClientError::GaveUp(fatal.to_string()));
             }
@@ -105,6 +119,7 @@ impl WallClockDriver {
             }
         }
         self.call(Shutdown { now: self.effects.clock.now() }).await?;
+        self.persist(true);
         let (decisions, rpcs) = self.call(Stats).await?;
         self.journal.finish().map_err(|e| ClientError::Journal(e.to_string()))?;
         Ok(RunReport { decisions, rpcs, simulation: None })

@@ -2,20 +2,35 @@
 //! and the world"), and the wall-clock driver.
 //!
 //! - [`account_files`]: the projects' account files (attach, detach);
+//! - [`data_directory`]: the data directory as the disk manager acts on it, and
+//!   [`disk`]: the live disk manager over it;
+//! - [`http`]: scheduler RPCs, master pages, downloads and uploads over HTTP;
+//! - [`configuration_files`]: the user's configuration files read for a reload;
+//! - [`host_discovery`]: the machine's CPUs, memory, disk, OS and NVIDIA GPUs, the CPU
+//!   benchmarks, and whether the user and power let it compute;
 //! - [`process`]: the process host that runs tasks' apps in slot directories;
 //! - [`task_driver`]: one task actor driven in wall-clock time (app-test, tests);
+//! - [`service`]: the host service (`boinc-rs run`) over all of these;
 //! - [`standalone_task`]: a task outside any client state, for those;
 //! - [`state_store`]: client_state.xml written atomically and read back with its
 //!   fallbacks, under the data directory's lock ([`data_dir_lock`]), through
 //!   [`atomic_file`];
+//! - [`state_keeper`]: the state written when the save policy says so;
 //! - `driver`: the wall-clock driver of a whole client.
 
 pub mod account_files;
 pub mod atomic_file;
+pub mod configuration_files;
 pub mod data_dir_lock;
+pub mod data_directory;
+pub mod disk;
 pub(crate) mod driver;
+pub mod host_discovery;
+pub mod http;
 pub mod process;
+pub mod service;
 pub mod standalone_task;
+pub mod state_keeper;
 pub mod state_store;
 pub mod task_driver;
 

@@ -209,11 +209,14 @@ mod tests {
         assert!(!dir.path().join(CLIENT_STATE_NEXT).exists());
     }
 
+    /// A kind of damage and what it makes of a good file's text.
+    type Damage = (&'static str, fn(&str) -> Vec<u8>);
+
     /// Damage to the main file, each kind in turn: the previous copy is loaded and the
     /// damage is reported.
     #[test]
     fn a_damaged_state_falls_back_to_the_previous_copy() {
-        let damage: [(&str, fn(&str) -> Vec<u8>); 4] = [
+        let damage: [Damage; 4] = [
             ("truncated", |text| text.as_bytes()[..text.len() / 2].to_vec()),
             ("garbage", |_| b"\x00\x01garbage<<>>not xml at all".to_vec()),
             ("empty", |_| Vec::new()),

@@ -1,38 +1,36 @@
-//! DiskActor: the client's disk manager (seed 004). It owns the data manager's state and
-//! runs its hooks at the control loop's points: after completions and before each
-//! decision (`data_manager_poll`), before a scheduler request (the three free-space
-//! figures the request carries) and after a reply (the new jobs' files are associated,
-//! deleting from the greatest offender first). The scheduler lends it the client state
-//! for each hook; what the manager did goes to the world's figures and trace.
+//! DiskActor: the client's disk manager (seed 004). It runs the manager's hooks at the
+//! control loop's points: after completions and before each decision
+//! (`data_manager_poll`) and after a reply (the new jobs' files are associated,
+//! deleting from the greatest offender first); the three free-space figures a request
+//! carries are computed from the state when the request is built. The scheduler lends
+//! it the client state for each hook; the [`DiskManager`] effect carries the decisions
+//! out (on the data directory, or in the emulated disk).
 
 use super::supervision::{ActorId, ActorKind};
+use crate::effects::DiskManager;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
 use crate::runtime::messages::{DiskReply, DiskStep};
-use crate::sim::effects::{SharedWorld, lock};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::Time;
-use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::model::{ClientState, FileStatus, RunMode};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The disk manager's actor. Its manager's state is shared with the actors built from
-/// the same one ([`Clone`]), so an actor rebuilt after a failure takes it back.
+/// The disk manager's actor. Its manager is shared with the actors built from the same
+/// one ([`Clone`]), so an actor rebuilt after a failure takes it back.
 #[derive(Clone)]
 pub struct DiskActor {
     context: ActorContext,
-    disk: Arc<Mutex<DiskWorld>>,
-    /// Where the manager's deletions and violations are measured.
-    world: SharedWorld,
+    disk: Arc<Mutex<Box<dyn DiskManager>>>,
 }
 
 impl DiskActor {
-    /// The actor over `disk`, reporting to `world`.
-    pub fn new(context: ActorContext, disk: DiskWorld, world: SharedWorld) -> Self {
-        DiskActor { context, disk: Arc::new(Mutex::new(disk)), world }
+    /// The actor carrying the disk manager's decisions out through `disk`.
+    pub fn new(context: ActorContext, disk: Box<dyn DiskManager>) -> Self {
+        DiskActor { context, disk: Arc::new(Mutex::new(disk)) }
     }
 
-    fn manager(&self) -> MutexGuard<'_, DiskWorld> {
+    fn manager(&self) -> MutexGuard<'_, Box<dyn DiskManager>> {
         self.disk.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
@@ -92,15 +90,14 @@ impl Handler<DiskStep> for DiskActor {
         self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
         let DiskStep { now, finished, mut state } = message;
         let before = DiskView::of(&state);
-        let mut world = lock(&self.world);
         let mut disk = self.manager();
         guarded("DiskStep", || {
             for &id in &finished {
-                disk.job_finished(&mut state, id, now, &mut world.disk_sink());
+                disk.job_finished(&mut state, id, now);
             }
-            disk.poll(&mut state, now, &mut world.disk_sink());
+            disk.poll(&mut state, now);
         });
-        drop((disk, world));
+        drop(disk);
         self.report(before, &state, now);
         MessageResult(state)
     }
@@ -113,12 +110,11 @@ impl Handler<DiskReply> for DiskActor {
         self.context.delivered("disk", "DiskReply", &message);
         let DiskReply { now, new_jobs, mut state } = message;
         let before = DiskView::of(&state);
-        let mut world = lock(&self.world);
         let mut disk = self.manager();
         guarded("DiskReply", || {
-            disk.after_reply(&mut state, &new_jobs, now, &mut world.disk_sink());
+            disk.after_reply(&mut state, &new_jobs, now);
         });
-        drop((disk, world));
+        drop(disk);
         self.report(before, &state, now);
         MessageResult(state)
     }

@@ -108,6 +108,63 @@ pub enum ClientEvent {
         /// Which actor.
         actor: String,
     },
+    /// An attempt to download or upload a file started.
+    TransferStarted {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// File name.
+        file: String,
+        /// An upload (else a download).
+        upload: bool,
+        /// The URL it uses.
+        url: String,
+    },
+    /// How far a transfer has come (a few times a second while bytes move).
+    TransferProgress {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// File name.
+        file: String,
+        /// An upload (else a download).
+        upload: bool,
+        /// Bytes of the file moved so far.
+        bytes: u64,
+        /// The file's size, when known.
+        total: Option<u64>,
+        /// Bytes per second over this attempt.
+        rate: f64,
+    },
+    /// An attempt ended.
+    TransferEnded {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// File name.
+        file: String,
+        /// An upload (else a download).
+        upload: bool,
+        /// The file is in place (downloaded and checked) or taken (uploaded).
+        success: bool,
+        /// Why not, when it failed.
+        message: String,
+    },
+    /// What the client did about a project's files, for the user: a backoff, a file
+    /// given up, an app version rejected.
+    TransferNotice {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// What happened.
+        text: String,
+        /// Something went wrong for good.
+        error: bool,
+    },
 }
 
 /// How many events a subscriber's channel holds unless it asks for another capacity.

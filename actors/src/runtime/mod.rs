@@ -12,6 +12,7 @@ pub mod resource;
 pub mod scheduler;
 pub mod supervision;
 pub mod task;
+pub(crate) mod transfers;
 
 pub use disk::DiskActor;
 pub use fetch::FetchActor;

@@ -10,7 +10,7 @@ use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
 use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture};
 use boinc_core::control::{
-    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng, work_reply,
+    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, check_reply, client_rng, work_reply,
 };
 use boinc_core::model::ProjectId;
 use rand_chacha::ChaCha8Rng;
@@ -105,6 +105,20 @@ impl Handler<RunSession> for ProjectActor {
         let rpc = self.transport.scheduler_rpc(&url, &request);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {
             actor.context.input(&actor.id, "RpcReply", &reply);
+            // A reply the client may not take (a key change the pinned key did not
+            // sign, a file name that is not a plain name) counts as a failed RPC.
+            let reply = reply.and_then(|reply| {
+                match state
+                    .projects
+                    .get(call.request.project.index())
+                    .map(|p| check_reply(p, &reply))
+                {
+                    Some(Err(refusal)) => {
+                        Err(RpcError::Refused { url: url.clone(), reason: refusal.to_string() })
+                    }
+                    _ => Ok(reply),
+                }
+            });
             if let Err(error) = &reply {
                 tracing::warn!(%error, "scheduler RPC failed");
             }

@@ -27,8 +27,9 @@ use super::project::ProjectActor;
 use super::resource::ResourceActor;
 use super::supervision::{ActorId, ActorKind, ActorSupervisor};
 use super::task::{TaskActor, TaskSupervision};
+use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
-use crate::effects::{ProcessHost, SchedulerTransport};
+use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport};
 use actix::fut::LocalBoxActorFuture;
 use actix::{
     Actor, ActorFutureExt, Addr, AsyncContext, AtomicResponse, Context, Handler, MailboxError,
@@ -64,6 +65,10 @@ pub struct SchedulerSetup {
     pub actor_restart_policy: RestartPolicy,
     /// The disk manager's actor, when the client manages disk use.
     pub disk: Option<DiskActor>,
+    /// Where files are downloaded and uploaded, when the client moves them itself (a
+    /// live client): jobs then wait for their files and report after their uploads.
+    /// `None`: the world moves no files (the emulator), they count as present.
+    pub file_transfer: Option<Arc<dyn FileTransfer>>,
 }
 
 /// The scheduler's state: the authoritative client state and everything the scheduler
@@ -97,8 +102,11 @@ pub struct Scheduler {
     /// Why the client cannot go on, once an actor it cannot do without was given up on.
     fatal: Option<String>,
     shutting_down: bool,
-    /// Operations started and not yet taken in (a master-page fetch round, a session).
+    /// Operations started and not yet taken in (a master-page fetch round, a session,
+    /// a file transfer attempt).
     operations: u32,
+    /// The client's file transfers, when it moves its files itself.
+    transfers: Option<TransferRunner>,
 }
 
 /// The central scheduler actor: a shell around the shared [`Scheduler`].
@@ -141,12 +149,17 @@ impl SchedulerActor {
             })
             .collect();
         let fetch = FetchActor::new(setup.context.clone(), projects.clone()).start();
-        let start = setup.client.next_wakeup(setup.context.clock.now());
+        let mut client = setup.client;
+        let transfers = setup.file_transfer.map(|transfer| {
+            client.enable_file_transfers(setup.context.clock.now());
+            TransferRunner::new(transfer, setup.seed, setup.context.clone())
+        });
+        let start = client.next_wakeup(setup.context.clock.now());
         let (wakeup, receiver) = watch::channel(start);
         let scheduler = Scheduler {
             supervisor: ActorSupervisor::new(setup.actor_restart_policy, setup.seed),
             context: setup.context,
-            client: setup.client,
+            client,
             process_host: setup.process_host,
             transport: setup.transport,
             seed: setup.seed,
@@ -165,6 +178,7 @@ impl SchedulerActor {
             fatal: None,
             shutting_down: false,
             operations: 0,
+            transfers,
         };
         let inner = Rc::new(RefCell::new(scheduler));
         let actor = SchedulerActor { inner: inner.clone() }.start();
@@ -492,6 +506,27 @@ impl Scheduler {
     /// A project's actor failed: a new one is built from the authoritative state, and
     /// the project is not contacted again before the restart backoff has passed (or is
     /// set aside, after too many failures).
+    /// Projects attached since the actors were started get theirs, and the fetch actor
+    /// learns of them.
+    fn start_new_project_actors(&mut self) {
+        let known = self.projects.len();
+        let attached = self.client.state().projects.len();
+        if attached <= known {
+            return;
+        }
+        for index in known..attached {
+            let project = ProjectId::from_index(index);
+            tracing::info!(project = %self.client.state().project(project).master_url, "attached");
+            let actor =
+                ProjectActor::new(project, self.seed, self.context.clone(), self.transport.clone())
+                    .start();
+            self.projects.push(actor);
+        }
+        if let Some(fetch) = &self.fetch {
+            fetch.do_send(ProjectActors(self.projects.clone()));
+        }
+    }
+
     fn restart_project_actor(&mut self, project: ProjectId, now: Time) {
         let decision =
             self.actor_failed(ActorId { kind: ActorKind::Project, index: project.0 }, now);
@@ -879,13 +914,61 @@ impl SchedulerActor {
                     if brought { act.schedule(now) } else { actix::fut::ready(()).boxed_local() }
                 },
             )
-            .map(move |(), act, _| {
+            .map(move |(), act, ctx| {
+                // The jobs the reply brought may have files to fetch.
+                act.start_transfers(now, ctx);
                 let mut s = act.inner.borrow_mut();
                 s.client.compact();
                 s.operations -= 1;
                 s.publish_wakeup(now);
             })
             .boxed_local()
+    }
+
+    /// Starts the file transfers the core wants now (DESIGN.md "Nothing waits"): each
+    /// attempt runs on its own and its end is taken in when it comes, which may start
+    /// the next ones and a new decision.
+    fn start_transfers(&self, now: Time, ctx: &mut Context<Self>) {
+        let (attempts, taken) = {
+            let mut s = self.inner.borrow_mut();
+            let s = &mut *s;
+            let Some(runner) = s.transfers.as_mut() else { return };
+            if s.shutting_down || !s.client.transfers_due(now) {
+                return;
+            }
+            let (orders, taken) = runner.start(&mut s.client, now);
+            let attempts: Vec<_> = orders
+                .into_iter()
+                .map(|order| {
+                    let attempt = runner.attempt(&order, project_name(&s.client, order.project));
+                    (order, attempt)
+                })
+                .collect();
+            s.operations += attempts.len() as u32;
+            (attempts, taken)
+        };
+        if taken.reschedule {
+            ctx.wait(self.schedule(now));
+        }
+        for (order, attempt) in attempts {
+            ctx.spawn(attempt.into_actor(self).map(move |result, act, ctx| {
+                let now = act.inner.borrow().context.clock.now();
+                let taken = {
+                    let mut s = act.inner.borrow_mut();
+                    let s = &mut *s;
+                    s.operations -= 1;
+                    match s.transfers.as_mut() {
+                        Some(runner) => runner.finish(&mut s.client, &order, result, now),
+                        None => Default::default(),
+                    }
+                };
+                if taken.reschedule {
+                    ctx.wait(act.schedule(now));
+                }
+                act.start_transfers(now, ctx);
+                act.inner.borrow().publish_wakeup(now);
+            }));
+        }
     }
 }
 
@@ -994,6 +1077,7 @@ impl SchedulerActor {
                 .then(move |(), act, _| act.schedule(now))
                 .map(move |(), act, ctx| {
                     act.start_operations(now, ctx);
+                    act.start_transfers(now, ctx);
                     let mut s = act.inner.borrow_mut();
                     s.client.compact();
                     s.publish_wakeup(now);
@@ -1059,6 +1143,7 @@ impl Handler<User> for SchedulerActor {
             tracing::info!(action = ?message.action, "user action");
             match s.client.user_action(&message.action, now) {
                 Ok(commands) => {
+                    s.start_new_project_actors();
                     let deliveries = s.address_commands(commands, now);
                     s.publish_wakeup(now);
                     Ok(deliveries)

@@ -4,16 +4,18 @@
 //! that fail and apps that crash, each drawn from its own seeded stream.
 
 use crate::effects::{
-    Clock, EffectFuture, FileSystem, FileTransfer, HostDiscovery, ProcessError, ProcessHost,
-    ProcessReport, RpcError, SchedulerTransport, Transfer,
+    Clock, DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, HostDiscovery,
+    HostDiscoveryError, ProcessError, ProcessHost, ProcessReport, ProgressSink, RpcError,
+    SchedulerTransport, TransferError, Transferred,
 };
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
 use boinc_core::control::{HostView, TaskCommand};
 use boinc_core::emulator::world::World;
-use boinc_core::model::{ClientState, ProjectId};
+use boinc_core::model::{ClientState, Host, ProjectId};
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
+use boinc_core::transfer::TransferOrder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -128,6 +130,8 @@ pub struct SimWorld {
     fault_rng: Arc<Mutex<ChaCha8Rng>>,
     files: Arc<Mutex<HashMap<(ProjectId, String), f64>>>,
     disk: (f64, f64),
+    /// The scenario's host, as host discovery describes it.
+    host: Arc<Host>,
 }
 
 impl SimWorld {
@@ -154,6 +158,7 @@ impl SimWorld {
             fault_rng: Arc::new(Mutex::new(fault_rng)),
             files: Arc::new(Mutex::new(HashMap::new())),
             disk: (state.host.d_total, state.host.d_free),
+            host: Arc::new(state.host.clone()),
         }
     }
 
@@ -271,34 +276,65 @@ fn unknown_server(url: &str) -> RpcError {
     RpcError::Connect { url: url.to_string(), reason: "no emulated project there".into() }
 }
 
+/// The emulated world's files are what the project says they are: a download brings
+/// the announced size and checksum at once, and an upload is always taken.
 impl FileTransfer for SimWorld {
-    fn download(&self, transfer: &Transfer) -> EffectFuture<bool> {
-        self.files().insert((transfer.project, transfer.name.clone()), transfer.nbytes);
-        Box::pin(std::future::ready(true))
+    fn download(
+        &self,
+        order: &TransferOrder,
+        _progress: ProgressSink,
+    ) -> EffectFuture<Result<Transferred, TransferError>> {
+        self.files().insert((order.project, order.name.clone()), order.nbytes);
+        let nbytes = order.nbytes.max(0.0) as u64;
+        let md5 = order.md5_cksum.clone();
+        Box::pin(std::future::ready(Ok(Transferred::Downloaded { nbytes, md5 })))
     }
 
-    fn upload(&self, _transfer: &Transfer) -> EffectFuture<bool> {
-        Box::pin(std::future::ready(true))
+    fn upload(
+        &self,
+        order: &TransferOrder,
+        _progress: ProgressSink,
+    ) -> EffectFuture<Result<Transferred, TransferError>> {
+        let stored = self.files().get(&(order.project, order.name.clone())).copied();
+        let nbytes = stored.unwrap_or(0.0).max(0.0) as u64;
+        let md5 = order.md5_cksum.clone();
+        Box::pin(std::future::ready(Ok(Transferred::Uploaded { nbytes, md5 })))
+    }
+
+    fn install(&self, _order: &TransferOrder) -> Result<(), TransferError> {
+        Ok(())
+    }
+
+    fn discard(&self, order: &TransferOrder) -> Result<(), TransferError> {
+        self.files().remove(&(order.project, order.name.clone()));
+        Ok(())
     }
 }
 
 impl FileSystem for SimWorld {
-    fn size(&self, project: ProjectId, name: &str) -> Option<f64> {
-        self.files().get(&(project, name.to_string())).copied()
+    fn size(&self, project_url: &str, name: &str) -> Result<Option<f64>, FileSystemError> {
+        let Some(project) = self.project_at(project_url) else { return Ok(None) };
+        Ok(self.files().get(&(project, name.to_string())).copied())
     }
 
-    fn delete(&self, project: ProjectId, name: &str) -> bool {
-        self.files().remove(&(project, name.to_string())).is_some()
+    fn delete(&self, project_url: &str, name: &str) -> Result<bool, FileSystemError> {
+        let Some(project) = self.project_at(project_url) else { return Ok(false) };
+        Ok(self.files().remove(&(project, name.to_string())).is_some())
     }
 
-    fn disk_space(&self) -> (f64, f64) {
+    fn disk_space(&self) -> Result<DiskSpace, FileSystemError> {
         let used: f64 = self.files().values().sum();
-        (self.disk.0, (self.disk.1 - used).max(0.0))
+        Ok(DiskSpace { total: self.disk.0, free: (self.disk.1 - used).max(0.0) })
     }
 }
 
 impl HostDiscovery for SimWorld {
     fn availability(&self) -> HostView {
         lock(&self.world).host_view()
+    }
+
+    /// The scenario's host: the emulated machine does not change.
+    fn describe(&self, _run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
+        Ok(Host::clone(&self.host))
     }
 }

@@ -2,6 +2,7 @@
 //! driver that runs the actors in virtual time. This module (with the `sim` command)
 //! is the runtime's only door to the emulator.
 
+mod disk;
 pub(crate) mod driver;
 pub mod effects;
 mod run;

@@ -1,6 +1,7 @@
 //! A simulated client's world: the scenario's state prepared as the emulator prepares
 //! it, the emulated world and disk, and the simulated effects over them.
 
+use super::disk::SimulatedDisk;
 use super::effects::{Faults, SimWorld, VirtualClock};
 use crate::runtime::context::ActorContext;
 use crate::runtime::disk::DiskActor;
@@ -80,7 +81,8 @@ impl SimulatedWorld {
         let disk = self
             .disk
             .clone()
-            .map(|disk| DiskActor::new(context.clone(), disk, self.sim.world().clone()));
+            .map(|disk| SimulatedDisk::new(disk, self.sim.world().clone()))
+            .map(|disk| DiskActor::new(context.clone(), Box::new(disk)));
         SchedulerSetup {
             client: self.client.clone(),
             context,
@@ -91,6 +93,8 @@ impl SimulatedWorld {
             app_restart_policy,
             actor_restart_policy,
             disk,
+            // The emulated world moves no files: jobs' files count as present.
+            file_transfer: None,
         }
     }
 }

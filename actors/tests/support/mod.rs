@@ -8,6 +8,8 @@
 #[path = "../../../tests/support/mod.rs"]
 pub mod scenarios;
 
+pub mod http;
 pub mod live;
+pub mod project_server;
 
 pub use live::*;

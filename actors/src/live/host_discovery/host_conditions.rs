@@ -1,0 +1,144 @@
+//! What the live host observes about its user and power (BOINC's suspension while the
+//! user is active or the host runs on batteries): the last input is the latest access
+//! to an input device or terminal (`/dev/input`, `/dev/tty*`, `/dev/pts`), power comes
+//! from `/sys/class/power_supply`. The core judges them (`control::host_view`).
+
+use boinc_core::control::HostConditions;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// The most entries read from one directory: the check runs every second.
+const MAX_ENTRIES: usize = 256;
+
+/// The host's conditions now: user idle time, batteries; the network counts as up (a
+/// failed RPC backs off on its own).
+pub(crate) fn observe_host_conditions() -> HostConditions {
+    let now = SystemTime::now();
+    HostConditions {
+        user_idle_seconds: latest_input(Path::new("/dev"))
+            .map(|last| now.duration_since(last).map_or(0.0, |idle| idle.as_secs_f64())),
+        on_batteries: on_batteries(&power_supplies(Path::new("/sys/class/power_supply"))),
+        connected: true,
+    }
+}
+
+/// When a person last used an input device or a terminal under `dev`; `None` where there
+/// is none (a server or a container), which counts as a user always idle.
+fn latest_input(dev: &Path) -> Option<SystemTime> {
+    let mut latest: Option<SystemTime> = None;
+    let mut note = |path: &Path| {
+        if let Ok(accessed) = std::fs::metadata(path).and_then(|m| m.accessed()) {
+            latest = Some(latest.map_or(accessed, |l| l.max(accessed)));
+        }
+    };
+    for (dir, keep) in [
+        ("input", (|name: &str| name.starts_with("event") || name == "mice") as fn(&str) -> bool),
+        ("pts", |name: &str| name.bytes().all(|b| b.is_ascii_digit())),
+    ] {
+        for entry in read_names(&dev.join(dir)) {
+            if keep(&entry) {
+                note(&dev.join(dir).join(entry));
+            }
+        }
+    }
+    // The virtual consoles a person logs in on (not every /dev/ttyN a kernel creates is
+    // used: their times only count if someone touched them).
+    for console in 1..=6 {
+        note(&dev.join(format!("tty{console}")));
+    }
+    latest
+}
+
+/// One power supply's `type`, `online` and `status`.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct PowerSupply {
+    kind: String,
+    online: bool,
+    status: String,
+}
+
+fn power_supplies(dir: &Path) -> Vec<PowerSupply> {
+    let read = |supply: &str, file: &str| {
+        std::fs::read_to_string(dir.join(supply).join(file))
+            .map(|text| text.chars().take(64).collect::<String>().trim().to_string())
+            .unwrap_or_default()
+    };
+    read_names(dir)
+        .iter()
+        .map(|supply| PowerSupply {
+            kind: read(supply, "type"),
+            online: read(supply, "online") == "1",
+            status: read(supply, "status"),
+        })
+        .collect()
+}
+
+/// On batteries: a battery is discharging and no mains supply is online.
+fn on_batteries(supplies: &[PowerSupply]) -> bool {
+    let mains = supplies.iter().any(|s| s.kind == "Mains" && s.online);
+    let discharging = supplies.iter().any(|s| s.kind == "Battery" && s.status == "Discharging");
+    discharging && !mains
+}
+
+/// Up to [`MAX_ENTRIES`] names in `dir`; none when it cannot be read.
+fn read_names(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .take(MAX_ENTRIES)
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn supply(kind: &str, online: bool, status: &str) -> PowerSupply {
+        PowerSupply { kind: kind.into(), online, status: status.into() }
+    }
+
+    #[test]
+    fn batteries_only_when_discharging_without_mains() {
+        assert!(!on_batteries(&[]), "a desktop or server");
+        assert!(on_batteries(&[
+            supply("Mains", false, ""),
+            supply("Battery", false, "Discharging")
+        ]));
+        assert!(!on_batteries(&[supply("Mains", true, ""), supply("Battery", false, "Charging")]));
+        assert!(!on_batteries(&[supply("USB", false, ""), supply("Battery", false, "Full")]));
+    }
+
+    #[test]
+    fn input_times_from_a_device_tree() {
+        let dev = tempfile::tempdir().expect("temp dir");
+        assert_eq!(latest_input(dev.path()), None, "no input device: always idle");
+        std::fs::create_dir_all(dev.path().join("input")).expect("input");
+        std::fs::create_dir_all(dev.path().join("pts")).expect("pts");
+        std::fs::write(dev.path().join("input/event0"), "").expect("event0");
+        std::fs::write(dev.path().join("pts/ptmx"), "").expect("ptmx is not a terminal");
+        let found = latest_input(dev.path()).expect("an input device");
+        let event0 = std::fs::metadata(dev.path().join("input/event0"))
+            .and_then(|m| m.accessed())
+            .expect("atime");
+        assert_eq!(found, event0);
+    }
+
+    #[test]
+    fn power_supplies_read_from_sysfs_layout() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, kind, online, status) in
+            [("AC", "Mains", "0\n", ""), ("BAT0", "Battery", "", "Discharging\n")]
+        {
+            let supply = dir.path().join(name);
+            std::fs::create_dir_all(&supply).expect("supply");
+            std::fs::write(supply.join("type"), format!("{kind}\n")).expect("type");
+            std::fs::write(supply.join("online"), online).expect("online");
+            std::fs::write(supply.join("status"), status).expect("status");
+        }
+        assert!(on_batteries(&power_supplies(dir.path())));
+    }
+}

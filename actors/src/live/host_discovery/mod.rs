@@ -1,0 +1,16 @@
+//! Host discovery on the real machine (issue "The host service", host and GPU
+//! discovery): [`LiveHostDiscovery`] and what it is made of.
+
+mod cpu_benchmark;
+mod cpu_info;
+mod gpu_peak_flops;
+mod host_conditions;
+mod live_host_discovery;
+mod nvidia;
+mod system_description;
+
+pub use cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
+pub use live_host_discovery::{
+    DEFAULT_BENCHMARK_DURATION, DiscoveredHost, DiscoverySettings, LiveHostDiscovery,
+};
+pub use nvidia::{NvidiaDevice, NvidiaDiscoveryError, NvidiaGpus};

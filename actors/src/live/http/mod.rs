@@ -1,0 +1,22 @@
+//! The client's HTTP (DESIGN.md "Protocol facts"; issue "Talking to real project
+//! servers"): scheduler RPCs and master pages ([`HttpTransport`]), downloads and uploads
+//! ([`LiveFileTransfer`]), both over one reqwest client with rustls, proxies from the
+//! environment, bounded redirects and answers, and cc_config's stall timeout
+//! ([`HttpSettings`]); [`LiveNetwork`] bundles them for a client's effects.
+
+mod download;
+mod exchange;
+mod file_transfer;
+mod network;
+mod settings;
+mod transport;
+mod upload;
+mod watch;
+
+pub use file_transfer::LiveFileTransfer;
+pub use network::LiveNetwork;
+pub use settings::{
+    HttpSettings, HttpSetupError, MAX_DATA_SERVER_REPLY, MAX_MASTER_PAGE, MAX_REDIRECTS,
+    MAX_SCHEDULER_REPLY, MAX_UNANNOUNCED_DOWNLOAD,
+};
+pub use transport::{HttpTransport, SCHEDULER_REQUEST_CONTENT_TYPE};

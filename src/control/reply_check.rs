@@ -1,0 +1,184 @@
+//! Whether a scheduler reply may be taken at all, before any of it is (DESIGN.md
+//! "Protocol facts", Files; issue "Talking to real project servers", code signing): a
+//! reply offering a code-signing key other than the pinned one is refused whole unless
+//! the pinned key signed the new one (its jobs may come with executables signed by the
+//! new key), and so is a reply naming a file the client could not keep under its own
+//! name in the project's directory. A refused reply counts as a failed RPC (seed 002's
+//! backoff); nothing the client holds changes.
+
+use crate::model::Project;
+use crate::protocol::SchedulerReply;
+use crate::protocol::code_signing::{CodeSignKey, KeyUpdate, Signature, check_key_update};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The longest file name a project may give, bytes (the usual file system limit).
+pub const MAX_FILE_NAME: usize = 255;
+
+/// Why a reply is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReplyRefusal {
+    /// The reply offers a new code-signing key the pinned key did not sign.
+    KeyChange {
+        /// What is wrong with the offer.
+        reason: String,
+    },
+    /// The reply names a file that is not a plain name in the project's directory.
+    UnsafeFileName {
+        /// The name as sent.
+        name: String,
+    },
+}
+
+impl fmt::Display for ReplyRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplyRefusal::KeyChange { reason } => write!(
+                f,
+                "the reply changes the project's code-signing key: {reason}; the reply is \
+                 refused and the pinned key kept (if the project really changed its key, \
+                 reset the project)"
+            ),
+            ReplyRefusal::UnsafeFileName { name } => write!(
+                f,
+                "the reply names a file {name:?}, which is not a plain file name; the reply \
+                 is refused: tell the project"
+            ),
+        }
+    }
+}
+
+/// What taking the reply does to the project's code-signing key.
+pub fn key_update(
+    project: &Project,
+    reply: &SchedulerReply,
+) -> Result<Option<KeyUpdate>, ReplyRefusal> {
+    let Some(offered) = reply.code_sign_key.as_deref().map(str::trim).filter(|k| !k.is_empty())
+    else {
+        return Ok(None);
+    };
+    let refused = |reason: String| ReplyRefusal::KeyChange { reason };
+    let offered =
+        CodeSignKey::parse(offered).map_err(|e| refused(format!("the key cannot be read: {e}")))?;
+    let pinned = match project.code_sign_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        // A pinned key that cannot be read any more (a damaged state file) cannot vouch
+        // for anything: the project must be reset.
+        Some(text) => Some(CodeSignKey::parse(text).map_err(|e| {
+            refused(format!("the pinned key cannot be read ({e}) to check the new one"))
+        })?),
+        None => None,
+    };
+    let signature = match reply.code_sign_key_signature.as_deref().map(str::trim) {
+        Some(text) if !text.is_empty() => Some(
+            Signature::parse(text)
+                .map_err(|e| refused(format!("its signature cannot be read: {e}")))?,
+        ),
+        _ => None,
+    };
+    check_key_update(pinned.as_ref(), offered, signature.as_ref())
+        .map(Some)
+        .map_err(|e| refused(e.to_string()))
+}
+
+/// Whether `reply`, from `project`'s scheduler, may be taken.
+pub fn check_reply(project: &Project, reply: &SchedulerReply) -> Result<(), ReplyRefusal> {
+    if let Some(file) = reply.file_infos.iter().find(|f| !is_plain_file_name(&f.name)) {
+        return Err(ReplyRefusal::UnsafeFileName { name: file.name.clone() });
+    }
+    key_update(project, reply).map(|_| ())
+}
+
+/// Whether `name` is a plain file name: one path component that stays in the directory
+/// it is put in, printable, of a length file systems accept.
+pub fn is_plain_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_FILE_NAME
+        && name != "."
+        && name != ".."
+        && !name.chars().any(|c| c == '/' || c == '\\' || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_file_names() {
+        for good in ["in_B", "upper_1.01_x86_64-pc-linux-gnu", ".hidden", "a b", "ü"] {
+            assert!(is_plain_file_name(good), "{good}");
+        }
+        let long = "x".repeat(MAX_FILE_NAME + 1);
+        for bad in ["", ".", "..", "../etc/passwd", "a/b", "a\\b", "a\nb", "a\0b", long.as_str()] {
+            assert!(!is_plain_file_name(bad), "{bad:?}");
+        }
+    }
+
+    use crate::protocol::code_signing::{CodeSignPrivateKey, sign_key_update};
+
+    fn private(name: &str) -> CodeSignPrivateKey {
+        let text = match name {
+            "a" => include_str!("../../tests/fixtures/code_signing/project_key_a_private.txt"),
+            _ => include_str!("../../tests/fixtures/code_signing/project_key_b_private.txt"),
+        };
+        CodeSignPrivateKey::parse(text).expect("a test key")
+    }
+
+    fn offering(
+        key: &CodeSignPrivateKey,
+        signed_by: Option<&CodeSignPrivateKey>,
+    ) -> SchedulerReply {
+        SchedulerReply {
+            code_sign_key: Some(key.public_key().to_text()),
+            code_sign_key_signature: signed_by
+                .map(|old| sign_key_update(old, key.public_key()).expect("signs").to_text()),
+            ..SchedulerReply::default()
+        }
+    }
+
+    #[test]
+    fn a_new_key_is_taken_only_signed_by_the_pinned_one() {
+        let (a, b) = (private("a"), private("b"));
+        let mut state = crate::model::ClientState::default();
+        state.projects.push(Project::new("p", "http://p/", 1.0));
+        let project = crate::model::ProjectId(0);
+        // The first key is pinned.
+        let first = offering(&a, None);
+        assert!(check_reply(&state.projects[0], &first).is_ok());
+        let outcome = crate::control::apply_reply(&mut state, project, first, 0.0);
+        assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Pinned(_)));
+        // Key b unsigned, or signed by itself: refused, key a stays.
+        for reply in [offering(&b, None), offering(&b, Some(&b))] {
+            let refusal = check_reply(&state.projects[0], &reply).expect_err("refused");
+            assert!(matches!(refusal, ReplyRefusal::KeyChange { .. }));
+            assert!(refusal.to_string().contains("reset the project"), "{refusal}");
+        }
+        let pinned = state.projects[0].code_sign_key.clone();
+        // Key b signed by key a: taken.
+        let rollover = offering(&b, Some(&a));
+        assert!(check_reply(&state.projects[0], &rollover).is_ok());
+        let outcome = crate::control::apply_reply(&mut state, project, rollover, 0.0);
+        assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Replaced(_)));
+        assert_ne!(state.projects[0].code_sign_key, pinned);
+        assert_eq!(
+            state.projects[0].code_sign_key.as_deref().map(str::trim),
+            Some(b.public_key().to_text().trim())
+        );
+        // Back to key a, signed by nobody: refused.
+        assert!(check_reply(&state.projects[0], &offering(&a, None)).is_err());
+    }
+
+    #[test]
+    fn a_reply_naming_a_path_is_refused() {
+        let project = Project::new("p", "http://p/", 1.0);
+        let mut reply = SchedulerReply::default();
+        reply.file_infos.push(crate::protocol::FileDescription {
+            name: "../../bin/sh".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            check_reply(&project, &reply),
+            Err(ReplyRefusal::UnsafeFileName { name: "../../bin/sh".into() })
+        );
+        assert!(check_reply(&project, &SchedulerReply::default()).is_ok());
+    }
+}
