@@ -3,7 +3,9 @@
 //! - `cfg(boinc_app_api)`: Debian's libboinc-app-dev and a C++ compiler, to build a real
 //!   BOINC-API app and run it under boinc-rs;
 //! - `cfg(peer_boinccmd)`, `cfg(peer_boinctui)`: the real BOINC tools the GUI RPC
-//!   interoperability tests drive (boinctui runs headless under tmux).
+//!   interoperability tests drive (boinctui runs headless under tmux);
+//! - `cfg(peer_boinc)`: the real BOINC client (`boinc`, with `boinccmd` to attach it),
+//!   which the project server's interoperability tests run against it.
 //!
 //! The search follows PATH and dpkg's status, and the build is redone when either
 //! changes (a package installed later is found).
@@ -19,6 +21,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(boinc_app_api)");
     println!("cargo::rustc-check-cfg=cfg(peer_boinccmd)");
     println!("cargo::rustc-check-cfg=cfg(peer_boinctui)");
+    println!("cargo::rustc-check-cfg=cfg(peer_boinc)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     if let Some(path) = std::env::var_os("PATH") {
@@ -47,6 +50,13 @@ fn main() {
     }
     if on_path("boinccmd") {
         println!("cargo::rustc-cfg=peer_boinccmd");
+    }
+    if on_path("boinc") && on_path("boinccmd") {
+        println!("cargo::rustc-cfg=peer_boinc");
+    } else {
+        println!(
+            "cargo::warning=the real BOINC client is missing: the project server's real-client tests are ignored (apt-get install boinc-client)"
+        );
     }
     if on_path("boinctui") && on_path("tmux") {
         println!("cargo::rustc-cfg=peer_boinctui");

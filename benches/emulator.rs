@@ -4,8 +4,10 @@
 //! - `s2/100d/boinc-compat`: 100 simulated days of s2 under BOINC's emulator modelling.
 //!   Target: median under 0.1 s (BOINC's emulator built with -O2: 2.0 s).
 //! - `s2/100d/faithful`: the same with the default, faithful host model.
-//! - `big_host/10d/boinc-compat`: 10 simulated days of big_host. Target: median under 1 s
-//!   (BOINC's emulator built with -O2: 14 s).
+//! - `big_host/10d/boinc-compat`: 10 simulated days of big_host. Target: median under 0.2 s
+//!   (BOINC's emulator built optimised: 12.4 s).
+//! - `seed_scenario1/100d/boinc-compat`: 100 simulated days of seed_scenario1 (two CPUs,
+//!   one project of short jobs). Target: median under 0.05 s (BOINC's emulator: 1.96 s).
 //!
 //! Run: `cargo bench -p boinc-core --bench emulator` (about two minutes). Under
 //! `cargo test --all-targets` criterion runs each case once, unoptimised; there the horizons
@@ -92,6 +94,7 @@ fn bench_emulator(c: &mut Criterion) {
     bench_scenario(c, "s2", 100.0, true);
     bench_scenario(c, "s2", 100.0, false);
     bench_scenario(c, "big_host", 10.0, true);
+    bench_scenario(c, "seed_scenario1", 100.0, true);
 }
 
 criterion_group! {

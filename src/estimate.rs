@@ -1,6 +1,12 @@
 //! Duration estimates (seed 000 notes 1-5) and the duration correction factor (note 3,
 //! DESIGN.md "DCF").
 //!
+//! BOINC keeps one duration correction factor per project, so a project with a CPU app
+//! and a GPU app, or two apps whose estimates are off by different factors, has both
+//! estimates wrong: each job that finishes pulls the factor towards its own app's error.
+//! Here each app version keeps its own factor, seeded from the project's (which goes on
+//! learning from all of the project's jobs, for versions that have not finished one yet).
+//!
 //! All durations here are *processing seconds*: seconds of dedicated running on the job's
 //! resources. Turning them into wall time (on-fraction, active-fraction, resource share)
 //! is the round-robin simulation's business.
@@ -20,7 +26,7 @@
 //! ([`OVERRUN_REMAINING_FRACTION`] of its elapsed time, at least
 //! [`MIN_OVERRUN_REMAINING`]), so the simulation still sees it occupying its resources.
 
-use crate::model::{ClientState, Job, JobId, Project};
+use crate::model::{AppVersion, ClientState, Job, JobId, Project};
 
 /// The smallest duration correction factor (DESIGN.md: clamped to [0.01, 100]).
 pub const DCF_MIN: f64 = 0.01;
@@ -45,15 +51,33 @@ fn sane_dcf(dcf: f64) -> f64 {
 }
 
 /// Seed 000 note 2: estimated processing seconds of a job that has not started: the
-/// workunit's flops estimate over the app version's flops, scaled by the project's DCF.
+/// workunit's flops estimate over the app version's flops, scaled by the version's DCF
+/// ([`version_dcf`]).
 /// A missing or non-positive app-version speed falls back to the host's CPU benchmark,
 /// then to [`FALLBACK_FLOPS`]; a corrupt flops estimate counts as no work.
 pub fn unstarted_duration(state: &ClientState, job: JobId) -> f64 {
+    let dcf = job_dcf(state, job);
     let job = state.job(job);
     let av_flops = job.app_version.map_or(0.0, |av| state.app_version(av).flops);
     let flops = usable_flops(av_flops, state.host.p_fpops);
-    let dcf = sane_dcf(state.project(job.project).duration_correction_factor);
     unstarted_from(state.workunit(job.workunit).rsc_fpops_est, flops, dcf)
+}
+
+/// The duration correction factor a job's estimates use: its app version's, or its
+/// project's where it has no app version.
+pub fn job_dcf(state: &ClientState, job: JobId) -> f64 {
+    let job = state.job(job);
+    let project = state.project(job.project);
+    match job.app_version.and_then(|v| state.app_versions.get(v.index())) {
+        Some(version) => version_dcf(project, version),
+        None => project_dcf(project),
+    }
+}
+
+/// An app version's duration correction factor made usable: its own once it has one,
+/// else its project's (see [`sane_dcf`]).
+pub(crate) fn version_dcf(project: &Project, version: &AppVersion) -> f64 {
+    sane_dcf(version.duration_correction_factor.unwrap_or(project.duration_correction_factor))
 }
 
 /// The speed a job runs at (note 2's fallbacks): the app version's flops when usable,
@@ -77,7 +101,7 @@ pub(crate) fn project_dcf(project: &Project) -> f64 {
 }
 
 /// [`unstarted_duration`] from its parts: the workunit's flops estimate, the speed from
-/// [`usable_flops`] and the DCF from [`project_dcf`].
+/// [`usable_flops`] and the DCF from [`version_dcf`].
 pub(crate) fn unstarted_from(fpops_est: f64, flops: f64, dcf: f64) -> f64 {
     let fpops_est = if fpops_est.is_finite() && fpops_est > 0.0 { fpops_est } else { 0.0 };
     let duration = fpops_est / flops * dcf;
@@ -132,8 +156,8 @@ pub(crate) fn remaining_after(unstarted: f64, record: &Job) -> f64 {
 }
 
 /// Seed 000 note 3: updates the project's duration correction factor after one of its
-/// jobs finished. `estimated_duration` is the estimate made with the current DCF (what
-/// [`unstarted_duration`] said), `actual_elapsed` the job's final elapsed time.
+/// jobs finished. `estimated_duration` is the estimate made with the project's current
+/// DCF, `actual_elapsed` the job's final elapsed time.
 ///
 /// The DCF jumps straight to the observed ratio when the job ran more than
 /// [`DCF_JUMP_RATIO`] times its estimate, and is otherwise smoothed 0.9/0.1 towards it;
@@ -143,23 +167,52 @@ pub fn update_duration_correction_factor(
     estimated_duration: f64,
     actual_elapsed: f64,
 ) {
-    let usable = estimated_duration.is_finite()
-        && estimated_duration > 0.0
+    let dcf = sane_dcf(project.duration_correction_factor);
+    if let Some(updated) = updated_dcf(dcf, estimated_duration / dcf, actual_elapsed) {
+        project.duration_correction_factor = updated;
+    }
+}
+
+/// A job finished after `actual_elapsed` seconds: its app version's duration correction
+/// factor (seeded from the project's if it had none) and its project's learn from it,
+/// each by [`update_duration_correction_factor`]'s rule applied to its own estimate.
+/// Unusable inputs leave both unchanged.
+pub fn learn_duration_correction(state: &mut ClientState, job: JobId, actual_elapsed: f64) {
+    let record = state.job(job);
+    let (project, version, workunit) = (record.project, record.app_version, record.workunit);
+    let av_flops = version.map_or(0.0, |v| state.app_version(v).flops);
+    let flops = usable_flops(av_flops, state.host.p_fpops);
+    let uncorrected = unstarted_from(state.workunit(workunit).rsc_fpops_est, flops, 1.0);
+    let project_factor = project_dcf(state.project(project));
+    if let Some(version) = version.and_then(|v| state.app_versions.get_mut(v.index())) {
+        let current = sane_dcf(version.duration_correction_factor.unwrap_or(project_factor));
+        if let Some(updated) = updated_dcf(current, uncorrected, actual_elapsed) {
+            version.duration_correction_factor = Some(updated);
+        }
+    }
+    if let Some(updated) = updated_dcf(project_factor, uncorrected, actual_elapsed) {
+        state.projects[project.index()].duration_correction_factor = updated;
+    }
+}
+
+/// Note 3's rule: the factor `dcf` after a job whose uncorrected estimate was
+/// `uncorrected` seconds ran `actual_elapsed`; `None` when the inputs are unusable.
+fn updated_dcf(dcf: f64, uncorrected: f64, actual_elapsed: f64) -> Option<f64> {
+    let usable = uncorrected.is_finite()
+        && uncorrected > 0.0
         && actual_elapsed.is_finite()
         && actual_elapsed >= 0.0;
     if !usable {
-        return;
+        return None;
     }
-    let dcf = sane_dcf(project.duration_correction_factor);
-    let uncorrected = estimated_duration / dcf;
     let raw_ratio = actual_elapsed / uncorrected;
-    let corrected_ratio = actual_elapsed / estimated_duration;
+    let corrected_ratio = raw_ratio / dcf;
     let updated = if corrected_ratio > DCF_JUMP_RATIO {
         raw_ratio
     } else {
         dcf * (1.0 - DCF_SMOOTHING_WEIGHT) + raw_ratio * DCF_SMOOTHING_WEIGHT
     };
-    project.duration_correction_factor = updated.clamp(DCF_MIN, DCF_MAX);
+    Some(updated.clamp(DCF_MIN, DCF_MAX))
 }
 
 #[cfg(test)]
@@ -189,6 +242,38 @@ mod tests {
         b.state.workunits[b.state.jobs[j.index()].workunit.index()].rsc_fpops_est = 4e12;
         b.state.projects[p.index()].duration_correction_factor = 1.5;
         assert!((unstarted_duration(&b.state, j) - 3000.0).abs() < 1e-9);
+    }
+
+    /// A project with two apps, one whose jobs take twice their estimate and one whose
+    /// jobs take a quarter of it: each version learns its own factor, where one factor
+    /// for the project is pulled back and forth and gets both wrong.
+    #[test]
+    fn each_app_version_learns_its_own_correction() {
+        let mut b = StateBuilder::new(1);
+        let p = b.project("A", 1.0);
+        let slow = b.app_version(p, cpu(), 1e9);
+        let fast = b.app_version(p, cpu(), 1e9);
+        let (slow_job, fast_job) = (b.job(p, slow, 3600.0, 1e9), b.job(p, fast, 3600.0, 1e9));
+        let mut state = b.state;
+        // Versions start from the project's factor.
+        state.projects[p.index()].duration_correction_factor = 1.2;
+        assert!((unstarted_duration(&state, slow_job) - 1.2 * 3600.0).abs() < 1e-6);
+        // (A factor falls only by smoothing: 50 jobs bring the fast one within 2%.)
+        for _ in 0..50 {
+            learn_duration_correction(&mut state, slow_job, 2.0 * 3600.0);
+            learn_duration_correction(&mut state, fast_job, 0.25 * 3600.0);
+        }
+        assert!((unstarted_duration(&state, slow_job) - 2.0 * 3600.0).abs() < 0.05 * 3600.0);
+        assert!((unstarted_duration(&state, fast_job) - 0.25 * 3600.0).abs() < 0.05 * 3600.0);
+        assert_eq!(state.app_version(slow).duration_correction_factor, Some(2.0));
+        // The project's single factor jumps up after each slow job and is only smoothed
+        // down after a fast one: it overestimates the fast app eightfold.
+        let project = state.project(p).duration_correction_factor;
+        assert!(project > 1.5, "{project}");
+        // Unusable inputs change nothing.
+        let before = state.app_version(fast).duration_correction_factor;
+        learn_duration_correction(&mut state, fast_job, f64::NAN);
+        assert_eq!(state.app_version(fast).duration_correction_factor, before);
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! to whom, and what would be asked of which project. Serialisable as one JSON object
 //! and printable as text.
 
-use crate::cpu_sched::RunReason;
+use crate::cpu_sched::{MultithreadOutcome, RunReason};
 use crate::decision::Decision;
 use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
-use crate::model::{ClientState, JobId, JobState, ResourceType};
+use crate::model::{ClientState, JobId, JobState, ResourceType, project_labels};
 use crate::work_fetch::scalar_work_request_sizes;
 use crate::{Policy, Time};
 use serde::Serialize;
@@ -107,6 +107,10 @@ pub struct ProjectResourceView {
     pub backoff_until: Option<f64>,
     /// It may supply jobs for this resource.
     pub may_supply: bool,
+    /// It holds as many jobs for this resource as the failsafe cap allows
+    /// (`work_fetch::runnable_job_cap`): it is not asked for more, whatever its
+    /// estimates say.
+    pub job_cap_reached: bool,
 }
 
 /// One project.
@@ -185,13 +189,33 @@ pub struct Explanation {
     pub work_request: WorkRequestView,
     /// The disk manager (seed 004): limits, usage by project, what it would delete now.
     pub disk: DiskReport,
+    /// On a host often off or offline: how long before its deadline a job must finish to
+    /// count as on time (`TimeStats::late_report_margin`); 0 for a host always in reach.
+    pub late_report_margin: f64,
+    /// The best-ranked multithread job that did not fit beside the jobs ranked above it,
+    /// and what became of it.
+    pub multithread: Option<MultithreadView>,
+}
+
+/// What became of a multithread job that did not fit (see
+/// [`crate::cpu_sched::MultithreadNote`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct MultithreadView {
+    /// Job name.
+    pub job: String,
+    /// Project name.
+    pub project: String,
+    /// What became of it.
+    pub outcome: MultithreadOutcome,
 }
 
 impl Explanation {
     /// Builds the view of a decision made on `state`.
     pub fn new(state: &ClientState, decision: &Decision) -> Explanation {
+        // Projects are known by their master URL: where two share a name, the URL is shown.
+        let labels = project_labels(&state.projects);
         let job_name = |id: JobId| state.job(id).name.clone();
-        let project_of = |id: JobId| state.project(state.job(id).project).name.clone();
+        let project_of = |id: JobId| labels[state.job(id).project.index()].clone();
         let run_list = decision
             .run_list
             .entries
@@ -223,7 +247,7 @@ impl Explanation {
                 let sim = decision.rr_sim.jobs.get(id.index()).copied().unwrap_or_default();
                 JobView {
                     name: job.name.clone(),
-                    project: state.project(job.project).name.clone(),
+                    project: labels[job.project.index()].clone(),
                     resource: job.app_version.map(|av| state.app_version(av).usage.main_resource()),
                     state: job.state,
                     running: job.is_running(),
@@ -273,6 +297,7 @@ impl Explanation {
                         accumulate_debt: pr.accumulate_debt,
                         backoff_until: (pr.backoff_time > decision.now).then_some(pr.backoff_time),
                         may_supply: info.is_some_and(|i| i.may_supply[r]),
+                        job_cap_reached: info.is_some_and(|i| i.job_cap_reached[r]),
                     };
                     (r.key(), view)
                 })
@@ -302,11 +327,11 @@ impl Explanation {
                 potentially_runnable: state.project_potentially_runnable(id, facts, decision.now),
                 resources,
             };
-            projects.insert(project.name.clone(), view);
+            projects.insert(labels[id.index()].clone(), view);
         }
         let fetch = &decision.work_fetch;
         let work_request = WorkRequestView {
-            project: fetch.request.as_ref().map(|r| state.project(r.project).name.clone()),
+            project: fetch.request.as_ref().map(|r| labels[r.project.index()].clone()),
             reason: fetch.reason.to_string(),
             work_req_seconds: fetch.request.as_ref().map_or(0.0, |r| r.work_req_seconds),
             resources: ResourceType::ALL
@@ -334,6 +359,12 @@ impl Explanation {
             work_request,
             // The state records no core usage; the client's own files are not counted.
             disk: DiskReport::new(state, 0.0, decision.now),
+            late_report_margin: state.time_stats.late_report_margin(),
+            multithread: decision.run_list.multithread.map(|note| MultithreadView {
+                job: job_name(note.job),
+                project: project_of(note.job),
+                outcome: note.outcome,
+            }),
         }
     }
 }
@@ -387,6 +418,27 @@ pub fn render_text(e: &Explanation) -> String {
             gpus
         );
     }
+    if let Some(m) = &e.multithread {
+        let why = match m.outcome {
+            MultithreadOutcome::TakesPlaces { displaced, inside_time_slices: true } => format!(
+                "its project's turn has come: it takes the CPUs of {displaced} jobs, some \
+                 inside their time slice, which can wait for it (they stop at their next \
+                 checkpoint, so the CPUs free together rather than idle one by one)"
+            ),
+            MultithreadOutcome::TakesPlaces { displaced, inside_time_slices: false } => format!(
+                "it takes the places of {displaced} lower-ranked jobs that can wait, leaving \
+                 fewer CPUs idle"
+            ),
+            MultithreadOutcome::WaitsForDeadlines => "it waits: jobs holding the CPUs it \
+                 needs, or jobs that would wait for it, could not wait and still make their \
+                 deadlines"
+                .to_string(),
+            MultithreadOutcome::WaitsItsTurn => "it waits: its project's turn has not come, \
+                 and taking places would leave no fewer CPUs idle"
+                .to_string(),
+        };
+        let _ = writeln!(out, "  multithread job {} ({}): {why}", m.job, m.project);
+    }
     let _ = writeln!(out, "\nEnforcement:");
     for a in &e.actions {
         let _ = writeln!(
@@ -399,6 +451,15 @@ pub fn render_text(e: &Explanation) -> String {
         );
     }
     let _ = writeln!(out, "\nJobs (projected by weighted round robin):");
+    if e.late_report_margin > 0.0 {
+        let _ = writeln!(
+            out,
+            "  (the host is often off or offline: a job finishing less than {} before its \
+             deadline counts as missing it, since a spell out of reach rarely lasts longer; \
+             its project runs earliest deadline first)",
+            hours(e.late_report_margin)
+        );
+    }
     let _ = writeln!(
         out,
         "  {:<28} {:<12} {:<7} {:>5} {:>10} {:>12} {:>12}  deadline",
@@ -416,7 +477,12 @@ pub fn render_text(e: &Explanation) -> String {
             hours(j.remaining_duration),
             finish,
             hours(j.deadline - e.now),
-            if j.deadline_missed { "MISSED" } else { "met" },
+            match (j.deadline_missed, j.projected_completion) {
+                (false, _) => "met",
+                // On time, but within the late-report margin of a host often out of reach.
+                (true, Some(done)) if done <= j.deadline => "at risk (late report)",
+                (true, _) => "MISSED",
+            },
         );
     }
     let _ = writeln!(out, "\nResources:");
@@ -467,6 +533,13 @@ pub fn render_text(e: &Explanation) -> String {
                 if r.may_supply { "" } else { "  (no apps)" },
                 backoff
             );
+            if r.job_cap_reached {
+                let _ = writeln!(
+                    out,
+                    "              holds as many jobs as the failsafe cap allows: not asked for more \
+                     (its estimates may be far too small)"
+                );
+            }
         }
     }
     let w = &e.work_request;
@@ -495,4 +568,29 @@ pub fn render_text(e: &Explanation) -> String {
     let _ = writeln!(out, "\nDisk:");
     out.push_str(&e.disk.render_text());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::decide;
+    use crate::model::{Project, ResourceUsage};
+    use crate::rr_sim::test_support::StateBuilder;
+
+    #[test]
+    fn projects_that_share_a_name_are_told_apart_by_their_urls() {
+        let mut b = StateBuilder::new(2);
+        let one = b.project("one", 1.0);
+        let cpu = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+        let version = b.app_version(one, cpu, 1e9);
+        b.job(one, version, 3600.0, 1e6);
+        b.state.projects[one.index()].name = "Same".into();
+        b.state.projects.push(Project::new("Same", "http://two/", 1.0));
+        let decision = decide(&b.state, Policy::Seed, 0.0, 60.0);
+        let explanation = Explanation::new(&b.state, &decision);
+        let names: Vec<&String> = explanation.projects.keys().collect();
+        assert_eq!(names, ["Same <http://one/>", "Same <http://two/>"]);
+        assert_eq!(explanation.jobs[0].project, "Same <http://one/>");
+        assert!(render_text(&explanation).contains("Same <http://two/>"));
+    }
 }

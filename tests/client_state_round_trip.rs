@@ -36,7 +36,7 @@ const ORIGIN: StateFileOrigin<'static> = StateFileOrigin {
 };
 
 fn coprocessor(resource: ResourceType) -> impl Strategy<Value = Coprocessor> {
-    (name(), 1u32..16, non_negative(), non_negative()).prop_map(move |c| Coprocessor {
+    (name(), 1u32..16, 0f64..1e18, non_negative()).prop_map(move |c| Coprocessor {
         resource,
         name: c.0,
         count: c.1,
@@ -49,7 +49,7 @@ fn host() -> impl Strategy<Value = Host> {
     (
         host_description(),
         (
-            any::<u32>(),
+            0u32..=boinc_core::model::MAX_CPUS,
             1e-3f64..1e15,
             non_negative(),
             non_negative(),
@@ -257,8 +257,10 @@ fn file_ref() -> impl Strategy<Value = (Index, FileRef)> {
     })
 }
 
+/// What a job of an app version uses: at most one CPU and at least 0.01 (what any host
+/// can give; the reader clamps other figures to the host, with a warning).
 fn usage() -> impl Strategy<Value = ResourceUsage> {
-    (non_negative(), option::of((gpu(), 1e-3f64..16.0)))
+    (0.01f64..=1.0, option::of((gpu(), 1e-3f64..16.0)))
         .prop_map(|(avg_ncpus, coprocessor)| ResourceUsage { avg_ncpus, coprocessor })
 }
 
@@ -267,13 +269,14 @@ fn app_version() -> impl Strategy<Value = (Index, AppVersion, Vec<(Index, FileRe
     (
         any::<Index>(),
         (text(), usage(), 1e-3f64..1e15, text(), text(), text()),
-        vec(file_ref(), 0..3),
+        (vec(file_ref(), 0..3), option::of(1e-3f64..1e3)),
     )
-        .prop_map(|(app, v, files)| {
+        .prop_map(|(app, v, (files, dcf))| {
             let mut version = AppVersion::new(ProjectId(0), AppId(0), 0, v.0, v.1, v.2);
             version.platform = v.3;
             version.api_version = v.4;
             version.cmdline = v.5;
+            version.duration_correction_factor = dcf;
             (app, version, files)
         })
 }

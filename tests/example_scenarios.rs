@@ -29,7 +29,9 @@ fn every_project_of_every_example_finishes_jobs() {
     assert!(names.len() >= 3, "{names:?}");
     for name in &names {
         for boinc_compat in [false, true] {
-            let result = run(name, 3.0, boinc_compat);
+            // Ten days: long enough for ten projects of 6-12-hour jobs to take turns on
+            // one CPU (many_projects).
+            let result = run(name, 10.0, boinc_compat);
             for (project, figures) in &result.figures.projects {
                 assert!(
                     figures.jobs_done > 0,

@@ -110,10 +110,20 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
 fn ten_megabytes_of_text() {
     let text = "x".repeat(10 << 20);
     assert_eq!(parse(&text).expect_err("bare text").problem, XmlProblem::TextOutsideRoot);
+    // No BOINC element holds megabytes: such an element is refused, whatever it is, and
+    // the message does not quote it.
     let inside = format!("<client_state><junk>{text}</junk></client_state>");
-    assert!(parse(&inside).is_ok());
+    let error = parse(&inside).expect_err("too long");
+    assert!(matches!(error.problem, XmlProblem::TextTooLong(_)), "{error}");
+    assert_eq!(error.element.as_deref(), Some("junk"));
     let number =
         format!("<client_state><host_info><p_fpops>{text}</p_fpops></host_info></client_state>");
+    let error = parse(&number).expect_err("too long");
+    assert!(error.to_string().len() < 300, "the message quotes nothing of the value");
+    // A long number that fits is still quoted only by its start.
+    let digits = "1".repeat(100_000);
+    let number =
+        format!("<client_state><host_info><p_fpops>{digits}x</p_fpops></host_info></client_state>");
     let error = parse(&number).expect_err("not a number");
     assert!(error.to_string().len() < 300, "the message quotes only the start of the value");
     let many_lines = format!("<client_state>{}<p_ncpus/></client_state>", "\n".repeat(10 << 20));

@@ -43,7 +43,14 @@ fn prefs() -> impl Strategy<Value = Prefs> {
     (
         (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (non_negative(), percent(), non_negative(), any::<bool>(), non_negative(), 1u32..86_400),
+        (
+            non_negative(),
+            percent(),
+            non_negative(),
+            any::<bool>(),
+            non_negative(),
+            1.0..86_400.0f64,
+        ),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
@@ -62,7 +69,7 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             disk_min_free_gb: c.2,
             run_on_batteries: c.3,
             idle_time_to_run: c.4,
-            disk_interval: f64::from(c.5),
+            disk_interval: c.5,
         })
 }
 
@@ -214,6 +221,7 @@ fn app_version(with_files: bool) -> impl Strategy<Value = AppVersionDescription<
             coprocessor: c.1,
             // A request lists versions without their files, as the real client does.
             file_refs: if with_files { c.2 } else { Vec::new() },
+            duration_correction_factor: None,
         })
 }
 

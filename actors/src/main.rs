@@ -35,8 +35,27 @@ enum Command {
     Explain {
         /// A BOINC data directory or emulator scenario: client_state.xml, and optionally
         /// global_prefs.xml, global_prefs_override.xml, cc_config.xml.
-        #[arg(long, value_name = "DIR")]
-        state: PathBuf,
+        #[arg(
+            long,
+            value_name = "DIR",
+            required_unless_present = "scenario",
+            conflicts_with = "scenario"
+        )]
+        state: Option<PathBuf>,
+        /// Instead of a saved state: an emulator scenario (directory, or a file in seed
+        /// 000's notation), run in virtual time for --after-days, and the client's state
+        /// explained where the run stopped.
+        #[arg(long, value_name = "DIR|FILE", requires = "after_days")]
+        scenario: Option<PathBuf>,
+        /// With --scenario: simulated days to run before explaining.
+        #[arg(long, value_name = "D", requires = "scenario")]
+        after_days: Option<f64>,
+        /// With --scenario: the run's seed (as `sim --seed`).
+        #[arg(long, default_value_t = 1, requires = "scenario")]
+        seed: u64,
+        /// With --scenario: model the world as BOINC's emulator does (as `sim`).
+        #[arg(long, requires = "scenario")]
+        boinc_compat: bool,
         /// The instant to decide at, seconds since the Unix epoch (default: the latest
         /// time recorded in the state, so a saved state is explained as of when it was saved).
         #[arg(long, value_name = "T")]
@@ -168,8 +187,25 @@ fn replay_command(path: &std::path::Path) -> Result<()> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Explain { state, now, last_schedule, policy, json } => {
-            cli::explain::explain(&state, now, last_schedule, policy, json)
+        Command::Explain {
+            state,
+            scenario,
+            after_days,
+            seed,
+            boinc_compat,
+            now,
+            last_schedule,
+            policy,
+            json,
+        } => {
+            let source = match (state, scenario, after_days) {
+                (Some(dir), _, _) => cli::explain::Source::State(dir),
+                (None, Some(path), Some(days)) => {
+                    cli::explain::Source::Scenario { path, days, seed, boinc_compat }
+                }
+                _ => anyhow::bail!("give --state DIR, or --scenario PATH with --after-days D"),
+            };
+            cli::explain::explain(&source, now, last_schedule, policy, json)
         }
         Command::Sim(args) => cli::sim::sim(args),
         Command::Replay { journal } => replay_command(&journal),

@@ -2,7 +2,7 @@
 //! (for the binary and for programs that embed the client).
 
 use boinc_core::model::ClientState;
-use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_core::protocol::{SourceText, StateFiles, load_state_with_warnings};
 use std::path::{Path, PathBuf};
 
 /// Why a state directory could not be read.
@@ -44,6 +44,15 @@ fn read_optional(dir: &Path, name: &str) -> Result<Option<String>, StateDirError
 /// Loads `client_state.xml` (or, failing that, the previous copy the client keeps,
 /// `client_state_prev.xml`) with the preferences and configuration beside it.
 pub fn load_state_dir(dir: &Path) -> Result<ClientState, StateDirError> {
+    load_state_dir_with_warnings(dir).map(|(state, _)| state)
+}
+
+/// [`load_state_dir`], with what had to be dropped or changed to load the state (an
+/// active task of a result the file does not hold, a result without its app version,
+/// an app version using more CPUs than the host has), one message each.
+pub fn load_state_dir_with_warnings(
+    dir: &Path,
+) -> Result<(ClientState, Vec<String>), StateDirError> {
     let (name, client_state) = match read_optional(dir, "client_state.xml")? {
         Some(text) => ("client_state.xml", text),
         None => match read_optional(dir, "client_state_prev.xml")? {
@@ -64,6 +73,6 @@ pub fn load_state_dir(dir: &Path) -> Result<ClientState, StateDirError> {
             .map(|text| SourceText { name: "global_prefs_override.xml", text }),
         cc_config: cc_config.as_deref().map(|text| SourceText { name: "cc_config.xml", text }),
     };
-    load_state(&files)
+    load_state_with_warnings(&files)
         .map_err(|e| StateDirError::Invalid { dir: dir.to_path_buf(), message: format!("{e}") })
 }

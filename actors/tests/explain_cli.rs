@@ -166,6 +166,14 @@ fn the_shipped_scenario_shows_edf_and_a_packed_gpu() {
 }
 
 #[test]
+fn a_time_that_is_not_a_number_is_refused() {
+    let out = explain(&repo_root().join("examples/scenarios/desktop_gpu"), &["--now", "NaN"]);
+    assert!(!out.status.success(), "explain --now NaN should fail");
+    let message = String::from_utf8_lossy(&out.stderr);
+    assert!(message.contains("--now"), "{message}");
+}
+
+#[test]
 fn the_disk_pressure_scenario_shows_offenders_and_what_goes_first() {
     let json = explain_json(&repo_root().join("examples/scenarios/disk_pressure"), &[]);
     let disk = &json["disk"];
@@ -218,4 +226,39 @@ fn a_missing_state_and_a_bad_policy_are_clear_errors() {
     let out = explain(dir.path(), &["--policy", "fastest"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("seed, legacy, rec"));
+}
+
+/// `explain --scenario ... --after-days D`, as JSON.
+fn explain_after(scenario: &str, days: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .args(["explain", "--json", "--after-days", days, "--scenario"])
+        .arg(repo_root().join("examples/scenarios").join(scenario))
+        .output()
+        .expect("the boinc-rs binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// In the middle of intermittent_deadlines, explain says why the 12-hour project's GPU
+/// job runs first: the host is often out of reach, so a job finishing within the
+/// late-report margin of its deadline counts as at risk, and its project runs EDF.
+#[test]
+fn explain_in_the_middle_of_a_run_says_why_the_short_deadline_project_runs_first() {
+    let json = explain_after("intermittent_deadlines", "0.61");
+    assert!(json["late_report_margin"].as_f64().is_some_and(|m| m > 3600.0), "{json}");
+    let run_list = json["run_list"].as_array().expect("run list");
+    let first = &run_list[0];
+    assert_eq!(first["project"], "nowcast", "{first}");
+    assert_eq!(first["reason"], "edf", "{first}");
+}
+
+/// In the middle of multithread_mix, explain says what became of the 8-thread job that
+/// did not fit: it takes the places of jobs that can wait, or it waits, and why.
+#[test]
+fn explain_in_the_middle_of_a_run_says_why_the_multithread_job_runs_or_waits() {
+    let takes = explain_after("multithread_mix", "0.88");
+    assert!(takes["multithread"]["outcome"]["takes_places"].is_object(), "{takes}");
+    assert_eq!(takes["multithread"]["project"], "lattice");
+    let waits = explain_after("multithread_mix", "1.66");
+    assert_eq!(waits["multithread"]["outcome"], "waits_for_deadlines", "{waits}");
 }

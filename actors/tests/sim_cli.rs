@@ -78,6 +78,7 @@ fn the_same_seed_gives_the_same_output_and_trace_byte_for_byte() {
         "idle_fraction",
         "wasted_fraction",
         "share_violation",
+        "fair_share_violation",
         "monotony",
         "rpcs_per_job",
         "sim_days",
@@ -243,6 +244,14 @@ fn bad_input_fails_with_a_clear_message() {
         let bad = fail(&["--scenario", s2, &format!("--days={days}")]);
         assert!(bad.contains("--days"), "--days {days}: {bad}");
     }
+    // A horizon a user cannot mean, and a trace too long to keep, are refused at once.
+    let forever = fail(&["--scenario", s2, "--days", "1e9"]);
+    assert!(forever.contains("--days") && forever.contains("up to"), "{forever}");
+    let trace = std::env::temp_dir().join("boinc-rs-sim-cli-long.jsonl");
+    let trace = trace.to_str().expect("UTF-8");
+    let long_trace = fail(&["--scenario", s2, "--days", "400", "--trace", trace]);
+    assert!(long_trace.contains("--trace") && long_trace.contains("366"), "{long_trace}");
+
     let not_a_number = fail(&["--scenario", s2, "--days", "ten"]);
     assert!(not_a_number.contains("--days") && not_a_number.contains("ten"), "{not_a_number}");
 

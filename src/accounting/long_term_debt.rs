@@ -22,6 +22,17 @@
 //! a division of what the host actually has), so a scheduler that follows the debts
 //! realises the target and every debt stays bounded, while the overall debt still spans
 //! resources.
+//!
+//! Seed 000 normalises the debts to mean zero over the potentially runnable projects.
+//! Per resource, that would also move the debt of a project that is entitled to none of
+//! it (it cannot use it, or the max-min target gives all of it to others): whenever the
+//! entitled projects leave some of it unused (their queue ran dry, GPU jobs hold some of
+//! the CPUs), that project's debt would sink, for good, until its overall debt is so low
+//! that work fetch never asks it again, whatever it is owed elsewhere. So a resource's
+//! debts are normalised over the projects entitled to some of it. A project that uses a
+//! resource it is entitled to none of (the CPU part of its GPU jobs) still pays for it;
+//! every debt is kept within one full work buffer of the resource ([`debt_bound`]): no
+//! project can be paid, or repay, more than a buffer's worth at a time anyway.
 
 use super::fair_share::TargetAllocation;
 use crate::Time;
@@ -34,11 +45,13 @@ use crate::work_fetch::backed_off;
 /// (indexed by project id; missing entries count as no usage).
 ///
 /// A project *accrues* on a usable resource R while it is potentially runnable, has
-/// D(P, R) set and is not backed off for R. Each project gains `dt × target(P, R)`,
-/// its [`TargetAllocation`] of R with "accrues" as the eligibility, and loses what it
-/// used. Then R's debts are shifted to mean zero over the potentially runnable projects;
-/// the others keep their values. "Potentially runnable" is judged once, before the
-/// update.
+/// D(P, R) set and is not backed off for R. The projects gain what R did in the
+/// interval (the instance-seconds all projects used of it), divided in proportion to
+/// their [`TargetAllocation`] of R (with "accrues" as the eligibility), and each loses
+/// what it used. Then R's debts are shifted to mean zero over the projects entitled to some of R
+/// (a positive target); the others keep their values, so that what the entitled projects
+/// leave unused is not charged to a project that may not have it. Every debt is finally
+/// kept within [`debt_bound`]. "Potentially runnable" is judged once, before the update.
 pub fn update_long_term_debt(
     state: &mut ClientState,
     facts: &[ProjectFacts],
@@ -58,20 +71,28 @@ pub fn update_long_term_debt(
             && state.project(p).resources[resource].accumulate_debt
             && !backed_off(state.project(p), resource, now)
     });
+    let used_by = |index: usize, resource: ResourceType| {
+        let used = usage.get(index).map_or(0.0, |u| u[resource]);
+        if used.is_finite() { used.max(0.0) } else { 0.0 }
+    };
     let resources: Vec<ResourceType> = state.usable_resources().collect();
     for resource in resources {
+        // What the resource did in the interval, divided among the entitled projects in
+        // proportion to their targets.
+        let used_total: f64 = (0..state.projects.len()).map(|p| used_by(p, resource)).sum();
+        let target_total: f64 = state.project_ids().map(|p| target.instances(p, resource)).sum();
+        let done = if dt > 0.0 && target_total > 0.0 { used_total / target_total } else { 0.0 };
         let mut sum = 0.0;
         let mut count = 0usize;
         for (index, project) in state.projects.iter_mut().enumerate() {
-            let gained = dt * target.instances(ProjectId::from_index(index), resource);
-            let used = usage.get(index).map_or(0.0, |u| u[resource]);
-            let used = if used.is_finite() { used.max(0.0) } else { 0.0 };
+            let gained = done * target.instances(ProjectId::from_index(index), resource);
+            let used = used_by(index, resource);
             let debt = &mut project.resources[resource].long_term_debt;
             if !debt.is_finite() {
                 *debt = 0.0;
             }
             *debt += gained - used;
-            if potentially_runnable[index] {
+            if gained > 0.0 {
                 sum += *debt;
                 count += 1;
             }
@@ -79,12 +100,25 @@ pub fn update_long_term_debt(
         if count > 0 {
             let mean = sum / count as f64;
             for (index, project) in state.projects.iter_mut().enumerate() {
-                if potentially_runnable[index] {
+                if target.instances(ProjectId::from_index(index), resource) > 0.0 {
                     project.resources[resource].long_term_debt -= mean;
                 }
             }
         }
+        let bound = debt_bound(state, resource);
+        for project in &mut state.projects {
+            let debt = &mut project.resources[resource].long_term_debt;
+            *debt = debt.clamp(-bound, bound);
+        }
     }
+}
+
+/// The most a project can be owed, or owe, of a resource, instance-seconds: one full
+/// work buffer of it (at least one scheduling period of it).
+pub fn debt_bound(state: &ClientState, resource: ResourceType) -> f64 {
+    let horizon = state.prefs.work_buf_total().max(state.prefs.scheduling_period());
+    let horizon = if horizon.is_finite() { horizon } else { state.prefs.scheduling_period() };
+    horizon * f64::from(state.instances(resource))
 }
 
 #[cfg(test)]
@@ -222,21 +256,76 @@ mod tests {
         usage[0][CPU] = 100.0;
         usage[1][CPU] = 300.0;
         update_long_term_debt(&mut state, &facts, &usage, 100.0, 0.0);
-        // Gains: a 300, b 100, c 0; after usage: a 200, b -200, c 0; mean 0.
+        // The CPU did 400 CPU-seconds: a gains 300, b 100, c (not accruing) nothing; after
+        // usage a 200, b -200, c 0; mean 0 over the entitled a and b.
         let debts: Vec<f64> =
             state.projects.iter().map(|p| p.resources[CPU].long_term_debt).collect();
         assert_eq!(debts, vec![200.0, -200.0, 0.0, 123.0]);
 
+        // An interval in which the CPU did nothing changes no debt: no one is owed idle
+        // time (the host was off, or no one had work).
         usage[0][CPU] = 0.0;
         usage[1][CPU] = 0.0;
         update_long_term_debt(&mut state, &facts, &usage, 10.0, 0.0);
-        // a +30, b +10 → 230, -190, 0: mean 40/3 subtracted.
         let debts: Vec<f64> =
             state.projects.iter().map(|p| p.resources[CPU].long_term_debt).collect();
-        let mean = (debts[0] + debts[1] + debts[2]) / 3.0;
-        assert!(mean.abs() < 1e-9);
-        assert!((debts[0] - (230.0 - 40.0 / 3.0)).abs() < 1e-9);
-        assert_eq!(debts[3], 123.0);
+        assert_eq!(debts, vec![200.0, -200.0, 0.0, 123.0]);
+
+        // c uses the CPU it is entitled to none of: it pays, a and b share the gain; the
+        // normalisation moves only a and b.
+        usage[2][CPU] = 40.0;
+        update_long_term_debt(&mut state, &facts, &usage, 10.0, 0.0);
+        let debts: Vec<f64> =
+            state.projects.iter().map(|p| p.resources[CPU].long_term_debt).collect();
+        // a +30, b +10 → 230, -190; their mean 20 is subtracted.
+        assert_eq!(debts, vec![210.0, -210.0, -40.0, 123.0]);
+    }
+
+    /// Shares of 2:1 on a GPU that computes only part of the time (host off, GPU
+    /// suspended): the debts balance when the projects use it 2:1, not when one uses a
+    /// fixed amount more than the other (which is what gains by time, whether or not
+    /// the GPU could compute, would lead a debt-following scheduler to).
+    #[test]
+    fn debts_balance_at_the_shares_of_what_the_resource_did() {
+        let mut state = example_host();
+        for (name, share) in [("big", 2.0), ("small", 1.0)] {
+            let mut p = Project::new(name, format!("http://{name}/"), share);
+            p.resources[GPU].accumulate_debt = true;
+            state.projects.push(p);
+        }
+        let facts = ProjectFacts::gather(&state);
+        // An hour in which the GPU computed 30 minutes: 20 for big, 10 for small.
+        let mut usage = vec![ResourceMap::<f64>::default(); 2];
+        usage[0][GPU] = 1200.0;
+        usage[1][GPU] = 600.0;
+        update_long_term_debt(&mut state, &facts, &usage, 3600.0, 0.0);
+        for p in &state.projects {
+            assert!(p.resources[GPU].long_term_debt.abs() < 1e-9, "{}", p.name);
+        }
+    }
+
+    /// However the projects use a resource, no debt leaves one work buffer of it.
+    #[test]
+    fn a_debt_stays_within_one_buffer_of_the_resource() {
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 4;
+        for name in ["entitled", "other"] {
+            let mut p = Project::new(name, format!("http://{name}/"), 1.0);
+            p.resources[CPU].accumulate_debt = true;
+            state.projects.push(p);
+        }
+        let facts = ProjectFacts::gather(&state);
+        // "other" runs on all four CPUs, hour after hour, while "entitled" (its half) has
+        // no work: without a bound the debts would part for ever.
+        let mut usage = vec![ResourceMap::<f64>::default(); 2];
+        usage[1][CPU] = 4.0 * 3600.0;
+        for _ in 0..1000 {
+            update_long_term_debt(&mut state, &facts, &usage, 3600.0, 0.0);
+        }
+        let bound = debt_bound(&state, CPU);
+        assert_eq!(bound, state.prefs.work_buf_total() * 4.0);
+        assert_eq!(state.projects[0].resources[CPU].long_term_debt, bound);
+        assert_eq!(state.projects[1].resources[CPU].long_term_debt, -bound);
     }
 
     #[test]
@@ -249,10 +338,12 @@ mod tests {
         }
         state.projects[1].resources[GPU].backoff_time = 1000.0;
         let facts = ProjectFacts::gather(&state);
-        let usage = vec![ResourceMap::<f64>::default(); 2];
+        // b, backed off, runs its last GPU job: a alone is entitled to what the GPU did.
+        let mut usage = vec![ResourceMap::<f64>::default(); 2];
+        usage[1][GPU] = 10.0;
         update_long_term_debt(&mut state, &facts, &usage, 10.0, 500.0);
-        assert_eq!(state.projects[0].resources[GPU].long_term_debt, 5.0);
-        assert_eq!(state.projects[1].resources[GPU].long_term_debt, -5.0);
+        assert_eq!(state.projects[0].resources[GPU].long_term_debt, 0.0);
+        assert_eq!(state.projects[1].resources[GPU].long_term_debt, -10.0);
     }
 
     #[derive(Debug, Clone)]
@@ -274,7 +365,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
-        fn debts_stay_finite_and_mean_zero(
+        fn debts_stay_bounded_and_mean_zero_within_the_bound(
             (shares, suspended, steps) in (1usize..6).prop_flat_map(|n| (
                 proptest::collection::vec(0.0f64..100.0, n),
                 proptest::collection::vec(any::<bool>(), n),
@@ -302,23 +393,31 @@ mod tests {
                     .iter()
                     .map(|&[c, g]| ResourceMap([c, g, 0.0, 0.0]))
                     .collect();
+                // The projects entitled to some of each resource: the normalisation's set.
                 let runnable: Vec<bool> = state
                     .project_ids()
                     .map(|p| state.project_potentially_runnable(p, &facts[p.index()], now))
                     .collect();
+                let target = TargetAllocation::for_state(&state, |p, r| {
+                    runnable[p.index()]
+                        && state.project(p).resources[r].accumulate_debt
+                        && !backed_off(state.project(p), r, now)
+                });
                 update_long_term_debt(&mut state, &facts, &usage, step.dt, now);
                 for r in [CPU, GPU] {
                     let debts: Vec<f64> = state
-                        .projects
-                        .iter()
-                        .zip(&runnable)
-                        .filter(|&(_, &pr)| pr)
-                        .map(|(p, _)| p.resources[r].long_term_debt)
+                        .project_ids()
+                        .filter(|&p| step.dt > 0.0 && target.instances(p, r) > 0.0)
+                        .map(|p| state.project(p).resources[r].long_term_debt)
                         .collect();
+                    let bound = debt_bound(&state, r);
                     for p in &state.projects {
-                        prop_assert!(p.resources[r].long_term_debt.is_finite());
+                        let debt = p.resources[r].long_term_debt;
+                        prop_assert!(debt.is_finite() && debt.abs() <= bound, "{r}: {debt} beyond {bound}");
                     }
-                    if !debts.is_empty() {
+                    // The normalisation holds wherever no debt met the bound.
+                    let inside = debts.iter().all(|d| d.abs() < bound);
+                    if !debts.is_empty() && inside {
                         let mean = debts.iter().sum::<f64>() / debts.len() as f64;
                         let scale = debts.iter().fold(1.0f64, |m, d| m.max(d.abs()));
                         prop_assert!(mean.abs() <= 1e-6 * scale, "{r}: mean {mean}");

@@ -37,7 +37,7 @@ use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_d
 use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
-use crate::estimate::{unstarted_duration, update_duration_correction_factor};
+use crate::estimate::learn_duration_correction;
 use crate::model::{
     ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
     SchedulerState,
@@ -354,14 +354,8 @@ impl ClientControl {
     /// the result is ready to report (once its outputs are uploaded, for a client that
     /// moves its files), and fetching is looked at again.
     pub fn complete(&mut self, id: JobId, now: Time) {
-        let estimated = unstarted_duration(&self.state, id);
         let elapsed = self.state.job(id).elapsed_time();
-        let project = self.state.job(id).project;
-        update_duration_correction_factor(
-            &mut self.state.projects[project.index()],
-            estimated,
-            elapsed,
-        );
+        learn_duration_correction(&mut self.state, id, elapsed);
         let uploads = self.file_transfers && self.outputs_to_upload(id, now);
         let job = &mut self.state.jobs[id.index()];
         // Outputs the project wants back go up first; the job is reported after.

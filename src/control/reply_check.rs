@@ -144,7 +144,7 @@ mod tests {
         // The first key is pinned.
         let first = offering(&a, None);
         assert!(check_reply(&state.projects[0], &first).is_ok());
-        let outcome = crate::control::apply_reply(&mut state, project, first, 0.0);
+        let outcome = crate::control::apply_reply(&mut state, project, first.clone(), 0.0);
         assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Pinned(_)));
         // Key b unsigned, or signed by itself: refused, key a stays.
         for reply in [offering(&b, None), offering(&b, Some(&b))] {
@@ -156,7 +156,7 @@ mod tests {
         // Key b signed by key a: taken.
         let rollover = offering(&b, Some(&a));
         assert!(check_reply(&state.projects[0], &rollover).is_ok());
-        let outcome = crate::control::apply_reply(&mut state, project, rollover, 0.0);
+        let outcome = crate::control::apply_reply(&mut state, project, rollover.clone(), 0.0);
         assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Replaced(_)));
         assert_ne!(state.projects[0].code_sign_key, pinned);
         assert_eq!(

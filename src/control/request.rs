@@ -303,6 +303,8 @@ fn version_description<'s>(
             count,
         }),
         file_refs: Vec::new(),
+        // The client's own learning: kept in its state file, not told to projects.
+        duration_correction_factor: None,
     }
 }
 

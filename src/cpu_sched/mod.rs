@@ -11,5 +11,6 @@ pub(crate) mod test_support;
 pub(crate) use eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage};
 pub use instance_pool::{FIT_TOLERANCE, InstancePool};
 pub use run_list::{
-    RunList, RunListEntry, RunListScratch, RunReason, make_run_list, make_run_list_with_scratch,
+    MultithreadNote, MultithreadOutcome, RunList, RunListEntry, RunListScratch, RunReason,
+    make_run_list, make_run_list_with_scratch,
 };

@@ -87,6 +87,36 @@ pub struct RunListEntry {
     pub gpu_instances: Vec<u32>,
 }
 
+/// What became of the best-ranked multithread CPU job that did not fit beside the jobs
+/// ranked above it (what `explain` tells the user about it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MultithreadNote {
+    /// The job.
+    pub job: JobId,
+    /// What became of it.
+    pub outcome: MultithreadOutcome,
+}
+
+/// See [`MultithreadNote`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultithreadOutcome {
+    /// It takes the places of jobs that can wait (of jobs inside their time slice too,
+    /// when its project's turn had come).
+    TakesPlaces {
+        /// Jobs it displaced.
+        displaced: usize,
+        /// Some of them were inside their time slice.
+        inside_time_slices: bool,
+    },
+    /// It waits: the jobs holding the CPUs it needs, or other jobs that would wait for
+    /// it, could not wait and still make their deadlines.
+    WaitsForDeadlines,
+    /// It waits: its project's turn has not come, and taking places would leave no
+    /// fewer CPUs idle.
+    WaitsItsTurn,
+}
+
 /// The jobs that should run, in the order they were chosen.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RunList {
@@ -97,6 +127,8 @@ pub struct RunList {
     /// `--policy rec` only: each project's REC priority once the list was built
     /// (empty for the other policies).
     pub rec_priority: Vec<f64>,
+    /// A multithread job that did not fit, and what became of it.
+    pub multithread: Option<MultithreadNote>,
 }
 
 /// Builds the run list for the state at `now`. `facts` must be
@@ -411,9 +443,12 @@ impl Candidates {
                 {
                     slice[resource].push(id);
                     let released = (task.run_start_time + period - now).min(wall);
-                    // Whole instances it holds (a fraction of a GPU still blocks one).
-                    let held =
-                        job_usage(state, id).map_or(1, |u| u.main_usage().ceil().max(1.0) as usize);
+                    // Whole instances it holds (a fraction of a GPU still blocks one),
+                    // never more than the resource has.
+                    let instances = state.instances(resource) as usize;
+                    let held = job_usage(state, id).map_or(1, |u| {
+                        u.main_usage().ceil().max(1.0).min(instances as f64) as usize
+                    });
                     release[resource].extend(std::iter::repeat_n(released, held));
                 } else if job.report_deadline - now - wall < period {
                     // The rr_sim's verdict assumes the job gets its share of the resource
@@ -510,6 +545,7 @@ struct Scheduler<'a> {
     anticipated_debt: Vec<f64>,
     rec: Option<RecTracker>,
     entries: Vec<RunListEntry>,
+    multithread: Option<MultithreadNote>,
 }
 
 impl<'a> Scheduler<'a> {
@@ -552,6 +588,7 @@ impl<'a> Scheduler<'a> {
             anticipated_debt: state.projects.iter().map(|p| p.short_term_debt).collect(),
             rec,
             entries: Vec::new(),
+            multithread: None,
         }
     }
 
@@ -677,8 +714,9 @@ impl<'a> Scheduler<'a> {
     ) {
         let mut active: Vec<usize> = (0..queues.len()).filter(|&p| !queues[p].is_empty()).collect();
         let first_of_pass = self.entries.len();
-        // The first (best-ranked) multithread CPU job that found no room.
-        let mut blocked_multithread: Option<JobId> = None;
+        // The first (best-ranked) multithread CPU job that found no room, and whether it
+        // was the first job the pass tried: its project's turn had come.
+        let mut blocked_multithread: Option<(JobId, bool)> = None;
         while self.pool.has_room(resource) && !active.is_empty() {
             let mut best = 0;
             for k in 1..active.len() {
@@ -696,7 +734,7 @@ impl<'a> Scheduler<'a> {
                     break;
                 }
                 if blocked_multithread.is_none() && self.is_multithread_cpu_job(next.job) {
-                    blocked_multithread = Some(next.job);
+                    blocked_multithread = Some((next.job, self.entries.len() == first_of_pass));
                 }
             }
             if queues[project].is_empty() {
@@ -704,9 +742,9 @@ impl<'a> Scheduler<'a> {
             }
         }
         if resource == ResourceType::Cpu
-            && let Some(job) = blocked_multithread
+            && let Some((job, its_turn)) = blocked_multithread
         {
-            self.make_room_for_multithread(job, first_of_pass, reason, rr);
+            self.make_room_for_multithread(job, its_turn, first_of_pass, reason, rr);
         }
     }
 
@@ -714,56 +752,131 @@ impl<'a> Scheduler<'a> {
         job_usage(self.state, id).is_some_and(|u| u.coprocessor.is_none() && u.avg_ncpus > 1.0)
     }
 
-    /// The pass is over and whole CPUs are idle because a multithread job did not fit
-    /// beside the single-thread jobs ranked above it (it may overcommit by one CPU only).
-    /// If giving it the places of the lowest-ranked jobs this pass chose leaves fewer
-    /// CPUs idle, it gets them: two single-thread jobs on a 4-CPU host would otherwise
-    /// leave half the host idle for a whole time slice while a 4-thread job waits, a
-    /// waste BOINC users know well. Jobs placed for a deadline or inside their time slice
-    /// (earlier passes) are never displaced, and the job that was ranked first keeps its
-    /// place, so the order of the projects still decides who runs.
+    /// The pass is over and a multithread job did not fit beside the jobs ranked above
+    /// it (it may overcommit by one CPU only). It takes the places of jobs that can each
+    /// lose a time slice and still finish well before their deadlines, lowest-ranked
+    /// first, in two cases:
+    ///
+    /// - whole CPUs are idle and giving it the places of the lowest-ranked jobs this
+    ///   pass chose leaves fewer idle: two single-thread jobs on a 4-CPU host would
+    ///   otherwise leave half the host idle for a whole time slice while a 4-thread job
+    ///   waits, a waste BOINC users know well; the job ranked first keeps its place, so
+    ///   the order of the projects still decides who runs;
+    /// - its project's turn has come (it was the first job the pass tried) and the CPUs
+    ///   it needs are held by jobs inside their time slice: it also takes theirs.
+    ///   Waiting for those slices (or jobs) to end frees the CPUs one by one, and each
+    ///   one freed would idle until the last one is (a job that would start in it
+    ///   would only hold the multithread job back again). Preempted at their next
+    ///   checkpoint, they free the CPUs together, and run again at their project's turn.
+    ///
+    /// Jobs placed for a deadline (EDF, or too little slack to wait) are never displaced.
     fn make_room_for_multithread(
         &mut self,
         job: JobId,
+        its_turn: bool,
         first_of_pass: usize,
         reason: RunReason,
         rr: &RrSimOutput,
     ) {
         let Some(usage) = job_usage(self.state, job).copied() else { return };
         let idle_before = (self.ncpus - self.pool.cpu_used()).floor();
-        if idle_before < 1.0 {
+        let waits_for = rr.jobs.get(job.index()).map_or(0.0, |j| j.remaining_duration);
+        // Taking time-slice places holds every other project's CPU jobs back until the
+        // multithread job is done: only if each of them can wait that long.
+        let others_cannot_wait = its_turn && !self.others_can_wait(job, waits_for, rr);
+        let its_turn = its_turn && !others_cannot_wait;
+        let mut held_by_deadlines = others_cannot_wait;
+        let note = |outcome| Some(MultithreadNote { job, outcome });
+        if idle_before < 1.0 && !its_turn {
+            self.multithread = note(if held_by_deadlines {
+                MultithreadOutcome::WaitsForDeadlines
+            } else {
+                MultithreadOutcome::WaitsItsTurn
+            });
             return;
         }
+        // Whose places it may take, lowest-ranked (latest in the list) first: this pass's
+        // jobs but the first, and with its project's turn also time-slice holders.
+        let keep_first = usize::from(!its_turn);
         let mut displaced = Vec::new();
-        while self.pool.find(&usage, &[]).is_none() && self.entries.len() > first_of_pass + 1 {
-            let Some(entry) = self.entries.last() else { break };
-            if !self.can_lose_a_slice(entry.job, rr) {
+        let mut index = self.entries.len();
+        while self.pool.find(&usage, &[]).is_none() && index > 0 {
+            index -= 1;
+            let entry = &self.entries[index];
+            let displaceable = if index >= first_of_pass + keep_first {
+                true
+            } else {
+                its_turn && entry.reason == RunReason::Slice
+            };
+            // A time-slice holder waits for the multithread job to finish, not a slice.
+            let wait = if index < first_of_pass { waits_for } else { 0.0 };
+            if !displaceable || !self.can_lose_a_slice(entry.job, rr, wait) {
+                held_by_deadlines |= displaceable;
+                if index >= first_of_pass {
+                    continue;
+                }
                 break;
             }
-            let Some(entry) = self.entries.pop() else { break };
+            let entry = self.entries.remove(index);
             self.unschedule(&entry);
-            displaced.push(entry);
+            displaced.push((index, entry));
         }
-        let better = self.pool.find(&usage, &[]).is_some() && {
+        let fits = self.pool.find(&usage, &[]).is_some();
+        let better = fits && {
             let ncpus = usage.avg_ncpus.max(0.0).min(self.ncpus);
-            (self.ncpus - self.pool.cpu_used() - ncpus).max(0.0).floor() < idle_before
+            its_turn || (self.ncpus - self.pool.cpu_used() - ncpus).max(0.0).floor() < idle_before
         };
         if better && self.try_schedule(job, reason) {
+            let inside_time_slices = displaced.iter().any(|(_, e)| e.reason == RunReason::Slice);
+            self.multithread = note(MultithreadOutcome::TakesPlaces {
+                displaced: displaced.len(),
+                inside_time_slices,
+            });
             return;
         }
-        // No gain: put the list back as it was.
-        while let Some(entry) = displaced.pop() {
-            self.try_schedule(entry.job, entry.reason);
+        self.multithread = note(if held_by_deadlines {
+            MultithreadOutcome::WaitsForDeadlines
+        } else {
+            MultithreadOutcome::WaitsItsTurn
+        });
+        // No gain: put the list back as it was, each job in its place (the last one
+        // displaced was the highest-ranked).
+        while let Some((index, entry)) = displaced.pop() {
+            if self.try_schedule(entry.job, entry.reason)
+                && let Some(restored) = self.entries.pop()
+            {
+                self.entries.insert(index, restored);
+            }
         }
     }
 
-    /// Whether a job can wait a time slice and still make its deadline with room to
-    /// spare: the rr_sim finishes it a full job's run (or two scheduling periods, if
-    /// longer) before the deadline, stretched by the time the host may not compute.
-    fn can_lose_a_slice(&self, id: JobId, rr: &RrSimOutput) -> bool {
+    /// Whether every CPU job of the other projects can wait `wait` processing seconds (a
+    /// multithread job holding all the CPUs) on top of what the rr_sim projects for it,
+    /// and still finish a scheduling period before its deadline, stretched by the time
+    /// the host may not compute, and the late-report margin of a host often out of reach
+    /// before that.
+    fn others_can_wait(&self, job: JobId, wait: f64, rr: &RrSimOutput) -> bool {
+        let state = self.state;
+        let project = state.job(job).project;
+        let available = state.time_stats.available_frac(ResourceType::Cpu).max(0.01);
+        let delay = (wait + self.period) / available + state.time_stats.late_report_margin();
+        state.job_ids().all(|id| {
+            let other = state.job(id);
+            let Some(sim) = rr.jobs.get(id.index()).filter(|j| j.simulated) else { return true };
+            other.project == project
+                || job_usage(state, id).is_none_or(|u| u.coprocessor.is_some())
+                || sim.projected_completion + delay <= other.report_deadline
+        })
+    }
+
+    /// Whether a job can wait a time slice, and `wait` processing seconds more, and still
+    /// make its deadline with room to spare: the rr_sim finishes it a full job's run (or
+    /// two scheduling periods, if longer) plus the wait before the deadline, stretched by
+    /// the time the host may not compute.
+    fn can_lose_a_slice(&self, id: JobId, rr: &RrSimOutput, wait: f64) -> bool {
         let Some(sim) = rr.jobs.get(id.index()).filter(|j| j.simulated) else { return false };
         let available = self.state.time_stats.available_frac(ResourceType::Cpu).max(0.01);
-        let margin = 2.0 * sim.remaining_duration.max(2.0 * self.period) / available;
+        let margin = (2.0 * sim.remaining_duration.max(2.0 * self.period) + wait) / available;
         sim.projected_completion + margin <= self.state.job(id).report_deadline
     }
 
@@ -793,6 +906,7 @@ impl<'a> Scheduler<'a> {
             entries: self.entries,
             anticipated_debt: self.anticipated_debt,
             rec_priority: self.rec.map(|r| r.priority).unwrap_or_default(),
+            multithread: self.multithread,
         }
     }
 }
@@ -1079,6 +1193,58 @@ mod tests {
         let list = run_list(&tight, &rr, Policy::Seed);
         let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
         assert_eq!(order, singles);
+    }
+
+    #[test]
+    fn at_its_turn_a_multithread_job_takes_the_cpus_of_jobs_in_their_time_slice() {
+        // Three single-thread jobs in their time slices hold three of four CPUs (a fourth
+        // has just finished); the 4-thread project is owed most. Waiting for the slices
+        // would free the CPUs one by one, each idle until the last: it takes them now.
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let m = b.project("mt", 100.0);
+        let va = b.app_version(a, cpu(1.0));
+        let vm = b.app_version(m, cpu(4.0));
+        let singles: Vec<_> = (0..3).map(|i| b.job(a, va, f64::from(i), NOW + 1e6)).collect();
+        for (k, &id) in singles.iter().enumerate() {
+            b.task(id, SchedulerState::Running, NOW - 600.0 * (k as f64 + 1.0), 600.0, 300.0, NOW);
+        }
+        let mt = b.job(m, vm, 0.0, NOW + 1e6);
+        b.state.projects[m.index()].short_term_debt = 80_000.0;
+        let state = b.clone().build();
+        let mut rr = quiet_rr(&state);
+        for &id in singles.iter().chain([&mt]) {
+            rr.jobs[id.index()].simulated = true;
+            rr.jobs[id.index()].remaining_duration = 3600.0;
+            rr.jobs[id.index()].projected_completion = NOW + 3600.0;
+        }
+        // (It may overcommit by one CPU, so the first-ranked single keeps its place.)
+        let list = run_list(&state, &rr, Policy::Seed);
+        assert_eq!(scheduled(&list), vec![(singles[0], RunReason::Slice), (mt, RunReason::Debt)]);
+
+        // When a job of the other project could not wait for the multithread job (due
+        // within its run), the slices are kept.
+        let mut tight = state.clone();
+        tight.jobs[singles[2].index()].report_deadline = NOW + 3.0 * 3600.0;
+        let list = run_list(&tight, &rr, Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        assert_eq!(order, singles);
+
+        // Nor while the single-thread project is owed more and has a job for the free
+        // CPU: its jobs keep their slices, and the free CPU is its.
+        let queued = b.job(a, va, 10.0, NOW + 1e6);
+        b.state.projects[m.index()].short_term_debt = 0.0;
+        b.state.projects[a.index()].short_term_debt = 80_000.0;
+        let owed = b.build();
+        let mut rr = quiet_rr(&owed);
+        for &id in singles.iter().chain([&mt, &queued]) {
+            rr.jobs[id.index()].simulated = true;
+            rr.jobs[id.index()].remaining_duration = 3600.0;
+            rr.jobs[id.index()].projected_completion = NOW + 3600.0;
+        }
+        let list = run_list(&owed, &rr, Policy::Seed);
+        let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
+        assert_eq!(order, [singles.clone(), vec![queued]].concat());
     }
 
     #[test]

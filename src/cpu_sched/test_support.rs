@@ -37,6 +37,7 @@ pub(crate) fn mark_deadline_missed(state: &ClientState, rr: &mut RrSimOutput, jo
 }
 
 /// Builds a client state step by step.
+#[derive(Clone)]
 pub(crate) struct StateBuilder {
     pub(crate) state: ClientState,
 }

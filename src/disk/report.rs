@@ -6,7 +6,7 @@ use super::limits::{BYTES_PER_GB, DiskUsage};
 use super::offender::is_offender;
 use super::violation::{DataManager, DiskEffect, data_manager_poll};
 use crate::Time;
-use crate::model::ClientState;
+use crate::model::{ClientState, project_labels};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -73,6 +73,7 @@ impl DiskReport {
             all_projects_usage: usage.all_projects_usage(),
             free_space: usage.free_space(),
         };
+        let labels = project_labels(&state.projects);
         let projects = state
             .project_ids()
             .map(|p| {
@@ -81,7 +82,7 @@ impl DiskReport {
                     limit: usage.limits.project_limit(p),
                     offender: is_offender(&usage, p),
                 };
-                (state.project(p).name.clone(), report)
+                (labels[p.index()].clone(), report)
             })
             .collect();
         let outcome = data_manager_poll(&mut DataManager::default(), state, core_usage, now);
@@ -91,7 +92,7 @@ impl DiskReport {
             .filter_map(|effect| match effect {
                 DiskEffect::Delete(d) => Some(DeleteNextReport {
                     file: state.file(d.file).name.clone(),
-                    project: state.project(d.project).name.clone(),
+                    project: labels[d.project.index()].clone(),
                     nbytes: d.nbytes,
                     reason: d.reason.to_string(),
                 }),

@@ -48,7 +48,7 @@ pub fn server_availability_rng(seed: u64, project: ProjectId) -> ChaCha8Rng {
 /// Mean length of an up period, seconds, when a scenario gives no usable lambda: one day,
 /// long next to a scheduling period and a work buffer, so a scenario that gives only
 /// fractions sees few, long outages rather than constant flicker.
-pub const DEFAULT_LAMBDA: f64 = 86_400.0;
+pub const DEFAULT_LAMBDA: f64 = crate::model::DEFAULT_SPELL;
 
 /// One alternating up/down process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ use crate::emulator::trace::TraceEvent;
 use crate::model::ClientState;
 use crate::{Policy, Time};
 use rand_chacha::ChaCha8Rng;
+use thiserror::Error;
 
 pub use crate::control::client_control::FETCH_POLL_INTERVAL;
 
@@ -61,16 +62,92 @@ pub struct SimResult {
     pub rpcs: u64,
 }
 
+/// Steps (instants at which the client looks at its state) a run may take per simulated
+/// day, for each processing instance of the host (and ten more): one a minute each. Real
+/// scenarios take far fewer (big_host, 68 instances: about 1,100 a day); a scenario
+/// whose jobs last no time would otherwise run for ever.
+pub const MAX_STEPS_PER_INSTANCE_DAY: u64 = 1440;
+
+/// The most steps a run of `state` may take per simulated day (see
+/// [`MAX_STEPS_PER_INSTANCE_DAY`]).
+pub fn max_steps_per_day(state: &ClientState) -> u64 {
+    let instances: u64 = state.instance_counts().0.iter().map(|&n| u64::from(n)).sum();
+    MAX_STEPS_PER_INSTANCE_DAY * (instances + 10)
+}
+
+/// Why a run stopped before its end.
+#[derive(Debug, Clone, Error)]
+pub enum SimError {
+    /// The run took more steps than [`MAX_STEPS_PER_DAY`] allows.
+    #[error(
+        "the scenario made the client act {steps} times in its first {days:.3} simulated days, \
+         more than {per_day} a day: it was stopped there. Check the scenario's job sizes \
+         (fpops, fpops_est), app versions (avg_ncpus, flops) and host speeds for values near \
+         zero"
+    )]
+    Runaway {
+        /// Steps taken.
+        steps: u64,
+        /// The cap per day the run went past.
+        per_day: u64,
+        /// Simulated days done when it stopped.
+        days: f64,
+        /// The run up to where it stopped (figures over the whole horizon, the rest idle).
+        partial: Box<SimResult>,
+    },
+}
+
 /// Runs a scenario. `progress` is called with the fraction of simulated time done, often
-/// enough for a progress bar and cheaply.
+/// enough for a progress bar and cheaply. A run that runs away (see [`SimError`]) gives
+/// what it did up to where it stopped; [`try_run_simulation`] says so.
 pub fn run_simulation(
     state: ClientState,
     config: &SimConfig,
     progress: &mut dyn FnMut(f64),
 ) -> SimResult {
+    match try_run_simulation(state, config, progress) {
+        Ok(result) => result,
+        Err(SimError::Runaway { partial, .. }) => *partial,
+    }
+}
+
+/// [`run_simulation`], with a run that runs away an error.
+pub fn try_run_simulation(
+    state: ClientState,
+    config: &SimConfig,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SimResult, SimError> {
     let mut sim = Simulator::new(state, config);
-    sim.run(progress);
-    sim.finish()
+    let stopped = sim.run(progress);
+    let days = (sim.now - sim.start) / crate::model::SECONDS_PER_DAY;
+    let result = sim.finish();
+    match stopped {
+        None => Ok(result),
+        Some((steps, per_day)) => {
+            Err(SimError::Runaway { steps, per_day, days, partial: Box::new(result) })
+        }
+    }
+}
+
+/// Where a run stood when it stopped: the client's state and the time, as a state file
+/// saved then would hold them (what `boinc-rs explain` looks at in the middle of a run).
+#[derive(Debug, Clone)]
+pub struct SimSnapshot {
+    /// The client's state at the end of the run.
+    pub state: ClientState,
+    /// The end of the run, virtual seconds.
+    pub now: Time,
+    /// When the client last scheduled (its last decision).
+    pub last_schedule: Time,
+}
+
+/// Runs a scenario for `config.duration` and returns where the client stands then.
+pub fn run_to_snapshot(state: ClientState, config: &SimConfig) -> SimSnapshot {
+    let mut sim = Simulator::new(state, config);
+    // A run that ran away stops early: its snapshot is where it stopped.
+    let _ = sim.run(&mut |_| {});
+    let last_schedule = sim.client.last_decision().map_or(sim.now, |d| d.now);
+    SimSnapshot { state: sim.client.state().clone(), now: sim.now, last_schedule }
 }
 
 /// The run's starting point: the scenario's state, adjusted for BOINC-compatible mode.
@@ -124,11 +201,21 @@ impl Simulator {
         Simulator { client, world, project_rngs, disk, now: start, start, end }
     }
 
-    fn run(&mut self, progress: &mut dyn FnMut(f64)) {
+    /// Runs to the end; returns the steps taken and the cap per day if it had to stop
+    /// early (see [`max_steps_per_day`]).
+    fn run(&mut self, progress: &mut dyn FnMut(f64)) -> Option<(u64, u64)> {
         let span = (self.end - self.start).max(1.0);
         let mut next_progress = 0.0;
+        let mut steps: u64 = 1;
+        let per_day = max_steps_per_day(self.client.state());
         self.step();
         loop {
+            let days = (self.now - self.start) / crate::model::SECONDS_PER_DAY;
+            if steps as f64 > per_day as f64 * (days + 1.0) {
+                progress(1.0);
+                return Some((steps, per_day));
+            }
+            steps += 1;
             let period = self.client.state().prefs.scheduling_period();
             let next = next_step_time(
                 self.world.next_change(),
@@ -149,6 +236,7 @@ impl Simulator {
             }
         }
         progress(1.0);
+        None
     }
 
     fn advance_to(&mut self, to: Time) {

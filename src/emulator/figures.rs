@@ -1,12 +1,14 @@
 //! BOINC's figures of merit for an emulator run (DESIGN.md "Emulator": idle fraction,
-//! wasted fraction, share violation, monotony, RPCs per job), with the per-project usage,
-//! jobs done and deadlines missed; and the online accumulator the event loop feeds.
+//! wasted fraction, share violation, monotony, RPCs per job), the fair-share violation
+//! beside them ([`super::fair_share`]), with the per-project usage, jobs done and
+//! deadlines missed; and the online accumulator the event loop feeds.
 //!
 //! One addition to BOINC's definitions: CPU usage in any interval is capped at the CPUs
 //! whose capacity counts then ([`cpu_scale`]), so that GPU jobs' CPU fractions or a
 //! multithreaded allowance that commit more CPUs than the host has cannot make the idle
 //! fraction negative.
 
+use super::fair_share::{ProjectProcessing, fair_targets};
 use crate::Time;
 use crate::model::{GPU_PEAK_FLOPS_SCALE, JobId, ProjectId, ResourceMap, ResourceType};
 use serde::{Deserialize, Serialize};
@@ -18,6 +20,13 @@ pub struct ProjectFigures {
     /// Flops used on each resource as a fraction of that resource's capacity, keyed
     /// `cpu`, `nvidia`, `amd`, `intel` (only resources the host has).
     pub usage: BTreeMap<String, f64>,
+    /// Its part of all the flops the projects used (U_p / U).
+    #[serde(default)]
+    pub processing_share: f64,
+    /// The part the fair-share violation holds it entitled to (T_p / U): its share of
+    /// the processing, as far as the devices it has apps for allow.
+    #[serde(default)]
+    pub fair_share: f64,
     /// Jobs finished computing.
     pub jobs_done: u32,
     /// Jobs reported after their deadline.
@@ -45,6 +54,10 @@ pub struct FiguresOfMerit {
     pub wasted_fraction: f64,
     /// Σ over projects |U_p − U·s_p| / U.
     pub share_violation: f64,
+    /// Σ over projects |U_p − T_p| / U, T the weighted max-min fair split of the flops
+    /// used on each device among the projects with apps for it ([`super::fair_share`]).
+    #[serde(default)]
+    pub fair_share_violation: f64,
     /// 1 − 1/(x+1), x = Σ_p S_p / (n² × scheduling period).
     pub monotony: f64,
     /// Successful RPCs / (2 × jobs received).
@@ -53,8 +66,19 @@ pub struct FiguresOfMerit {
     pub sim_days: f64,
     /// Wall-clock seconds the run took (filled in by the caller, which has a clock).
     pub wall_seconds: f64,
-    /// Per project, keyed by name.
+    /// Per project, keyed by name (with the master URL where names clash).
     pub projects: BTreeMap<String, ProjectFigures>,
+}
+
+/// One project as the figures know it before the run starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiguresProject {
+    /// The name the figures and the trace give it (unique within the run).
+    pub name: String,
+    /// Resource share.
+    pub share: f64,
+    /// The devices it has app versions for (the fair-share violation's eligibility).
+    pub devices: ResourceMap<bool>,
 }
 
 /// Everything the figures need to know about the run before it starts.
@@ -67,8 +91,8 @@ pub struct FiguresSetup {
     /// Per GPU type present: instance count and advertised peak flops of one instance
     /// (the CPU entry is ignored).
     pub gpus: ResourceMap<Option<(u32, f64)>>,
-    /// Projects by [`ProjectId`] index: name and resource share.
-    pub projects: Vec<(String, f64)>,
+    /// Projects by [`ProjectId`] index.
+    pub projects: Vec<FiguresProject>,
     /// Scheduling period, seconds (monotony is measured against it).
     pub scheduling_period: f64,
     /// BOINC-emulator modelling: CPU capacity and monotony's active time count the whole
@@ -149,8 +173,13 @@ pub(crate) struct ProjectTotals {
     pub name: String,
     /// Resource share.
     pub share: f64,
+    /// The devices it has app versions for.
+    pub devices: ResourceMap<bool>,
     /// Flops used per resource.
     pub used: ResourceMap<f64>,
+    /// Flops used per device its jobs were scheduled on: a GPU job's CPU part counts on
+    /// its GPU (the fair-share violation's U_p by device).
+    pub used_by_job_device: ResourceMap<f64>,
     /// ∫ R_p(t)² dt, R_p the time since the project last had a running job.
     pub starvation_square_integral: f64,
     /// Jobs received.
@@ -227,10 +256,27 @@ impl RunTotals {
         };
         let rpcs: u32 = self.projects.iter().map(|p| p.rpcs).sum();
         let received: u32 = self.projects.iter().map(|p| p.jobs_received).sum();
+        let processing: Vec<ProjectProcessing> = self
+            .projects
+            .iter()
+            .map(|p| ProjectProcessing {
+                share: p.share,
+                devices: p.devices,
+                used: p.used_by_job_device,
+            })
+            .collect();
+        let targets = fair_targets(&processing);
+        let processed: Vec<f64> = processing.iter().map(ProjectProcessing::total_used).collect();
+        let processed_total: f64 = processed.iter().sum();
+        let fair_share_violation = fraction(
+            processed.iter().zip(&targets).map(|(u, t)| (u - t).abs()).sum::<f64>(),
+            processed_total,
+        );
         let projects = self
             .projects
             .iter()
-            .map(|p| {
+            .zip(processed.iter().zip(&targets))
+            .map(|(p, (&processed, &target))| {
                 let usage = ResourceType::ALL
                     .into_iter()
                     .filter(|&r| self.present[r])
@@ -238,6 +284,8 @@ impl RunTotals {
                     .collect();
                 let figures = ProjectFigures {
                     usage,
+                    processing_share: fraction(processed, processed_total),
+                    fair_share: fraction(target, processed_total),
                     jobs_done: p.jobs_done,
                     deadlines_missed: p.deadlines_missed,
                     jobs_received: p.jobs_received,
@@ -254,6 +302,7 @@ impl RunTotals {
             idle_fraction: fraction(flops_total - flops_used, flops_total).max(0.0),
             wasted_fraction: fraction(self.wasted_flops, flops_total),
             share_violation,
+            fair_share_violation,
             monotony,
             rpcs_per_job: fraction(f64::from(rpcs), 2.0 * f64::from(received)),
             sim_days: self.duration / SECONDS_PER_DAY,
@@ -337,9 +386,10 @@ impl FiguresAccumulator {
         let projects = setup
             .projects
             .iter()
-            .map(|(name, share)| ProjectTotals {
-                name: name.clone(),
-                share: *share,
+            .map(|project| ProjectTotals {
+                name: project.name.clone(),
+                share: project.share,
+                devices: project.devices,
                 ..ProjectTotals::default()
             })
             .collect();
@@ -391,11 +441,14 @@ impl FiguresAccumulator {
             let cpu_flops = usage.avg_ncpus * scale * self.setup.p_fpops * dt;
             project.used[ResourceType::Cpu] += cpu_flops;
             let mut job_flops = cpu_flops;
+            let mut job_device = ResourceType::Cpu;
             if let Some((resource, instances)) = usage.gpu {
                 let gpu_flops = instances * self.gpu_value[resource] * dt;
                 project.used[resource] += gpu_flops;
                 job_flops += gpu_flops;
+                job_device = resource;
             }
+            project.used_by_job_device[job_device] += job_flops;
             self.job_flops.add(usage.job, job_flops);
             self.running_mark[usage.project.index()] = self.interval;
         }
@@ -527,11 +580,16 @@ mod tests {
             ncpus: 2,
             p_fpops: GFLOPS,
             gpus: ResourceMap::default(),
-            projects: vec![("A".to_string(), 75.0), ("B".to_string(), 25.0)],
+            projects: vec![project("A", 75.0), project("B", 25.0)],
             scheduling_period: 10.0,
             boinc_compat,
             start: 1000.0,
         }
+    }
+
+    fn project(name: &str, share: f64) -> FiguresProject {
+        let devices = ResourceMap::from_fn(|r| r == ResourceType::Cpu);
+        FiguresProject { name: name.to_string(), share, devices }
     }
 
     fn cpu_job(project: u32, job: u32) -> RunningUsage {

@@ -5,6 +5,7 @@
 pub mod availability;
 pub mod disk_world;
 pub mod engine;
+pub mod fair_share;
 pub mod figures;
 pub mod notation;
 pub mod project_server;

@@ -25,6 +25,9 @@ pub struct TraceProject {
     pub name: String,
     /// Resource share.
     pub resource_share: f64,
+    /// The devices it has app versions for (absent in older traces: every device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<ResourceType>>,
 }
 
 /// Which availability process changed.

@@ -111,9 +111,16 @@ fn read_setup(events: &[TraceEvent]) -> Result<Setup<'_>, TraceError> {
         if index.insert(project.name.as_str(), totals.len()).is_some() {
             return Err(TraceError::DuplicateProject(project.name.clone()));
         }
+        // A trace that does not list the devices counts every device as one the project
+        // has apps for (the fair-share violation is then BOINC's share violation).
+        let devices = match &project.devices {
+            Some(list) => ResourceMap::from_fn(|r| list.contains(&r)),
+            None => ResourceMap::from_fn(|_| true),
+        };
         totals.push(ProjectTotals {
             name: project.name.clone(),
             share: project.resource_share,
+            devices,
             ..ProjectTotals::default()
         });
     }
@@ -352,12 +359,15 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
             let totals = &mut setup.totals[index];
             totals.used[ResourceType::Cpu] += cpu_flops;
             let mut flops = cpu_flops;
+            let mut job_device = ResourceType::Cpu;
             if let Some((resource, instances, instance_fraction)) = gpu {
                 let gpu_flops =
                     instances.len() as f64 * instance_fraction * gpu_value[*resource] * length;
                 totals.used[*resource] += gpu_flops;
                 flops += gpu_flops;
+                job_device = *resource;
             }
+            totals.used_by_job_device[job_device] += flops;
             *job_flops.entry((index, job.as_str())).or_insert(0.0) += flops;
             if length > 0.0 {
                 run_intervals[index].push((*start, *segment_end));
@@ -443,7 +453,9 @@ pub fn figures_from_trace(events: &[TraceEvent]) -> Result<FiguresOfMerit, Trace
 pub(crate) mod tests {
     use super::*;
     use crate::Policy;
-    use crate::emulator::figures::{FiguresAccumulator, FiguresSetup, HostState, RunningUsage};
+    use crate::emulator::figures::{
+        FiguresAccumulator, FiguresProject, FiguresSetup, HostState, RunningUsage,
+    };
     use crate::emulator::trace::{TraceGpu, TraceProject};
     use crate::model::{JobId, ProjectId};
     use proptest::prelude::*;
@@ -522,6 +534,9 @@ pub(crate) mod tests {
                     .map(|(i, &share)| TraceProject {
                         name: project_name(i as u32),
                         resource_share: share,
+                        // Odd projects list only the CPU; even ones list nothing, as
+                        // older traces do, and so count every device.
+                        devices: (i % 2 == 1).then(|| vec![ResourceType::Cpu]),
                     })
                     .collect(),
                 scheduling_period: PERIOD,
@@ -630,7 +645,11 @@ pub(crate) mod tests {
                     .shares
                     .iter()
                     .enumerate()
-                    .map(|(i, &share)| (project_name(i as u32), share))
+                    .map(|(i, &share)| FiguresProject {
+                        name: project_name(i as u32),
+                        share,
+                        devices: ResourceMap::from_fn(|r| i % 2 == 0 || r == ResourceType::Cpu),
+                    })
                     .collect(),
                 scheduling_period: PERIOD,
                 boinc_compat: self.boinc_compat,
@@ -718,6 +737,7 @@ pub(crate) mod tests {
             ("idle", a.idle_fraction, b.idle_fraction),
             ("wasted", a.wasted_fraction, b.wasted_fraction),
             ("share violation", a.share_violation, b.share_violation),
+            ("fair-share violation", a.fair_share_violation, b.fair_share_violation),
             ("monotony", a.monotony, b.monotony),
             ("rpcs per job", a.rpcs_per_job, b.rpcs_per_job),
             ("sim days", a.sim_days, b.sim_days),
@@ -736,6 +756,8 @@ pub(crate) mod tests {
                     q.usage[resource]
                 );
             }
+            assert!(close(p.fair_share, q.fair_share), "{name} fair share");
+            assert!(close(p.processing_share, q.processing_share), "{name} processing share");
             assert_eq!(
                 (p.jobs_done, p.deadlines_missed, p.jobs_received, p.rpcs),
                 (q.jobs_done, q.deadlines_missed, q.jobs_received, q.rpcs)
@@ -962,6 +984,7 @@ pub(crate) mod tests {
             }
             prop_assert!(replayed.wasted_fraction <= 1.0 - replayed.idle_fraction + tolerance);
             prop_assert!((0.0..=2.0).contains(&replayed.share_violation));
+            prop_assert!((0.0..=2.0).contains(&replayed.fair_share_violation));
             for project in replayed.projects.values() {
                 for &usage in project.usage.values() {
                     prop_assert!((-tolerance..=1.0 + tolerance).contains(&usage), "{usage}");

@@ -17,14 +17,20 @@ use super::availability::{
 };
 use super::disk_world::DiskSink;
 use super::engine::SimConfig;
-use super::figures::{FiguresAccumulator, FiguresOfMerit, FiguresSetup, HostState, RunningUsage};
+use super::fair_share::device_list;
+use super::figures::{
+    FiguresAccumulator, FiguresOfMerit, FiguresProject, FiguresSetup, HostState, RunningUsage,
+};
 use super::project_server::EmulatedServer;
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
-use crate::estimate::unstarted_duration;
-use crate::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage};
+use crate::estimate::{job_dcf, unstarted_duration};
+use crate::model::{
+    ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
+};
 use crate::protocol::{NoWorkReason, SchedulerReply, SchedulerRequest};
+use crate::work_fetch::app_version_resources;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;
@@ -111,11 +117,26 @@ impl World {
             }
         });
         let scheduling_period = state.prefs.scheduling_period();
+        // Projects are known by their master URL; the figures and the trace name them by
+        // labels that stay distinct where names clash.
+        let project_names = project_labels(&state.projects);
+        let devices = app_version_resources(state);
+        let figures_projects: Vec<FiguresProject> = state
+            .projects
+            .iter()
+            .zip(&project_names)
+            .zip(&devices)
+            .map(|((p, name), devices)| FiguresProject {
+                name: name.clone(),
+                share: p.resource_share,
+                devices: *devices,
+            })
+            .collect();
         let figures = FiguresAccumulator::new(FiguresSetup {
             ncpus: state.ncpus(),
             p_fpops: state.host.p_fpops,
             gpus,
-            projects: state.projects.iter().map(|p| (p.name.clone(), p.resource_share)).collect(),
+            projects: figures_projects,
             scheduling_period,
             boinc_compat: config.boinc_compat,
             start,
@@ -144,9 +165,12 @@ impl World {
                 projects: state
                     .projects
                     .iter()
-                    .map(|p| TraceProject {
-                        name: p.name.clone(),
+                    .zip(&project_names)
+                    .zip(&devices)
+                    .map(|((p, name), devices)| TraceProject {
+                        name: name.clone(),
                         resource_share: p.resource_share,
+                        devices: Some(device_list(devices)),
                     })
                     .collect(),
                 scheduling_period,
@@ -160,7 +184,7 @@ impl World {
             server_rngs,
             host,
             servers,
-            project_names: state.projects.iter().map(|p| p.name.clone()).collect(),
+            project_names,
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
             processes: Vec::new(),
@@ -176,8 +200,7 @@ impl World {
     /// the emulator knows of them, so it is taken as their real size.
     pub fn adopt_jobs(&mut self, state: &ClientState) {
         for id in state.job_ids() {
-            let job = state.job(id);
-            let dcf = state.project(job.project).duration_correction_factor;
+            let dcf = job_dcf(state, id);
             let estimate = unstarted_duration(state, id);
             let true_duration =
                 if dcf > 0.0 && dcf.is_finite() { estimate / dcf } else { estimate };
@@ -226,7 +249,7 @@ impl World {
             self.trace.push(TraceEvent::JobReceived {
                 time: self.now,
                 job: job.name.clone(),
-                project: state.project(job.project).name.clone(),
+                project: self.project_names[job.project.index()].clone(),
                 app: app.name.clone(),
                 avg_ncpus: usage.map_or(0.0, |u| u.avg_ncpus),
                 coprocessor: usage.and_then(|u| u.coprocessor),

@@ -140,6 +140,12 @@ pub struct AppVersion {
     pub usage: ResourceUsage,
     /// Estimated flops of one job running on it (seed 000 note 1).
     pub flops: f64,
+    /// Its own duration correction factor (seed 000 note 3, kept per app version so that
+    /// a project's apps whose estimates are off by different factors are each corrected
+    /// by their own): `None` until one of its jobs has finished, the project's applying
+    /// until then (`<duration_correction_factor>` in `<app_version>`).
+    #[serde(default)]
+    pub duration_correction_factor: Option<f64>,
     /// Platform it is built for (`x86_64-pc-linux-gnu`, …; empty: the client's own).
     #[serde(default)]
     pub platform: String,
@@ -177,6 +183,7 @@ impl AppVersion {
             api_version: String::new(),
             cmdline: String::new(),
             files: Vec::new(),
+            duration_correction_factor: None,
         }
     }
 

@@ -146,9 +146,10 @@ impl ClientState {
     }
 
     /// CPUs the client may use: the hardware count, or cc_config's `<ncpus>`, limited by
-    /// the `max_ncpus_pct` and `max_ncpus` preferences; at least one.
+    /// the `max_ncpus_pct` and `max_ncpus` preferences; at least one, at most
+    /// [`MAX_CPUS`](crate::model::MAX_CPUS).
     pub fn ncpus(&self) -> u32 {
-        self.prefs.usable_cpus(self.reported_ncpus())
+        self.prefs.usable_cpus(self.reported_ncpus().min(crate::model::MAX_CPUS))
     }
 
     /// The CPU count the client reports to projects (`<p_ncpus>`): cc_config's
@@ -158,12 +159,13 @@ impl ClientState {
         self.config.ncpus.filter(|&n| n > 0).unwrap_or(self.host.p_ncpus)
     }
 
-    /// Instances of a processing resource the client may use.
+    /// Instances of a processing resource the client may use (GPUs: at most
+    /// [`MAX_GPU_INSTANCES`](crate::model::MAX_GPU_INSTANCES) of a type).
     pub fn instances(&self, resource: ResourceType) -> u32 {
         match resource {
             ResourceType::Cpu => self.ncpus(),
             _ if self.config.no_gpus => 0,
-            gpu => self.host.hardware_instances(gpu),
+            gpu => self.host.hardware_instances(gpu).min(crate::model::MAX_GPU_INSTANCES),
         }
     }
 

@@ -4,6 +4,16 @@
 use super::resource::{Coprocessor, ResourceMap, ResourceType};
 use serde::{Deserialize, Serialize};
 
+/// The most CPUs a host is taken to have: far beyond any real machine, and small enough
+/// that what is sized by the CPU count stays small. State files and configurations that
+/// claim more are refused or clamped.
+pub const MAX_CPUS: u32 = 65_536;
+/// The most instances of one GPU type a host is taken to have.
+pub const MAX_GPU_INSTANCES: u32 = 1024;
+/// The most flops one CPU or GPU instance is taken to deliver (an exaflops): beyond it,
+/// sums of flops over a run overflow.
+pub const MAX_INSTANCE_FLOPS: f64 = 1e18;
+
 /// What the client knows about the machine it runs on (`<host_info>`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Host {
@@ -202,12 +212,44 @@ impl Default for TimeStats {
     }
 }
 
+/// The chance of reporting a job late that [`TimeStats::late_report_margin`] accepts.
+pub const LATE_REPORT_RISK: f64 = 0.05;
+
+/// The mean length of an "up" spell of a time statistic whose `*_lambda` is unknown: one
+/// day (the emulator draws its periods with the same default).
+pub const DEFAULT_SPELL: f64 = 86_400.0;
+
 /// Serde's default for a fraction that is 1 unless a file says otherwise.
 fn one() -> f64 {
     1.0
 }
 
 impl TimeStats {
+    /// How long before its deadline a job must finish so that the client can most
+    /// likely still report it: for each of the two processes that must be up for the
+    /// client to reach a server (the client running, the host connected), the time `m`
+    /// beyond which a down spell rarely lasts, `P(down) × e^(−m / mean down spell) ≤`
+    /// [`LATE_REPORT_RISK`] (down spells taken as exponential, as the emulator draws
+    /// them), summed. 0 for a host that is always on and connected.
+    pub fn late_report_margin(&self) -> f64 {
+        let margin = |frac: f64, lambda: Option<f64>| {
+            if !frac.is_finite() || frac >= 1.0 {
+                return 0.0;
+            }
+            let up = frac.max(0.01);
+            let down = 1.0 - up;
+            if down <= LATE_REPORT_RISK {
+                return 0.0;
+            }
+            let mean_up = lambda.filter(|l| l.is_finite() && *l > 0.0).unwrap_or(DEFAULT_SPELL);
+            let mean_down = mean_up * down / up;
+            mean_down * (down / LATE_REPORT_RISK).ln()
+        };
+        // A negative connected fraction means "unknown": taken as always connected.
+        let connected = if self.connected_frac < 0.0 { 1.0 } else { self.connected_frac };
+        margin(self.on_frac, self.on_lambda) + margin(connected, self.connected_lambda)
+    }
+
     /// Fraction of wall time one instance of `resource` actually computes. BOINC's
     /// `gpu_active_frac` already includes `active_frac`'s suspensions.
     pub fn available_frac(&self, resource: ResourceType) -> f64 {
@@ -225,6 +267,36 @@ impl TimeStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_always_in_reach_needs_no_margin() {
+        assert_eq!(TimeStats::default().late_report_margin(), 0.0);
+        // Down 5% of the time or less: a down spell rarely matters.
+        let rarely_off = TimeStats { on_frac: 0.96, ..TimeStats::default() };
+        assert_eq!(rarely_off.late_report_margin(), 0.0);
+    }
+
+    #[test]
+    fn the_margin_is_how_long_a_down_spell_rarely_outlasts() {
+        // On 60% of the time in 4-hour spells: off spells average 4 × 0.4 / 0.6 hours; the
+        // chance of being off and staying off m more is 0.4 × e^(−m / mean), 5% at the
+        // margin.
+        let stats =
+            TimeStats { on_frac: 0.6, on_lambda: Some(4.0 * 3600.0), ..TimeStats::default() };
+        let mean_off = 4.0 * 3600.0 * 0.4 / 0.6;
+        let margin = stats.late_report_margin();
+        assert!((margin - mean_off * (0.4f64 / LATE_REPORT_RISK).ln()).abs() < 1e-6);
+        assert!((0.4 * (-margin / mean_off).exp() - LATE_REPORT_RISK).abs() < 1e-12);
+        // Offline half of the time on top of that adds its own margin.
+        let offline =
+            TimeStats { connected_frac: 0.5, connected_lambda: Some(3.0 * 3600.0), ..stats };
+        let mean_offline = 3.0 * 3600.0;
+        let expected = margin + mean_offline * (0.5f64 / LATE_REPORT_RISK).ln();
+        assert!((offline.late_report_margin() - expected).abs() < 1e-6);
+        // An unknown connected fraction is no reason for a margin.
+        let unknown = TimeStats { connected_frac: -1.0, ..TimeStats::default() };
+        assert_eq!(unknown.late_report_margin(), 0.0);
+    }
 
     #[test]
     fn a_refresh_keeps_identity_and_benchmarks_discovery_did_not_redo() {

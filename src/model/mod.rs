@@ -11,6 +11,7 @@ mod job;
 mod predicates;
 mod prefs;
 mod project;
+mod project_labels;
 mod resource;
 mod synthetic;
 mod workunit;
@@ -18,7 +19,10 @@ mod workunit;
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
-pub use host::{BENCHMARK_PERIOD, Host, HostDescription, NetStats, TimeStats};
+pub use host::{
+    BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES,
+    MAX_INSTANCE_FLOPS, NetStats, TimeStats,
+};
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
@@ -29,6 +33,7 @@ pub use project::{
     Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
     TransferBackoffs,
 };
+pub use project_labels::project_labels;
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
 pub use workunit::{FileInfo, FileRef, FileStatus, FileTransferState, Workunit};

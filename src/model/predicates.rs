@@ -73,12 +73,16 @@ impl ClientState {
         self.project(id).latency_limited_until.is_some_and(|until| now < until)
     }
 
-    /// Seed 003's per-resource form of "overworked": P's long-term debt for R, in
-    /// CPU-seconds, is below minus the scheduling period. A project that ran beyond its
-    /// share on one resource must not be refused work for another it is owed.
+    /// Seed 003's per-resource form of "overworked": P's long-term debt for R is below
+    /// minus one scheduling period of one of R's instances: it ran more than a period
+    /// ahead of its share there. A project that ran beyond its share on one resource must
+    /// not be refused work for another it is owed. The debt is compared in R's own
+    /// instance-seconds: weighted by R's speed, a GPU a hundred times a CPU would count a
+    /// project a few seconds ahead on it as overworked, and it would not be asked for GPU
+    /// work again until the others had caught up.
     pub fn project_overworked_for(&self, id: ProjectId, resource: ResourceType) -> bool {
         let debt = self.project(id).resources[resource].long_term_debt;
-        debt * self.host.relative_speed(resource) < -self.prefs.scheduling_period()
+        debt < -self.prefs.scheduling_period()
     }
 
     /// Seed 000: P is fetchable if it is not suspended, not deferred (min_rpc_time
@@ -188,5 +192,37 @@ impl ClientState {
             || self.project_fetchable(id, now)
             || self.project_overworked(id)
             || self.project_latency_limited(id, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Coprocessor, Project};
+
+    #[test]
+    fn overworked_is_judged_in_the_resources_own_instance_seconds() {
+        let mut state = ClientState::default();
+        state.host.p_fpops = 1e9;
+        state.host.coprocessors[ResourceType::Nvidia] = Some(Coprocessor {
+            resource: ResourceType::Nvidia,
+            name: "gpu".into(),
+            count: 1,
+            peak_flops: 5e11,
+            available_ram: 0.0,
+        });
+        // A GPU a hundred times a CPU.
+        assert_eq!(state.host.relative_speed(ResourceType::Nvidia), 100.0);
+        state.projects.push(Project::new("g", "http://g/", 1.0));
+        let period = state.prefs.scheduling_period();
+        let id = ProjectId(0);
+        // A minute ahead on the GPU is not overworked (weighted by speed it would be a
+        // hundred CPU-minutes, beyond the period).
+        state.projects[0].resources[ResourceType::Nvidia].long_term_debt = -60.0;
+        assert!(!state.project_overworked_for(id, ResourceType::Nvidia));
+        state.projects[0].resources[ResourceType::Nvidia].long_term_debt = -period - 1.0;
+        assert!(state.project_overworked_for(id, ResourceType::Nvidia));
+        state.projects[0].resources[ResourceType::Cpu].long_term_debt = -period + 1.0;
+        assert!(!state.project_overworked_for(id, ResourceType::Cpu));
     }
 }

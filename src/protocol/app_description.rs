@@ -86,6 +86,10 @@ pub struct AppVersionDescription<'a> {
     pub coprocessor: Option<CoprocessorUsage<'a>>,
     /// Its files (`<file_ref>`), the executable marked `main_program`.
     pub file_refs: Vec<FileReference>,
+    /// Its own duration correction factor (`<duration_correction_factor>`): written in
+    /// the client's state file once learned, absent in scheduler messages.
+    #[serde(default)]
+    pub duration_correction_factor: Option<f64>,
 }
 
 impl AppVersionDescription<'_> {
@@ -131,6 +135,10 @@ impl AppVersionDescription<'_> {
                     })
                 }
                 "file_ref" => version.file_refs.push(FileReference::parse(child)?),
+                "duration_correction_factor" => {
+                    version.duration_correction_factor =
+                        Some(child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?)
+                }
                 _ => {}
             }
         }
@@ -150,6 +158,7 @@ impl AppVersionDescription<'_> {
         writer.number_if_any("max_ncpus", self.max_ncpus);
         writer.number_if_any("flops", self.flops);
         writer.text_if_any("cmdline", &self.cmdline);
+        writer.number_if_any("duration_correction_factor", self.duration_correction_factor);
         if let Some(coprocessor) = &self.coprocessor {
             writer.open("coproc");
             writer.text("type", &coprocessor.kind);

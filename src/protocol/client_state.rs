@@ -31,17 +31,34 @@ use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, ClientState, FileId,
-    FileInfo, FileRef, FileStatus, Job, JobId, JobState, ProjectId, ProjectResource, ResourceMap,
-    ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit, WorkunitId,
+    FileInfo, FileRef, FileStatus, Job, JobId, JobState, MAX_CPUS, MAX_INSTANCE_FLOPS, ProjectId,
+    ProjectResource, ResourceMap, ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit,
+    WorkunitId,
 };
 use std::collections::{HashMap, HashSet};
 
 /// Reads client_state.xml (the real client's, or the BOINC client emulator's input with
 /// its extra tags). `name` is the file name errors are reported under.
 pub fn parse_client_state(text: &str, name: &str) -> Result<ClientState, XmlError> {
-    let root = parse_document(text).map_err(|e| e.in_file(name))?;
-    build_client_state(&root).map_err(|e| e.in_file(name))
+    parse_client_state_with_warnings(text, name).map(|(state, _)| state)
 }
+
+/// [`parse_client_state`], with what it had to drop or change to load the file, each
+/// as a message naming the file and line: an `<active_task>` whose result is not in the
+/// file, a `<result>` whose app version is not (it runs with the app's newest, or never),
+/// an app version using more CPUs than the host has (it uses them all).
+pub fn parse_client_state_with_warnings(
+    text: &str,
+    name: &str,
+) -> Result<(ClientState, Vec<String>), XmlError> {
+    let root = parse_document(text).map_err(|e| e.in_file(name))?;
+    let (state, warnings) = build_client_state(&root).map_err(|e| e.in_file(name))?;
+    let warnings = warnings.into_iter().map(|w| format!("{name} {w}")).collect();
+    Ok((state, warnings))
+}
+
+/// Below this many CPUs, an app version without a coprocessor is taken to use one CPU.
+const MIN_CPU_APP_NCPUS: f64 = 0.01;
 
 /// The per-project elements that follow one `<project>`.
 #[derive(Default)]
@@ -53,7 +70,7 @@ struct ProjectElements<'e> {
     results: Vec<&'e Element>,
 }
 
-fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
+fn build_client_state(root: &Element) -> Result<(ClientState, Vec<String>), XmlError> {
     if root.name != "client_state" {
         return Err(root.error(XmlProblem::WrongRoot { expected: "client_state" }));
     }
@@ -123,6 +140,7 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
         group.results.iter().try_for_each(|e| linker.add_job(project, e))?;
     }
     active_tasks.iter().try_for_each(|e| linker.add_active_task(e))?;
+    linker.clamp_cpus_to_the_host();
     let mut state = linker.state;
     mark_supplied_resources(&mut state);
     for (project, stored) in stored_resources {
@@ -131,7 +149,7 @@ fn build_client_state(root: &Element) -> Result<ClientState, XmlError> {
             target.accumulate_debt = stored[resource].accumulate_debt;
         }
     }
-    Ok(state)
+    Ok((state, linker.warnings))
 }
 
 /// Seed 003: D(P, R) becomes true when P supplies a job for R. State files don't store
@@ -212,6 +230,10 @@ struct Linker<'e> {
     /// App versions for a coprocessor boinc-rs doesn't know (e.g. a Mac's `apple_gpu`):
     /// kept so results still find their version by number, but never run.
     unsupported_versions: HashSet<AppVersionId>,
+    /// The line of each app version's element, by [`AppVersionId`] index.
+    version_lines: Vec<usize>,
+    /// What was dropped or changed to load the file ("line N: ...").
+    warnings: Vec<String>,
 }
 
 impl<'e> Linker<'e> {
@@ -226,6 +248,33 @@ impl<'e> Linker<'e> {
             versions_of_app: Vec::new(),
             workunit_version_num: Vec::new(),
             unsupported_versions: HashSet::new(),
+            version_lines: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A job never uses more CPUs than the host has: an app version that says it does
+    /// (a typo, or a hostile file) uses them all. A CPU app version that says it uses
+    /// (next to) no CPU uses one, as BOINC takes it: any number of its jobs would
+    /// otherwise fit at once. Each change is reported.
+    fn clamp_cpus_to_the_host(&mut self) {
+        let ncpus = f64::from(self.state.host.p_ncpus.clamp(1, MAX_CPUS));
+        for (index, version) in self.state.app_versions.iter_mut().enumerate() {
+            let usage = &mut version.usage;
+            let taken = if usage.avg_ncpus > ncpus {
+                ncpus
+            } else if usage.coprocessor.is_none() && usage.avg_ncpus < MIN_CPU_APP_NCPUS {
+                1.0
+            } else {
+                continue;
+            };
+            self.warnings.push(format!(
+                "line {}: an app version uses {} CPUs, which the host cannot give a job: it is \
+                 taken to use {taken}",
+                self.version_lines.get(index).copied().unwrap_or(0),
+                quoted_value(&usage.avg_ncpus.to_string()),
+            ));
+            usage.avg_ncpus = taken;
         }
     }
 
@@ -357,7 +406,16 @@ impl<'e> Linker<'e> {
                 "file_ref" => version.files.extend(self.file_ref(project, child)?),
                 "avg_ncpus" => version.usage.avg_ncpus = child.non_negative_f64()?,
                 "flops" => {
-                    version.flops = child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?
+                    version.flops = child.f64_in(
+                        f64::MIN_POSITIVE,
+                        MAX_INSTANCE_FLOPS,
+                        "above 0, up to 1e18",
+                    )?
+                }
+                // The project's tag, kept per app version (see `estimate`).
+                "duration_correction_factor" => {
+                    version.duration_correction_factor =
+                        Some(child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?)
                 }
                 "coproc" => match coprocessor_usage(child) {
                     Ok(usage) => version.usage.coprocessor = usage,
@@ -380,6 +438,7 @@ impl<'e> Linker<'e> {
         }
         self.versions_of_app[app.index()].push(id);
         self.state.app_versions.push(version);
+        self.version_lines.push(element.line);
         Ok(())
     }
 
@@ -480,6 +539,22 @@ impl<'e> Linker<'e> {
         let version_num = version_num.or(self.workunit_version_num[workunit.index()]);
         let app = self.state.workunit(workunit).app;
         job.app_version = self.choose_app_version(app, version_num, plan_class);
+        let bound = job.app_version.map(|v| self.state.app_version(v).version_num);
+        match (version_num, bound) {
+            (_, None) => self.warnings.push(format!(
+                "line {}: result \"{}\" has no app version this client can run in the file: \
+                 it is kept but never runs",
+                element.line,
+                quoted_value(name)
+            )),
+            (Some(named), Some(found)) if named != found => self.warnings.push(format!(
+                "line {}: result \"{}\" names version {named} of its app, which the file does \
+                 not hold: it runs with version {found}",
+                element.line,
+                quoted_value(name)
+            )),
+            _ => {}
+        }
         job.version_num = version_num.unwrap_or_default();
         job.plan_class = plan_class.unwrap_or_default().to_owned();
         if let Some(version) = job.app_version.map(|v| self.state.app_version(v)) {
@@ -539,18 +614,32 @@ impl<'e> Linker<'e> {
     }
 
     /// Attaches an `<active_task>` to its job. A task whose project or result is gone is
-    /// a leftover the real client also drops, so it is skipped without error.
+    /// a leftover the real client also drops, so it is skipped, with a warning.
     fn add_active_task(&mut self, element: &Element) -> Result<(), XmlError> {
+        let named =
+            |tag: &str| element.child(tag).map_or(String::new(), |e| quoted_value(e.trimmed()));
         let Some(project) = element
             .child("project_master_url")
             .and_then(|url| self.project_ids.get(url.trimmed()).copied())
         else {
+            self.warnings.push(format!(
+                "line {}: an <active_task> of project \"{}\", which the file does not hold, \
+                 is dropped",
+                element.line,
+                named("project_master_url")
+            ));
             return Ok(());
         };
         let Some(job) = element
             .child("result_name")
             .and_then(|name| self.jobs.get(&(project, name.trimmed())).copied())
         else {
+            self.warnings.push(format!(
+                "line {}: an <active_task> of result \"{}\", which the file does not hold, is \
+                 dropped",
+                element.line,
+                named("result_name")
+            ));
             return Ok(());
         };
         let mut task = ActiveTask::new(0);
@@ -653,6 +742,29 @@ mod tests {
         <avg_ncpus>0.1</avg_ncpus><coproc><type>CUDA</type><count>0.5</count></coproc></app_version>\n\
         <app_version><app_name>a</app_name><version_num>2</version_num></app_version>\n\
         <workunit><name>w</name><app_name>a</app_name><rsc_fpops_est>1e12</rsc_fpops_est></workunit>\n";
+
+    #[test]
+    fn an_app_version_keeps_its_own_duration_correction_factor() {
+        let state = parse(
+            "<project><master_url>http://p/</master_url>\
+             <duration_correction_factor>1.5</duration_correction_factor></project>\n\
+             <app><name>a</name></app>\n\
+             <app_version><app_name>a</app_name><version_num>1</version_num>\
+             <duration_correction_factor>0.25</duration_correction_factor></app_version>\n\
+             <app_version><app_name>a</app_name><version_num>2</version_num></app_version>\n",
+        )
+        .expect("valid");
+        assert_eq!(state.projects[0].duration_correction_factor, 1.5);
+        assert_eq!(state.app_versions[0].duration_correction_factor, Some(0.25));
+        assert_eq!(state.app_versions[1].duration_correction_factor, None);
+        let err = parse(
+            "<project><master_url>http://p/</master_url></project>\n<app><name>a</name></app>\n\
+             <app_version><app_name>a</app_name>\
+             <duration_correction_factor>-1</duration_correction_factor></app_version>\n",
+        )
+        .expect_err("a factor must be positive");
+        assert!(err.to_string().contains("duration_correction_factor"), "{err}");
+    }
 
     #[test]
     fn result_picks_named_version_else_newest() {
@@ -816,6 +928,44 @@ mod tests {
         let task = state.jobs[0].task.as_ref().expect("task");
         assert_eq!(task.scheduler_state, SchedulerState::Preempted);
         assert_eq!((task.slot, task.elapsed_time, task.fraction_done), (3, 50.0, 0.25));
+    }
+
+    #[test]
+    fn what_is_dropped_or_changed_to_load_is_reported() {
+        let text = format!(
+            "{HEAD}<project><master_url>http://p/</master_url></project>\n\
+             <app><name>a</name></app>\n\
+             <app_version><app_name>a</app_name><version_num>1</version_num>\
+             <avg_ncpus>99999999999</avg_ncpus></app_version>\n\
+             <app><name>b</name></app>\n\
+             <app_version><app_name>b</app_name><version_num>1</version_num>\
+             <avg_ncpus>0</avg_ncpus></app_version>\n\
+             <workunit><name>w</name><app_name>a</app_name></workunit>\n\
+             <result><name>r</name><wu_name>w</wu_name><version_num>7</version_num></result>\n\
+             <active_task_set><active_task><project_master_url>http://p/</project_master_url>\
+             <result_name>gone</result_name></active_task>\
+             <active_task><project_master_url>http://q/</project_master_url>\
+             <result_name>r</result_name></active_task></active_task_set>\n\
+             </client_state>\n"
+        );
+        let (state, warnings) =
+            parse_client_state_with_warnings(&text, "client_state.xml").expect("valid");
+        // More CPUs than the host's two: all of them; a CPU app using none: one.
+        assert_eq!(state.app_versions[0].usage.avg_ncpus, 2.0);
+        assert_eq!(state.app_versions[1].usage.avg_ncpus, 1.0);
+        assert_eq!(state.jobs[0].app_version, Some(AppVersionId(0)));
+        assert_eq!(warnings.len(), 5, "{warnings:?}");
+        assert!(warnings.iter().all(|w| w.starts_with("client_state.xml line ")), "{warnings:?}");
+        let has = |text: &str| warnings.iter().any(|w| w.contains(text));
+        assert!(has("99999999999 CPUs"), "{warnings:?}");
+        assert!(has("names version 7 of its app"), "{warnings:?}");
+        assert!(has("result \"gone\""), "{warnings:?}");
+        assert!(has("project \"http://q/\""), "{warnings:?}");
+        // A file that needs nothing changed loads without a word.
+        let (_, none) =
+            parse_client_state_with_warnings(&format!("{HEAD}{PROJECT}</client_state>"), "s")
+                .expect("valid");
+        assert!(none.is_empty(), "{none:?}");
     }
 
     #[test]

@@ -347,6 +347,7 @@ fn write_app_version(state: &ClientState, version: &AppVersion, writer: &mut Xml
             count,
         }),
         file_refs: version.files.iter().map(|r| file_reference(state, r)).collect(),
+        duration_correction_factor: version.duration_correction_factor,
     };
     description.write(writer, true);
 }

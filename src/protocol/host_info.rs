@@ -5,18 +5,23 @@
 
 use super::error::XmlError;
 use super::xml_tree::Element;
-use crate::model::{Coprocessor, Host, HostDescription, NetStats, ResourceType, TimeStats};
+use crate::model::{
+    Coprocessor, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats,
+    ResourceType, TimeStats,
+};
 
 /// Reads `<host_info>`; elements not present keep [`Host::default`]'s values.
 pub(crate) fn parse_host_info(element: &Element) -> Result<Host, XmlError> {
     let mut host = Host::default();
     for child in &element.children {
         match child.name.as_str() {
-            "p_ncpus" => host.p_ncpus = child.u32()?,
+            "p_ncpus" => {
+                host.p_ncpus = child.u32_in(0, MAX_CPUS, "a whole number from 0 to 65536")?
+            }
             "p_fpops" => {
                 // A client that has not run its benchmarks yet writes 0; BOINC then
                 // assumes its default speed, as the model's default does.
-                let p_fpops = child.non_negative_f64()?;
+                let p_fpops = child.f64_in(0.0, MAX_INSTANCE_FLOPS, "between 0 and 1e18")?;
                 if p_fpops > 0.0 {
                     host.p_fpops = p_fpops;
                 }
@@ -126,9 +131,15 @@ fn parse_coprocessor(element: &Element, resource: ResourceType) -> Result<Coproc
     };
     for child in &element.children {
         match child.name.as_str() {
-            "count" => coprocessor.count = child.u32()?,
+            "count" => {
+                coprocessor.count =
+                    child.u32_in(0, MAX_GPU_INSTANCES, "a whole number from 0 to 1024")?
+            }
             "name" => coprocessor.name = child.string(),
-            "peak_flops" => coprocessor.peak_flops = child.non_negative_f64()?,
+            "peak_flops" => {
+                coprocessor.peak_flops =
+                    child.f64_in(0.0, MAX_INSTANCE_FLOPS, "between 0 and 1e18")?
+            }
             "available_ram" => coprocessor.available_ram = child.non_negative_f64()?,
             _ => {}
         }
@@ -167,6 +178,29 @@ mod tests {
     use super::*;
     use crate::protocol::error::XmlProblem;
     use crate::protocol::xml_tree::parse_document;
+
+    #[test]
+    fn a_host_beyond_any_machine_is_refused() {
+        for (text, element) in [
+            ("<host_info><p_ncpus>4294967295</p_ncpus></host_info>", "p_ncpus"),
+            ("<host_info><p_fpops>1e308</p_fpops></host_info>", "p_fpops"),
+            (
+                "<host_info><coprocs><coproc_cuda><count>4294967295</count></coproc_cuda></coprocs></host_info>",
+                "count",
+            ),
+            (
+                "<host_info><coprocs><coproc_cuda><count>1</count><peak_flops>1e308</peak_flops></coproc_cuda></coprocs></host_info>",
+                "peak_flops",
+            ),
+        ] {
+            let root = parse_document(text).expect("well-formed");
+            let err = parse_host_info(&root).expect_err(element);
+            assert_eq!(err.element.as_deref(), Some(element));
+            assert!(matches!(err.problem, XmlProblem::OutOfRange { .. }), "{err}");
+        }
+        let root = parse_document("<host_info><p_ncpus>65536</p_ncpus></host_info>").expect("xml");
+        assert_eq!(parse_host_info(&root).expect("the most CPUs").p_ncpus, MAX_CPUS);
+    }
 
     #[test]
     fn vendor_and_generic_coprocessors() {

@@ -44,7 +44,7 @@ pub use account::{Account, parse_account, write_account};
 pub use app_config::read_app_config;
 pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsage};
 pub use cc_config::{parse_cc_config, read_cc_config};
-pub use client_state::parse_client_state;
+pub use client_state::{parse_client_state, parse_client_state_with_warnings};
 pub use client_state_writer::{StateFileOrigin, write_client_state};
 pub use data_server::{
     DataServerError, DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
@@ -65,5 +65,5 @@ pub use scheduler_reply::{
 };
 pub use scheduler_request::{ClientVersion, MAX_LISTED, SchedulerRequest};
 pub use server_message::{MessagePriority, NoWorkReason, ServerMessage};
-pub use state_files::{SourceText, StateFiles, load_state};
+pub use state_files::{SourceText, StateFiles, load_state, load_state_with_warnings};
 pub use xml_tree::MAX_ELEMENT_TEXT;

@@ -4,7 +4,7 @@
 //! this module only interprets their text.
 
 use super::cc_config::parse_cc_config;
-use super::client_state::parse_client_state;
+use super::client_state::parse_client_state_with_warnings;
 use super::error::XmlError;
 use super::prefs::parse_global_prefs;
 use crate::model::ClientState;
@@ -35,14 +35,23 @@ pub struct StateFiles<'a> {
 /// Reads the state, then the global preferences, then the override on top of them
 /// (element by element, the override wins), then the client configuration.
 pub fn load_state(files: &StateFiles) -> Result<ClientState, XmlError> {
-    let mut state = parse_client_state(files.client_state.text, files.client_state.name)?;
+    load_state_with_warnings(files).map(|(state, _)| state)
+}
+
+/// [`load_state`], with what it had to drop or change to load client_state.xml (see
+/// [`super::parse_client_state_with_warnings`]).
+pub fn load_state_with_warnings(
+    files: &StateFiles,
+) -> Result<(ClientState, Vec<String>), XmlError> {
+    let (mut state, warnings) =
+        parse_client_state_with_warnings(files.client_state.text, files.client_state.name)?;
     for prefs in [files.global_prefs, files.global_prefs_override].into_iter().flatten() {
         parse_global_prefs(prefs.text, prefs.name, &mut state.prefs)?;
     }
     if let Some(config) = files.cc_config {
         state.config = parse_cc_config(config.text, config.name)?;
     }
-    Ok(state)
+    Ok((state, warnings))
 }
 
 #[cfg(test)]

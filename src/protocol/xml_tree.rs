@@ -4,9 +4,10 @@
 //! keeps each element's line so that a bad value can be reported where it is, and the
 //! span of its content so that an element BOINC passes on verbatim (project
 //! preferences) can be taken as written. It is built without recursion under a depth
-//! limit, so hostile input cannot exhaust the stack; a scheduler message is also read
-//! under a limit on each element's text ([`MAX_ELEMENT_TEXT`]), while a state file, the
-//! user's own data, is read whole whatever an element holds.
+//! limit, so hostile input cannot exhaust the stack, and under a limit on each element's
+//! text ([`MAX_ELEMENT_TEXT`]): no BOINC file or message holds megabytes in one element,
+//! and a name of hundreds of megabytes would be copied into every label, trace event and
+//! message.
 
 use super::error::{XmlError, XmlProblem};
 use quick_xml::Reader;
@@ -16,7 +17,7 @@ use std::ops::Range;
 /// No BOINC file nests more than a handful of levels; anything deeper is not one.
 pub(crate) const MAX_DEPTH: usize = 64;
 
-/// The most text one element of a scheduler request or reply may hold, bytes. The
+/// The most text one element of a state file, scheduler request or reply may hold, bytes. The
 /// longest texts BOINC sends are a result's `<stderr_out>` (the client keeps at most
 /// 64 KiB of it) and preferences; anything far beyond is not a genuine message.
 pub const MAX_ELEMENT_TEXT: usize = 1 << 20;
@@ -112,9 +113,10 @@ impl<'a> LineCounter<'a> {
     }
 }
 
-/// Parses a whole document (a state file) into its root element.
+/// Parses a whole document (a state file) into its root element; an element with more
+/// than [`MAX_ELEMENT_TEXT`] bytes of text is an error.
 pub(crate) fn parse_document(text: &str) -> Result<Element, XmlError> {
-    parse_with_text_limit(text, usize::MAX)
+    parse_with_text_limit(text, MAX_ELEMENT_TEXT)
 }
 
 /// Parses a scheduler request or reply into its root element; an element with more than
@@ -186,6 +188,9 @@ fn parse_with_text_limit(text: &str, text_limit: usize) -> Result<Element, XmlEr
                     Err(_) => String::from_utf8_lossy(&text.into_inner()).into_owned(),
                 };
                 match open.last_mut() {
+                    // The indentation between child elements carries nothing (values are
+                    // read trimmed): not kept, so it counts against no limit.
+                    Some(_) if content.trim().is_empty() => {}
                     Some(element) => element.push_text(&content, text_limit)?,
                     None => {
                         if !content
@@ -238,6 +243,19 @@ fn attach(element: Element, open: &mut [Element], root: &mut Option<Element>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_element_with_megabytes_of_text_is_refused() {
+        let long = "x".repeat(MAX_ELEMENT_TEXT + 1);
+        for text in
+            [format!("<a>\n<name>{long}</name></a>"), format!("<a><b><![CDATA[{long}]]></b></a>")]
+        {
+            let err = parse_document(&text).expect_err("too long");
+            assert!(matches!(err.problem, XmlProblem::TextTooLong(MAX_ELEMENT_TEXT)), "{err}");
+        }
+        let fits = format!("<a>{}</a>", "x".repeat(MAX_ELEMENT_TEXT));
+        assert_eq!(parse_document(&fits).expect("at the limit").text.len(), MAX_ELEMENT_TEXT);
+    }
 
     #[test]
     fn builds_tree_with_lines_text_and_cdata() {
@@ -312,7 +330,7 @@ mod tests {
         let error = parse_message(&long).expect_err("too long");
         assert_eq!(error.problem, XmlProblem::TextTooLong(MAX_ELEMENT_TEXT));
         assert_eq!((error.line, error.element.as_deref()), (2, Some("b")));
-        assert!(parse_document(&long).is_ok(), "a state file is read whole");
+        assert!(parse_document(&long).is_err(), "a state file holds no such element either");
     }
 
     #[test]

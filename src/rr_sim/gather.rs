@@ -10,7 +10,7 @@ use super::simulation::{
     JobOrigin, MIN_JOB_USAGE, NO_JOB, NRESOURCES, ResourceState, SimJob, Simulation, queue_index,
 };
 use crate::accounting::fair_share::TargetAllocation;
-use crate::estimate::{project_dcf, remaining_after, unstarted_from, usable_flops};
+use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
 use std::collections::BinaryHeap;
 
@@ -21,6 +21,8 @@ pub(super) struct VersionFacts {
     pub(super) usage: f64,
     pub(super) cpu: f64,
     pub(super) flops: f64,
+    /// Its duration correction factor (its own, else its project's).
+    pub(super) dcf: f64,
 }
 
 /// What the gathering pass keeps of a simulated job until the jobs are put in queue
@@ -111,7 +113,7 @@ impl Simulation {
             queue_counts,
             fill,
             versions,
-            project_dcfs,
+            project_included,
             ..
         } = scratch;
         gathered.clear();
@@ -142,28 +144,28 @@ impl Simulation {
                 usage: job_usage(av.usage.main_usage(), resources[resource.index()].instances),
                 cpu,
                 flops: usable_flops(av.flops, state.host.p_fpops),
+                dcf: state.projects.get(av.project.index()).map_or(1.0, |p| version_dcf(p, av)),
             })
         }));
-        // A project's duration correction factor, or None when its jobs take no part (it is
-        // not CPU-intensive, or suspended: its jobs are then not nearly runnable).
-        project_dcfs.clear();
-        project_dcfs.extend(
-            state
-                .projects
-                .iter()
-                .map(|p| (!p.non_cpu_intensive && !p.suspended).then(|| project_dcf(p))),
-        );
+        // Whether a project's jobs take part (not when it is not CPU-intensive, or
+        // suspended: its jobs are then not nearly runnable).
+        project_included.clear();
+        project_included
+            .extend(state.projects.iter().map(|p| !p.non_cpu_intensive && !p.suspended));
         for (index, job) in state.jobs.iter().enumerate() {
             let Some(av_id) = job.app_version else { continue };
             let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-            let Some(dcf) = project_dcfs[job.project.index()] else { continue };
+            if !project_included[job.project.index()] {
+                continue;
+            }
             // `job_nearly_runnable`, less what the tables above already tested (the app
             // version, the project's suspension).
             if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-            let remaining = remaining_after(unstarted_from(fpops_est, version.flops, dcf), job);
+            let remaining =
+                remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
             if remaining <= 0.0 {
                 finished_at_start.push(index);
                 continue;

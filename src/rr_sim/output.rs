@@ -86,9 +86,13 @@ impl Simulation {
                 remaining_duration: 0.0,
             };
         }
+        // A job finishing just before its deadline on a host that is often off or offline
+        // is likely to be reported late: it counts as missing once it would finish within
+        // the margin a down spell rarely outlasts.
+        let report_wait = state.time_stats.late_report_margin();
         for (job, origin) in self.jobs.iter().zip(&self.origins) {
             let projected_completion = if job.done { now + job.work } else { f64::INFINITY };
-            let deadline_missed = !job.done || projected_completion > origin.deadline;
+            let deadline_missed = !job.done || projected_completion > origin.deadline - report_wait;
             out.jobs[origin.job.index()] = JobSim {
                 simulated: true,
                 projected_completion,

@@ -215,7 +215,7 @@ pub(super) fn simulate(state: &ClientState, now: Time) -> RrSimOutput {
         }
     }
     for j in &jobs {
-        let deadline = state.jobs[j.index].report_deadline;
+        let deadline = state.jobs[j.index].report_deadline - state.time_stats.late_report_margin();
         let projected_completion = j.completed.map_or(f64::INFINITY, |c| now + c);
         let deadline_missed = j.completed.is_none() || projected_completion > deadline;
         out.jobs[j.index] = JobSim {

@@ -43,7 +43,7 @@ pub struct RrSimScratch {
     pub(super) queue_counts: Vec<usize>,
     pub(super) fill: Vec<usize>,
     pub(super) versions: Vec<Option<VersionFacts>>,
-    pub(super) project_dcfs: Vec<Option<f64>>,
+    pub(super) project_included: Vec<bool>,
     pub(super) jobs: Vec<SimJob>,
     pub(super) origins: Vec<JobOrigin>,
     pub(super) finished_at_start: Vec<usize>,

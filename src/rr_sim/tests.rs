@@ -133,6 +133,24 @@ fn deadline_misses_are_counted_per_job_project_and_resource() {
 }
 
 #[test]
+fn on_a_host_often_out_of_reach_a_job_finishing_near_its_deadline_is_endangered() {
+    // One CPU, a 2-hour job due in 5 hours: on time on a host always in reach.
+    let mut b = StateBuilder::new(1);
+    let p = b.project("A", 1.0);
+    let av = b.app_version(p, cpu_usage(1.0), 1e9);
+    let job = b.job(p, av, 2.0 * HOUR, 5.0 * HOUR);
+    assert!(!b.simulate().jobs[job.index()].deadline_missed);
+    // Offline half the time in 3-hour spells: finished 3 hours early it may still wait
+    // past its deadline for a connection.
+    b.state.time_stats.connected_frac = 0.5;
+    b.state.time_stats.connected_lambda = Some(3.0 * HOUR);
+    assert!(b.state.time_stats.late_report_margin() > 3.0 * HOUR);
+    let out = b.simulate();
+    assert!(out.jobs[job.index()].deadline_missed);
+    assert_eq!(out.projects[p.index()].deadlines_missed[ResourceType::Cpu], 1);
+}
+
+#[test]
 fn jobs_without_instances_never_finish() {
     let mut b = StateBuilder::new(1);
     let p = b.project("P", 1.0);

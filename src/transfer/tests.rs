@@ -289,7 +289,7 @@ fn an_unsigned_executable_is_never_downloaded_and_its_app_version_is_rejected() 
     }
     // A job sent later for the same version ends the same way, without a download.
     let again = reply(None, &["j3"], &["http://p/in"]);
-    let outcome = apply_reply(&mut state, P, again, NOW);
+    let outcome = apply_reply(&mut state, P, again.clone(), NOW);
     let plan = plan_transfers(&mut state, NOW);
     assert_eq!(plan.changes.failed, outcome.new_jobs);
 }

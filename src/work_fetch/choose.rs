@@ -9,8 +9,9 @@
 //! and one made for idle CPUs asks no GPU work.
 
 use super::backoff::backed_off;
-use super::intermittent::{intermittent, top_up_threshold};
-use super::latency_cap::latency_caps;
+use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
+use super::job_cap::job_cap_reached;
+use super::latency_cap::{latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
@@ -32,7 +33,7 @@ pub fn choose_work_fetch(
     policy: Policy,
     now: Time,
 ) -> FetchDecision {
-    let mut candidates = project_infos(state, rr, now);
+    let mut candidates = project_infos(state, rr, facts, now);
     let reason = if state.network_mode == RunMode::Never {
         Some(FetchReason::NetworkSuspended)
     } else if state.run_mode == RunMode::Never {
@@ -56,15 +57,31 @@ pub fn choose_work_fetch(
             FetchDecision { request, reason, candidates }
         }
         Policy::Seed | Policy::Rec => {
-            let (request, reason) = choose_per_resource(state, rr, facts, policy, &mut candidates);
+            let context = FetchContext { state, rr, facts, now };
+            let (request, reason) = choose_per_resource(context, policy, &mut candidates);
             FetchDecision { request, reason, candidates }
         }
     }
 }
 
+/// What every step of one decision reads: the state, its simulation and facts, and now.
+#[derive(Clone, Copy)]
+struct FetchContext<'a> {
+    state: &'a ClientState,
+    rr: &'a RrSimOutput,
+    facts: &'a [ProjectFacts],
+    now: Time,
+}
+
 /// What the decision knows about each project, gathered once per call.
-fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<ProjectFetchInfo> {
+fn project_infos(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    now: Time,
+) -> Vec<ProjectFetchInfo> {
     let may_supply = may_supply_all(state);
+    let host_intermittent = host_intermittent(state);
     state
         .project_ids()
         .map(|id| {
@@ -82,7 +99,8 @@ fn project_infos(state: &ClientState, rr: &RrSimOutput, now: Time) -> Vec<Projec
                 fetchable: state.project_fetchable(id, now),
                 overworked: state.project_overworked(id),
                 latency_limited: state.project_latency_limited(id, now),
-                intermittent: intermittent(project, now),
+                intermittent: host_intermittent || intermittent(project, now),
+                job_cap_reached: job_cap_reached(state, facts.get(id.index())),
                 score: ResourceMap::default(),
             }
         })
@@ -184,12 +202,11 @@ fn steps(
 }
 
 fn choose_per_resource(
-    state: &ClientState,
-    rr: &RrSimOutput,
-    facts: &[ProjectFacts],
+    context: FetchContext<'_>,
     policy: Policy,
     candidates: &mut [ProjectFetchInfo],
 ) -> (Option<WorkRequest>, FetchReason) {
+    let FetchContext { state, rr, facts, .. } = context;
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
     });
@@ -201,8 +218,7 @@ fn choose_per_resource(
         excluded.clear();
         loop {
             let chosen = select_project(
-                state,
-                rr,
+                context,
                 &step,
                 idle_now,
                 priorities.as_deref(),
@@ -237,14 +253,14 @@ fn choose_per_resource(
 /// are backups: asked only when R has idle instances and no project with a share can
 /// be (so that they don't fetch every few minutes).
 fn select_project(
-    state: &ClientState,
-    rr: &RrSimOutput,
+    context: FetchContext<'_>,
     step: &Step,
     idle_now: bool,
     rec_priority: Option<&[f64]>,
     excluded: &[ProjectId],
     candidates: &mut [ProjectFetchInfo],
 ) -> Option<ProjectId> {
+    let FetchContext { state, rr, .. } = context;
     let resource = step.resource;
     let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
     let mut best: Option<(bool, f64, f64, ProjectId)> = None;
@@ -252,9 +268,10 @@ fn select_project(
         if !askable(state, info)
             || excluded.contains(&info.project)
             || info.backed_off[resource]
+            || info.job_cap_reached[resource]
             || !info.may_supply[resource]
             || state.project_overworked_for(info.project, resource)
-            || step.top_up.is_some_and(|step| !info.intermittent || info.shortfall[resource] < step)
+            || step.top_up.is_some_and(|threshold| !tops_up(context, info, resource, threshold))
         {
             continue;
         }
@@ -287,6 +304,27 @@ fn select_project(
         }
     }
     best.map(|(_, _, _, p)| p)
+}
+
+/// Whether an intermittent project tops `resource` up now: its own shortfall there
+/// reaches `threshold`, and it is intermittent because its server failed recently, or
+/// because the host is often out of reach and its deadlines leave room for work queued
+/// against an outage (a project whose latency cap keeps it from holding its share of a
+/// full buffer would only miss them).
+fn tops_up(
+    context: FetchContext<'_>,
+    info: &ProjectFetchInfo,
+    resource: ResourceType,
+    threshold: f64,
+) -> bool {
+    let FetchContext { state, rr, facts, now } = context;
+    if !info.intermittent || info.shortfall[resource] < threshold {
+        return false;
+    }
+    let share = rr.projects.get(info.project.index()).map_or(0.0, |p| p.share[resource]);
+    intermittent(state.project(info.project), now)
+        || !latency_bookings(state, facts, rr, info.project)[resource]
+            .binds(share, state.prefs.work_buf_total())
 }
 
 /// Seed 003 send_req(p): the resource that triggered the fetch gets its whole shortfall
@@ -323,7 +361,7 @@ fn resource_request(
     r: ResourceType,
     trigger: bool,
 ) -> ResourceRequest {
-    if !usable[r] || info.backed_off[r] || !info.may_supply[r] {
+    if !usable[r] || info.backed_off[r] || info.job_cap_reached[r] || !info.may_supply[r] {
         return ResourceRequest::default();
     }
     let sim = rr.resources[r];
@@ -359,7 +397,7 @@ pub fn piggyback_request(
     project: ProjectId,
     now: Time,
 ) -> WorkRequest {
-    let infos = project_infos(state, rr, now);
+    let infos = project_infos(state, rr, facts, now);
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
     });
@@ -395,7 +433,10 @@ fn with_scalar_seconds(project: ProjectId, resources: ResourceMap<ResourceReques
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{AppId, AppVersion, Coprocessor, Project, ResourceUsage};
+    use crate::model::{
+        AppId, AppVersion, AppVersionId, Coprocessor, Job, Project, ResourceUsage, Workunit,
+        WorkunitId,
+    };
     use crate::rr_sim::{ProjectSim, ResourceSim};
     use crate::work_fetch::intermittent::INTERMITTENT_MEMORY;
     use crate::work_fetch::request::Urgency;
@@ -428,6 +469,31 @@ mod tests {
             state.app_versions.push(AppVersion::new(id, AppId(0), 1, "", usage, 1e9));
         }
         id
+    }
+
+    /// Adds a one-hour job of `project`'s app version for `resource`, received now (time
+    /// 1000) and due `latency` seconds later.
+    fn add_job(state: &mut ClientState, project: ProjectId, resource: ResourceType, latency: f64) {
+        let version = state
+            .app_versions
+            .iter()
+            .position(|v| v.project == project && v.usage.main_resource() == resource)
+            .expect("the project has an app version for the resource");
+        let workunit = WorkunitId::from_index(state.workunits.len());
+        state.workunits.push(Workunit {
+            project,
+            name: format!("wu{}", workunit.index()),
+            app: AppId(0),
+            rsc_fpops_est: 3600.0 * 1e9,
+            rsc_fpops_bound: 36_000.0 * 1e9,
+            rsc_memory_bound: 0.0,
+            rsc_disk_bound: 0.0,
+            input_files: Vec::new(),
+            command_line: String::new(),
+        });
+        let name = format!("job{}", state.jobs.len());
+        let av = AppVersionId::from_index(version);
+        state.jobs.push(Job::downloaded(project, name, workunit, av, 1000.0, 1000.0 + latency));
     }
 
     /// A simulation output where every resource is busy past the high water mark.
@@ -716,6 +782,34 @@ mod tests {
         // Below the low water mark seed 002's rule applies to everyone, as before.
         rr.resources[NVIDIA].saturated_time = state.prefs.work_buf_min() - 1.0;
         assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::Shortfall(NVIDIA));
+    }
+
+    #[test]
+    fn on_a_host_often_out_of_reach_every_project_tops_up_unless_its_deadlines_are_short() {
+        let mut state = host();
+        state.prefs.work_buf_min_days = 0.1;
+        state.prefs.work_buf_additional_days = 0.25;
+        let steady = add_project(&mut state, "steady", &[NVIDIA]);
+        let step = top_up_threshold(&state, NVIDIA);
+        let mut rr = busy_rr(&state);
+        rr.resources[NVIDIA].shortfall = 2.0 * step;
+        rr.resources[NVIDIA].saturated_time = state.prefs.work_buf_min() + 1.0;
+        rr.projects[steady.index()].shortfall[NVIDIA] = step;
+        rr.projects[steady.index()].share[NVIDIA] = 1.0;
+        assert_eq!(decide(&state, &rr, Policy::Seed).reason, FetchReason::BufferFull);
+
+        // Online half the time, in spells of three hours: it tops up while it can.
+        state.time_stats.connected_frac = 0.5;
+        state.time_stats.connected_lambda = Some(3.0 * 3600.0);
+        let decision = decide(&state, &rr, Policy::Seed);
+        assert_eq!(decision.reason, FetchReason::TopUp(NVIDIA));
+        assert!(decision.candidates[steady.index()].intermittent);
+
+        // A project whose jobs are due in two hours cannot hold its share of a full buffer:
+        // work queued against an outage would miss, so it is left to the low water mark.
+        add_job(&mut state, steady, NVIDIA, 2.0 * 3600.0);
+        let decision = decide(&state, &rr, Policy::Seed);
+        assert_eq!(decision.reason, FetchReason::BufferFull);
     }
 
     #[test]

@@ -11,6 +11,10 @@
 //! resource has fallen a small step below the high mark, so that an outage finds the
 //! buffer nearly full. The step scales with the buffer and the number of instances, so
 //! a host with many CPUs and short jobs does not call the server for every job.
+//!
+//! A host that is itself often off or offline is the same for every project: each
+//! spell out of reach ends the fetching until the next one, so all its projects are
+//! topped up while it can reach them.
 
 use crate::Time;
 use crate::model::{ClientState, Project, ResourceType, SECONDS_PER_DAY};
@@ -29,6 +33,13 @@ pub const TOP_UP_FRACTION: f64 = 0.1;
 /// [`INTERMITTENT_MEMORY`] before `now`.
 pub fn intermittent(project: &Project, now: Time) -> bool {
     project.last_rpc_failure.is_some_and(|failed| now - failed <= INTERMITTENT_MEMORY)
+}
+
+/// Whether the host itself is out of reach often enough that a job may well be reported
+/// late ([`crate::model::TimeStats::late_report_margin`] is not zero): its spells off or
+/// offline then cut every project off in turn.
+pub fn host_intermittent(state: &ClientState) -> bool {
+    state.time_stats.late_report_margin() > 0.0
 }
 
 /// The shortfall (instance-seconds) from which an intermittent project is asked to top

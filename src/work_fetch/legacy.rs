@@ -99,7 +99,11 @@ pub(crate) fn choose_legacy(
     let mut best: Option<(f64, usize)> = None;
     for info in candidates.iter_mut() {
         let cpu = ResourceType::Cpu;
-        if !askable(state, info) || info.backed_off[cpu] || !info.may_supply[cpu] {
+        if !askable(state, info)
+            || info.backed_off[cpu]
+            || info.job_cap_reached[cpu]
+            || !info.may_supply[cpu]
+        {
             continue;
         }
         let request = legacy.work_request.get(info.project.index()).copied().unwrap_or(0.0);

@@ -12,13 +12,7 @@ use crate::model::{ClientState, ProjectId, ResourceMap};
 ///
 /// One pass over the app versions for all projects, so a decision never rescans them.
 pub fn may_supply_all(state: &ClientState) -> Vec<ResourceMap<bool>> {
-    let mut has_version: Vec<ResourceMap<bool>> =
-        state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)).collect();
-    for version in &state.app_versions {
-        if let Some(flags) = has_version.get_mut(version.project.index()) {
-            flags[version.usage.main_resource()] = true;
-        }
-    }
+    let has_version = app_version_resources(state);
     state
         .projects
         .iter()
@@ -28,6 +22,19 @@ pub fn may_supply_all(state: &ClientState) -> Vec<ResourceMap<bool>> {
             ResourceMap::from_fn(|r| !project.resources[r].no_apps && (flags[r] || no_versions_yet))
         })
         .collect()
+}
+
+/// Per project, the resources it has an app version for: by the project's
+/// `has_app_version` flags or an app version the state holds (one pass over them).
+pub fn app_version_resources(state: &ClientState) -> Vec<ResourceMap<bool>> {
+    let mut has_version: Vec<ResourceMap<bool>> =
+        state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)).collect();
+    for version in &state.app_versions {
+        if let Some(flags) = has_version.get_mut(version.project.index()) {
+            flags[version.usage.main_resource()] = true;
+        }
+    }
+    has_version
 }
 
 /// Whether one project may supply one resource (see [`may_supply_all`]).

@@ -53,8 +53,8 @@ pub enum FetchReason {
     /// The resource would idle before the low water mark (seed 003 `shortfall`).
     Shortfall(ResourceType),
     /// The resource is above the low water mark but a step below the high one, and a
-    /// project that was unreachable recently can be asked to top it up (see
-    /// `work_fetch::intermittent`).
+    /// project that was unreachable recently, or any project of a host that is often out
+    /// of reach, can be asked to top it up (see `work_fetch::intermittent`).
     TopUp(ResourceType),
     /// A non-CPU-intensive project has no job left (seed 000).
     NonCpuIntensiveIdle,
@@ -80,7 +80,7 @@ impl fmt::Display for FetchReason {
             FetchReason::TopUp(r) => write!(
                 f,
                 "{r} is below the high water mark and a project that was unreachable \
-                 recently can be reached now"
+                 recently (or the host, often out of reach) can be reached now"
             ),
             FetchReason::NonCpuIntensiveIdle => {
                 f.write_str("a non-CPU-intensive project has no job left")
@@ -127,9 +127,13 @@ pub struct ProjectFetchInfo {
     pub overworked: bool,
     /// Seed 000 latency-limited.
     pub latency_limited: bool,
-    /// A scheduler RPC to the project failed recently: its buffers are topped up
-    /// whenever it can be reached.
+    /// A scheduler RPC to the project failed recently, or the host is often out of
+    /// reach: its buffers are topped up whenever it can be reached.
     pub intermittent: bool,
+    /// Per resource, the project holds as many nearly runnable jobs as the failsafe cap
+    /// allows (`work_fetch::runnable_job_cap`): it is not asked for more.
+    #[serde(default)]
+    pub job_cap_reached: ResourceMap<bool>,
     /// The ranking score where the project was a candidate for a resource (higher is
     /// asked first): LTD + shortfall (`seed`), REC priority (`rec`), work request in
     /// CPU-seconds (`legacy`, CPU only).

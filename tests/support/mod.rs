@@ -189,6 +189,12 @@ pub fn assert_sane(what: &str, figures: &FiguresOfMerit, days: f64) {
         share_violation.is_finite() && (0.0..=2.0).contains(&share_violation),
         "{what}: share violation = {share_violation}"
     );
+    // The same bound holds for the fair-share violation, T being a division of U.
+    let fair_share_violation = figures.fair_share_violation;
+    assert!(
+        fair_share_violation.is_finite() && (0.0..=2.0).contains(&fair_share_violation),
+        "{what}: fair-share violation = {fair_share_violation}"
+    );
     let rpcs_per_job = figures.rpcs_per_job;
     assert!(
         rpcs_per_job.is_finite() && rpcs_per_job > 0.0,

@@ -4,9 +4,9 @@ use anyhow::{Context, Result, bail};
 use boinc_actors::journal::Journal;
 use boinc_actors::sim::effects::Faults;
 use boinc_actors::sim::run_actor_simulation;
-use boinc_actors::state_files::load_state_dir;
+use boinc_actors::state_files::load_state_dir_with_warnings;
 use boinc_core::Policy;
-use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
+use boinc_core::emulator::engine::{SimConfig, SimResult, try_run_simulation};
 use boinc_core::emulator::figures::FiguresOfMerit;
 use boinc_core::emulator::notation::{NotationOptions, scenario_from_notation};
 use boinc_core::emulator::timeline::render_timeline;
@@ -147,25 +147,43 @@ fn load_notation_file(path: &Path, options: &NotationOptions) -> Result<ClientSt
     })
 }
 
-fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
-    match (&args.scenario, &args.notation) {
-        (Some(path), None) if !path.exists() => bail!(
+/// Loads a scenario: a directory in BOINC's client-emulator format, or a file in seed
+/// 000's notation (its name, less the extension, names the scenario).
+pub(crate) fn load_scenario_path(
+    path: &Path,
+    options: &NotationOptions,
+) -> Result<(String, ClientState)> {
+    if !path.exists() {
+        bail!(
             "{} does not exist: give a scenario directory (client_state.xml, global_prefs.xml, \
              cc_config.xml) or a text file in seed 000's notation",
             path.display()
-        ),
-        (Some(path), None) if path.is_file() => {
-            let name = path
-                .file_stem()
-                .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-            Ok((name, load_notation_file(path, &args.notation_options())?))
-        }
-        (Some(dir), None) => {
-            let name = dir
-                .file_name()
-                .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
-            Ok((name, load_state_dir(dir)?))
-        }
+        );
+    }
+    if path.is_file() {
+        let name = path
+            .file_stem()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        return Ok((name, load_notation_file(path, options)?));
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let (state, warnings) = load_state_dir_with_warnings(path)?;
+    warn(&warnings);
+    Ok((name, state))
+}
+
+/// Tells the user what loading the state had to drop or change.
+pub(crate) fn warn(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+fn load_scenario(args: &SimArgs) -> Result<(String, ClientState)> {
+    match (&args.scenario, &args.notation) {
+        (Some(path), None) => load_scenario_path(path, &args.notation_options()),
         (None, Some(text)) => {
             let state = scenario_from_notation(text, &args.notation_options())
                 .context("cannot read the scenario notation")?;
@@ -198,7 +216,7 @@ fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<
         if args.gui_rpc_port.is_some() || args.realtime_factor.is_some() {
             bail!("--gui-rpc-port and --realtime-factor need --engine actors");
         }
-        return Ok(run_one(state, config));
+        return run_one(state, config);
     }
     for (name, p) in [
         ("--inject-rpc-failures", args.inject_rpc_failures),
@@ -227,7 +245,7 @@ fn run_engine(state: ClientState, config: &SimConfig, args: &SimArgs) -> Result<
 }
 
 /// Runs one simulation with a progress bar that appears only for runs longer than a second.
-fn run_one(state: ClientState, config: &SimConfig) -> (SimResult, f64) {
+fn run_one(state: ClientState, config: &SimConfig) -> Result<(SimResult, f64)> {
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     let mut progress = |fraction: f64| {
@@ -246,11 +264,12 @@ fn run_one(state: ClientState, config: &SimConfig) -> (SimResult, f64) {
             b.set_position((fraction * 1000.0) as u64);
         }
     };
-    let result = run_simulation(state, config, &mut progress);
+    let result = try_run_simulation(state, config, &mut progress);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    (result, started.elapsed().as_secs_f64())
+    let result = result.with_context(|| format!("cannot simulate {}", config.scenario))?;
+    Ok((result, started.elapsed().as_secs_f64()))
 }
 
 fn write_trace(path: &Path, result: &SimResult) -> Result<()> {
@@ -282,6 +301,7 @@ fn print_figures(
     writeln!(out, "  idle fraction     {:.4}", f.idle_fraction)?;
     writeln!(out, "  wasted fraction   {:.4}", f.wasted_fraction)?;
     writeln!(out, "  share violation   {:.4}", f.share_violation)?;
+    writeln!(out, "  fair-share viol.  {:.4}", f.fair_share_violation)?;
     writeln!(out, "  monotony          {:.4}", f.monotony)?;
     writeln!(out, "  RPCs per job      {:.4}", f.rpcs_per_job)?;
     writeln!(
@@ -340,10 +360,11 @@ fn print_comparison(
         write!(out, " {:>10}", policy.name())?;
     }
     writeln!(out)?;
-    let rows: [(&str, FigureOf); 6] = [
+    let rows: [(&str, FigureOf); 7] = [
         ("idle fraction", |f| f.idle_fraction),
         ("wasted fraction", |f| f.wasted_fraction),
         ("share violation", |f| f.share_violation),
+        ("fair-share viol.", |f| f.fair_share_violation),
         ("monotony", |f| f.monotony),
         ("RPCs per job", |f| f.rpcs_per_job),
         ("wall seconds", |f| f.wall_seconds),
@@ -364,10 +385,27 @@ fn print_comparison(
     Ok(())
 }
 
+/// The longest run `sim` makes, simulated days (ten years): enough for any question a
+/// scenario answers, and a bound on the time a mistyped `--days` costs.
+const MAX_DAYS: f64 = 3653.0;
+
+/// The longest run whose trace `sim` keeps (`--trace`, `--timeline`): a year. A trace
+/// grows with every event (big_host: about 4.5 MB per ten simulated days) and is written at
+/// the end.
+const MAX_TRACED_DAYS: f64 = 366.0;
+
 /// Runs the command.
 pub fn sim(args: SimArgs) -> Result<()> {
-    if !(args.days.is_finite() && args.days > 0.0) {
-        bail!("--days must be a positive number of days, not {}", args.days);
+    if !(args.days.is_finite() && args.days > 0.0 && args.days <= MAX_DAYS) {
+        bail!("--days must be a positive number of days up to {MAX_DAYS}, not {}", args.days);
+    }
+    let keeps_trace = args.trace.is_some() || args.timeline.is_some();
+    if keeps_trace && args.days > MAX_TRACED_DAYS {
+        bail!(
+            "--trace and --timeline keep every event of the run in memory: give --days up to \
+             {MAX_TRACED_DAYS} with them, not {}",
+            args.days
+        );
     }
     let (name, state) = load_scenario(&args)?;
     let policies = args.compare.clone().unwrap_or_else(|| vec![args.policy]);
@@ -442,6 +480,7 @@ pub fn sim(args: SimArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use boinc_core::emulator::engine::run_simulation;
     use boinc_core::model::ResourceType;
 
     fn shipped() -> PathBuf {

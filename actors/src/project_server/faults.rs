@@ -28,6 +28,7 @@ pub enum FaultTarget {
 #[serde(tag = "fault", rename_all = "snake_case")]
 pub enum Fault {
     /// HTTP 500 with a short text body.
+    #[serde(rename = "http_500")]
     Http500,
     /// HTTP 200 with a body that is not XML.
     NotXml,

@@ -6,8 +6,18 @@
 //! jobs (a fixed number, an endless stock, or one per file dropped into its inbox),
 //! validates what comes back in the simplest way, keeps everything in its directory so
 //! a restart (even after `kill -9`) loses nothing, and tells its figures at `/status`.
-//! For tests of clients it misbehaves on request ([`FaultRule`]).
+//! For tests of clients it misbehaves on request ([`FaultRule`], posted to
+//! `/admin/faults`): HTTP 500, a body that is not XML, a hang, a connection reset, a
+//! truncated answer, a huge one (100 MB by default), a trickle, a download with the
+//! wrong MD5 or size, executables with a bad or missing signature ([`Fault`] lists
+//! them); `/admin/rotate_key` changes the code-signing key, signed by the old one,
+//! unsigned or badly signed ([`RolloverSignature`]). README.md, "Faults on purpose",
+//! shows the JSON. It is also a minimal
+//! account manager ([`AccountManagerConfig`]): hosts that sign in at its URL +
+//! `account_manager/` are attached to the projects its directory's
+//! `account_manager.json` lists.
 
+mod account_manager;
 mod apps;
 mod atomic_file;
 mod config;
@@ -23,6 +33,9 @@ mod store;
 mod uploads;
 mod work_generator;
 
+pub use account_manager::{
+    ACCOUNT_MANAGER_FILE, AccountManagerConfig, ManagedProject, ManagedUser,
+};
 pub use config::{AppSource, GeneratorConfig, MAX_SCHEDULER_REQUEST_BYTES, ProjectServerConfig};
 pub use error::ProjectServerError;
 pub use faults::{Fault, FaultRule, FaultTarget, HANG_DEFAULT_SECONDS, HUGE_DEFAULT_BYTES};

@@ -1,8 +1,10 @@
 //! The project server: what its workers share, and how it starts and stops. It listens
 //! on one address; the project's URL (the master page) is `http://ADDRESS:PORT/`, the
 //! scheduler `/cgi`, downloads `/download/NAME`, uploads `/file_upload_handler`, the
-//! figures `/status`, and the faults on purpose `/admin/…` (from the loopback only).
+//! account manager `/account_manager/rpc.php`, the figures `/status`, and the faults on
+//! purpose and the account manager's list `/admin/…` (from the loopback only).
 
+use super::account_manager::AccountManager;
 use super::apps::{DOWNLOAD_DIR, ServedApp};
 use super::atomic_file::write_atomically;
 use super::config::{AppSource, ProjectServerConfig};
@@ -35,6 +37,8 @@ pub(crate) struct Urls {
     pub download: String,
     /// The upload handler.
     pub upload: String,
+    /// The account manager role (clients POST to this + `rpc.php`).
+    pub account_manager: String,
 }
 
 impl Urls {
@@ -44,6 +48,7 @@ impl Urls {
             scheduler: format!("{master}cgi"),
             download: format!("{master}download/"),
             upload: format!("{master}file_upload_handler"),
+            account_manager: format!("{master}account_manager/"),
             master,
         }
     }
@@ -64,6 +69,8 @@ pub(crate) struct Metrics {
     pub download_bytes: AtomicU64,
     /// Upload and size-query requests.
     pub upload_requests: AtomicU64,
+    /// Account manager requests.
+    pub account_manager_requests: AtomicU64,
 }
 
 /// The apps and the key that signs them (changed together when the key changes).
@@ -83,6 +90,7 @@ pub(crate) struct ServerState {
     pub generator: WorkGenerator,
     pub rng: Mutex<StdRng>,
     pub faults: FaultPlan,
+    pub account_manager: AccountManager,
     pub metrics: Metrics,
     pub started: Instant,
     pub last_inbox_scan: Mutex<Option<Instant>>,
@@ -157,6 +165,7 @@ impl ProjectServer {
             generator,
             rng: Mutex::new(StdRng::from_os_rng()),
             faults: FaultPlan::default(),
+            account_manager: AccountManager::new(&dir),
             metrics: Metrics::default(),
             started: Instant::now(),
             last_inbox_scan: Mutex::new(None),

@@ -31,7 +31,11 @@ fn setup(ncpus: u32, gpus: u32, projects: &[&str], days: f64) -> TraceEvent {
         },
         projects: projects
             .iter()
-            .map(|name| TraceProject { name: name.to_string(), resource_share: 100.0 })
+            .map(|name| TraceProject {
+                name: name.to_string(),
+                resource_share: 100.0,
+                devices: None,
+            })
             .collect(),
         scheduling_period: 3600.0,
     }

@@ -2,7 +2,8 @@
 //! POSTs to the manager's `rpc.php`, the `acct_mgr_reply` it gets back, and what the
 //! client does about the reply): how volunteers run many hosts from one web account.
 //! Pure: the host service sends the request over HTTP, checks the URL signatures with
-//! the manager's key, and carries the plan out.
+//! the manager's key, and carries the plan out. A manager's side reads the request and
+//! writes the reply with the same types (`boinc-rs project-server` in that role).
 
 mod plan;
 mod raw_element;
@@ -12,5 +13,10 @@ mod request;
 pub use plan::{
     AccountManagerAction, AccountManagerPlan, DEFAULT_REPEAT_SECONDS, Rejection, plan_reply,
 };
-pub use reply::{AccountManagerAccount, AccountManagerReply, parse_acct_mgr_reply};
-pub use request::{AccountManagerProject, AccountManagerRequest, write_acct_mgr_request};
+pub use reply::{
+    AccountManagerAccount, AccountManagerReply, parse_acct_mgr_reply, write_acct_mgr_reply,
+};
+pub use request::{
+    AccountManagerProject, AccountManagerRequest, MAX_ACCT_MGR_PROJECTS, parse_acct_mgr_request,
+    write_acct_mgr_request,
+};

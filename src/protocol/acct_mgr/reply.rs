@@ -2,10 +2,12 @@
 //! key, an error if the request failed (`<error_num>` with `<error_msg>`, or the older
 //! `<error>`), when to ask again (`<repeat_sec>`), messages for the user, data to send
 //! back (`<opaque>`), preferences, and one `<account>` per project the host should be
-//! attached to, each URL signed with the manager's key.
+//! attached to, each URL signed with the manager's key. A manager (`boinc-rs
+//! project-server` in that role) writes it with [`write_acct_mgr_reply`].
 
 use super::raw_element::raw_content;
 use crate::protocol::error::{XmlError, XmlProblem};
+use crate::protocol::xml_out::XmlOut;
 use crate::protocol::xml_tree::{Element, parse_document};
 
 /// One `<account>` of a reply.
@@ -117,6 +119,65 @@ fn read_reply(text: &str) -> Result<AccountManagerReply, XmlError> {
     Ok(reply)
 }
 
+/// The reply's XML, as managers write it: the URL signatures and the signing key as
+/// BOINC's hex lines, `<opaque>` and `<global_preferences>` as given (they must be
+/// well-formed XML content), an account's optional settings only when set.
+pub fn write_acct_mgr_reply(reply: &AccountManagerReply) -> String {
+    let mut out = XmlOut::new();
+    out.start("acct_mgr_reply");
+    out.text("name", &reply.name);
+    if reply.error_num != 0 {
+        out.int("error_num", reply.error_num);
+    }
+    if let Some(error) = &reply.error {
+        out.text("error_msg", error);
+    }
+    if let Some(repeat) = reply.repeat_sec {
+        out.real("repeat_sec", repeat);
+    }
+    for message in &reply.messages {
+        out.text("message", message);
+    }
+    if let Some(key) = &reply.signing_key {
+        out.text("signing_key", &format!("\n{}\n", key.trim()));
+    }
+    if let Some(opaque) = &reply.opaque {
+        out.raw("opaque", opaque);
+    }
+    if let Some(preferences) = &reply.global_preferences {
+        out.raw("global_preferences", preferences);
+    }
+    if let Some(venue) = &reply.host_venue {
+        out.text("host_venue", venue);
+    }
+    for account in &reply.accounts {
+        out.start("account");
+        out.text("url", &account.url);
+        out.text("url_signature", &format!("\n{}\n", account.url_signature.trim()));
+        if !account.authenticator.is_empty() {
+            out.text("authenticator", &account.authenticator);
+        }
+        out.flag("detach", account.detach);
+        out.flag("update", account.update);
+        let settings = [
+            ("dont_request_more_work", account.dont_request_more_work),
+            ("detach_when_done", account.detach_when_done),
+            ("suspend", account.suspend),
+        ];
+        for (name, value) in settings {
+            if let Some(value) = value {
+                out.bit(name, value);
+            }
+        }
+        if let Some(share) = account.resource_share {
+            out.real("resource_share", share);
+        }
+        out.end("account");
+    }
+    out.end("acct_mgr_reply");
+    String::from_utf8_lossy(&out.finish()).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +271,31 @@ c28356930cc691fccb2f8f5cf1dbc64480d648dc1c6c8cc25b2206106d5589f9
             parse_acct_mgr_reply("<acct_mgr_reply><repeat_sec>soon</repeat_sec></acct_mgr_reply>")
                 .expect_err("not a number");
         assert_eq!(error.file, "acct_mgr_reply");
+    }
+
+    /// What a manager writes, a client reads back the same.
+    #[test]
+    fn written_replies_read_back() {
+        let full = parse_acct_mgr_reply(REPLY).expect("readable");
+        let mut error = AccountManagerReply {
+            name: "M".into(),
+            error_num: -206,
+            error: Some("bad password <for> ann".into()),
+            ..AccountManagerReply::default()
+        };
+        for reply in [&full, &error] {
+            let text = write_acct_mgr_reply(reply);
+            assert_eq!(&parse_acct_mgr_reply(&text).expect(&text), reply, "{text}");
+        }
+        error.accounts.push(AccountManagerAccount {
+            url: "http://p/".into(),
+            url_signature: "ab\n.".into(),
+            suspend: Some(true),
+            detach_when_done: Some(false),
+            ..AccountManagerAccount::default()
+        });
+        let text = write_acct_mgr_reply(&error);
+        assert!(text.contains("<suspend>1</suspend>") && !text.contains("<detach/>"), "{text}");
+        assert_eq!(parse_acct_mgr_reply(&text).expect(&text), error);
     }
 }

@@ -2,11 +2,20 @@
 //! `rpc.php`): who the volunteer is (name and password hash), which host this is, its
 //! run mode, and every project it is attached to with its account key, so the manager
 //! can tell which of them it attached and what to change. The manager's `<opaque>`
-//! data from its last reply goes back as it came.
+//! data from its last reply goes back as it came. A manager (`boinc-rs project-server`
+//! in that role) reads the request back with [`parse_acct_mgr_request`].
 
+use super::raw_element::raw_content;
 use crate::model::{ClientState, RunMode};
+use crate::protocol::error::{XmlError, XmlProblem};
 use crate::protocol::gui_rpc::ProtocolVersion;
+use crate::protocol::list_counts::ListCounts;
 use crate::protocol::xml_out::XmlOut;
+use crate::protocol::xml_tree::{Element, parse_document};
+
+/// The most projects one request may list (a host attached to every BOINC project
+/// there is lists well under a hundred).
+pub const MAX_ACCT_MGR_PROJECTS: usize = 1000;
 
 /// One attached project as the request describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +126,117 @@ pub fn write_acct_mgr_request(request: &AccountManagerRequest) -> String {
     String::from_utf8_lossy(&out.finish()).into_owned()
 }
 
+/// Reads a request, as a manager does: the elements BOINC's clients send that a manager
+/// needs; the rest (host details, time statistics, preferences) is skipped. Errors name
+/// it `acct_mgr_request`.
+pub fn parse_acct_mgr_request(text: &str) -> Result<AccountManagerRequest, XmlError> {
+    read_request(text).map_err(|e| e.in_file("acct_mgr_request"))
+}
+
+fn read_request(text: &str) -> Result<AccountManagerRequest, XmlError> {
+    let root = parse_document(text)?;
+    if root.name != "acct_mgr_request" {
+        return Err(root.error(XmlProblem::WrongRoot { expected: "acct_mgr_request" }));
+    }
+    let mut request = AccountManagerRequest {
+        name: String::new(),
+        password_hash: String::new(),
+        host_cpid: String::new(),
+        previous_host_cpid: String::new(),
+        domain_name: String::new(),
+        client_version: ProtocolVersion { major: 0, minor: 0, release: 0 },
+        run_mode: RunMode::Auto,
+        gui_rpc: None,
+        projects: Vec::new(),
+        opaque: String::new(),
+    };
+    let (mut gui_rpc_port, mut gui_rpc_password) = (None, None);
+    let mut counts = ListCounts::default();
+    for child in &root.children {
+        match child.name.as_str() {
+            "name" => request.name = child.string(),
+            "password_hash" => request.password_hash = child.string(),
+            "host_cpid" => request.host_cpid = child.string(),
+            "previous_host_cpid" => request.previous_host_cpid = child.string(),
+            "domain_name" => request.domain_name = child.string(),
+            "client_version" => request.client_version = client_version(child)?,
+            "run_mode" => request.run_mode = run_mode(child)?,
+            "gui_rpc_port" => {
+                let port = child.u64()?;
+                gui_rpc_port = Some(u16::try_from(port).map_err(|_| {
+                    child.error(XmlProblem::OutOfRange {
+                        value: port.to_string(),
+                        expected: "a TCP port, 0 to 65535",
+                    })
+                })?);
+            }
+            "gui_rpc_password" => gui_rpc_password = Some(child.string()),
+            "project" => {
+                counts.check(child, "project", MAX_ACCT_MGR_PROJECTS)?;
+                request.projects.push(project(child)?);
+            }
+            _ => {}
+        }
+    }
+    if request.name.is_empty() {
+        return Err(root.error(XmlProblem::Missing("name")));
+    }
+    if let Some(port) = gui_rpc_port {
+        request.gui_rpc = Some((port, gui_rpc_password.unwrap_or_default()));
+    }
+    request.opaque = raw_content(text, "opaque").unwrap_or_default();
+    Ok(request)
+}
+
+/// `major.minor.release`.
+fn client_version(element: &Element) -> Result<ProtocolVersion, XmlError> {
+    let text = element.trimmed();
+    let mut numbers = text.split('.').map(|n| n.trim().parse::<u32>());
+    match (numbers.next(), numbers.next(), numbers.next(), numbers.next()) {
+        (Some(Ok(major)), Some(Ok(minor)), Some(Ok(release)), None) => {
+            Ok(ProtocolVersion { major, minor, release })
+        }
+        _ => Err(element.error(XmlProblem::OutOfRange {
+            value: text.to_owned(),
+            expected: "a version, MAJOR.MINOR.RELEASE",
+        })),
+    }
+}
+
+fn run_mode(element: &Element) -> Result<RunMode, XmlError> {
+    match element.trimmed() {
+        "always" => Ok(RunMode::Always),
+        "auto" | "" => Ok(RunMode::Auto),
+        "never" => Ok(RunMode::Never),
+        other => Err(element.error(XmlProblem::OutOfRange {
+            value: other.to_owned(),
+            expected: "always, auto or never",
+        })),
+    }
+}
+
+fn project(element: &Element) -> Result<AccountManagerProject, XmlError> {
+    let mut project = AccountManagerProject {
+        url: element.required_text("url")?.to_owned(),
+        project_name: String::new(),
+        suspended_via_gui: false,
+        account_key: String::new(),
+        hostid: 0,
+        attached_via_acct_mgr: false,
+    };
+    for child in &element.children {
+        match child.name.as_str() {
+            "project_name" => project.project_name = child.string(),
+            "suspended_via_gui" => project.suspended_via_gui = child.flag()?,
+            "account_key" => project.account_key = child.string(),
+            "hostid" => project.hostid = child.i64()?,
+            "attached_via_acct_mgr" => project.attached_via_acct_mgr = child.flag()?,
+            _ => {}
+        }
+    }
+    Ok(project)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +304,62 @@ mod tests {
         assert!(text.contains("<gui_rpc_password>secret</gui_rpc_password>"), "{text}");
         assert!(text.contains("<previous_host_cpid>old</previous_host_cpid>"), "{text}");
         assert!(!write_acct_mgr_request(&request()).contains("gui_rpc"));
+    }
+
+    #[test]
+    fn a_manager_reads_back_what_a_client_writes() {
+        for request in [request(), {
+            let mut asked = request();
+            asked.gui_rpc = Some((31416, "secret".into()));
+            asked.previous_host_cpid = "old".into();
+            asked.run_mode = RunMode::Never;
+            asked.opaque.clear();
+            asked.projects.clear();
+            asked
+        }] {
+            let text = write_acct_mgr_request(&request);
+            assert_eq!(parse_acct_mgr_request(&text).expect("readable"), request, "{text}");
+        }
+    }
+
+    /// The extra elements a real client sends are skipped.
+    #[test]
+    fn a_real_clients_extra_elements_are_skipped() {
+        let text = "<acct_mgr_request>\n<name>ann</name>\n<password_hash>ab</password_hash>\n\
+            <host_cpid>c</host_cpid>\n<client_version>7.20.5</client_version>\n\
+            <run_mode>always</run_mode>\n<platform_name>x86_64-pc-linux-gnu</platform_name>\n\
+            <project>\n<url>http://p/</url>\n<project_name>P</project_name>\n\
+            <suspended_via_gui>0</suspended_via_gui>\n<account_key>k</account_key>\n\
+            <hostid>3</hostid>\n<not_started_dur>0.0</not_started_dur>\n\
+            <attached_via_acct_mgr/>\n</project>\n\
+            <host_info><p_ncpus>2</p_ncpus></host_info>\n</acct_mgr_request>\n";
+        let request = parse_acct_mgr_request(text).expect("readable");
+        assert_eq!(request.client_version, ProtocolVersion { major: 7, minor: 20, release: 5 });
+        assert_eq!(request.run_mode, RunMode::Always);
+        assert_eq!(request.projects.len(), 1);
+        assert!(request.projects[0].attached_via_acct_mgr);
+        assert_eq!(request.projects[0].hostid, 3);
+        assert_eq!(request.opaque, "");
+    }
+
+    #[test]
+    fn hostile_requests_are_errors() {
+        for bad in [
+            "<html/>",
+            "<acct_mgr_request><password_hash>x</password_hash></acct_mgr_request>",
+            "<acct_mgr_request><name>a</name><client_version>7.x</client_version></acct_mgr_request>",
+            "<acct_mgr_request><name>a</name><run_mode>sometimes</run_mode></acct_mgr_request>",
+            "<acct_mgr_request><name>a</name><gui_rpc_port>70000</gui_rpc_port></acct_mgr_request>",
+            "<acct_mgr_request><name>a</name><project><hostid>1</hostid></project></acct_mgr_request>",
+            "<acct_mgr_request><name>a</name>",
+        ] {
+            let error = parse_acct_mgr_request(bad).expect_err(bad);
+            assert_eq!(error.file, "acct_mgr_request", "{bad}");
+        }
+        let many = format!(
+            "<acct_mgr_request><name>a</name>{}</acct_mgr_request>",
+            "<project><url>u</url></project>".repeat(MAX_ACCT_MGR_PROJECTS + 1)
+        );
+        assert!(parse_acct_mgr_request(&many).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! `/admin/…`: faults on purpose and key changes, for tests of clients (see
-//! [`super::super::faults`]). Only requests from the loopback are served: anyone else
-//! gets 403.
+//! [`super::super::faults`]), and the account manager's configuration (see
+//! [`super::super::account_manager`]). Only requests from the loopback are served:
+//! anyone else gets 403.
 
+use super::super::account_manager::AccountManagerConfig;
 use super::super::faults::FaultRule;
 use super::super::keys::RolloverSignature;
 use super::super::server::ServerState;
@@ -19,6 +21,23 @@ fn from_loopback(request: &HttpRequest) -> bool {
 
 fn forbidden() -> HttpResponse {
     HttpResponse::Forbidden().body("the admin interface answers only the loopback\n")
+}
+
+/// The JSON body of an admin request from the loopback, or the answer refusing it
+/// (`usage` says what to send instead).
+fn admin_json<T: serde::de::DeserializeOwned>(
+    request: &HttpRequest,
+    body: &Bytes,
+    usage: &str,
+) -> Result<T, HttpResponse> {
+    if !from_loopback(request) {
+        return Err(forbidden());
+    }
+    if body.len() > MAX_ADMIN_BODY {
+        return Err(HttpResponse::PayloadTooLarge().finish());
+    }
+    serde_json::from_slice(body)
+        .map_err(|error| HttpResponse::BadRequest().body(format!("{error}: {usage}\n")))
 }
 
 pub(crate) async fn list_faults(
@@ -50,21 +69,12 @@ pub(crate) async fn add_faults(
     request: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
-    if !from_loopback(&request) {
-        return forbidden();
-    }
-    if body.len() > MAX_ADMIN_BODY {
-        return HttpResponse::PayloadTooLarge().finish();
-    }
-    let rules = match serde_json::from_slice::<Rules>(&body) {
+    let usage = "post a rule or a list of rules, e.g. \
+                 {\"target\": \"scheduler\", \"fault\": \"http_500\", \"count\": 1}";
+    let rules = match admin_json::<Rules>(&request, &body, usage) {
         Ok(Rules::One(rule)) => vec![rule],
         Ok(Rules::Many(rules)) => rules,
-        Err(error) => {
-            return HttpResponse::BadRequest().body(format!(
-                "{error}: post a rule or a list of rules, e.g. \
-                 {{\"target\": \"scheduler\", \"fault\": \"http_500\", \"count\": 1}}\n"
-            ));
-        }
+        Err(refusal) => return refusal,
     };
     tracing::warn!(?rules, "faults on purpose added");
     state.faults.add(rules);
@@ -92,16 +102,10 @@ pub(crate) async fn rotate_key(
     request: HttpRequest,
     body: Bytes,
 ) -> HttpResponse {
-    if !from_loopback(&request) {
-        return forbidden();
-    }
-    let rotation: Rotation = match serde_json::from_slice(&body) {
+    let usage = "post {\"signature\": \"signed\"} (or \"none\", or \"bad\")";
+    let rotation: Rotation = match admin_json(&request, &body, usage) {
         Ok(rotation) => rotation,
-        Err(error) => {
-            return HttpResponse::BadRequest().body(format!(
-                "{error}: post {{\"signature\": \"signed\"}} (or \"none\", or \"bad\")\n"
-            ));
-        }
+        Err(refusal) => return refusal,
     };
     let state = state.into_inner();
     let rotated = web::block(move || {
@@ -120,6 +124,51 @@ pub(crate) async fn rotate_key(
             HttpResponse::Ok().json(json!({"code_sign_key": key.to_text()}))
         }
         Ok(Err(error)) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+        Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+    }
+}
+
+/// `GET /admin/account_manager`: the configuration in force (`null`: none).
+pub(crate) async fn account_manager_config(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+) -> HttpResponse {
+    if !from_loopback(&request) {
+        return forbidden();
+    }
+    let state = state.into_inner();
+    match web::block(move || state.account_manager.config()).await {
+        Ok(config) => HttpResponse::Ok().json(config),
+        Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
+    }
+}
+
+/// `PUT /admin/account_manager`: a new configuration, kept in the project directory
+/// and given to every host at its next request.
+pub(crate) async fn replace_account_manager_config(
+    state: web::Data<ServerState>,
+    request: HttpRequest,
+    body: Bytes,
+) -> HttpResponse {
+    let usage = "put {\"users\": [{\"name\": \"N\", \"password\": \"P\"}], \
+                 \"projects\": [{\"url\": \"URL\", \"authenticator\": \"A\"}]}";
+    let config: AccountManagerConfig = match admin_json(&request, &body, usage) {
+        Ok(config) => config,
+        Err(refusal) => return refusal,
+    };
+    let state = state.into_inner();
+    let replaced =
+        web::block(move || state.account_manager.replace(&config).map(|()| config)).await;
+    match replaced {
+        Ok(Ok(config)) => {
+            tracing::warn!(
+                projects = config.projects.len(),
+                users = config.users.len(),
+                "the account manager's list was changed"
+            );
+            HttpResponse::Ok().json(config)
+        }
+        Ok(Err(error)) => HttpResponse::BadRequest().body(format!("{error}\n")),
         Err(error) => HttpResponse::InternalServerError().body(format!("{error}\n")),
     }
 }

@@ -1,5 +1,6 @@
 //! The project server's HTTP routes.
 
+mod account_manager_rpc;
 mod admin;
 mod download;
 mod fault_response;
@@ -36,6 +37,18 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
         .service(web::resource("/download/{name}").route(web::get().to(download::download)))
         .service(web::resource("/file_upload_handler").route(web::post().to(upload::upload)))
         .service(web::resource("/status").route(web::get().to(status::status)))
+        .service(
+            web::resource("/account_manager/rpc.php")
+                .app_data(web::PayloadConfig::new(
+                    account_manager_rpc::MAX_ACCOUNT_MANAGER_REQUEST_BYTES,
+                ))
+                .route(web::post().to(account_manager_rpc::account_manager_rpc)),
+        )
+        .service(
+            web::resource("/admin/account_manager")
+                .route(web::get().to(admin::account_manager_config))
+                .route(web::put().to(admin::replace_account_manager_config)),
+        )
         .service(
             web::resource("/admin/faults")
                 .route(web::get().to(admin::list_faults))

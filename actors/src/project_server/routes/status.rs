@@ -84,6 +84,9 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
             "downloads": load(&metrics.downloads),
             "download_bytes": load(&metrics.download_bytes),
             "upload_requests": load(&metrics.upload_requests),
+            "account_manager_url": state.urls.account_manager,
+            "account_manager_requests": load(&metrics.account_manager_requests),
+            "account_manager_hosts": state.account_manager.hosts(),
             "faults_applied": state.faults.applied().len(),
             "results": results,
         })
