@@ -97,8 +97,8 @@ fn peek_state(dir: &Path) -> Option<ClientState> {
 
 fn log_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let start = text.len().saturating_sub(20_000);
-    text[text.ceil_char_boundary(start)..].to_string()
+    let tail: Vec<char> = text.chars().rev().take(20_000).collect();
+    tail.into_iter().rev().collect()
 }
 
 /// A job's task, its CPU time and checkpoint, from a state.
