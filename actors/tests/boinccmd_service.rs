@@ -176,9 +176,10 @@ fn boinccmd_controls_boinc_rs_run() {
     live.wait_for("the task to stop", |s| {
         s.running.iter().all(|&j| s.state.job(j).name != running)
     });
+    // Resumed, it may run again or wait its turn behind the task that took its CPU.
     live.boinccmd(&["--task", &url, &running, "resume"]);
-    live.wait_for("the task to run again", |s| {
-        s.running.iter().any(|&j| s.state.job(j).name == running)
+    live.wait_for("the task to be resumed", |s| {
+        s.state.jobs.iter().any(|j| j.name == running && !j.suspended)
     });
     live.boinccmd(&["--task", &url, &running, "abort"]);
     let aborted = live.wait_for("the task to be aborted", |s| {
