@@ -41,16 +41,10 @@ fn percent() -> impl Strategy<Value = f64> {
 
 fn prefs() -> impl Strategy<Value = Prefs> {
     (
-        (non_negative(), non_negative(), non_negative(), percent(), any::<u32>(), any::<bool>()),
+        // Within the bounds a preferences file may hold (protocol/prefs.rs).
+        (0.0..10.0f64, 0.0..10.0f64, 0.0..100_000.0f64, percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
-        (
-            non_negative(),
-            percent(),
-            non_negative(),
-            any::<bool>(),
-            non_negative(),
-            1.0..86_400.0f64,
-        ),
+        (0.0..1e9f64, percent(), 0.0..1e9f64, any::<bool>(), 0.0..100_000.0f64, 1.0..86_400.0f64),
     )
         .prop_map(|(a, b, c)| Prefs {
             work_buf_min_days: a.0,
