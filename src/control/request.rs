@@ -31,9 +31,8 @@ use crate::model::{
     AppVersion, ClientState, FileStatus, Job, JobId, ProjectId, ResourceMap, ResourceType,
 };
 use crate::protocol::{
-    AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport, GpuReport, HostInfo,
-    InProgressResult, OtherResult, OutputFile, ReportedResult, SchedulerRequest, StickyFile,
-    TimeStatsReport,
+    AppVersionDescription, ClientVersion, DiskUsageReport, GpuReport, HostInfo, InProgressResult,
+    OtherResult, OutputFile, ReportedResult, SchedulerRequest, StickyFile, TimeStatsReport,
 };
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -288,24 +287,13 @@ fn version_description<'s>(
     version: &'s AppVersion,
     identity: &'s ClientIdentity,
 ) -> AppVersionDescription<'s> {
-    AppVersionDescription {
-        app_name: Cow::Borrowed(&state.app(version.app).name),
-        version_num: version.version_num,
-        platform: Cow::Borrowed(platform_or(&version.platform, identity)),
-        plan_class: Cow::Borrowed(&version.plan_class),
-        api_version: Cow::Borrowed(&version.api_version),
-        avg_ncpus: Some(version.usage.avg_ncpus),
-        max_ncpus: None,
-        flops: Some(version.flops),
-        cmdline: Cow::Borrowed(&version.cmdline),
-        coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
-            kind: Cow::Borrowed(resource.boinc_name()),
-            count,
-        }),
-        file_refs: Vec::new(),
-        // The client's own learning: kept in its state file, not told to projects.
-        duration_correction_factor: None,
-    }
+    // The client's own duration correction is kept in its state file, not told to
+    // projects.
+    AppVersionDescription::of_version(
+        &state.app(version.app).name,
+        version,
+        platform_or(&version.platform, identity),
+    )
 }
 
 /// A platform as reported: the record's, or the client's own where the record has none.

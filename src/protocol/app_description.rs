@@ -92,6 +92,35 @@ pub struct AppVersionDescription<'a> {
     pub duration_correction_factor: Option<f64>,
 }
 
+impl<'a> AppVersionDescription<'a> {
+    /// The description of the client's app version `version` of the app named
+    /// `app_name`, reported for `platform`; without file references or the client's own
+    /// duration correction, which only the state file carries.
+    pub fn of_version(
+        app_name: &'a str,
+        version: &'a crate::model::AppVersion,
+        platform: &'a str,
+    ) -> Self {
+        AppVersionDescription {
+            app_name: Cow::Borrowed(app_name),
+            version_num: version.version_num,
+            platform: Cow::Borrowed(platform),
+            plan_class: Cow::Borrowed(&version.plan_class),
+            api_version: Cow::Borrowed(&version.api_version),
+            avg_ncpus: Some(version.usage.avg_ncpus),
+            max_ncpus: None,
+            flops: Some(version.flops),
+            cmdline: Cow::Borrowed(&version.cmdline),
+            coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
+                kind: Cow::Borrowed(resource.boinc_name()),
+                count,
+            }),
+            file_refs: Vec::new(),
+            duration_correction_factor: None,
+        }
+    }
+}
+
 impl AppVersionDescription<'_> {
     /// The same, owning its text.
     pub fn into_owned(self) -> AppVersionDescription<'static> {

@@ -26,7 +26,7 @@
 //! - a job's `platform`, `version_num` and `plan_class` are those of its app version
 //!   when it has one (the reader makes them so).
 
-use super::app_description::{AppVersionDescription, CoprocessorUsage};
+use super::app_description::AppVersionDescription;
 use super::file_ref::FileReference;
 use super::host_report::{GpuReport, HostInfo, TimeStatsReport, write_net_stats};
 use super::job_description::WorkunitDescription;
@@ -333,21 +333,13 @@ fn file_reference(state: &ClientState, reference: &FileRef) -> FileReference {
 
 fn write_app_version(state: &ClientState, version: &AppVersion, writer: &mut XmlWriter) {
     let description = AppVersionDescription {
-        app_name: Cow::Borrowed(&state.app(version.app).name),
-        version_num: version.version_num,
-        platform: Cow::Borrowed(&version.platform),
-        plan_class: Cow::Borrowed(&version.plan_class),
-        api_version: Cow::Borrowed(&version.api_version),
-        avg_ncpus: Some(version.usage.avg_ncpus),
-        max_ncpus: None,
-        flops: Some(version.flops),
-        cmdline: Cow::Borrowed(&version.cmdline),
-        coprocessor: version.usage.coprocessor.map(|(resource, count)| CoprocessorUsage {
-            kind: Cow::Borrowed(resource.boinc_name()),
-            count,
-        }),
         file_refs: version.files.iter().map(|r| file_reference(state, r)).collect(),
         duration_correction_factor: version.duration_correction_factor,
+        ..AppVersionDescription::of_version(
+            &state.app(version.app).name,
+            version,
+            &version.platform,
+        )
     };
     description.write(writer, true);
 }

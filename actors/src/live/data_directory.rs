@@ -3,7 +3,7 @@
 //! them, and the free space is the file system's (statvfs).
 
 use crate::effects::{DiskSpace, FileSystem, FileSystemError};
-use boinc_core::control::project_dir;
+use boinc_core::control::{is_plain_file_name, project_dir};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -27,12 +27,7 @@ impl DataDirectory {
     /// Where the project's file `name` lives; a name that would leave the project's
     /// directory is refused.
     pub fn file_path(&self, project_url: &str, name: &str) -> Result<PathBuf, FileSystemError> {
-        let plain = !name.is_empty()
-            && name != "."
-            && name != ".."
-            && !name.contains('/')
-            && !name.contains('\0');
-        if !plain {
+        if !is_plain_file_name(name) {
             return Err(FileSystemError::NotAPlainName {
                 project: project_url.to_string(),
                 name: name.to_string(),

@@ -12,7 +12,7 @@
 //! never writes through a file the app could have replaced, and bounds what it reads.
 
 use crate::effects::ProcessError;
-use boinc_core::control::{SlotFile, SlotFileRole, TaskSpec};
+use boinc_core::control::{SlotFile, SlotFileRole, TaskSpec, is_plain_file_name};
 use boinc_core::protocol::app_api::{
     INIT_DATA_FILE, InitData, STDERR_FILE, STDERR_REPORT_BYTES, slot_to_project_path, soft_link,
 };
@@ -53,11 +53,6 @@ fn inside(data_dir: &Path, relative: &str, slot: u32) -> Result<PathBuf, Process
         });
     }
     Ok(data_dir.join(path))
-}
-
-/// Whether a file or open name is a single plain name (a server could send `../x`).
-fn plain_name(name: &str) -> bool {
-    !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('\0')
 }
 
 /// Removes whatever is at `path` (a file, a link, an empty or full directory).
@@ -102,7 +97,7 @@ impl SlotLayout {
         let slot_dir = inside(data_dir, &program.slot_dir, spec.slot)?;
         let project_dir = inside(data_dir, &program.project_dir, spec.slot)?;
         let names = program.files.iter().flat_map(|f| [&f.open_name, &f.file_name]);
-        if let Some(bad) = names.chain([&program.executable]).find(|n| !plain_name(n)) {
+        if let Some(bad) = names.chain([&program.executable]).find(|n| !is_plain_file_name(n)) {
             return Err(ProcessError::File {
                 slot: spec.slot,
                 path: PathBuf::from(bad),
