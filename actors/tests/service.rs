@@ -50,8 +50,34 @@ fn attached_data_dir(url: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `boinc-rs run` on `dir`, its log appended to `dir/../service.log`.
-fn start_service(dir: &Path, log: &Path) -> Child {
+/// A running `boinc-rs run`, killed if a failing test leaves it behind (its apps exit
+/// when they see their client gone).
+struct ServiceProcess(Child);
+
+impl std::ops::Deref for ServiceProcess {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ServiceProcess {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for ServiceProcess {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// `boinc-rs run` on `dir`, its log appended to `log`.
+fn start_service(dir: &Path, log: &Path) -> ServiceProcess {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log");
     Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
         .args(["run", "--dir"])
@@ -62,6 +88,7 @@ fn start_service(dir: &Path, log: &Path) -> Child {
         .stdout(log.try_clone().expect("the log"))
         .stderr(log)
         .spawn()
+        .map(ServiceProcess)
         .expect("boinc-rs run starts")
 }
 
