@@ -185,6 +185,11 @@ fn the_real_client_downloads_verifies_runs_uploads_and_reports() {
         );
         std::thread::sleep(Duration::from_millis(500));
     };
+    // The server counts a report when it answers the request; the client logs the
+    // acknowledgement only once it has read that answer, a moment later.
+    wait_for_clients(&[&client], "log the acknowledgement of both reports", |c| {
+        c.log().matches("got ack for task example_app_").count() >= 2
+    });
     let log = client.log();
     println!("What the real client logged:\n{}", story(&log));
     assert_eq!(status["jobs_sent"], 2, "{status:#}");
