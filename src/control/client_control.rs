@@ -44,7 +44,7 @@ use crate::model::{
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{next_report_time, report_reasons};
-use crate::work_fetch::{WorkRequest, piggyback_request};
+use crate::work_fetch::{WorkRequest, clear_backoff, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
 
@@ -364,6 +364,17 @@ impl ClientControl {
         job.completed_time = now;
         job.final_elapsed_time = elapsed;
         job.task = None;
+        let (project, app_version) = (job.project, job.app_version);
+        // A project that limits the jobs a host may hold answers "no work" while the
+        // host is at the limit; a job done makes room, so its backoff for the job's
+        // resource ends here rather than minutes later (as BOINC's client does).
+        if let Some(av) = app_version {
+            let resource = match self.state.app_versions[av.index()].usage.coprocessor {
+                Some((coprocessor, _)) => coprocessor,
+                None => ResourceType::Cpu,
+            };
+            clear_backoff(&mut self.state.projects[project.index()].resources[resource]);
+        }
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
         // A completion frees resources and changes the buffer.

@@ -41,6 +41,28 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+/// How long a starting app waits for the slot's lock: an instance left running by a
+/// client that died quits once it has missed its heartbeats for 30 s, as BOINC's apps do,
+/// so a new instance started by the next client gets the slot after at most that long.
+const SLOT_LOCK_WAIT: Duration = Duration::from_secs(35);
+
+/// Takes the slot's lock, waiting (bounded) for an instance from a previous client's
+/// life to go.
+fn lock_slot(file: File) -> Result<Flock<File>, AppApiError> {
+    let deadline = Instant::now() + SLOT_LOCK_WAIT;
+    let mut file = file;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(lock) => return Ok(lock),
+            Err((_, _)) if Instant::now() >= deadline => return Err(AppApiError::SlotLocked),
+            Err((back, _)) => {
+                file = back;
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        }
+    }
+}
+
 /// BOINC's exit status for an app that stopped because its client asked it to abort.
 pub const EXIT_ABORTED_BY_CLIENT: i32 = 194;
 
@@ -115,8 +137,7 @@ impl BoincApp {
             .write(true)
             .open(slot_dir.join(LOCK_FILE))
             .map_err(|e| AppApiError::SharedMemory { path: slot_dir.join(LOCK_FILE), source: e })?;
-        let lock = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock)
-            .map_err(|_| AppApiError::SlotLocked)?;
+        let lock = lock_slot(lock_file)?;
         let mmap_path = slot_dir.join(MMAP_FILE_NAME);
         let mapping = Arc::new(
             SharedMapping::open(&mmap_path)

@@ -6,10 +6,12 @@
 //! A slot keeps its files between runs of the same task, so a restarted app finds its
 //! checkpoint; a task new to a slot (by `init_data.xml`'s result name) gets it emptied.
 //! When the task is over ([`ProcessHost::reap`]), its outputs go to the project
-//! directory and the slot is removed. Dropping the host kills every app it still runs.
+//! directory and the slot is removed. Dropping the host kills every app it still runs;
+//! a new host first stops apps a previous run left in the slots (`leftover.rs`).
 
 use super::config::ProcessHostConfig;
 use super::containment::write_containment_available;
+use super::leftover::stop_leftover_apps;
 use super::slot::SlotLayout;
 use super::task_process::{RunState, TaskProcess};
 use crate::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
@@ -61,6 +63,16 @@ impl LiveProcessHost {
         std::fs::create_dir_all(&slots_dir).map_err(slot_error(&slots_dir))?;
         config.data_dir =
             std::fs::canonicalize(&config.data_dir).map_err(slot_error(&config.data_dir))?;
+        // Only one client holds a data directory: whatever still works in its slots was
+        // left by a previous run and would share the slot with the task's new instance.
+        let left =
+            stop_leftover_apps(&config.data_dir.join(boinc_core::control::task_program::SLOTS_DIR));
+        if left > 0 {
+            tracing::warn!(
+                apps = left,
+                "stopped apps left running by a previous run of the client"
+            );
+        }
         let contain = config.contain_writes && write_containment_available();
         if config.contain_writes && !contain {
             tracing::warn!(

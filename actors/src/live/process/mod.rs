@@ -6,12 +6,14 @@
 //! - `task_process.rs`: one run of an app (control, measurement, limits, how it ended);
 //! - `app_channels.rs` and `shared_memory.rs`: the app API's channels, client side;
 //! - `slot.rs`: slot directories; `spawn.rs`: starting the process;
-//!   `containment.rs`: confining its writes; `measure.rs`: CPU time and memory.
+//!   `containment.rs`: confining its writes; `measure.rs`: CPU time and memory;
+//!   `leftover.rs`: apps a previous run of the client left behind.
 
 mod app_channels;
 mod config;
 mod containment;
 mod host;
+mod leftover;
 mod measure;
 mod shared_memory;
 mod slot;
