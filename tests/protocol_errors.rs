@@ -94,7 +94,7 @@ fn negative_buffer_preference_is_an_error() {
     )
     .expect_err("negative");
     assert_eq!(error.line, 2);
-    assert!(error.to_string().contains("must be zero or more"), "{error}");
+    assert!(error.to_string().contains("out of range"), "{error}");
 }
 
 #[test]

@@ -104,6 +104,13 @@ enum Command {
     },
     /// Ask a running client to quit (over GUI RPC).
     Quit(cli::control::Connection),
+    /// Join, sync with, leave or show a running client's account manager (over GUI RPC).
+    AcctMgr {
+        #[command(subcommand)]
+        command: cli::control::AccountManagerCommand,
+        #[command(flatten)]
+        connection: cli::control::Connection,
+    },
     /// Run a BOINC project on this machine: master page, scheduler, downloads and
     /// uploads, apps signed with its own key, a work generator. Clients (boinc-rs or
     /// the real BOINC client) attach to the URL it prints.
@@ -217,6 +224,9 @@ fn run(cli: Cli) -> Result<()> {
             cli::control::project(&connection, &url, action)
         }
         Command::Quit(connection) => cli::control::quit(&connection),
+        Command::AcctMgr { command, connection } => {
+            cli::control::account_manager(&connection, &command)
+        }
         Command::ProjectServer(args) => cli::project_server::project_server(args),
         Command::Attach(args) => cli::attach::attach(&args),
         Command::HostInfo(args) => cli::host_info::host_info(&args),

@@ -57,6 +57,21 @@ pub enum UserAction {
         /// server tells).
         project_name: Option<String>,
     },
+    /// The project's resource share on this host (an account manager sets it).
+    SetResourceShare {
+        /// The project's name or master URL.
+        project: String,
+        /// The share (positive and finite; anything else is refused).
+        share: f64,
+    },
+    /// Whether the project was attached through the account manager (which may then
+    /// detach it).
+    SetAttachedViaAccountManager {
+        /// The project's name or master URL.
+        project: String,
+        /// Attached through the manager.
+        attached: bool,
+    },
     /// Reset a project: its jobs are dropped (running ones aborted) and its backoffs
     /// cleared, and it is asked for work again, as if newly attached.
     ResetProject(String),
@@ -83,6 +98,9 @@ pub enum UserActionError {
     /// The task is finished: there is nothing to suspend, resume or abort.
     #[error("task '{0}' has already finished computing")]
     TaskDone(String),
+    /// A resource share must be a positive number.
+    #[error("a resource share must be a positive number, not {0}")]
+    BadResourceShare(String),
     /// An account without a master URL or an authenticator carries nothing to attach.
     #[error(
         "an account needs both a master URL and an authenticator; the project's web site shows the account key"
@@ -199,6 +217,17 @@ pub fn apply_user_action(
                 project_preferences: None,
             };
             apply_accounts(state, std::slice::from_ref(&account));
+        }
+        UserAction::SetResourceShare { project, share } => {
+            if !share.is_finite() || *share <= 0.0 {
+                return Err(UserActionError::BadResourceShare(share.to_string()));
+            }
+            let p = find_project(state, project)?;
+            state.projects[p.index()].resource_share = *share;
+        }
+        UserAction::SetAttachedViaAccountManager { project, attached } => {
+            let p = find_project(state, project)?;
+            state.projects[p.index()].account.attached_via_acct_mgr = *attached;
         }
         UserAction::ResetProject(name) => {
             let p = find_project(state, name)?;

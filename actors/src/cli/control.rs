@@ -39,6 +39,8 @@ pub enum ProjectCommand {
     Nomorework,
     /// Fetch new tasks again.
     Allowmorework,
+    /// Leave the project: its tasks are dropped, its files and account file removed.
+    Detach,
 }
 
 impl ProjectCommand {
@@ -49,6 +51,7 @@ impl ProjectCommand {
             ProjectCommand::Update => ProjectAction::Update,
             ProjectCommand::Nomorework => ProjectAction::NoMoreWork,
             ProjectCommand::Allowmorework => ProjectAction::AllowMoreWork,
+            ProjectCommand::Detach => ProjectAction::Detach,
         }
     }
 
@@ -59,6 +62,7 @@ impl ProjectCommand {
             ProjectCommand::Update => "asked to contact its scheduler",
             ProjectCommand::Nomorework => "gets no new tasks",
             ProjectCommand::Allowmorework => "gets new tasks again",
+            ProjectCommand::Detach => "detached",
         }
     }
 }
@@ -239,3 +243,94 @@ pub fn quit(connection: &Connection) -> Result<()> {
         }
     })
 }
+
+/// What `boinc-rs acct-mgr` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum AccountManagerCommand {
+    /// Join an account manager: the client asks it for its projects now and on its
+    /// schedule after.
+    Attach {
+        /// The manager's URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Your login name on the manager's site.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Your password there.
+        #[arg(value_name = "PASSWORD")]
+        password: String,
+    },
+    /// Ask the manager now.
+    Sync,
+    /// Stop using the manager (its projects stay attached).
+    Detach,
+    /// Show the manager in use.
+    Info,
+}
+
+/// How long `acct-mgr attach` and `sync` wait for the client's request to the manager.
+const ACCOUNT_MANAGER_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `boinc-rs acct-mgr`.
+pub fn account_manager(connection: &Connection, command: &AccountManagerCommand) -> Result<()> {
+    use boinc_core::protocol::gui_rpc::{
+        AccountManagerTarget, read_account_manager_info, read_account_manager_rpc,
+    };
+    runtime()?.block_on(async {
+        let target = match command {
+            AccountManagerCommand::Info => {
+                let mut client = connection.open(false).await?;
+                let reply = client.call(&write_request(&Operation::AccountManagerInfo)).await?;
+                let info = read_account_manager_info(&reply)?;
+                if info.url.is_empty() {
+                    println!("no account manager");
+                } else {
+                    println!("account manager: {} ({})", info.name, info.url);
+                    println!("credentials: {}", if info.have_credentials { "yes" } else { "no" });
+                }
+                return Ok(());
+            }
+            AccountManagerCommand::Attach { url, name, password } => {
+                AccountManagerTarget::Account {
+                    url: url.clone(),
+                    name: name.clone(),
+                    password: password.clone(),
+                }
+            }
+            AccountManagerCommand::Sync => AccountManagerTarget::Configured,
+            AccountManagerCommand::Detach => AccountManagerTarget::Account {
+                url: String::new(),
+                name: String::new(),
+                password: String::new(),
+            },
+        };
+        let mut client = connection.open(true).await?;
+        client.command(&write_request(&Operation::AccountManagerRpc(target))).await?;
+        let deadline = std::time::Instant::now() + ACCOUNT_MANAGER_WAIT;
+        loop {
+            let reply = client.call(&write_request(&Operation::AccountManagerRpcPoll)).await?;
+            let poll = read_account_manager_rpc(&reply)?;
+            match poll.error_num {
+                0 => break,
+                ERR_IN_PROGRESS if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await
+                }
+                ERR_IN_PROGRESS => bail!(
+                    "the client's request to the account manager did not finish in {} s",
+                    ACCOUNT_MANAGER_WAIT.as_secs()
+                ),
+                error => bail!("the account manager request failed ({error}): {}", poll.message),
+            }
+        }
+        match command {
+            AccountManagerCommand::Detach => {
+                println!("the client no longer uses an account manager")
+            }
+            _ => println!("the account manager answered; the client follows it"),
+        }
+        Ok(())
+    })
+}
+
+/// BOINC's `ERR_IN_PROGRESS`: an account manager RPC is under way.
+const ERR_IN_PROGRESS: i64 = -204;

@@ -1,7 +1,7 @@
 //! What only the host service (`boinc-rs run`) can do for a GUI RPC client: attach a
-//! project the client has never known (its account file), and talk to an account
-//! manager over HTTP. A server without them answers those operations with an error
-//! that says so.
+//! project the client has never known (its account file), remove a detached project's
+//! files, and talk to an account manager over HTTP. A server without them answers
+//! those operations with an error that says so.
 
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
 use futures_util::future::BoxFuture;
@@ -26,6 +26,10 @@ pub trait HostServices: Send + Sync + 'static {
         authenticator: String,
         project_name: String,
     ) -> BoxFuture<'static, Result<(), String>>;
+
+    /// Removes what the data directory keeps for a project just detached (its account
+    /// file, its project directory).
+    fn project_detached(&self, master_url: String) -> BoxFuture<'static, Result<(), String>>;
 
     /// Joins, leaves or contacts an account manager; resolves when the RPC is done.
     fn account_manager_rpc(

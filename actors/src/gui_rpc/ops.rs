@@ -25,6 +25,9 @@ const ERR_IN_PROGRESS: i32 = -204;
 const ERR_ALREADY_ATTACHED: i32 = -130;
 /// An operation the host service would carry out; BOINC's `ERR_NOT_IMPLEMENTED`.
 const ERR_NOT_IMPLEMENTED: i32 = -150;
+/// An account manager RPC that failed (the message says why); BOINC's `ERR_HTTP_TRANSIENT`
+/// would claim a network fault, which it need not be, so the generic failure.
+const ERR_ACCOUNT_MANAGER_RPC: i32 = -1;
 
 /// What the connection does after sending an operation's reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,9 +85,8 @@ pub(crate) async fn execute(
                 tokio::spawn(async move {
                     match rpc.await {
                         Ok(()) => waiting.set_account_manager_status(0, None),
-                        Err(message) => {
-                            waiting.set_account_manager_status(ERR_NOT_IMPLEMENTED, Some(message))
-                        }
+                        Err(message) => waiting
+                            .set_account_manager_status(ERR_ACCOUNT_MANAGER_RPC, Some(message)),
                     }
                 });
                 protocol::success()
@@ -258,7 +260,18 @@ async fn act_on_project(shared: &ServerShared, operation: &Operation) -> Vec<u8>
         },
         _ => String::new(),
     };
-    act(shared, action, &project_name, &message).await
+    let detach = matches!(operation, Operation::Project { action: ProjectAction::Detach, .. });
+    let reply = act(shared, action, &project_name, &message).await;
+    // The files side of a detach (the account file, the project's directory) is the
+    // host's: left in place, the account file would attach the project again.
+    if detach
+        && reply == protocol::success()
+        && let Some(host) = &shared.host
+        && let Err(message) = host.project_detached(url.clone()).await
+    {
+        return protocol::error(&message);
+    }
+    reply
 }
 
 async fn attach(
@@ -280,14 +293,16 @@ async fn attach(
             );
             protocol::error("Already attached to project")
         }
-        Some(project) => {
+        // A project detached before, attached again: a host writes its account file
+        // anew (the detach removed it), with the authenticator given now.
+        Some(project) if shared.host.is_none() => {
             let name = snapshot.state.project(project).name.clone();
             let reply =
                 act(shared, UserAction::Attach(master_url), &name, "Attaching to project").await;
             shared.set_attach_status(0, Vec::new());
             reply
         }
-        None => match &shared.host {
+        Some(_) | None => match &shared.host {
             Some(host) => {
                 match host.attach_project(master_url, authenticator, project_name).await {
                     Ok(()) => {

@@ -2,6 +2,7 @@
 //! and the world"), and the wall-clock driver.
 //!
 //! - [`account_files`]: the projects' account files (attach, detach);
+//! - `account_manager`: the service's account manager client;
 //! - [`data_directory`]: the data directory as the disk manager acts on it, and
 //!   [`disk`]: the live disk manager over it;
 //! - [`http`]: scheduler RPCs, master pages, downloads and uploads over HTTP;
@@ -19,6 +20,7 @@
 //! - `driver`: the wall-clock driver of a whole client.
 
 pub mod account_files;
+mod account_manager;
 pub mod atomic_file;
 pub mod configuration_files;
 pub mod data_dir_lock;

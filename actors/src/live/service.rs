@@ -5,9 +5,11 @@
 //! emulator drives in virtual time on the wall clock: tasks polled every second, the
 //! control loop stepped when it asks, the state written when something that matters
 //! changes. Beside the client it serves GUI RPC and watches the account files, so a
-//! project attached with `boinc-rs attach` is picked up within seconds.
+//! project attached with `boinc-rs attach` is picked up within seconds, and follows the
+//! account manager it was told to use (`account_manager.rs`).
 
-use super::account_files::{read_account_files, write_account_file};
+use super::account_files::{read_account_files, remove_project_files, write_account_file};
+use super::account_manager::AccountManagerClient;
 use super::configuration_files::read_configuration_dir;
 use super::data_directory::DataDirectory;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
@@ -93,6 +95,7 @@ pub struct Service {
     pub gui_rpc: Option<SocketAddr>,
     gui_rpc_task: Option<tokio::task::JoinHandle<Result<(), GuiRpcError>>>,
     account_task: tokio::task::JoinHandle<()>,
+    account_manager_task: tokio::task::JoinHandle<()>,
 }
 
 impl Service {
@@ -143,13 +146,20 @@ impl Service {
             persistence: Some(keeper),
             tick_interval: config.tick_interval,
         };
+        let transport = network.transport.clone();
+        let manager_clock = effects.clock.clone();
         let handle = Client::builder().state(state).effects(effects).start()?;
+        let account_manager =
+            Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
         let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
             Some(port) => {
                 let mut rpc = GuiRpcConfig::new(&dir).port(port);
                 rpc.allow_remote = allow_remote;
-                let services: Arc<dyn HostServices> =
-                    Arc::new(ServiceHostServices { dir: dir.clone(), client: handle.clone() });
+                let services: Arc<dyn HostServices> = Arc::new(ServiceHostServices {
+                    dir: dir.clone(),
+                    client: handle.clone(),
+                    account_manager: account_manager.clone(),
+                });
                 let server =
                     match GuiRpcServer::bind_with(rpc, handle.clone(), Some(services)).await {
                         Ok(server) => server,
@@ -165,7 +175,8 @@ impl Service {
             None => (None, None),
         };
         let account_task = tokio::spawn(watch_account_files(dir, handle.clone()));
-        Ok(Service { handle, gui_rpc, gui_rpc_task, account_task })
+        let account_manager_task = tokio::spawn(account_manager.run());
+        Ok(Service { handle, gui_rpc, gui_rpc_task, account_task, account_manager_task })
     }
 
     /// Waits until the client stops (a GUI RPC `quit`, or [`Service::stop`]), then stops
@@ -173,6 +184,7 @@ impl Service {
     pub async fn finished(self) -> Result<RunReport, ServiceError> {
         let report = self.handle.finished().await;
         self.account_task.abort();
+        self.account_manager_task.abort();
         if let Some(task) = self.gui_rpc_task {
             task.abort();
         }
@@ -210,6 +222,10 @@ async fn describe_host(
         .await
         .map_err(|e| ServiceError::Client(ClientError::Stopped(e.to_string())))??;
     state.host = state.host.refreshed(found);
+    if state.host.description.host_cpid.is_empty() {
+        state.host.description.host_cpid = new_host_cpid(&state.host.description.domain_name);
+        tracing::info!(host_cpid = %state.host.description.host_cpid, "a new host identity");
+    }
     if state.host.coprocessors.iter().all(|(_, c)| c.is_none()) {
         tracing::info!("no GPU found: computing on the CPUs only");
     }
@@ -220,6 +236,22 @@ async fn describe_host(
         "host described"
     );
     Ok(())
+}
+
+/// A host's cross-project identity, made once and kept in the state: projects and
+/// account managers tell one host from another by it, so two hosts never share one
+/// (random bytes, with the host's name and the time, hashed as BOINC's client does).
+fn new_host_cpid(domain_name: &str) -> String {
+    use rand::RngCore;
+    let mut seed = [0u8; 32];
+    rand::rng().fill_bytes(&mut seed);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let mut text = format!("{domain_name}{now}").into_bytes();
+    text.extend_from_slice(&seed);
+    boinc_core::protocol::code_signing::md5_hex(&text)
 }
 
 /// The account files of the directory taken into the state.
@@ -283,6 +315,7 @@ async fn watch_account_files(dir: PathBuf, client: ClientHandle) {
 struct ServiceHostServices {
     dir: PathBuf,
     client: ClientHandle,
+    account_manager: Arc<AccountManagerClient>,
 }
 
 impl HostServices for ServiceHostServices {
@@ -308,18 +341,33 @@ impl HostServices for ServiceHostServices {
         })
     }
 
+    fn project_detached(&self, master_url: String) -> BoxFuture<'static, Result<(), String>> {
+        let dir = self.dir.clone();
+        Box::pin(async move {
+            let removed =
+                remove_project_files(&dir, &master_url).map_err(|error| error.to_string())?;
+            tracing::info!(project = %master_url, files = removed.len(), "detached: files removed");
+            Ok(())
+        })
+    }
+
     fn account_manager_rpc(
         &self,
-        _target: AccountManagerTarget,
+        target: AccountManagerTarget,
     ) -> BoxFuture<'static, Result<(), String>> {
-        Box::pin(async {
-            Err("this boinc-rs service does not use account managers; attach projects with \
-                 `boinc-rs attach` or a GUI RPC project_attach"
-                .to_string())
+        let manager = self.account_manager.clone();
+        Box::pin(async move {
+            let done = match target {
+                AccountManagerTarget::Configured => manager.request().await,
+                AccountManagerTarget::Account { url, name, password } => {
+                    manager.join(&url, &name, &password).await
+                }
+            };
+            done.map_err(|error| error.to_string())
         })
     }
 
     fn account_manager(&self) -> AccountManagerInfo {
-        AccountManagerInfo::default()
+        self.account_manager.info()
     }
 }

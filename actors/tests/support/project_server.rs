@@ -106,6 +106,11 @@ impl ProjectServerProcess {
         )
     }
 
+    /// `PUT /admin/account_manager` with `config` (the manager role's projects and users).
+    pub fn set_account_manager(&self, config: serde_json::Value) -> serde_json::Value {
+        self.admin(reqwest::Method::PUT, "admin/account_manager", config)
+    }
+
     fn admin(
         &self,
         method: reqwest::Method,

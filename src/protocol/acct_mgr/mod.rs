@@ -9,6 +9,7 @@ mod plan;
 mod raw_element;
 mod reply;
 mod request;
+mod settings;
 
 pub use plan::{
     AccountManagerAction, AccountManagerPlan, DEFAULT_REPEAT_SECONDS, Rejection, plan_reply,
@@ -20,3 +21,4 @@ pub use request::{
     AccountManagerProject, AccountManagerRequest, MAX_ACCT_MGR_PROJECTS, parse_acct_mgr_request,
     write_acct_mgr_request,
 };
+pub use settings::{ACCT_MGR_LOGIN_FILE, ACCT_MGR_URL_FILE, AccountManagerSettings};

@@ -1,11 +1,11 @@
 //! What a client does about an account manager's reply, as BOINC's client does it: an
 //! error changes nothing; otherwise every account whose URL signature checks out with
 //! the manager's key (the same key as before, once there was one) is acted on: a
-//! project the host lacks is attached, one it has is detached, updated, suspended or
-//! resumed, given a share or told to stop (or start again) fetching work, as the
-//! account says; an account under another authenticator than the host's is left
-//! alone. The next request is due after `<repeat_sec>` (a day when the manager does not
-//! say).
+//! project the host lacks is attached (with the manager's share), one it has is
+//! detached, updated, suspended or resumed, given a share or told to stop (or start
+//! again) fetching work, as the account says; an account under another authenticator
+//! than the host's is left alone. The next request is due after `<repeat_sec>` (a day
+//! when the manager does not say).
 
 use super::reply::AccountManagerReply;
 use crate::Time;
@@ -122,6 +122,13 @@ pub fn plan_reply(
                     authenticator: account.authenticator.clone(),
                     dont_request_more_work: account.dont_request_more_work,
                 });
+                // The manager's share holds from the start, not from its next reply.
+                if let Some(share) = account.resource_share {
+                    plan.actions.push(AccountManagerAction::SetResourceShare {
+                        master_url: url.clone(),
+                        share,
+                    });
+                }
             }
             continue;
         };

@@ -30,8 +30,9 @@ pub use reply::{
     unauthorized, unrecognized,
 };
 pub use reply_reader::{
-    CcStatusLine, ProjectLine, ReplyOutcome, TaskLine, read_cc_status, read_client_time,
-    read_nonce, read_outcome, read_projects, read_tasks,
+    AccountManagerInfoLine, AccountManagerRpcLine, CcStatusLine, ProjectLine, ReplyOutcome,
+    TaskLine, read_account_manager_info, read_account_manager_rpc, read_cc_status,
+    read_client_time, read_nonce, read_outcome, read_projects, read_tasks,
 };
 pub use request::{ArgumentError, Request, parse_request};
 pub use request_writer::write_request;

@@ -216,9 +216,71 @@ pub fn read_cc_status(reply: &str) -> Result<CcStatusLine, XmlError> {
     })
 }
 
+/// An `<acct_mgr_rpc_reply>`: how the last account manager RPC went.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AccountManagerRpcLine {
+    /// 0: done; BOINC's `ERR_IN_PROGRESS` (-204): still running; else it failed.
+    pub error_num: i64,
+    /// Why it failed, when the client says.
+    pub message: String,
+}
+
+/// Reads an `acct_mgr_rpc_poll` reply.
+pub fn read_account_manager_rpc(reply: &str) -> Result<AccountManagerRpcLine, XmlError> {
+    let root = body(reply)?;
+    let line = root.child("acct_mgr_rpc_reply").unwrap_or(&root);
+    Ok(AccountManagerRpcLine {
+        error_num: whole(line, "error_num"),
+        message: text(line, "message"),
+    })
+}
+
+/// An `<acct_mgr_info>`: the account manager in use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AccountManagerInfoLine {
+    /// Its URL (empty: none).
+    pub url: String,
+    /// Its name.
+    pub name: String,
+    /// The client holds credentials for it.
+    pub have_credentials: bool,
+}
+
+/// Reads an `acct_mgr_info` reply.
+pub fn read_account_manager_info(reply: &str) -> Result<AccountManagerInfoLine, XmlError> {
+    let root = body(reply)?;
+    let info = root.child("acct_mgr_info").unwrap_or(&root);
+    Ok(AccountManagerInfoLine {
+        url: text(info, "acct_mgr_url"),
+        name: text(info, "acct_mgr_name"),
+        have_credentials: flag(info, "have_credentials"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn account_manager_replies() {
+        let poll = std::str::from_utf8(&super::super::reply::account_manager_rpc_poll(
+            -206,
+            Some("bad password"),
+        ))
+        .expect("text")
+        .to_owned();
+        assert_eq!(
+            read_account_manager_rpc(&poll).expect("reads"),
+            AccountManagerRpcLine { error_num: -206, message: "bad password".into() }
+        );
+        let info = super::super::reply::account_manager_info("http://am/", "AM", true);
+        let info =
+            read_account_manager_info(std::str::from_utf8(&info).expect("text")).expect("reads");
+        assert_eq!(
+            (info.url.as_str(), info.name.as_str(), info.have_credentials),
+            ("http://am/", "AM", true)
+        );
+    }
 
     #[test]
     fn outcomes() {

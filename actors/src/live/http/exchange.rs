@@ -5,6 +5,7 @@
 //! grows past it is cut off there.
 
 use super::watch::{ExchangeWatch, Stalled};
+use crate::effects::TransferProgress;
 use std::error::Error as _;
 
 /// How an exchange failed.
@@ -61,9 +62,9 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
 }
 
 /// Sends `request` under `watch` and checks the answer's status.
-pub(crate) async fn send(
+pub(crate) async fn send<S: FnMut(TransferProgress)>(
     request: reqwest::RequestBuilder,
-    watch: &mut ExchangeWatch,
+    watch: &mut ExchangeWatch<S>,
 ) -> Result<reqwest::Response, ExchangeError> {
     let response = watch.watch(request.send()).await?.map_err(|e| classify(&e))?;
     let status = response.status();
@@ -71,10 +72,10 @@ pub(crate) async fn send(
 }
 
 /// Reads `response`'s body into memory, at most `limit` bytes, under `watch`.
-pub(crate) async fn read_bounded(
+pub(crate) async fn read_bounded<S: FnMut(TransferProgress)>(
     mut response: reqwest::Response,
     limit: u64,
-    watch: &mut ExchangeWatch,
+    watch: &mut ExchangeWatch<S>,
 ) -> Result<Vec<u8>, ExchangeError> {
     if response.content_length().is_some_and(|length| length > limit) {
         return Err(ExchangeError::TooLarge(limit));

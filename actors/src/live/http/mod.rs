@@ -1,9 +1,10 @@
 //! The client's HTTP (DESIGN.md "Protocol facts"; issue "Talking to real project
 //! servers"): scheduler RPCs and master pages ([`HttpTransport`]), downloads and uploads
-//! ([`LiveFileTransfer`]), both over one reqwest client with rustls, proxies from the
+//! ([`LiveFileTransfer`]) and account manager RPCs, all over one reqwest client with rustls, proxies from the
 //! environment, bounded redirects and answers, and cc_config's stall timeout
 //! ([`HttpSettings`]); [`LiveNetwork`] bundles them for a client's effects.
 
+mod account_manager;
 mod download;
 mod exchange;
 mod file_transfer;
@@ -13,6 +14,7 @@ mod transport;
 mod upload;
 mod watch;
 
+pub use account_manager::{MAX_ACCOUNT_MANAGER_REPLY, account_manager_rpc_url};
 pub use file_transfer::LiveFileTransfer;
 pub use network::LiveNetwork;
 pub use settings::{

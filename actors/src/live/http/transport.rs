@@ -21,8 +21,8 @@ pub const SCHEDULER_REQUEST_CONTENT_TYPE: &str = "application/x-www-form-urlenco
 /// Scheduler RPCs and master-page fetches over HTTP.
 #[derive(Clone)]
 pub struct HttpTransport {
-    client: reqwest::Client,
-    settings: Arc<HttpSettings>,
+    pub(super) client: reqwest::Client,
+    pub(super) settings: Arc<HttpSettings>,
 }
 
 impl HttpTransport {
@@ -38,7 +38,7 @@ impl HttpTransport {
 }
 
 /// The RPC error for an exchange with `url` that failed with `error`.
-fn rpc_error(url: &str, error: ExchangeError) -> RpcError {
+pub(super) fn rpc_error(url: &str, error: ExchangeError) -> RpcError {
     let url = url.to_owned();
     match error {
         ExchangeError::Connect(reason) => RpcError::Connect { url, reason },

@@ -21,8 +21,12 @@ pub(crate) struct Stalled {
     pub(crate) reason: String,
 }
 
-/// Watches one exchange.
-pub(crate) struct ExchangeWatch {
+/// The progress sink of an exchange nobody follows byte by byte (an account manager
+/// RPC): a plain function, so the watch can move between threads.
+pub(crate) type NoProgress = fn(TransferProgress);
+
+/// Watches one exchange; `S` takes its progress reports.
+pub(crate) struct ExchangeWatch<S = ProgressSink> {
     /// Bytes this exchange moved (shared with a request body that counts what it sent).
     moved: Arc<AtomicU64>,
     window: Duration,
@@ -33,13 +37,26 @@ pub(crate) struct ExchangeWatch {
     /// Bytes of the file already held before this exchange, and its size if known.
     base: u64,
     total: Option<u64>,
-    progress: Option<ProgressSink>,
+    progress: Option<S>,
     last_report: Instant,
 }
 
 impl ExchangeWatch {
     /// A watch under `settings`' stall rule, starting now.
     pub(crate) fn new(settings: &HttpSettings) -> ExchangeWatch {
+        ExchangeWatch::under(settings)
+    }
+}
+
+impl ExchangeWatch<NoProgress> {
+    /// A watch that reports no progress (its future is `Send`).
+    pub(crate) fn silent(settings: &HttpSettings) -> ExchangeWatch<NoProgress> {
+        ExchangeWatch::under(settings)
+    }
+}
+
+impl<S: FnMut(TransferProgress)> ExchangeWatch<S> {
+    fn under(settings: &HttpSettings) -> ExchangeWatch<S> {
         let window = settings.stall_timeout.max(Duration::from_millis(100));
         let min_bytes = (settings.min_rate * window.as_secs_f64()).ceil().max(1.0) as u64;
         let now = Instant::now();
@@ -59,12 +76,7 @@ impl ExchangeWatch {
 
     /// Reports progress of a file of which `base` bytes were held before and whose size
     /// is `total`.
-    pub(crate) fn reporting(
-        mut self,
-        progress: ProgressSink,
-        base: u64,
-        total: Option<u64>,
-    ) -> Self {
+    pub(crate) fn reporting(mut self, progress: S, base: u64, total: Option<u64>) -> Self {
         self.progress = Some(progress);
         self.base = base;
         self.total = total;

@@ -1,0 +1,227 @@
+//! Account managers with the host service (issue "GUI RPC server", account managers):
+//! two `boinc-rs run` services, joined to one account manager (`boinc-rs project-server`
+//! in that role) with `boinc-rs acct-mgr attach` over GUI RPC, get their project list
+//! from it, keep it across a restart, and follow a change: a project dropped from the
+//! list is detached, its account file and project directory removed.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::http::free_port;
+use support::project_server::ProjectServerProcess;
+
+/// The longest a service may take to follow its manager.
+const FOLLOW_WAIT: Duration = Duration::from_secs(120);
+
+/// A running `boinc-rs run` on its own data directory and GUI RPC port, stopped (and
+/// killed if need be) when dropped.
+struct Service {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Child,
+}
+
+impl Service {
+    fn start() -> Service {
+        let dir = tempfile::tempdir().expect("a data directory");
+        let port = free_port();
+        let child = spawn(dir.path(), port);
+        let service = Service { dir, port, child };
+        service.wait_for_gui_rpc();
+        service
+    }
+
+    fn restart(&mut self) {
+        self.stop();
+        self.port = free_port();
+        self.child = spawn(self.dir.path(), self.port);
+        self.wait_for_gui_rpc();
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("service.log")).unwrap_or_default()
+    }
+
+    /// `boinc-rs ARGS… --port P --dir D`: the CLI over this service's GUI RPC.
+    fn cli(&self, command: &str, args: &[&str]) -> (bool, String) {
+        let output = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+            .arg(command)
+            .args(["--port", &self.port.to_string(), "--dir"])
+            .arg(self.dir.path())
+            .args(args)
+            .output()
+            .expect("boinc-rs runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.success(), text)
+    }
+
+    fn wait_for_gui_rpc(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !self.cli("status", &[]).0 {
+            assert!(Instant::now() < deadline, "the service never served GUI RPC:\n{}", self.log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Whether `boinc-rs status` lists the project at `url`.
+    fn lists(&self, url: &str) -> bool {
+        let (ok, output) = self.cli("status", &[]);
+        ok && output.lines().any(|line| line.split_whitespace().any(|word| word == url))
+    }
+
+    fn account_file(&self, url: &str) -> PathBuf {
+        let host = url.trim_start_matches("http://").trim_end_matches('/').replace(':', "_");
+        self.dir.path().join(format!("account_{host}.xml"))
+    }
+
+    fn stop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn spawn(dir: &Path, port: u16) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("service.log"))
+        .expect("the log");
+    Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .args(["run", "--dir"])
+        .arg(dir)
+        .args(["--gui-rpc-port", &port.to_string()])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("the log"))
+        .stderr(log)
+        .spawn()
+        .expect("boinc-rs run starts")
+}
+
+fn wait_until(what: &str, services: &[&Service], done: impl Fn(&Service) -> bool) {
+    let deadline = Instant::now() + FOLLOW_WAIT;
+    while !services.iter().all(|s| done(s)) {
+        assert!(
+            Instant::now() < deadline,
+            "the services did not {what} in {FOLLOW_WAIT:?}:\n{}",
+            services.iter().map(|s| s.log()).collect::<Vec<_>>().join("\n----\n")
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn two_services_follow_their_account_manager() {
+    let project = ProjectServerProcess::start(&["--jobs", "0", "--request-delay", "1"]);
+    let status = project.status();
+    let manager_url = status["account_manager_url"].as_str().expect("the manager's URL").to_owned();
+    let (name, password) = ("farmer", "a password");
+    let list = |projects: Value| {
+        json!({"name": "boinc-rs test farm", "repeat_seconds": 3600,
+               "users": [{"name": name, "password": password}], "projects": projects})
+    };
+    project.set_account_manager(list(json!([
+        {"url": project.url, "authenticator": "farm-account-key", "resource_share": 250}
+    ])));
+    let mut services = [Service::start(), Service::start()];
+
+    // A wrong password is refused, with the manager's reason, and attaches nothing.
+    let (ok, output) =
+        services[0].cli("acct-mgr", &["attach", &manager_url, name, "not the password"]);
+    assert!(!ok, "a wrong password was accepted: {output}");
+    assert!(output.contains("account manager"), "{output}");
+    assert!(!services[0].lists(&project.url));
+
+    for service in &services {
+        let (ok, output) = service.cli("acct-mgr", &["attach", &manager_url, name, password]);
+        assert!(ok, "boinc-rs acct-mgr attach failed: {output}\n{}", service.log());
+    }
+    let both: Vec<&Service> = services.iter().collect();
+    wait_until("attach the manager's project", &both, |s| s.lists(&project.url));
+    for service in &services {
+        let (_, info) = service.cli("acct-mgr", &["info"]);
+        assert!(info.contains(&manager_url) && info.contains("boinc-rs test farm"), "{info}");
+        let (_, status) = service.cli("status", &[]);
+        assert!(status.contains("share 250"), "the manager's share was not taken:\n{status}");
+        let account = std::fs::read_to_string(service.account_file(&project.url))
+            .expect("the manager's project has an account file");
+        assert!(account.contains("farm-account-key"), "{account}");
+        // The password is kept only as its hash, for the user's eyes only.
+        let login = service.dir.path().join("acct_mgr_login.xml");
+        let text = std::fs::read_to_string(&login).expect("the login file");
+        assert!(!text.contains(password), "{text}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&login).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o077, 0, "the login file is readable by others: {mode:o}");
+    }
+    assert_eq!(project.counter("account_manager_hosts"), 2, "{:#}", project.status());
+    // The scheduler heard from both hosts under the manager's account.
+    wait_until("contact the project", &both, |_| project.counter("hosts") >= 2);
+
+    // A restarted service goes on with the same manager.
+    services[1].restart();
+    let (_, info) = services[1].cli("acct-mgr", &["info"]);
+    assert!(info.contains(&manager_url), "the manager was forgotten on restart: {info}");
+    assert!(services[1].lists(&project.url));
+
+    // The project leaves the list; each service syncs and detaches it.
+    project.set_account_manager(list(json!([])));
+    for service in &services {
+        let (ok, output) = service.cli("acct-mgr", &["sync"]);
+        assert!(ok, "boinc-rs acct-mgr sync failed: {output}\n{}", service.log());
+    }
+    let both: Vec<&Service> = services.iter().collect();
+    wait_until("detach the project the manager dropped", &both, |s| !s.lists(&project.url));
+    for service in &services {
+        assert!(
+            !service.account_file(&project.url).exists(),
+            "the detached project's account file is still there:\n{}",
+            service.log()
+        );
+    }
+
+    // A project the user attached and then detached stays detached: its account file
+    // goes with it, so the service does not take it in again.
+    let attached = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .args(["attach", "--dir"])
+        .arg(services[0].dir.path())
+        .args([project.url.as_str(), "own-account-key"])
+        .output()
+        .expect("boinc-rs attach runs");
+    assert!(attached.status.success(), "{attached:?}");
+    wait_until("take in the account file", &[&services[0]], |s| s.lists(&project.url));
+    let (ok, output) = services[0].cli("project", &[&project.url, "detach"]);
+    assert!(ok, "{output}");
+    assert!(!services[0].account_file(&project.url).exists(), "{}", services[0].log());
+    // Longer than the account files' scan (5 s).
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(!services[0].lists(&project.url), "the detached project came back");
+
+    // Leaving the manager forgets it.
+    let (ok, output) = services[0].cli("acct-mgr", &["detach"]);
+    assert!(ok, "{output}");
+    let (_, info) = services[0].cli("acct-mgr", &["info"]);
+    assert!(info.contains("no account manager"), "{info}");
+}
