@@ -1,6 +1,7 @@
 //! Account managers with the host service (issue "GUI RPC server", account managers):
 //! two `boinc-rs run` services, joined to one account manager (`boinc-rs project-server`
-//! in that role) with `boinc-rs acct-mgr attach` over GUI RPC, get their project list
+//! in that role) over GUI RPC, one with `boinc-rs acct-mgr attach`, the other with
+//! Debian's `boinccmd --acct_mgr attach` (where installed), get their project list
 //! from it, keep it across a restart, and follow a change: a project dropped from the
 //! list is detached, its account file and project directory removed.
 
@@ -45,21 +46,23 @@ impl Service {
         std::fs::read_to_string(self.dir.path().join("service.log")).unwrap_or_default()
     }
 
-    /// `boinc-rs ARGS… --port P --dir D`: the CLI over this service's GUI RPC.
+    /// `boinc-rs COMMAND --port P --dir D ARGS…`: the CLI over this service's GUI RPC.
     fn cli(&self, command: &str, args: &[&str]) -> (bool, String) {
-        let output = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
-            .arg(command)
-            .args(["--port", &self.port.to_string(), "--dir"])
-            .arg(self.dir.path())
-            .args(args)
-            .output()
-            .expect("boinc-rs runs");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        (output.status.success(), text)
+        let mut cli = Command::new(env!("CARGO_BIN_EXE_boinc-rs"));
+        cli.arg(command).args(["--port", &self.port.to_string(), "--dir"]);
+        cli.arg(self.dir.path()).args(args);
+        run_bounded(&mut cli)
+    }
+
+    /// Debian's `boinccmd ARGS…` against this service.
+    #[cfg(peer_boinccmd)]
+    fn boinccmd(&self, args: &[&str]) -> (bool, String) {
+        let password = std::fs::read_to_string(self.dir.path().join("gui_rpc_auth.cfg"))
+            .expect("the GUI RPC password");
+        let mut boinccmd = Command::new("boinccmd");
+        boinccmd.args(["--host", &format!("127.0.0.1:{}", self.port), "--passwd", password.trim()]);
+        boinccmd.args(args);
+        run_bounded(&mut boinccmd)
     }
 
     fn wait_for_gui_rpc(&self) {
@@ -120,6 +123,32 @@ fn spawn(dir: &Path, port: u16) -> Child {
         .expect("boinc-rs run starts")
 }
 
+/// Runs `command` to its end (killed after 3 minutes): whether it succeeded, and what
+/// it printed.
+fn run_bounded(command: &mut Command) -> (bool, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().expect("the command's status").is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("{command:?} did not finish in 3 minutes");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("the command's output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
 fn wait_until(what: &str, services: &[&Service], done: impl Fn(&Service) -> bool) {
     let deadline = Instant::now() + FOLLOW_WAIT;
     while !services.iter().all(|s| done(s)) {
@@ -154,10 +183,21 @@ fn two_services_follow_their_account_manager() {
     assert!(output.contains("account manager"), "{output}");
     assert!(!services[0].lists(&project.url));
 
-    for service in &services {
-        let (ok, output) = service.cli("acct-mgr", &["attach", &manager_url, name, password]);
-        assert!(ok, "boinc-rs acct-mgr attach failed: {output}\n{}", service.log());
-    }
+    // One joins with our CLI, the other with Debian's boinccmd where it is installed.
+    let (ok, output) = services[0].cli("acct-mgr", &["attach", &manager_url, name, password]);
+    assert!(ok, "boinc-rs acct-mgr attach failed: {output}\n{}", services[0].log());
+    #[cfg(peer_boinccmd)]
+    let (ok, output) =
+        services[1].boinccmd(&["--acct_mgr", "attach", &manager_url, name, password]);
+    #[cfg(not(peer_boinccmd))]
+    let (ok, output) = {
+        eprintln!(
+            "SKIPPED PART: boinccmd is not installed (apt-get install boinc-client); the \
+             second service joins with boinc-rs acct-mgr instead"
+        );
+        services[1].cli("acct-mgr", &["attach", &manager_url, name, password])
+    };
+    assert!(ok, "joining the manager failed: {output}\n{}", services[1].log());
     let both: Vec<&Service> = services.iter().collect();
     wait_until("attach the manager's project", &both, |s| s.lists(&project.url));
     for service in &services {
