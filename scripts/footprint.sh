@@ -173,7 +173,8 @@ sleep 90
 echo "2 tasks: sampling for $task_minutes min" >&2
 measure tasks "$task_minutes"
 for client in "${!client_pid[@]}"; do
-    running="$(pgrep -P "${client_pid[$client]}" | wc -l)"
+    # pgrep fails when it finds nothing, which must not end the script here.
+    running="$( (pgrep -P "${client_pid[$client]}" || true) | wc -l)"
     echo "$client runs $running app processes" >&2
 done
 

@@ -91,7 +91,7 @@ enum Command {
     Status(cli::control::Connection),
     /// List a running client's tasks (over GUI RPC).
     Tasks(cli::control::Connection),
-    /// Suspend, resume or update a project of a running client (over GUI RPC).
+    /// Suspend, resume, update or detach a project of a running client (over GUI RPC).
     Project {
         /// The project's master URL.
         #[arg(value_name = "URL")]

@@ -8,6 +8,7 @@ use super::attach::apply_accounts;
 use crate::Time;
 use crate::model::{AppConfig, CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
 use crate::protocol::Account;
+use crate::work_fetch::clear_backoff;
 use serde::{Deserialize, Serialize};
 
 /// BOINC's exit status for a result the user aborted.
@@ -175,9 +176,14 @@ pub fn apply_user_action(
             let project = &mut state.projects[p.index()];
             project.sched_rpc_pending = true;
             // The user asked: the project's own delay request stands, but a backoff
-            // from failures does not (as BOINC's "Update" does).
+            // from failures does not (as BOINC's "Update" does), nor the backoffs of
+            // resources it had no work for: the user wants to know whether it has some
+            // now (it may have just been given work to hand out).
             if project.nrpc_failures > 0 {
                 project.min_rpc_time = project.min_rpc_time.min(now);
+            }
+            for (_, resource) in project.resources.iter_mut() {
+                clear_backoff(resource);
             }
         }
         UserAction::NoMoreWork(name) => {
@@ -236,8 +242,7 @@ pub fn apply_user_action(
             project.nrpc_failures = 0;
             project.min_rpc_time = project.min_rpc_time.min(now);
             for (_, resource) in project.resources.iter_mut() {
-                resource.backoff_time = 0.0;
-                resource.backoff_interval = 0.0;
+                clear_backoff(resource);
             }
             drop_jobs_of(state, p, &mut effect);
         }
@@ -312,6 +317,26 @@ mod tests {
         assert!(s.project(p).suspended, "resuming does not undo a detach");
         apply_user_action(&mut s, &UserAction::Attach(url), 2000.0).unwrap();
         assert!(!s.project(p).detached && !s.project(p).suspended);
+    }
+
+    #[test]
+    fn update_ends_the_resource_backoffs_and_a_failure_backoff_but_not_the_projects_delay() {
+        use crate::model::ResourceType;
+        let mut s = state();
+        let url = s.projects[0].master_url.clone();
+        let project = &mut s.projects[0];
+        project.resources[ResourceType::Cpu].backoff_time = 5000.0;
+        project.resources[ResourceType::Cpu].backoff_interval = 1200.0;
+        project.min_rpc_time = 2100.0;
+        apply_user_action(&mut s, &UserAction::UpdateProject(url.clone()), 2000.0).unwrap();
+        let project = &s.projects[0];
+        assert!(project.sched_rpc_pending);
+        assert_eq!(project.resources[ResourceType::Cpu].backoff_time, 0.0);
+        assert_eq!(project.resources[ResourceType::Cpu].backoff_interval, 0.0);
+        assert_eq!(project.min_rpc_time, 2100.0, "the project's own delay stands");
+        s.projects[0].nrpc_failures = 2;
+        apply_user_action(&mut s, &UserAction::UpdateProject(url), 2000.0).unwrap();
+        assert_eq!(s.projects[0].min_rpc_time, 2000.0, "a failure backoff does not");
     }
 
     #[test]
