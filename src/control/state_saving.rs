@@ -28,7 +28,10 @@ pub struct SavePolicy {
 
 impl Default for SavePolicy {
     fn default() -> Self {
-        SavePolicy { progress_interval: 5.0, retry_min: 1.0, retry_max: 60.0 }
+        // Progress alone is worth little after a crash (a task restarts from its
+        // checkpoint, which is durable), so it is written once a minute, as often as
+        // BOINC's default `disk_interval` lets apps checkpoint.
+        SavePolicy { progress_interval: 60.0, retry_min: 1.0, retry_max: 60.0 }
     }
 }
 
@@ -271,12 +274,12 @@ mod tests {
         let state = state();
         let mut schedule = saved_at(&state, 100.0);
         schedule.note_progress();
-        assert_eq!(schedule.due(&state, 101.0), SaveDue::At(105.0));
-        let SaveDue::Now { reason: SaveReason::Progress, digest } = schedule.due(&state, 105.0)
+        assert_eq!(schedule.due(&state, 101.0), SaveDue::At(160.0));
+        let SaveDue::Now { reason: SaveReason::Progress, digest } = schedule.due(&state, 160.0)
         else {
             panic!("progress due after the interval");
         };
-        schedule.saved(digest, 105.0);
+        schedule.saved(digest, 160.0);
         assert_eq!(schedule.due(&state, 200.0), SaveDue::Nothing);
     }
 

@@ -26,8 +26,10 @@ pub(crate) struct RunArgs {
 
 /// Runs the service until it is told to stop.
 pub(crate) fn run(args: RunArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread serves GUI RPC, watches the account files and talks to the account
+    // manager (none of it is heavy: BOINC's client does all of it on one); the client
+    // runs on a thread of its own. A volunteer's machine sees two threads when idle.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the service's runtime")?;

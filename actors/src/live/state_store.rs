@@ -286,7 +286,7 @@ mod tests {
         schedule.note_progress();
         assert_eq!(
             store.save_if_due(&mut schedule, &state, 11.0).expect("waits"),
-            SaveDue::At(15.0)
+            SaveDue::At(70.0)
         );
         // A write that cannot happen (the directory is gone) is retried later.
         state.projects[0].suspended = true;
