@@ -1,0 +1,15 @@
+#![no_main]
+//! An account file (account_URL.xml, as BOINC or an account manager left it:
+//! parse_account), and its round trip through write_account.
+
+use boinc_core::protocol::{parse_account, write_account};
+use boinc_fuzz::{assert_round_trip, text, written_unchanged};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = text(data);
+    if let Ok(account) = parse_account(&text, "account.xml") {
+        let parse = |text: &str| parse_account(text, "account.xml");
+        assert_round_trip(written_unchanged(&text), &account, write_account, parse);
+    }
+});
