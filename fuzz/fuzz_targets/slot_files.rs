@@ -12,10 +12,13 @@ fuzz_target!(|data: &[u8]| {
     // The exit files' messages are one line: a carriage return in one is written as a
     // space, as a line end is.
     let one_line = !text.contains('\r');
-    if let Ok(finish) = FinishFile::parse(&text) {
+    // A notice flag without a message is not written: there is nothing to show.
+    if let Ok(mut finish) = FinishFile::parse(&text) {
+        finish.is_notice &= finish.message.is_some();
         assert_round_trip(one_line, &finish, FinishFile::to_text, FinishFile::parse);
     }
-    let exit = TemporaryExit::parse(&text);
+    let mut exit = TemporaryExit::parse(&text);
+    exit.is_notice &= !exit.reason.is_empty();
     let parse = |text: &str| always(TemporaryExit::parse(text));
     assert_round_trip(one_line, &exit, TemporaryExit::to_text, parse);
     if let Some(target) = parse_soft_link(&text) {
