@@ -3,7 +3,8 @@
 # other: fuzz/run.sh [SECONDS] [TARGET...] (no TARGET: every one in Cargo.toml). Each
 # run starts from the target's seeds (fuzz/seeds/TARGET, read only) and the corpus
 # earlier runs grew (fuzz/corpus/TARGET, not in git), with its dictionary
-# (fuzz/dict/TARGET.dict). Prints each target's executions and executions a second
+# (fuzz/dict/TARGET.dict). With FUZZ_RUNS=N in the environment, a target also stops
+# after N executions. Prints each target's executions and executions a second
 # (libFuzzer's final stats) and fails if any target crashed, ran out of memory, took
 # longer than 10 s on one input, or found a value that does not round-trip; the input
 # is kept under fuzz/artifacts/TARGET/. Needs cargo-fuzz and the nightly toolchain
@@ -34,6 +35,7 @@ for target in "${targets[@]}"; do
     log="$(mktemp)"
     options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
     [ -f "dict/$target.dict" ] && options+=(-dict="dict/$target.dict")
+    [ -n "${FUZZ_RUNS:-}" ] && options+=(-runs="$FUZZ_RUNS")
     echo "== $target: ${seconds} s"
     status=0
     # libFuzzer stops itself after max_total_time; the outer bound catches a run that
