@@ -298,4 +298,17 @@ c28356930cc691fccb2f8f5cf1dbc64480d648dc1c6c8cc25b2206106d5589f9
         assert!(text.contains("<suspend>1</suspend>") && !text.contains("<detach/>"), "{text}");
         assert_eq!(parse_acct_mgr_reply(&text).expect(&text), error);
     }
+
+    /// Found by fuzzing (fuzz target acct_mgr_reply): a reply that starts with a byte
+    /// order mark had its `<opaque>` and `<global_preferences>` cut three bytes early,
+    /// and the client sent the manager back markup that was not well-formed.
+    #[test]
+    fn a_reply_after_a_byte_order_mark() {
+        let text = format!("\u{feff}{REPLY}");
+        let reply = parse_acct_mgr_reply(&text).expect("readable");
+        assert_eq!(reply, parse_acct_mgr_reply(REPLY).expect("readable"));
+        assert_eq!(reply.opaque.as_deref(), Some("\n<host_id>42</host_id>\n"));
+        let written = write_acct_mgr_reply(&reply);
+        assert_eq!(parse_acct_mgr_reply(&written).expect(&written), reply);
+    }
 }

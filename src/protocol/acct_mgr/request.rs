@@ -362,4 +362,17 @@ mod tests {
         );
         assert!(parse_acct_mgr_request(&many).is_err());
     }
+
+    /// Found by fuzzing (fuzz target acct_mgr_request): after a byte order mark the
+    /// `<opaque>` was cut three bytes early, and the manager's copy of the request was not
+    /// well-formed when written again.
+    #[test]
+    fn a_request_after_a_byte_order_mark() {
+        let text = "\u{feff}<acct_mgr_request>\n<name>ann</name>\n\
+            <opaque><always/>\n<host_id>43</host_id>\n</opaque>\n</acct_mgr_request>\n";
+        let request = parse_acct_mgr_request(text).expect("readable");
+        assert_eq!(request.opaque, "<always/>\n<host_id>43</host_id>\n");
+        let written = write_acct_mgr_request(&request);
+        assert_eq!(parse_acct_mgr_request(&written).expect(&written), request);
+    }
 }

@@ -91,6 +91,8 @@ impl TemporaryExit {
             .filter(|d| (0.0..=MAX_TEMPORARY_EXIT_DELAY).contains(d))
             .unwrap_or(DEFAULT_TEMPORARY_EXIT_DELAY);
         let reason: String = lines.next().map(str::trim).unwrap_or("").chars().take(256).collect();
+        // Cut short, the reason may end in blanks the whole line did not end in.
+        let reason = reason.trim_end().to_owned();
         let is_notice = lines.next().is_some_and(|l| l.trim() == "notice");
         TemporaryExit { delay, reason, is_notice }
     }
@@ -125,5 +127,15 @@ mod tests {
         assert_eq!(TemporaryExit::parse("-5\nx").delay, DEFAULT_TEMPORARY_EXIT_DELAY);
         assert_eq!(TemporaryExit::parse("100000\n").delay, DEFAULT_TEMPORARY_EXIT_DELAY);
         assert_eq!(TemporaryExit::parse("60\nwaiting\nnotice\n").reason, "waiting");
+    }
+
+    /// Found by fuzzing (fuzz target slot_files): a reason cut to 256 characters just
+    /// after a blank ended in it, so the file written from it read back shorter.
+    #[test]
+    fn a_cut_reason_reads_back_the_same() {
+        let text = format!("60\n{}  x\n", "a".repeat(255));
+        let exit = TemporaryExit::parse(&text);
+        assert_eq!(exit.reason, "a".repeat(255));
+        assert_eq!(TemporaryExit::parse(&exit.to_text()), exit);
     }
 }
