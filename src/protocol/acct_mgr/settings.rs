@@ -86,7 +86,9 @@ impl AccountManagerSettings {
                 _ => {}
             }
         }
-        settings.opaque = raw_content(login_file, "opaque").unwrap_or_default();
+        // An empty `<opaque>` (written as a blank line) is no data to send back.
+        settings.opaque =
+            raw_content(login_file, "opaque").filter(|o| !o.trim().is_empty()).unwrap_or_default();
         Ok(settings)
     }
 
@@ -140,6 +142,11 @@ mod tests {
         assert!(!alone.have_credentials());
         assert_eq!(alone.url, settings.url);
         assert_eq!(alone.signing_key, settings.signing_key);
+        // No opaque data: none read back either.
+        settings.opaque.clear();
+        let login_file = settings.login_file().expect("credentials");
+        let read = AccountManagerSettings::parse(&url_file, Some(&login_file)).expect("reads");
+        assert_eq!(read, settings);
     }
 
     #[test]
