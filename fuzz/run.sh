@@ -7,7 +7,7 @@
 # after N executions. Prints each target's executions and executions a second
 # (libFuzzer's final stats) and fails if any target crashed, ran out of memory, took
 # longer than 10 s on one input, or found a value that does not round-trip; the input
-# is kept under fuzz/artifacts/TARGET/. Needs cargo-fuzz and the nightly toolchain
+# is kept under fuzz/artifacts/TARGET/. Needs cargo-fuzz, on the machine's own toolchain
 # (docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,13 +20,16 @@ fi
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    mapfile -t targets < <(cargo +nightly fuzz list)
+    mapfile -t targets < <(cargo fuzz list)
 fi
 
 export CARGO_INCREMENTAL=0
+# cargo-fuzz passes the compiler unstable flags (the address sanitizer); the machine has
+# one toolchain, a stable one, which takes them when told it may.
+export RUSTC_BOOTSTRAP=1
 # cargo fuzz's default build: optimised, with debug assertions, overflow checks and the
 # address sanitizer, so an overflow or a bad access is a crash too.
-cargo +nightly fuzz build
+cargo fuzz build
 
 # Targets run FUZZ_JOBS at a time (default 1); each still gets its SECONDS.
 jobs_at_once="${FUZZ_JOBS:-1}"
@@ -49,7 +52,7 @@ fuzz_one() {
     # libFuzzer stops itself after max_total_time; the outer bound catches a run that
     # cannot (a build or start-up that hangs).
     timeout --kill-after=30 "$((seconds + 600))" \
-        cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- "${options[@]}" \
+        cargo fuzz run "$target" "corpus/$target" "seeds/$target" -- "${options[@]}" \
         >"$log" 2>&1 || status=$?
     local executions per_second line
     executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
