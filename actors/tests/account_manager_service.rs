@@ -5,14 +5,16 @@
 //! from it, keep it across a restart, and follow a change: a project dropped from the
 //! list is detached, its account file and project directory removed.
 
+mod served;
 mod support;
 
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 use support::http::free_port;
 use support::project_server::ProjectServerProcess;
+use support::service::{ServiceProcess, signal, start_service, wait_exit};
 
 /// The longest a service may take to follow its manager.
 const FOLLOW_WAIT: Duration = Duration::from_secs(120);
@@ -22,15 +24,15 @@ const FOLLOW_WAIT: Duration = Duration::from_secs(120);
 struct Service {
     dir: tempfile::TempDir,
     port: u16,
-    child: Child,
+    process: ServiceProcess,
 }
 
 impl Service {
     fn start() -> Service {
         let dir = tempfile::tempdir().expect("a data directory");
         let port = free_port();
-        let child = spawn(dir.path(), port);
-        let service = Service { dir, port, child };
+        let process = start_service(dir.path(), port, &dir.path().join("service.log"));
+        let service = Service { dir, port, process };
         service.wait_for_gui_rpc();
         service
     }
@@ -38,7 +40,8 @@ impl Service {
     fn restart(&mut self) {
         self.stop();
         self.port = free_port();
-        self.child = spawn(self.dir.path(), self.port);
+        self.process =
+            start_service(self.dir.path(), self.port, &self.dir.path().join("service.log"));
         self.wait_for_gui_rpc();
     }
 
@@ -85,17 +88,11 @@ impl Service {
     }
 
     fn stop(&mut self) {
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if matches!(self.process.try_wait(), Ok(None)) {
+            signal(&self.process, nix::sys::signal::Signal::SIGTERM);
+            // Not stopped in time: the process is killed when dropped.
+            let _ = wait_exit(&mut self.process, Duration::from_secs(30));
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -105,42 +102,10 @@ impl Drop for Service {
     }
 }
 
-fn spawn(dir: &Path, port: u16) -> Child {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("service.log"))
-        .expect("the log");
-    Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
-        .args(["run", "--dir"])
-        .arg(dir)
-        .args(["--gui-rpc-port", &port.to_string()])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("the log"))
-        .stderr(log)
-        .spawn()
-        .expect("boinc-rs run starts")
-}
-
 /// Runs `command` to its end (killed after 3 minutes): whether it succeeded, and what
 /// it printed.
 fn run_bounded(command: &mut Command) -> (bool, String) {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let deadline = Instant::now() + Duration::from_secs(180);
-    while child.try_wait().expect("the command's status").is_none() {
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("{command:?} did not finish in 3 minutes");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().expect("the command's output");
+    let output = served::run_bounded(command, Duration::from_secs(180));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),

@@ -16,10 +16,11 @@ use boinc_core::model::ClientState;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::http::free_port;
 use support::project_server::ProjectServerProcess;
+use support::service::{ServiceProcess, signal, wait_exit};
 
 /// The longest a service may take to stop after SIGTERM (tasks quit, state written).
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -50,63 +51,9 @@ fn attached_data_dir(url: &str) -> tempfile::TempDir {
     dir
 }
 
-/// A running `boinc-rs run`, killed if a failing test leaves it behind (its apps exit
-/// when they see their client gone).
-struct ServiceProcess(Child);
-
-impl std::ops::Deref for ServiceProcess {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for ServiceProcess {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for ServiceProcess {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// `boinc-rs run` on `dir`, its log appended to `log`.
+/// `boinc-rs run` on `dir` with GUI RPC on a free port, its log appended to `log`.
 fn start_service(dir: &Path, log: &Path) -> ServiceProcess {
-    let log = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log");
-    Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
-        .args(["run", "--dir"])
-        .arg(dir)
-        .args(["--gui-rpc-port", &free_port().to_string()])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().expect("the log"))
-        .stderr(log)
-        .spawn()
-        .map(ServiceProcess)
-        .expect("boinc-rs run starts")
-}
-
-fn signal(child: &Child, signal: nix::sys::signal::Signal) {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
-    nix::sys::signal::kill(pid, signal).expect("the signal is sent");
-}
-
-/// Waits for the child to exit, at most `timeout`.
-fn wait_exit(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
-    let started = Instant::now();
-    while started.elapsed() < timeout {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    None
+    support::service::start_service(dir, free_port(), log)
 }
 
 /// The state on disk, read as the service reads it (the newest whole copy).

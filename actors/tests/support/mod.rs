@@ -12,5 +12,6 @@ pub mod http;
 pub mod live;
 pub mod live_client;
 pub mod project_server;
+pub mod service;
 
 pub use live::*;
