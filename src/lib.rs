@@ -5,6 +5,10 @@
 //! The emulator, the actors and the host service all call these same functions.
 
 #![warn(missing_docs)]
+// The parsers of outside input live here. Without unsafe code a hostile input cannot
+// corrupt memory; what is left to look for (a panic, runaway memory or time) is what
+// the tests and the fuzz targets check.
+#![forbid(unsafe_code)]
 
 pub mod accounting;
 pub mod control;
