@@ -2,7 +2,8 @@
 //! interrupted half-way resumes with a Range request from the bytes it holds, against
 //! the real `boinc-rs project-server`, and arrives whole with the project's MD5; an
 //! upload first asks the data server how much of the file it holds, then sends the
-//! rest from there under a header that says so.
+//! rest from there under a header that says so. Neither goes past the file's size or
+//! through a link an app planted.
 
 mod support;
 
@@ -115,4 +116,85 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
         }
         other => panic!("then the upload: {other:?}"),
     }
+}
+
+/// A server that keeps sending past the file's announced size: the download stops at
+/// the size, refused as too large, without reading the rest (100 MB here).
+#[test]
+fn a_download_stops_at_its_announced_size() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let url = server.url("/huge_streamed");
+    let mut order = order(Direction::Download, "small_input", url.clone(), 1000.0, "");
+    order.max_nbytes = 0.0;
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).download(&order, progress));
+    assert_eq!(refused, Err(TransferError::TooLarge { url, limit: 1000 }));
+    let staged = std::fs::metadata(data.path().join(&order.staging_path)).map_or(0, |m| m.len());
+    assert!(staged <= 1000, "{staged} bytes staged");
+    assert!(server.bytes_sent() < 20_000_000, "read on: {} bytes", server.bytes_sent());
+}
+
+/// An app can write in its project directory and so could put a link where a file the
+/// client is about to download goes (or in the staging directory): the client removes
+/// the link and never writes through it.
+#[test]
+fn a_link_planted_where_a_download_goes_is_not_followed() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let outside = data.path().join("users_file");
+    std::fs::write(&outside, "keep").expect("the user's file");
+    for planted_at in ["projects/p/master_copy", "downloads/p/master_copy"] {
+        let order = order(Direction::Download, "master_copy", server.url("/master"), 0.0, "");
+        let link = data.path().join(planted_at);
+        std::fs::create_dir_all(link.parent().expect("a parent")).expect("a directory");
+        std::os::unix::fs::symlink(&outside, &link).expect("the planted link");
+        let (_, progress) = recorder();
+        match block_on(transfer(data.path()).download(&order, progress)) {
+            Ok(Transferred::Downloaded { nbytes, .. }) => assert!(nbytes > 4, "{nbytes}"),
+            other => panic!("the download: {other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(&outside).expect("still there"), "keep");
+        let staged = std::fs::symlink_metadata(data.path().join(&order.staging_path))
+            .expect("the staging file");
+        assert!(staged.file_type().is_file(), "{planted_at}: a regular file of its own");
+        std::fs::remove_file(data.path().join(&order.staging_path)).expect("cleared");
+    }
+}
+
+/// An output an app replaced by a link to a file of the user's is never sent.
+#[test]
+fn an_upload_of_a_planted_link_is_refused_unsent() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let secret = data.path().join("secret");
+    std::fs::write(&secret, "the user's secret").expect("the user's file");
+    let path = data.path().join("projects/p/result_out");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    std::os::unix::fs::symlink(&secret, &path).expect("the planted link");
+    let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).upload(&order, progress));
+    assert_eq!(refused, Err(TransferError::NotAFile { path: path.clone() }));
+    assert_eq!(refused.unwrap_err().kind(), boinc_core::transfer::FailureKind::Permanent);
+    assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+/// An output larger than the project's `max_nbytes` for it is not sent at all: the
+/// upload is given up before any byte goes.
+#[test]
+fn an_output_over_its_max_nbytes_is_never_sent() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let path = data.path().join("projects/p/result_out");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    std::fs::write(&path, vec![b'o'; 5000]).expect("the output");
+    let mut order =
+        order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    order.max_nbytes = 4000.0;
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).upload(&order, progress));
+    assert_eq!(refused, Err(TransferError::FileTooBig { path, nbytes: 5000, limit: 4000 }));
+    assert_eq!(refused.unwrap_err().kind(), boinc_core::transfer::FailureKind::Permanent);
+    assert!(server.requests().is_empty(), "nothing was sent");
 }
