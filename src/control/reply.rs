@@ -41,8 +41,8 @@ pub const EXIT_ABORTED_BY_PROJECT: i32 = 202;
 /// over [`crate::protocol::MAX_REPLY_JOBS`]; under it, but bringing more jobs than there
 /// is room for, the jobs beyond the room are not taken ([`ReplyProblem::TooManyJobs`]):
 /// the server sees them as lost and may send them again later, and nothing held is
-/// dropped. A server that asks for contacts often (`next_rpc_delay`) and sends the most
-/// jobs each time cannot grow the state past this.
+/// dropped. A server answering every contact with the most jobs a reply may carry cannot
+/// grow the state past this.
 pub const MAX_JOBS_HELD: usize = 100_000;
 
 /// What happened to the project's code-signing key.
