@@ -8,7 +8,7 @@
 mod support;
 
 use boinc_actors::effects::{FileTransfer, TransferError, TransferProgress, Transferred};
-use boinc_actors::live::http::{HttpSettings, LiveFileTransfer};
+use boinc_actors::live::http::{HttpSettings, LiveFileTransfer, MAX_DATA_SERVER_REPLY};
 use boinc_core::control::ClientIdentity;
 use boinc_core::model::{CcConfig, FileId, ProjectId};
 use boinc_core::protocol::DataServerRequest;
@@ -197,4 +197,20 @@ fn an_output_over_its_max_nbytes_is_never_sent() {
     assert_eq!(refused, Err(TransferError::FileTooBig { path, nbytes: 5000, limit: 4000 }));
     assert_eq!(refused.unwrap_err().kind(), boinc_core::transfer::FailureKind::Permanent);
     assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+/// A data server answering an upload with 100 MB: read no further than its bound.
+#[test]
+fn a_data_server_reply_of_100_mb_is_refused() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let path = data.path().join("projects/p/result_out");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    std::fs::write(&path, b"a small output").expect("the output");
+    let url = server.url("/huge_streamed");
+    let order = order(Direction::Upload, "result_out", url.clone(), 0.0, "");
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).upload(&order, progress));
+    assert_eq!(refused, Err(TransferError::TooLarge { url, limit: MAX_DATA_SERVER_REPLY }));
+    assert!(server.bytes_sent() < 30_000_000, "read on: {} bytes", server.bytes_sent());
 }

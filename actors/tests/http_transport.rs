@@ -9,12 +9,14 @@ mod support;
 
 use boinc_actors::effects::{RpcError, SchedulerTransport};
 use boinc_actors::live::http::{
-    HttpSettings, HttpTransport, MAX_MASTER_PAGE, MAX_REDIRECTS, MAX_SCHEDULER_REPLY,
-    SCHEDULER_REQUEST_CONTENT_TYPE,
+    HttpSettings, HttpTransport, MAX_ACCOUNT_MANAGER_REPLY, MAX_MASTER_PAGE, MAX_REDIRECTS,
+    MAX_SCHEDULER_REPLY, SCHEDULER_REQUEST_CONTENT_TYPE,
 };
 use boinc_core::control::ClientIdentity;
-use boinc_core::model::CcConfig;
+use boinc_core::model::{CcConfig, RunMode};
 use boinc_core::protocol::SchedulerRequest;
+use boinc_core::protocol::acct_mgr::AccountManagerRequest;
+use boinc_core::protocol::gui_rpc::PROTOCOL_VERSION;
 use std::time::{Duration, Instant};
 use support::http::{Recorded, TestServer, block_on};
 
@@ -181,6 +183,30 @@ fn a_reply_of_100_mb_is_refused_without_being_held() {
     );
     let sent = server.bytes_sent() - sent_before;
     assert!(sent < 30_000_000, "the client stopped reading the page: {sent}");
+    // And an account manager's reply by its own.
+    let sent_before = server.bytes_sent();
+    let request = AccountManagerRequest {
+        name: "volunteer".into(),
+        password_hash: String::new(),
+        host_cpid: "cpid".into(),
+        previous_host_cpid: String::new(),
+        domain_name: "host".into(),
+        client_version: PROTOCOL_VERSION,
+        run_mode: RunMode::Auto,
+        gui_rpc: None,
+        projects: Vec::new(),
+        opaque: String::new(),
+    };
+    let manager = block_on(transport.account_manager_rpc(&server.url("/huge"), &request));
+    assert_eq!(
+        manager,
+        Err(RpcError::TooLarge {
+            url: server.url("/huge/rpc.php"),
+            limit: MAX_ACCOUNT_MANAGER_REPLY
+        })
+    );
+    let sent = server.bytes_sent() - sent_before;
+    assert!(sent < 30_000_000, "the client stopped reading the manager's reply: {sent}");
 }
 
 #[test]
