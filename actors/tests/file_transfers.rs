@@ -44,6 +44,13 @@ fn order(direction: Direction, name: &str, url: String, nbytes: f64, md5: &str) 
     }
 }
 
+/// Where an output of the project `p` lives in `data`, its directory made.
+fn output_path(data: &std::path::Path) -> std::path::PathBuf {
+    let path = data.join("projects/p/result_out");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    path
+}
+
 /// A progress sink keeping every report.
 fn recorder() -> (Arc<Mutex<Vec<TransferProgress>>>, boinc_actors::effects::ProgressSink) {
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -92,8 +99,7 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
     let server = TestServer::start();
     let data = tempfile::tempdir().expect("a data directory");
     let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let path = data.path().join("projects/p/result_out");
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    let path = output_path(data.path());
     std::fs::write(&path, &content).expect("the output");
     let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
     let (_, progress) = recorder();
@@ -169,15 +175,11 @@ fn an_upload_of_a_planted_link_is_refused_unsent() {
     let data = tempfile::tempdir().expect("a data directory");
     let secret = data.path().join("secret");
     std::fs::write(&secret, "the user's secret").expect("the user's file");
-    let path = data.path().join("projects/p/result_out");
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    let path = output_path(data.path());
     std::os::unix::fs::symlink(&secret, &path).expect("the planted link");
     let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
-    let (_, progress) = recorder();
-    let refused = block_on(transfer(data.path()).upload(&order, progress));
-    assert_eq!(refused, Err(TransferError::NotAFile { path: path.clone() }));
-    assert_eq!(refused.unwrap_err().kind(), boinc_core::transfer::FailureKind::Permanent);
-    assert!(server.requests().is_empty(), "nothing was sent");
+    let refused = refused_before_sending(&server, data.path(), &order);
+    assert_eq!(refused, TransferError::NotAFile { path });
 }
 
 /// An output larger than the project's `max_nbytes` for it is not sent at all: the
@@ -186,17 +188,26 @@ fn an_upload_of_a_planted_link_is_refused_unsent() {
 fn an_output_over_its_max_nbytes_is_never_sent() {
     let server = TestServer::start();
     let data = tempfile::tempdir().expect("a data directory");
-    let path = data.path().join("projects/p/result_out");
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    let path = output_path(data.path());
     std::fs::write(&path, vec![b'o'; 5000]).expect("the output");
     let mut order =
         order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
     order.max_nbytes = 4000.0;
+    let refused = refused_before_sending(&server, data.path(), &order);
+    assert_eq!(refused, TransferError::FileTooBig { path, nbytes: 5000, limit: 4000 });
+}
+
+/// Uploads `order` from `data`: it must be refused for good before anything is sent.
+fn refused_before_sending(
+    server: &TestServer,
+    data: &std::path::Path,
+    order: &TransferOrder,
+) -> TransferError {
     let (_, progress) = recorder();
-    let refused = block_on(transfer(data.path()).upload(&order, progress));
-    assert_eq!(refused, Err(TransferError::FileTooBig { path, nbytes: 5000, limit: 4000 }));
-    assert_eq!(refused.unwrap_err().kind(), boinc_core::transfer::FailureKind::Permanent);
+    let refused = block_on(transfer(data).upload(order, progress)).expect_err("refused");
+    assert_eq!(refused.kind(), boinc_core::transfer::FailureKind::Permanent, "{refused}");
     assert!(server.requests().is_empty(), "nothing was sent");
+    refused
 }
 
 /// A data server answering an upload with 100 MB: read no further than its bound.
@@ -204,8 +215,7 @@ fn an_output_over_its_max_nbytes_is_never_sent() {
 fn a_data_server_reply_of_100_mb_is_refused() {
     let server = TestServer::start();
     let data = tempfile::tempdir().expect("a data directory");
-    let path = data.path().join("projects/p/result_out");
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    let path = output_path(data.path());
     std::fs::write(&path, b"a small output").expect("the output");
     let url = server.url("/huge_streamed");
     let order = order(Direction::Upload, "result_out", url.clone(), 0.0, "");

@@ -13,10 +13,9 @@ use boinc_actors::live::http::{
     MAX_SCHEDULER_REPLY, SCHEDULER_REQUEST_CONTENT_TYPE,
 };
 use boinc_core::control::ClientIdentity;
-use boinc_core::model::{CcConfig, RunMode};
+use boinc_core::model::CcConfig;
 use boinc_core::protocol::SchedulerRequest;
-use boinc_core::protocol::acct_mgr::AccountManagerRequest;
-use boinc_core::protocol::gui_rpc::PROTOCOL_VERSION;
+use boinc_core::protocol::acct_mgr::parse_acct_mgr_request;
 use std::time::{Duration, Instant};
 use support::http::{Recorded, TestServer, block_on};
 
@@ -185,18 +184,8 @@ fn a_reply_of_100_mb_is_refused_without_being_held() {
     assert!(sent < 30_000_000, "the client stopped reading the page: {sent}");
     // And an account manager's reply by its own.
     let sent_before = server.bytes_sent();
-    let request = AccountManagerRequest {
-        name: "volunteer".into(),
-        password_hash: String::new(),
-        host_cpid: "cpid".into(),
-        previous_host_cpid: String::new(),
-        domain_name: "host".into(),
-        client_version: PROTOCOL_VERSION,
-        run_mode: RunMode::Auto,
-        gui_rpc: None,
-        projects: Vec::new(),
-        opaque: String::new(),
-    };
+    let request = parse_acct_mgr_request("<acct_mgr_request><name>v</name></acct_mgr_request>")
+        .expect("a request");
     let manager = block_on(transport.account_manager_rpc(&server.url("/huge"), &request));
     assert_eq!(
         manager,

@@ -237,6 +237,15 @@ mod tests {
 
     /// Damage to the main file, each kind in turn: the previous copy is loaded and the
     /// damage is reported.
+    /// A store in a fresh directory that saved one project, then two.
+    fn saved_twice() -> (tempfile::TempDir, StateStore) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        store.save(&projects(&["older"])).expect("first save");
+        store.save(&projects(&["older", "newer"])).expect("second save");
+        (dir, store)
+    }
+
     #[test]
     fn a_damaged_state_falls_back_to_the_previous_copy() {
         let damage: [Damage; 4] = [
@@ -246,10 +255,7 @@ mod tests {
             ("another file", |_| b"<cc_config><options/></cc_config>".to_vec()),
         ];
         for (kind, damaged) in damage {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let store = StateStore::open(dir.path()).expect("open");
-            store.save(&projects(&["older"])).expect("first save");
-            store.save(&projects(&["older", "newer"])).expect("second save");
+            let (dir, store) = saved_twice();
             let main = dir.path().join(CLIENT_STATE);
             let text = fs::read_to_string(&main).expect("main");
             fs::write(&main, damaged(&text)).expect("damage");
@@ -265,10 +271,7 @@ mod tests {
     /// over unread, and the previous copy is taken.
     #[test]
     fn a_huge_state_file_is_passed_over_unread() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = StateStore::open(dir.path()).expect("open");
-        store.save(&projects(&["older"])).expect("first save");
-        store.save(&projects(&["older", "newer"])).expect("second save");
+        let (dir, store) = saved_twice();
         let main = fs::OpenOptions::new().write(true).open(dir.path().join(CLIENT_STATE));
         main.expect("main").set_len(MAX_STATE_FILE + 1).expect("grown");
         let loaded = store.load().expect("loads").expect("a state");
@@ -280,10 +283,7 @@ mod tests {
     /// client_state_next.xml: it is the newest state.
     #[test]
     fn a_crash_between_the_renames_loses_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = StateStore::open(dir.path()).expect("open");
-        store.save(&projects(&["a"])).expect("save");
-        store.save(&projects(&["a", "b"])).expect("save");
+        let (dir, store) = saved_twice();
         fs::rename(dir.path().join(CLIENT_STATE), dir.path().join(CLIENT_STATE_NEXT))
             .expect("as if the last rename had not happened");
         let loaded = store.load().expect("loads").expect("a state");

@@ -338,12 +338,14 @@ impl SlotLayout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use boinc_core::control::TaskProgram;
     use boinc_core::model::{ProjectId, ResourceUsage};
 
-    fn spec(api: bool) -> TaskSpec {
+    /// A task of project `p` in slot 0, an API app (`api`) or not, with an input, a
+    /// copied input and an output.
+    pub(crate) fn spec(api: bool) -> TaskSpec {
         let file = |open: &str, name: &str, role, copy| SlotFile {
             open_name: open.into(),
             file_name: name.into(),

@@ -106,20 +106,9 @@ mod tests {
         )
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let spec = TaskSpec {
-            project: ProjectId(0),
-            job: "j".into(),
-            slot: 0,
-            usage: ResourceUsage { avg_ncpus: 1.0, coprocessor: None },
-            gpu_instances: Vec::new(),
-            status: Default::default(),
-            program: TaskProgram {
-                project_dir: "projects/p".into(),
-                slot_dir: "slots/0".into(),
-                executable: "app.sh".into(),
-                ..TaskProgram::default()
-            },
-        };
+        let mut spec = super::super::slot::tests::spec(false);
+        spec.program.files.clear();
+        spec.program.executable = "app.sh".into();
         let layout = SlotLayout::of(dir.path(), &spec).unwrap();
         let init = boinc_core::protocol::app_api::InitData::default();
         let stderr = layout.prepare(&spec, &init, true).unwrap();
