@@ -2,12 +2,13 @@
 //! interrupted half-way resumes with a Range request from the bytes it holds, against
 //! the real `boinc-rs project-server`, and arrives whole with the project's MD5; an
 //! upload first asks the data server how much of the file it holds, then sends the
-//! rest from there under a header that says so.
+//! rest from there under a header that says so. Neither goes past the file's size or
+//! through a link an app planted.
 
 mod support;
 
 use boinc_actors::effects::{FileTransfer, TransferError, TransferProgress, Transferred};
-use boinc_actors::live::http::{HttpSettings, LiveFileTransfer};
+use boinc_actors::live::http::{HttpSettings, LiveFileTransfer, MAX_DATA_SERVER_REPLY};
 use boinc_core::control::ClientIdentity;
 use boinc_core::model::{CcConfig, FileId, ProjectId};
 use boinc_core::protocol::DataServerRequest;
@@ -41,6 +42,13 @@ fn order(direction: Direction, name: &str, url: String, nbytes: f64, md5: &str) 
         executable: false,
         started: 0.0,
     }
+}
+
+/// Where an output of the project `p` lives in `data`, its directory made.
+fn output_path(data: &std::path::Path) -> std::path::PathBuf {
+    let path = data.join("projects/p/result_out");
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    path
 }
 
 /// A progress sink keeping every report.
@@ -91,8 +99,7 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
     let server = TestServer::start();
     let data = tempfile::tempdir().expect("a data directory");
     let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let path = data.path().join("projects/p/result_out");
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("the project directory");
+    let path = output_path(data.path());
     std::fs::write(&path, &content).expect("the output");
     let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
     let (_, progress) = recorder();
@@ -115,4 +122,105 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
         }
         other => panic!("then the upload: {other:?}"),
     }
+}
+
+/// A server that keeps sending past the file's announced size: the download stops at
+/// the size, refused as too large, without reading the rest (100 MB here).
+#[test]
+fn a_download_stops_at_its_announced_size() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let url = server.url("/huge_streamed");
+    let mut order = order(Direction::Download, "small_input", url.clone(), 1000.0, "");
+    order.max_nbytes = 0.0;
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).download(&order, progress));
+    assert_eq!(refused, Err(TransferError::TooLarge { url, limit: 1000 }));
+    let staged = std::fs::metadata(data.path().join(&order.staging_path)).map_or(0, |m| m.len());
+    assert!(staged <= 1000, "{staged} bytes staged");
+    assert!(server.bytes_sent() < 20_000_000, "read on: {} bytes", server.bytes_sent());
+}
+
+/// An app can write in its project directory and so could put a link where a file the
+/// client is about to download goes (or in the staging directory): the client removes
+/// the link and never writes through it.
+#[test]
+fn a_link_planted_where_a_download_goes_is_not_followed() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let outside = data.path().join("users_file");
+    std::fs::write(&outside, "keep").expect("the user's file");
+    for planted_at in ["projects/p/master_copy", "downloads/p/master_copy"] {
+        let order = order(Direction::Download, "master_copy", server.url("/master"), 0.0, "");
+        let link = data.path().join(planted_at);
+        std::fs::create_dir_all(link.parent().expect("a parent")).expect("a directory");
+        std::os::unix::fs::symlink(&outside, &link).expect("the planted link");
+        let (_, progress) = recorder();
+        match block_on(transfer(data.path()).download(&order, progress)) {
+            Ok(Transferred::Downloaded { nbytes, .. }) => assert!(nbytes > 4, "{nbytes}"),
+            other => panic!("the download: {other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(&outside).expect("still there"), "keep");
+        let staged = std::fs::symlink_metadata(data.path().join(&order.staging_path))
+            .expect("the staging file");
+        assert!(staged.file_type().is_file(), "{planted_at}: a regular file of its own");
+        std::fs::remove_file(data.path().join(&order.staging_path)).expect("cleared");
+    }
+}
+
+/// An output an app replaced by a link to a file of the user's is never sent.
+#[test]
+fn an_upload_of_a_planted_link_is_refused_unsent() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let secret = data.path().join("secret");
+    std::fs::write(&secret, "the user's secret").expect("the user's file");
+    let path = output_path(data.path());
+    std::os::unix::fs::symlink(&secret, &path).expect("the planted link");
+    let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    let refused = refused_before_sending(&server, data.path(), &order);
+    assert_eq!(refused, TransferError::NotAFile { path });
+}
+
+/// An output larger than the project's `max_nbytes` for it is not sent at all: the
+/// upload is given up before any byte goes.
+#[test]
+fn an_output_over_its_max_nbytes_is_never_sent() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let path = output_path(data.path());
+    std::fs::write(&path, vec![b'o'; 5000]).expect("the output");
+    let mut order =
+        order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    order.max_nbytes = 4000.0;
+    let refused = refused_before_sending(&server, data.path(), &order);
+    assert_eq!(refused, TransferError::FileTooBig { path, nbytes: 5000, limit: 4000 });
+}
+
+/// Uploads `order` from `data`: it must be refused for good before anything is sent.
+fn refused_before_sending(
+    server: &TestServer,
+    data: &std::path::Path,
+    order: &TransferOrder,
+) -> TransferError {
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data).upload(order, progress)).expect_err("refused");
+    assert_eq!(refused.kind(), boinc_core::transfer::FailureKind::Permanent, "{refused}");
+    assert!(server.requests().is_empty(), "nothing was sent");
+    refused
+}
+
+/// A data server answering an upload with 100 MB: read no further than its bound.
+#[test]
+fn a_data_server_reply_of_100_mb_is_refused() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let path = output_path(data.path());
+    std::fs::write(&path, b"a small output").expect("the output");
+    let url = server.url("/huge_streamed");
+    let order = order(Direction::Upload, "result_out", url.clone(), 0.0, "");
+    let (_, progress) = recorder();
+    let refused = block_on(transfer(data.path()).upload(&order, progress));
+    assert_eq!(refused, Err(TransferError::TooLarge { url, limit: MAX_DATA_SERVER_REPLY }));
+    assert!(server.bytes_sent() < 30_000_000, "read on: {} bytes", server.bytes_sent());
 }

@@ -9,11 +9,13 @@ mod support;
 
 use boinc_actors::effects::{RpcError, SchedulerTransport};
 use boinc_actors::live::http::{
-    HttpSettings, HttpTransport, MAX_REDIRECTS, MAX_SCHEDULER_REPLY, SCHEDULER_REQUEST_CONTENT_TYPE,
+    HttpSettings, HttpTransport, MAX_ACCOUNT_MANAGER_REPLY, MAX_MASTER_PAGE, MAX_REDIRECTS,
+    MAX_SCHEDULER_REPLY, SCHEDULER_REQUEST_CONTENT_TYPE,
 };
 use boinc_core::control::ClientIdentity;
 use boinc_core::model::CcConfig;
 use boinc_core::protocol::SchedulerRequest;
+use boinc_core::protocol::acct_mgr::parse_acct_mgr_request;
 use std::time::{Duration, Instant};
 use support::http::{Recorded, TestServer, block_on};
 
@@ -171,6 +173,29 @@ fn a_reply_of_100_mb_is_refused_without_being_held() {
         "the client stopped reading: {}",
         server.bytes_sent()
     );
+    // A master page is bounded the same way, by its own smaller limit.
+    let sent_before = server.bytes_sent();
+    let page = block_on(transport.master_page(&server.url("/huge_streamed")));
+    assert_eq!(
+        page,
+        Err(RpcError::TooLarge { url: server.url("/huge_streamed"), limit: MAX_MASTER_PAGE })
+    );
+    let sent = server.bytes_sent() - sent_before;
+    assert!(sent < 30_000_000, "the client stopped reading the page: {sent}");
+    // And an account manager's reply by its own.
+    let sent_before = server.bytes_sent();
+    let request = parse_acct_mgr_request("<acct_mgr_request><name>v</name></acct_mgr_request>")
+        .expect("a request");
+    let manager = block_on(transport.account_manager_rpc(&server.url("/huge"), &request));
+    assert_eq!(
+        manager,
+        Err(RpcError::TooLarge {
+            url: server.url("/huge/rpc.php"),
+            limit: MAX_ACCOUNT_MANAGER_REPLY
+        })
+    );
+    let sent = server.bytes_sent() - sent_before;
+    assert!(sent < 30_000_000, "the client stopped reading the manager's reply: {sent}");
 }
 
 #[test]

@@ -28,7 +28,8 @@ pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};
 pub use message_log::{Message, MessageLog, MessagePriority};
 pub use reply::{
-    CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, ReplyOutcome, ReplyProblem, apply_reply, work_reply,
+    CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, MAX_JOBS_HELD, ReplyOutcome, ReplyProblem,
+    apply_reply, work_reply,
 };
 pub use reply_check::{ReplyRefusal, check_reply, is_plain_file_name};
 pub use request::{

@@ -36,6 +36,15 @@ use std::collections::{HashMap, HashSet};
 /// The exit status of a job the project aborted (BOINC's `EXIT_ABORTED_BY_PROJECT`).
 pub const EXIT_ABORTED_BY_PROJECT: i32 = 202;
 
+/// The most jobs the client holds, of all projects together (as many as a reply may
+/// acknowledge, [`crate::protocol::MAX_REPLY_RESULT_NAMES`]). A reply is refused whole
+/// over [`crate::protocol::MAX_REPLY_JOBS`]; under it, but bringing more jobs than there
+/// is room for, the jobs beyond the room are not taken ([`ReplyProblem::TooManyJobs`]):
+/// the server sees them as lost and may send them again later, and nothing held is
+/// dropped. A server answering every contact with the most jobs a reply may carry cannot
+/// grow the state past this.
+pub const MAX_JOBS_HELD: usize = 100_000;
+
 /// What happened to the project's code-signing key.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum CodeSignKeyUpdate {
@@ -81,6 +90,11 @@ pub enum ReplyProblem {
     },
     /// No app version matches the job (app, version, plan class, platform).
     NoAppVersion {
+        /// The job.
+        result: String,
+    },
+    /// The client holds [`MAX_JOBS_HELD`] jobs already: the job is not taken.
+    TooManyJobs {
         /// The job.
         result: String,
     },
@@ -178,6 +192,7 @@ pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerRepl
         reply.results.iter().map(|r| r.wu_name.as_str()),
     );
     let mut seen: HashSet<&str> = HashSet::new();
+    let mut room = MAX_JOBS_HELD.saturating_sub(state.jobs.len());
     for result in &reply.results {
         if held_index(&held_results, &result.name).is_some() || !seen.insert(&result.name) {
             continue;
@@ -205,7 +220,10 @@ pub fn work_reply(state: &ClientState, project: ProjectId, reply: &SchedulerRepl
                 })
                 .map(|v| state.app_version(v).usage)
         });
-        if let Some(usage) = usage {
+        if let Some(usage) = usage
+            && room > 0
+        {
+            room -= 1;
             jobs_received[usage.main_resource()] += 1;
         }
     }
@@ -595,6 +613,10 @@ fn take_jobs(
     state.jobs.reserve(taken.iter().flatten().count());
     for (description, taken) in results.into_iter().zip(taken) {
         let Some((workunit, version)) = taken else { continue };
+        if state.jobs.len() >= MAX_JOBS_HELD {
+            outcome.problems.push(ReplyProblem::TooManyJobs { result: description.name });
+            continue;
+        }
         let job = new_job(state, project, description, workunit, version, files, now);
         jobs_received[state.app_version(version).usage.main_resource()] += 1;
         outcome.new_jobs.push(JobId::from_index(state.jobs.len()));
@@ -854,6 +876,32 @@ mod tests {
         assert_eq!(state.jobs[0].report_deadline, 6000.0);
         assert_eq!(outcome.problems.len(), 2);
         assert_eq!(work_reply(&state, P, &again).jobs_received, ResourceMap::default());
+    }
+
+    /// A client holding all the jobs it may takes no more: the jobs beyond the room are
+    /// reported not taken, the ones held stay, and the preview counts what was taken.
+    #[test]
+    fn jobs_beyond_the_most_held_are_not_taken_and_nothing_held_is_lost() {
+        let mut state = state();
+        apply_reply(&mut state, P, reply(), 0.0);
+        let filler = state.jobs[0].clone();
+        state.jobs.resize(MAX_JOBS_HELD - 1, filler);
+        let mut more = reply();
+        (more.workunits, more.results) =
+            ["r3", "r4", "r5"].map(|name| job(name, "a", 1)).into_iter().unzip();
+        let preview = work_reply(&state, P, &more);
+        let outcome = apply_reply(&mut state, P, more, 10.0);
+        assert_eq!(outcome.work, preview);
+        assert_eq!(outcome.work.jobs_received[ResourceType::Cpu], 1);
+        assert_eq!(outcome.new_jobs.len(), 1);
+        assert_eq!(state.jobs.len(), MAX_JOBS_HELD);
+        let refused: Vec<_> = outcome
+            .problems
+            .iter()
+            .filter(|p| matches!(p, ReplyProblem::TooManyJobs { .. }))
+            .collect();
+        assert_eq!(refused.len(), 2, "{:?}", outcome.problems);
+        assert_eq!(state.jobs[0].name, "r1", "what was held stays");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! reply offering a code-signing key other than the pinned one is refused whole unless
 //! the pinned key signed the new one (its jobs may come with executables signed by the
 //! new key), and so is a reply naming a file the client could not keep under its own
-//! name in the project's directory. A refused reply counts as a failed RPC (seed 002's
+//! name in the project's directory, or open by its name in a slot directory. A refused reply counts as a failed RPC (seed 002's
 //! backoff); nothing the client holds changes.
 
 use crate::model::Project;
@@ -84,6 +84,17 @@ pub fn key_update(
 pub fn check_reply(project: &Project, reply: &SchedulerReply) -> Result<(), ReplyRefusal> {
     if let Some(file) = reply.file_infos.iter().find(|f| !is_plain_file_name(&f.name)) {
         return Err(ReplyRefusal::UnsafeFileName { name: file.name.clone() });
+    }
+    // The names files are opened by in a slot (an empty one is the file's own name).
+    let references = (reply.app_versions.iter().flat_map(|v| &v.file_refs))
+        .chain(reply.workunits.iter().flat_map(|w| &w.file_refs))
+        .chain(reply.results.iter().flat_map(|r| &r.file_refs));
+    for reference in references {
+        for name in [&reference.file_name, &reference.open_name] {
+            if !name.is_empty() && !is_plain_file_name(name) {
+                return Err(ReplyRefusal::UnsafeFileName { name: name.clone() });
+            }
+        }
     }
     key_update(project, reply).map(|_| ())
 }
@@ -180,5 +191,37 @@ mod tests {
             Err(ReplyRefusal::UnsafeFileName { name: "../../bin/sh".into() })
         );
         assert!(check_reply(&project, &SchedulerReply::default()).is_ok());
+    }
+
+    #[test]
+    fn a_reply_opening_a_file_by_a_path_is_refused() {
+        use crate::protocol::{FileReference, ResultDescription, WorkunitDescription};
+        let project = Project::new("p", "http://p/", 1.0);
+        let reference = |open_name: &str| FileReference {
+            file_name: "in_1".into(),
+            open_name: open_name.into(),
+            ..FileReference::default()
+        };
+        let mut by_workunit = SchedulerReply::default();
+        by_workunit.workunits.push(WorkunitDescription {
+            file_refs: vec![reference("in"), reference("../../../.bashrc")],
+            ..WorkunitDescription::default()
+        });
+        assert_eq!(
+            check_reply(&project, &by_workunit),
+            Err(ReplyRefusal::UnsafeFileName { name: "../../../.bashrc".into() })
+        );
+        let mut by_result = SchedulerReply::default();
+        by_result.results.push(ResultDescription {
+            file_refs: vec![reference("/etc/cron.d/x")],
+            ..ResultDescription::default()
+        });
+        assert!(check_reply(&project, &by_result).is_err());
+        let mut plain = SchedulerReply::default();
+        plain.results.push(ResultDescription {
+            file_refs: vec![reference(""), reference("out")],
+            ..ResultDescription::default()
+        });
+        assert_eq!(check_reply(&project, &plain), Ok(()));
     }
 }

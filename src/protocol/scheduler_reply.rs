@@ -376,6 +376,27 @@ mod tests {
     }
 
     #[test]
+    fn every_list_of_a_reply_is_bounded() {
+        for (one, element, limit) in [
+            (
+                "<workunit><name>w</name><app_name>a</app_name></workunit>",
+                "workunit",
+                MAX_REPLY_JOBS,
+            ),
+            ("<file_info><name>f</name></file_info>", "file_info", MAX_REPLY_FILES),
+            ("<app><name>a</name></app>", "app", MAX_REPLY_APPS),
+            ("<message>m</message>", "message", MAX_REPLY_MESSAGES),
+            ("<result_ack><name>r</name></result_ack>", "result_ack", MAX_REPLY_RESULT_NAMES),
+        ] {
+            let text = format!("<scheduler_reply>{}</scheduler_reply>", one.repeat(limit + 1));
+            let error = SchedulerReply::from_xml(&text).expect_err(element);
+            assert_eq!(error.problem, XmlProblem::TooMany { element, limit }, "{element}");
+            let text = format!("<scheduler_reply>{}</scheduler_reply>", one.repeat(limit));
+            assert!(SchedulerReply::from_xml(&text).is_ok(), "{element}: {limit} are taken");
+        }
+    }
+
+    #[test]
     fn too_many_jobs_is_an_error_naming_the_element() {
         let results =
             "<result><name>r</name><wu_name>w</wu_name></result>\n".repeat(MAX_REPLY_JOBS + 1);

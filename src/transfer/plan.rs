@@ -3,7 +3,8 @@
 //! produced go up, each when its own backoff and its project's allow, at most
 //! `max_file_xfers` at once in each direction and `max_file_xfers_per_project` of one
 //! project. A file that cannot be had at all (an executable without a signature, no
-//! URL) is given up at once instead, and jobs whose files are all present can run.
+//! URL, a size over its own `max_nbytes` or over all the disk BOINC may use) is given up
+//! at once instead, and jobs whose files are all present can run.
 
 use super::backoff::project_may_transfer;
 use super::job_files::{

@@ -294,6 +294,33 @@ fn an_unsigned_executable_is_never_downloaded_and_its_app_version_is_rejected() 
     assert_eq!(plan.changes.failed, outcome.new_jobs);
 }
 
+/// A file announced larger than its own `max_nbytes`, or than all the disk the
+/// preferences give BOINC, could never be kept: it is given up before any byte comes,
+/// and the jobs needing it end in a download error.
+#[test]
+fn a_file_announced_larger_than_it_may_be_is_never_downloaded() {
+    let mut over_its_own_bound = reply(None, &["j1"], &["http://p/in"]);
+    over_its_own_bound.file_infos[0].max_nbytes = Some(50.0);
+    let mut over_the_disk = reply(None, &["j2"], &["http://p/in"]);
+    over_the_disk.file_infos[0].nbytes = Some(3e9);
+    for (reply, expected) in [
+        (over_its_own_bound, "more than the 50 it allows the file (max_nbytes)"),
+        (over_the_disk, "more than the 1000000000 BOINC may use on this disk"),
+    ] {
+        let mut state = ClientState::default();
+        state.prefs.disk_max_used_gb = 1.0;
+        state.projects.push(Project::new("p", "http://p/", 1.0));
+        let jobs = apply_reply(&mut state, P, reply.clone(), NOW).new_jobs;
+        let plan = plan_transfers(&mut state, NOW);
+        assert!(plan.orders.iter().all(|o| o.direction != Direction::Download), "never fetched");
+        assert_eq!(plan.changes.failed, jobs);
+        let input = state.file(file_id(&state, &reply.file_infos[0].name));
+        assert_eq!(input.status, FileStatus::Error(error_codes::ERR_FILE_TOO_BIG));
+        let job = state.job(jobs[0]);
+        assert!(job.stderr_out.contains(expected), "{}", job.stderr_out);
+    }
+}
+
 #[test]
 fn outputs_go_up_before_the_job_is_reported() {
     let (mut state, jobs) = state_with(&reply(None, &["j1"], &["http://p/in"]));

@@ -2,9 +2,14 @@
 //! Files): its size is `<nbytes>`, its MD5 is `<md5_cksum>`, and an executable's
 //! `<file_signature>` verifies with the project's pinned `<code_sign_key>` over the MD5
 //! the client computed itself. An executable is not even downloaded without a signature
-//! and a key to check it with: a client that runs unsigned code is a security hole.
+//! and a key to check it with: a client that runs unsigned code is a security hole. Nor
+//! is a file announced larger than its own `<max_nbytes>` or than all the disk space
+//! BOINC may use (seed 004's all-projects limit): it could never be kept.
 
-use super::order::error_codes::{ERR_MD5_FAILED, ERR_NO_SIGNATURE, ERR_RSA_FAILED, ERR_WRONG_SIZE};
+use super::order::error_codes::{
+    ERR_FILE_TOO_BIG, ERR_MD5_FAILED, ERR_NO_SIGNATURE, ERR_RSA_FAILED, ERR_WRONG_SIZE,
+};
+use crate::disk::BYTES_PER_GB;
 use crate::model::{ClientState, FileId};
 use crate::protocol::code_signing::{CodeSignKey, Signature, verify_file_signature};
 use serde::{Deserialize, Serialize};
@@ -37,6 +42,16 @@ pub enum Rejection {
         /// What the check found.
         reason: String,
     },
+    /// A file announced larger than it may be: over its own `max_nbytes`
+    /// (`of_disk: false`) or over all the disk space BOINC may use (`of_disk: true`).
+    TooBig {
+        /// Bytes announced (`<nbytes>`).
+        nbytes: u64,
+        /// The bound it is over.
+        limit: u64,
+        /// Whether the bound is the disk's rather than the file's own.
+        of_disk: bool,
+    },
 }
 
 impl Rejection {
@@ -47,6 +62,7 @@ impl Rejection {
             Rejection::WrongChecksum { .. } => ERR_MD5_FAILED,
             Rejection::Unsigned { .. } => ERR_NO_SIGNATURE,
             Rejection::BadSignature { .. } => ERR_RSA_FAILED,
+            Rejection::TooBig { .. } => ERR_FILE_TOO_BIG,
         }
     }
 
@@ -70,14 +86,40 @@ impl fmt::Display for Rejection {
             Rejection::Unsigned { reason } | Rejection::BadSignature { reason } => {
                 f.write_str(reason)
             }
+            Rejection::TooBig { nbytes, limit, of_disk: false } => write!(
+                f,
+                "the project announced {nbytes} bytes, more than the {limit} it allows the \
+                 file (max_nbytes): its description is wrong, tell the project"
+            ),
+            Rejection::TooBig { nbytes, limit, of_disk: true } => write!(
+                f,
+                "the file has {nbytes} bytes, more than the {limit} BOINC may use on this \
+                 disk: give BOINC more disk space in the computing preferences"
+            ),
         }
     }
 }
 
-/// Whether `file` may be downloaded at all: an executable needs a signature and its
-/// project a key to check it with.
+/// Whether `file` may be downloaded at all: it must not be announced larger than its
+/// own `max_nbytes` or than the disk space BOINC may ever use, and an executable needs a
+/// signature and its project a key to check it with.
 pub fn check_before_download(state: &ClientState, file: FileId) -> Result<(), Rejection> {
     let record = state.file(file);
+    if record.max_nbytes > 0.0 && record.nbytes > record.max_nbytes {
+        return Err(Rejection::TooBig {
+            nbytes: record.nbytes as u64,
+            limit: record.max_nbytes as u64,
+            of_disk: false,
+        });
+    }
+    let room = disk_room(state);
+    if record.nbytes.is_finite() && record.nbytes > room {
+        return Err(Rejection::TooBig {
+            nbytes: record.nbytes as u64,
+            limit: room as u64,
+            of_disk: true,
+        });
+    }
     if !record.executable {
         return Ok(());
     }
@@ -96,6 +138,22 @@ pub fn check_before_download(state: &ClientState, file: FileId) -> Result<(), Re
         });
     }
     Ok(())
+}
+
+/// The most bytes BOINC may ever use on this host by the preferences
+/// (`disk_max_used_gb`, `disk_max_used_pct` of the disk; infinite when neither limits
+/// it). The free space is left out: a disk full for now is no reason to give a file up.
+fn disk_room(state: &ClientState) -> f64 {
+    let positive = |x: f64| x.is_finite() && x > 0.0;
+    let prefs = &state.prefs;
+    let mut room = f64::INFINITY;
+    if positive(prefs.disk_max_used_gb) {
+        room = room.min(prefs.disk_max_used_gb * BYTES_PER_GB);
+    }
+    if positive(state.host.d_total) && positive(prefs.disk_max_used_pct) {
+        room = room.min(state.host.d_total * prefs.disk_max_used_pct.min(100.0) / 100.0);
+    }
+    room
 }
 
 /// Whether a download of `file` that brought `nbytes` bytes whose MD5 is `md5` (computed

@@ -127,6 +127,16 @@ pub enum TransferError {
         /// The project's limit.
         limit: u64,
     },
+    /// The file is not a regular file (a link, a pipe, a device: what an app could plant
+    /// in the project directory); it is never followed or sent.
+    #[error(
+        "{path} is not a regular file (an app may have put a link there): it is not \
+         transferred; reset the project if this repeats"
+    )]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+    },
     /// The order names a path outside the data directory (never carried out).
     #[error("{path} is not a path inside the data directory: the transfer is refused")]
     UnsafePath {
@@ -150,6 +160,7 @@ impl TransferError {
             TransferError::Http { status: 404 | 410, .. }
             | TransferError::Refused { .. }
             | TransferError::FileTooBig { .. }
+            | TransferError::NotAFile { .. }
             | TransferError::UnsafePath { .. } => FailureKind::Permanent,
             TransferError::TooLarge { .. } => FailureKind::BadContent,
             TransferError::Connect { .. }

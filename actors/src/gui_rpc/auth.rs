@@ -5,12 +5,26 @@
 
 use super::error::GuiRpcError;
 use md5::{Digest, Md5};
-use std::io::{ErrorKind, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The password file's name, in the data directory.
 pub const PASSWORD_FILE: &str = "gui_rpc_auth.cfg";
+
+/// The most bytes read of the password file: only its first line counts, and no
+/// password is longer.
+const MAX_PASSWORD_FILE_READ: u64 = 4096;
+
+/// The password in the file at `path`: its first line (of at most
+/// [`MAX_PASSWORD_FILE_READ`] bytes read), without surrounding whitespace.
+fn read_first_line(path: &Path) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_PASSWORD_FILE_READ).read_to_end(&mut bytes)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e.to_string()))?;
+    Ok(text.lines().next().unwrap_or("").trim().to_string())
+}
 
 /// Reads the GUI RPC password from `dir`'s gui_rpc_auth.cfg (its first line, without
 /// surrounding whitespace), creating the file with a new random password, readable by
@@ -19,8 +33,8 @@ pub const PASSWORD_FILE: &str = "gui_rpc_auth.cfg";
 pub fn load_or_create_password(dir: &Path) -> Result<String, GuiRpcError> {
     let path = dir.join(PASSWORD_FILE);
     let error = |source| GuiRpcError::PasswordFile { path: path.clone(), source };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => return Ok(text.lines().next().unwrap_or("").trim().to_string()),
+    match read_first_line(&path) {
+        Ok(password) => return Ok(password),
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Err(error(e)),
     }
@@ -33,10 +47,7 @@ pub fn load_or_create_password(dir: &Path) -> Result<String, GuiRpcError> {
             Ok(password)
         }
         // Another process created it in the meantime: its password stands.
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-            let text = std::fs::read_to_string(&path).map_err(error)?;
-            Ok(text.lines().next().unwrap_or("").trim().to_string())
-        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => read_first_line(&path).map_err(error),
         Err(e) => Err(error(e)),
     }
 }
@@ -45,8 +56,8 @@ pub fn load_or_create_password(dir: &Path) -> Result<String, GuiRpcError> {
 /// there is no such file (nothing is created).
 pub fn read_password(dir: &Path) -> Result<Option<String>, GuiRpcError> {
     let path = dir.join(PASSWORD_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text.lines().next().unwrap_or("").trim().to_string())),
+    match read_first_line(&path) {
+        Ok(password) => Ok(Some(password)),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(source) => Err(GuiRpcError::PasswordFile { path, source }),
     }
@@ -140,6 +151,15 @@ mod tests {
         assert_eq!(read_password(empty.path()).expect("nothing"), None);
         assert!(!empty.path().join(PASSWORD_FILE).exists());
         assert_ne!(new_nonce(), new_nonce());
+    }
+
+    /// A password file of 64 MiB on one line is read only as far as a password goes.
+    #[test]
+    fn a_huge_password_file_is_read_only_in_part() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join(PASSWORD_FILE), vec![b'p'; 64 << 20]).expect("write");
+        let password = load_or_create_password(dir.path()).expect("read");
+        assert_eq!(password.len() as u64, MAX_PASSWORD_FILE_READ);
     }
 
     #[test]

@@ -12,6 +12,11 @@ use std::path::Path;
 /// The remote hosts file's name, in the data directory.
 pub const REMOTE_HOSTS_FILE: &str = "remote_hosts.cfg";
 
+/// The largest remote hosts file read, bytes.
+const MAX_REMOTE_HOSTS_FILE: u64 = 1 << 20;
+/// The most entries taken from it (each may cost a name lookup at start).
+const MAX_REMOTE_HOSTS: usize = 256;
+
 /// Which hosts besides this one may connect.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RemoteAccess {
@@ -44,18 +49,40 @@ fn canonical(address: IpAddr) -> IpAddr {
     }
 }
 
+/// The text of the file at `path`, refused when larger than [`MAX_REMOTE_HOSTS_FILE`].
+async fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let file = tokio::fs::File::open(path).await?;
+    file.take(MAX_REMOTE_HOSTS_FILE + 1).read_to_end(&mut bytes).await?;
+    if bytes.len() as u64 > MAX_REMOTE_HOSTS_FILE {
+        return Err(std::io::Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {MAX_REMOTE_HOSTS_FILE} bytes: list one host per line"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+}
+
 impl RemoteAccess {
     /// Reads `dir`'s remote_hosts.cfg (none: local only), resolving names; a name that
     /// does not resolve is left out with a warning.
     pub async fn load(dir: &Path, any_host: bool) -> Result<Self, GuiRpcError> {
         let path = dir.join(REMOTE_HOSTS_FILE);
-        let text = match tokio::fs::read_to_string(&path).await {
+        let text = match read_bounded(&path).await {
             Ok(text) => text,
             Err(e) if e.kind() == ErrorKind::NotFound => String::new(),
             Err(source) => return Err(GuiRpcError::RemoteHostsFile { path, source }),
         };
+        let entries = remote_host_entries(&text);
+        if entries.len() > MAX_REMOTE_HOSTS {
+            tracing::warn!(
+                entries = entries.len(),
+                "remote_hosts.cfg lists more than {MAX_REMOTE_HOSTS} hosts; the rest are ignored"
+            );
+        }
         let mut hosts = Vec::new();
-        for entry in remote_host_entries(&text) {
+        for entry in entries.into_iter().take(MAX_REMOTE_HOSTS) {
             if let Ok(address) = entry.parse::<IpAddr>() {
                 hosts.push(canonical(address));
                 continue;
@@ -106,6 +133,19 @@ mod tests {
         assert!(!listed.allows("192.168.1.21".parse().expect("ip")));
         let any = RemoteAccess { any_host: true, hosts: Vec::new() };
         assert!(any.allows("10.0.0.1".parse().expect("ip")));
+    }
+
+    #[tokio::test]
+    async fn the_file_is_bounded_in_size_and_entries() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let many: String = (0..1000).map(|i| format!("10.0.{}.{}\n", i / 256, i % 256)).collect();
+        std::fs::write(dir.path().join(REMOTE_HOSTS_FILE), many).expect("write");
+        let access = RemoteAccess::load(dir.path(), false).await.expect("read");
+        assert_eq!(access.hosts.len(), MAX_REMOTE_HOSTS);
+        let huge = "# comment\n".repeat(MAX_REMOTE_HOSTS_FILE as usize / 10 + 1);
+        std::fs::write(dir.path().join(REMOTE_HOSTS_FILE), huge).expect("write");
+        let error = RemoteAccess::load(dir.path(), false).await.expect_err("too large");
+        assert!(error.to_string().contains("larger than"), "{error}");
     }
 
     #[tokio::test]

@@ -120,6 +120,24 @@ mod tests {
         assert_eq!(state.apps[0].max_concurrent, Some(2));
     }
 
+    /// A cc_config.xml of more than a megabyte is not read: a warning says so and the
+    /// client's settings stay.
+    #[test]
+    fn a_huge_file_is_not_read_and_keeps_the_settings() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut state = ClientState::default();
+        state.config.report_results_immediately = true;
+        let huge = format!(
+            "<cc_config><options>{}</options></cc_config>",
+            "<!-- padding -->".repeat(MAX_CONFIG_FILE as usize / 16 + 1)
+        );
+        std::fs::write(dir.path().join(CC_CONFIG), huge).expect("cc_config");
+        let (configuration, warnings) = read_configuration_dir(dir.path(), &state);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("larger than 1048576 bytes"), "{warnings:?}");
+        assert!(configuration.cc_config.report_results_immediately, "kept");
+    }
+
     #[test]
     fn an_empty_directory_is_the_defaults() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -20,7 +20,24 @@ use boinc_core::control::{PROTOCOL_VERSION, SaveDue, SaveSchedule};
 use boinc_core::model::ClientState;
 use boinc_core::protocol::data_dir::{CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV};
 use boinc_core::protocol::{StateFileOrigin, parse_client_state, write_client_state};
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// The largest state file read, bytes: a client holding the most jobs it may
+/// (`boinc_core::control::MAX_JOBS_HELD`) writes a few hundred megabytes. A larger file
+/// is passed over like a damaged copy, never read into memory.
+const MAX_STATE_FILE: u64 = 1 << 30;
+
+/// The bytes of the file at `path`; `None` when it is larger than [`MAX_STATE_FILE`].
+fn read_bounded(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > MAX_STATE_FILE {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STATE_FILE + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= MAX_STATE_FILE).then_some(bytes))
+}
 
 /// Why the state could not be stored or loaded.
 #[derive(Debug, thiserror::Error)]
@@ -105,8 +122,14 @@ impl StateStore {
         let mut found_any = false;
         for name in [CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV] {
             let path = self.dir.join(name);
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => bytes,
+            let bytes = match read_bounded(&path) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
+                    found_any = true;
+                    passed_over
+                        .push(format!("{name}: larger than {MAX_STATE_FILE} bytes, not read"));
+                    continue;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(source) => return Err(StateStoreError::Read { path, source }),
             };
@@ -214,6 +237,15 @@ mod tests {
 
     /// Damage to the main file, each kind in turn: the previous copy is loaded and the
     /// damage is reported.
+    /// A store in a fresh directory that saved one project, then two.
+    fn saved_twice() -> (tempfile::TempDir, StateStore) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        store.save(&projects(&["older"])).expect("first save");
+        store.save(&projects(&["older", "newer"])).expect("second save");
+        (dir, store)
+    }
+
     #[test]
     fn a_damaged_state_falls_back_to_the_previous_copy() {
         let damage: [Damage; 4] = [
@@ -223,10 +255,7 @@ mod tests {
             ("another file", |_| b"<cc_config><options/></cc_config>".to_vec()),
         ];
         for (kind, damaged) in damage {
-            let dir = tempfile::tempdir().expect("temp dir");
-            let store = StateStore::open(dir.path()).expect("open");
-            store.save(&projects(&["older"])).expect("first save");
-            store.save(&projects(&["older", "newer"])).expect("second save");
+            let (dir, store) = saved_twice();
             let main = dir.path().join(CLIENT_STATE);
             let text = fs::read_to_string(&main).expect("main");
             fs::write(&main, damaged(&text)).expect("damage");
@@ -238,14 +267,23 @@ mod tests {
         }
     }
 
+    /// A state file grown past the bound (sparse here: nothing is written) is passed
+    /// over unread, and the previous copy is taken.
+    #[test]
+    fn a_huge_state_file_is_passed_over_unread() {
+        let (dir, store) = saved_twice();
+        let main = fs::OpenOptions::new().write(true).open(dir.path().join(CLIENT_STATE));
+        main.expect("main").set_len(MAX_STATE_FILE + 1).expect("grown");
+        let loaded = store.load().expect("loads").expect("a state");
+        assert_eq!((loaded.file, loaded.state.projects.len()), (CLIENT_STATE_PREV, 1));
+        assert!(loaded.passed_over[0].contains("larger than"), "{:?}", loaded.passed_over);
+    }
+
     /// A crash between the two renames leaves no client_state.xml but a whole
     /// client_state_next.xml: it is the newest state.
     #[test]
     fn a_crash_between_the_renames_loses_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = StateStore::open(dir.path()).expect("open");
-        store.save(&projects(&["a"])).expect("save");
-        store.save(&projects(&["a", "b"])).expect("save");
+        let (dir, store) = saved_twice();
         fs::rename(dir.path().join(CLIENT_STATE), dir.path().join(CLIENT_STATE_NEXT))
             .expect("as if the last rename had not happened");
         let loaded = store.load().expect("loads").expect("a state");

@@ -107,7 +107,7 @@ async fn answer(
         "/huge_announced" => HttpResponse::Ok()
             .no_chunking(HUGE)
             .streaming(counted_stream(shared.get_ref().clone(), HUGE)),
-        "/huge_streamed" => {
+        "/huge_streamed" | "/huge/rpc.php" => {
             HttpResponse::Ok().streaming(counted_stream(shared.get_ref().clone(), HUGE))
         }
         // A data server that holds the first UPLOAD_HELD bytes of every file.

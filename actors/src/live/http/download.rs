@@ -3,6 +3,11 @@
 //! server that ignores the range sends the whole file, which then replaces them; one
 //! that refuses it makes the next attempt start over), never past the file's size, with
 //! its MD5 computed over everything the staging file holds, for the core to check.
+//!
+//! The project directory is writable by the project's apps, so anything found at the
+//! file's place may be a link an app planted: the client never follows one. A link
+//! (or anything but a regular file) at the target or staging path is removed, not
+//! written through, and the staging file is opened with `O_NOFOLLOW`.
 
 use super::exchange::{ExchangeError, classify, send};
 use super::settings::{HttpSettings, MAX_UNANNOUNCED_DOWNLOAD};
@@ -14,6 +19,9 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_RANGE, RANGE};
 use std::path::{Path, PathBuf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Opening flags that refuse to follow a link at the path itself.
+const NO_FOLLOW: i32 = nix::libc::O_NOFOLLOW;
 
 /// Where a download's bytes go.
 pub(crate) struct DownloadPaths {
@@ -39,18 +47,17 @@ pub(crate) async fn download(
     if let Some(parent) = staging.parent() {
         tokio::fs::create_dir_all(parent).await.map_err(|e| disk_error(parent, e))?;
     }
+    remove_unless_regular(&paths.target).await?;
+    remove_unless_regular(staging).await?;
     // A file already in place whose transfer the state does not know of (the client
     // stopped before it saved): it is checked again like a fresh download, out of the
     // project's directory meanwhile.
-    if tokio::fs::try_exists(&paths.target).await.unwrap_or(false)
-        && !tokio::fs::try_exists(staging).await.unwrap_or(false)
-    {
+    if is_regular(&paths.target).await && !is_regular(staging).await {
         tokio::fs::rename(&paths.target, staging).await.map_err(|e| disk_error(staging, e))?;
     }
     let announced = (order.nbytes > 0.0).then_some(order.nbytes as u64);
-    let limit =
-        if order.max_nbytes > 0.0 { order.max_nbytes as u64 } else { MAX_UNANNOUNCED_DOWNLOAD };
-    let mut held = tokio::fs::metadata(staging).await.map_or(0, |m| m.len());
+    let limit = download_limit(order);
+    let mut held = tokio::fs::symlink_metadata(staging).await.map_or(0, |m| m.len());
     if held > limit {
         tokio::fs::remove_file(staging).await.map_err(|e| disk_error(staging, e))?;
         held = 0;
@@ -90,6 +97,7 @@ pub(crate) async fn download(
         .write(true)
         .append(resumed)
         .truncate(!resumed)
+        .custom_flags(NO_FOLLOW)
         .open(staging)
         .await
         .map_err(|e| disk_error(staging, e))?;
@@ -131,6 +139,43 @@ pub(crate) async fn download(
     Ok(Transferred::Downloaded { nbytes, md5: hex(hasher) })
 }
 
+/// The most bytes a download may bring: its announced size when there is one (a file
+/// is exactly that long, so a server sending more is cut off there, not read to its
+/// end), never more than its `max_nbytes`, and [`MAX_UNANNOUNCED_DOWNLOAD`] when the
+/// project gave neither.
+pub(crate) fn download_limit(order: &TransferOrder) -> u64 {
+    let bound = |value: f64| (value > 0.0).then_some(value as u64);
+    match (bound(order.nbytes), bound(order.max_nbytes)) {
+        (Some(nbytes), Some(max_nbytes)) => nbytes.min(max_nbytes),
+        (Some(limit), None) | (None, Some(limit)) => limit,
+        (None, None) => MAX_UNANNOUNCED_DOWNLOAD,
+    }
+}
+
+/// Whether `path` is a regular file itself (a link to one is not).
+async fn is_regular(path: &Path) -> bool {
+    tokio::fs::symlink_metadata(path).await.is_ok_and(|meta| meta.file_type().is_file())
+}
+
+/// Removes whatever is at `path` unless it is a regular file: a link is removed, never
+/// followed; a directory an app made there goes with its content.
+async fn remove_unless_regular(path: &Path) -> Result<(), TransferError> {
+    let meta = match tokio::fs::symlink_metadata(path).await {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(disk_error(path, e)),
+    };
+    let removed = if meta.file_type().is_file() {
+        return Ok(());
+    } else if meta.is_dir() {
+        tokio::fs::remove_dir_all(path).await
+    } else {
+        tokio::fs::remove_file(path).await
+    };
+    tracing::warn!(path = %path.display(), "not a regular file where a download goes: removed, not followed");
+    removed.map_err(|e| disk_error(path, e))
+}
+
 /// The transfer error of an exchange with `url` that failed with `error` when `bytes`
 /// of the file were held.
 pub(crate) fn exchange_error(url: &str, bytes: u64, error: ExchangeError) -> TransferError {
@@ -157,7 +202,7 @@ fn range_start(response: &reqwest::Response) -> Option<u64> {
 
 /// Adds the first `length` bytes of `path` to `hasher`; returns how many there were.
 async fn hash_prefix(path: &Path, length: u64, hasher: &mut Md5) -> Result<u64, TransferError> {
-    let file = tokio::fs::File::open(path).await.map_err(|e| disk_error(path, e))?;
+    let file = open_regular(path).await?;
     let mut reader = tokio::io::BufReader::with_capacity(1 << 16, file).take(length);
     let mut buffer = vec![0u8; 1 << 16];
     let mut total = 0u64;
@@ -169,6 +214,25 @@ async fn hash_prefix(path: &Path, length: u64, hasher: &mut Md5) -> Result<u64, 
         hasher.update(&buffer[..n]);
         total += n as u64;
     }
+}
+
+/// Opens the regular file at `path` for reading, never through a link: a link, a pipe
+/// or a device where a project file belongs is refused ([`TransferError::NotAFile`]).
+pub(crate) async fn open_regular(path: &Path) -> Result<tokio::fs::File, TransferError> {
+    let file = tokio::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(NO_FOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .await
+        .map_err(|e| match e.raw_os_error() {
+            Some(nix::libc::ELOOP) => TransferError::NotAFile { path: path.to_owned() },
+            _ => disk_error(path, e),
+        })?;
+    let meta = file.metadata().await.map_err(|e| disk_error(path, e))?;
+    if !meta.file_type().is_file() {
+        return Err(TransferError::NotAFile { path: path.to_owned() });
+    }
+    Ok(file)
 }
 
 /// The MD5 of `path`'s content and its size.

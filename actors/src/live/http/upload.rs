@@ -2,9 +2,11 @@
 //! Files; the texts are the core's [`boinc_core::protocol::DataServerRequest`]): for a file
 //! of at least [`FILE_SIZE_QUERY_THRESHOLD`] bytes the server is first asked how much of
 //! it it holds, then one POST carries the header and the file's bytes from there,
-//! streamed from the disk; the server's `<status>` says whether it took them.
+//! streamed from the disk; the server's `<status>` says whether it took them. Only a
+//! regular file is sent: an output an app replaced by a link (to a file of the user's)
+//! is refused, never followed.
 
-use super::download::{exchange_error, hash_file};
+use super::download::{exchange_error, hash_file, open_regular};
 use super::exchange::read_bounded;
 use super::exchange::send;
 use super::settings::{HttpSettings, MAX_DATA_SERVER_REPLY};
@@ -124,7 +126,7 @@ async fn body_from(
 ) -> Result<reqwest::Body, TransferError> {
     let disk =
         |e: std::io::Error| TransferError::Disk { path: path.to_owned(), reason: e.to_string() };
-    let mut file = tokio::fs::File::open(path).await.map_err(disk)?;
+    let mut file = open_regular(path).await?;
     file.seek(std::io::SeekFrom::Start(offset)).await.map_err(disk)?;
     let head =
         futures_util::stream::once(async move { Ok::<_, std::io::Error>(header.into_bytes()) });

@@ -201,6 +201,15 @@ impl SlotLayout {
         }
         std::fs::metadata(&in_project).map_err(file_error(&in_project))?;
         if file.copy {
+            // The client copies with its own rights, so never through a link an app
+            // could have put in the project directory.
+            let own = std::fs::symlink_metadata(&in_project).map_err(file_error(&in_project))?;
+            if !own.file_type().is_file() {
+                return Err(file_error(&in_project)(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "not a regular file (an app may have put a link there); reset the project",
+                )));
+            }
             // A copy the app may have changed is its own business on a restart.
             if fresh || std::fs::symlink_metadata(&in_slot).is_err() {
                 remove_any(&in_slot).map_err(file_error(&in_slot))?;
@@ -255,8 +264,12 @@ impl SlotLayout {
                 continue;
             }
             if written != destination {
-                let renamed = std::fs::rename(&written, &destination)
-                    .or_else(|_| std::fs::copy(&written, &destination).map(|_| ()));
+                // The copy (another file system) replaces whatever is at the
+                // destination rather than writing through it.
+                let renamed = std::fs::rename(&written, &destination).or_else(|_| {
+                    remove_any(&destination)
+                        .and_then(|()| std::fs::copy(&written, &destination).map(|_| ()))
+                });
                 if let Err(error) = renamed {
                     tracing::warn!(slot = spec.slot, file = %destination.display(), %error, "cannot move an output file to the project directory");
                     continue;
@@ -325,12 +338,14 @@ impl SlotLayout {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use boinc_core::control::TaskProgram;
     use boinc_core::model::{ProjectId, ResourceUsage};
 
-    fn spec(api: bool) -> TaskSpec {
+    /// A task of project `p` in slot 0, an API app (`api`) or not, with an input, a
+    /// copied input and an output.
+    pub(crate) fn spec(api: bool) -> TaskSpec {
         let file = |open: &str, name: &str, role, copy| SlotFile {
             open_name: open.into(),
             file_name: name.into(),
@@ -410,6 +425,20 @@ mod tests {
         assert_eq!(moved, [("out".to_string(), dir.path().join("projects/p/out_1"))]);
         layout.remove().unwrap();
         assert!(!layout.slot_dir.exists());
+    }
+
+    #[test]
+    fn a_copied_input_that_is_a_planted_link_is_not_copied() {
+        let dir = data_dir();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "the user's secret").unwrap();
+        std::fs::remove_file(dir.path().join("projects/p/in_2")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("projects/p/in_2")).unwrap();
+        let spec = spec(true);
+        let layout = SlotLayout::of(dir.path(), &spec).unwrap();
+        let refused = layout.prepare(&spec, &InitData::default(), true).unwrap_err();
+        assert!(refused.to_string().contains("not a regular file"), "{refused}");
+        assert!(std::fs::symlink_metadata(layout.slot_dir.join("copied")).is_err());
     }
 
     #[test]

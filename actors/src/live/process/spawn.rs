@@ -88,6 +88,50 @@ mod tests {
     use boinc_core::control::TaskProgram;
     use boinc_core::model::{ProjectId, ResourceType, ResourceUsage};
 
+    /// The app sees only the variables the client gives it (nothing of the client's own
+    /// environment: a proxy password, a token), runs at nice 19 in a process group of
+    /// its own, in its slot.
+    #[test]
+    fn an_app_gets_a_scrubbed_environment_the_lowest_priority_and_its_own_group() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("projects/p");
+        std::fs::create_dir_all(&project).unwrap();
+        let script = project.join("app.sh");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nenv > env.txt\n\
+             read pid comm state ppid pgrp f6 f7 f8 f9 f10 f11 f12 f13 f14 f15 f16 f17 f18 \
+             nice rest < /proc/self/stat\necho \"$pid $pgrp $nice\" > stat.txt\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut spec = super::super::slot::tests::spec(false);
+        spec.program.files.clear();
+        spec.program.executable = "app.sh".into();
+        let layout = SlotLayout::of(dir.path(), &spec).unwrap();
+        let init = boinc_core::protocol::app_api::InitData::default();
+        let stderr = layout.prepare(&spec, &init, true).unwrap();
+        let executable = layout.executable(&spec).unwrap();
+        let pid = spawn_app(&spec, &layout, &executable, &stderr, None).unwrap();
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        assert!(matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)), "{status:?}");
+        let env = std::fs::read_to_string(layout.slot_dir.join("env.txt")).unwrap();
+        let given = ["PATH", "HOME", "TMPDIR", "LD_LIBRARY_PATH"];
+        let shell_own = ["PWD", "OLDPWD", "SHLVL", "_"];
+        for line in env.lines() {
+            let name = line.split('=').next().unwrap_or_default();
+            assert!(given.contains(&name) || shell_own.contains(&name), "{line}");
+        }
+        let slot = layout.slot_dir.display().to_string();
+        assert!(env.lines().any(|l| l == format!("HOME={slot}")), "{env}");
+        let stat = std::fs::read_to_string(layout.slot_dir.join("stat.txt")).unwrap();
+        let fields: Vec<&str> = stat.split_whitespace().collect();
+        assert_eq!(fields.len(), 3, "{stat}");
+        assert_eq!(fields[0], fields[1], "the app leads a process group of its own");
+        assert_eq!(fields[2], "19", "nice 19");
+    }
+
     #[test]
     fn gpu_tasks_are_told_their_devices() {
         let mut spec = TaskSpec {
