@@ -149,7 +149,10 @@ fn the_example_app_runs_as_the_app_user() {
     let Some(user) = test_app_user("the_example_app_runs_as_the_app_user") else { return };
     let scratch = Scratch::new();
     std::fs::write(scratch.project_file("in_file"), "as another user\n").unwrap();
-    let spec = example_spec(&scratch, 0, "separated", true, &["--seconds", "1.5", "--input", "in"]);
+    let mut spec =
+        example_spec(&scratch, 0, "separated", true, &["--seconds", "1.5", "--input", "in"]);
+    spec.program.bounds.address_space_limit = (3 * 1024 * MIB) as f64;
+    spec.program.bounds.disk_bound = (100 * MIB) as f64;
     // Landlock off: what keeps the app out is the user and the modes alone.
     let app_user = user.clone();
     let host = scratch.host(move |c| {
@@ -175,6 +178,14 @@ fn the_example_app_runs_as_the_app_user() {
         groups.sort_unstable();
         expected.sort_unstable();
         assert_eq!(groups, expected, "the user's groups, none of the client's");
+        // The limits hold for the app (soft and hard: it cannot raise them).
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+        let limit = |name: &str| {
+            let line = limits.lines().find(|l| l.starts_with(name)).expect("the limit");
+            line[name.len()..].split_whitespace().take(2).map(str::to_owned).collect::<Vec<_>>()
+        };
+        assert_eq!(limit("Max address space"), vec![(3 * 1024 * MIB).to_string(); 2]);
+        assert_eq!(limit("Max file size"), vec![(100 * MIB).to_string(); 2]);
         let run = poll_until(&driver, POLL, BOUND, |_| false).await;
         assert!(matches!(run.last(), TaskReport::Finished(_)), "{run:?}");
     });

@@ -81,6 +81,11 @@ mod tests {
         assert_eq!(fs::read(dir.path().join("s.xml")).expect("main"), b"two");
         assert_eq!(fs::read(dir.path().join("s_prev.xml")).expect("previous"), b"one");
         assert!(!dir.path().join("s_next.xml").exists(), "the temporary file is renamed");
+        use std::os::unix::fs::PermissionsExt;
+        for name in ["s.xml", "s_prev.xml"] {
+            let mode = fs::metadata(dir.path().join(name)).expect("written").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{name} is the client's alone");
+        }
     }
 
     #[test]
