@@ -124,7 +124,7 @@ fn the_address_space_limit_fails_an_app_allocating_past_it() {
         0,
         "greedy",
         true,
-        &["--seconds", "0.2", "--allocate", &(4 * limit).to_string()],
+        &["--seconds", "0.2", "--allocate", &(limit + 512 * MIB).to_string()],
     );
     spec.program.bounds.address_space_limit = limit as f64;
     let (status, message) = failed(&run_to_end(&scratch, &spec, |_| {}));

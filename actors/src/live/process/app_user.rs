@@ -54,8 +54,8 @@ pub enum AppUserError {
     /// The client may not change its user and group ids.
     #[error(
         "this client (uid {client_uid}) cannot start apps as {name}: run it as root, or give \
-         it CAP_SETUID and CAP_SETGID (and make its user a member of {name}'s group), or run \
-         it without --app-user"
+         it CAP_SETUID, CAP_SETGID and CAP_KILL (and make its user a member of {name}'s \
+         group), or run it without --app-user"
     )]
     CannotSwitch {
         /// The app user.
@@ -65,7 +65,9 @@ pub enum AppUserError {
     },
 }
 
-/// Linux's capability numbers for changing group and user ids.
+/// Linux's capability numbers: signalling another user's processes (suspend, quit,
+/// kill), changing group and user ids.
+const CAP_KILL: u32 = 5;
 const CAP_SETGID: u32 = 6;
 const CAP_SETUID: u32 = 7;
 
@@ -107,7 +109,9 @@ impl AppUser {
             return true;
         }
         match effective_capabilities() {
-            Some(caps) => caps & (1 << CAP_SETUID) != 0 && caps & (1 << CAP_SETGID) != 0,
+            Some(caps) => {
+                [CAP_KILL, CAP_SETGID, CAP_SETUID].iter().all(|cap| caps & (1 << cap) != 0)
+            }
             None => Uid::effective().is_root(),
         }
     }
