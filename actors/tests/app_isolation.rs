@@ -153,12 +153,9 @@ fn the_example_app_runs_as_the_app_user() {
         example_spec(&scratch, 0, "separated", true, &["--seconds", "1.5", "--input", "in"]);
     spec.program.bounds.address_space_limit = (3 * 1024 * MIB) as f64;
     spec.program.bounds.disk_bound = (100 * MIB) as f64;
-    // Landlock off: what keeps the app out is the user and the modes alone.
+    // Landlock stays on (where the kernel has it): it is enforced after the switch.
     let app_user = user.clone();
-    let host = scratch.host(move |c| {
-        c.app_user = Some(app_user);
-        c.contain_writes = false;
-    });
+    let host = scratch.host(move |c| c.app_user = Some(app_user));
     live(async {
         let driver = driver(&host, &spec, QUICK_RESTARTS);
         driver.start(&spec).await.unwrap();
@@ -221,6 +218,7 @@ fn an_app_user_cannot_touch_the_clients_files() {
     let mut spec = example_spec(&scratch, 0, "probe", false, &[]);
     spec.program.executable = "probe.sh".into();
     spec.program.arguments.clear();
+    // Landlock off: what keeps the app out is the user and the modes alone.
     let app_user = user.clone();
     let run = run_to_end(&scratch, &spec, move |c| {
         c.app_user = Some(app_user);
@@ -310,7 +308,11 @@ fn boinc_rs_run_refuses_an_app_user_it_cannot_use_and_shares_with_one_it_can() {
         "{stderr}"
     );
 
-    let Some(user) = test_app_user("boinc_rs_run_..._shares_with_one_it_can") else { return };
+    let Some(user) =
+        test_app_user("boinc_rs_run_refuses_an_app_user_it_cannot_use_and_shares_with_one_it_can")
+    else {
+        return;
+    };
     let log = scratch.path().join("run.log");
     let service = service_started(&dir, &log, &["--app-user", &user.name]);
     for tree in ["projects", "slots"] {

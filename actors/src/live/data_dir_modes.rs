@@ -1,8 +1,9 @@
 //! The data directory's owners and modes (issue 16 item 4; docs/app-isolation.md "The
 //! data directory"), after BOINC's scheme: the directory itself 0771 (others may pass
-//! through it to reach what they are given, not list it), every file directly in it
+//! through it to reach what they are given, not list it), the client's files in it
 //! (client_state*.xml, account files, gui_rpc_auth.cfg, the account manager's files,
-//! the configuration) private to the client, 0600; `projects/` and `slots/` 0770.
+//! the configuration, by BOINC's names) private to the client, 0600; `projects/` and
+//! `slots/` 0770.
 //!
 //! With an app user (BOINC's `boinc_project`), `projects/` and `slots/` belong to the
 //! app user's primary group and are setgid, so what is created in them is the group's:
@@ -45,6 +46,28 @@ pub struct DataDirModesError {
     pub source: io::Error,
 }
 
+/// The files directly in the data directory that are the client's (BOINC's names):
+/// those are made private; anything else someone put there is left as it is.
+const CLIENT_FILE_PREFIXES: [&str; 11] = [
+    "client_state",
+    "account_",
+    "acct_mgr_",
+    "statistics_",
+    "sched_request_",
+    "sched_reply_",
+    "master_",
+    "job_log_",
+    "global_prefs",
+    "cc_config",
+    "gui_rpc_auth",
+];
+const CLIENT_FILE_NAMES: [&str; 5] =
+    ["remote_hosts.cfg", "time_stats_log", "lockfile", "stdoutdae.txt", "stderrdae.txt"];
+
+fn is_client_file(name: &str) -> bool {
+    CLIENT_FILE_NAMES.contains(&name) || CLIENT_FILE_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
 fn at(path: &Path) -> impl FnOnce(io::Error) -> DataDirModesError + '_ {
     move |source| DataDirModesError { path: path.to_path_buf(), source }
 }
@@ -58,6 +81,9 @@ fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
 pub fn set_data_dir_modes(dir: &Path, app_group: Option<u32>) -> Result<(), DataDirModesError> {
     set_mode(dir, DATA_DIR_MODE).map_err(at(dir))?;
     for entry in std::fs::read_dir(dir).map_err(at(dir))?.flatten() {
+        if !entry.file_name().to_str().is_some_and(is_client_file) {
+            continue;
+        }
         let path = entry.path();
         let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
         if meta.file_type().is_file() && meta.permissions().mode() & 0o7077 != 0 {
@@ -159,9 +185,9 @@ mod tests {
         let outside = data.join("outside");
         std::fs::write(&outside, "x").unwrap();
         set_mode(&outside, 0o644).unwrap();
-        std::os::unix::fs::symlink(&outside, data.join("link")).unwrap();
-        std::fs::remove_file(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, data.join("client_state_prev.xml")).unwrap();
         set_data_dir_modes(data, None).unwrap();
+        assert_eq!(mode(&outside), 0o644, "not the client's, and a link is not followed");
         assert_eq!(mode(data), DATA_DIR_MODE);
         for name in ["client_state.xml", "gui_rpc_auth.cfg", "account_x.xml", "cc_config.xml"] {
             assert_eq!(mode(&data.join(name)), PRIVATE_FILE_MODE, "{name}");

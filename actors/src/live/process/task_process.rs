@@ -162,7 +162,7 @@ impl TaskProcess {
         let bounds = spec.program.bounds;
         let address_space = (bounds.address_space_limit >= 1.0
             && bounds.address_space_limit.is_finite())
-        .then(|| bounds.address_space_limit as u64);
+        .then_some(bounds.address_space_limit as u64);
         let file_size = file_size_limit(bounds.disk_bound);
         let stderr_start = stderr.metadata().map_or(0, |m| m.len());
         let setup = ChildSetup { app_user: app_user.cloned(), address_space, file_size, rules };
