@@ -67,29 +67,6 @@ fn status_ids(pid: i32, key: &str) -> Vec<u32> {
     line.split_whitespace().map(|id| id.parse().expect("an id")).collect()
 }
 
-/// Runs `spec` to its end under a fresh host tuned by `tune`.
-fn run_to_end(
-    scratch: &Scratch,
-    spec: &boinc_core::control::TaskSpec,
-    tune: impl FnOnce(&mut boinc_actors::live::process::ProcessHostConfig),
-) -> Run {
-    let host = scratch.host(tune);
-    let mut run = Run::default();
-    live(async {
-        let driver = driver(&host, spec, QUICK_RESTARTS);
-        driver.start(spec).await.unwrap();
-        run = poll_until(&driver, POLL, BOUND, |_| false).await;
-    });
-    run
-}
-
-fn failed(run: &Run) -> (i32, String) {
-    match run.last() {
-        TaskReport::Failed { exit_status, message } => (*exit_status, message.clone()),
-        other => panic!("expected an error result, got {other:?} after {run:?}"),
-    }
-}
-
 #[test]
 fn the_file_size_limit_stops_an_app_at_its_disk_bound() {
     let scratch = Scratch::new();
@@ -100,7 +77,9 @@ fn the_file_size_limit_stops_an_app_at_its_disk_bound() {
     spec.program.bounds.disk_bound = bound as f64;
     // The measured check waits an hour after its first look (at start): only the
     // operating system's limit can stop the write.
-    let run = run_to_end(&scratch, &spec, |c| c.disk_check_interval = Duration::from_secs(3600));
+    let run = run_to_end(&scratch, &spec, QUICK_RESTARTS, |c| {
+        c.disk_check_interval = Duration::from_secs(3600)
+    });
     let (status, message) = failed(&run);
     assert_eq!(status, EXIT_DISK_LIMIT_EXCEEDED, "{message}");
     assert!(message.contains("disk limit"), "{message}");
@@ -111,8 +90,10 @@ fn the_file_size_limit_stops_an_app_at_its_disk_bound() {
     let mut spec =
         example_spec(&scratch, 1, "small", true, &["--seconds", "0.2", "--write-bytes", "1000000"]);
     spec.program.bounds.disk_bound = bound as f64;
-    let run = run_to_end(&scratch, &spec, |c| c.disk_check_interval = Duration::from_secs(3600));
-    assert!(matches!(run.last(), TaskReport::Finished(_)), "{run:?}");
+    let run = run_to_end(&scratch, &spec, QUICK_RESTARTS, |c| {
+        c.disk_check_interval = Duration::from_secs(3600)
+    });
+    finished(&run);
 }
 
 #[test]
@@ -127,7 +108,7 @@ fn the_address_space_limit_fails_an_app_allocating_past_it() {
         &["--seconds", "0.2", "--allocate", &(limit + 512 * MIB).to_string()],
     );
     spec.program.bounds.address_space_limit = limit as f64;
-    let (status, message) = failed(&run_to_end(&scratch, &spec, |_| {}));
+    let (status, message) = failed(&run_to_end(&scratch, &spec, QUICK_RESTARTS, |_| {}));
     assert_eq!(status, EXIT_MEM_LIMIT_EXCEEDED, "{message}");
     assert!(message.contains("memory limit"), "{message}");
 
@@ -140,8 +121,8 @@ fn the_address_space_limit_fails_an_app_allocating_past_it() {
         &["--seconds", "0.2", "--allocate", &(64 * MIB).to_string()],
     );
     spec.program.bounds.address_space_limit = limit as f64;
-    let run = run_to_end(&scratch, &spec, |_| {});
-    assert!(matches!(run.last(), TaskReport::Finished(_)), "{run:?}");
+    let run = run_to_end(&scratch, &spec, QUICK_RESTARTS, |_| {});
+    finished(&run);
 }
 
 #[test]
@@ -184,7 +165,7 @@ fn the_example_app_runs_as_the_app_user() {
         assert_eq!(limit("Max address space"), vec![(3 * 1024 * MIB).to_string(); 2]);
         assert_eq!(limit("Max file size"), vec![(100 * MIB).to_string(); 2]);
         let run = poll_until(&driver, POLL, BOUND, |_| false).await;
-        assert!(matches!(run.last(), TaskReport::Finished(_)), "{run:?}");
+        finished(&run);
     });
     let output_path = scratch.project_file("separated_out");
     let output = std::fs::read_to_string(&output_path).expect("the output came back");
@@ -220,11 +201,11 @@ fn an_app_user_cannot_touch_the_clients_files() {
     spec.program.arguments.clear();
     // Landlock off: what keeps the app out is the user and the modes alone.
     let app_user = user.clone();
-    let run = run_to_end(&scratch, &spec, move |c| {
+    let run = run_to_end(&scratch, &spec, QUICK_RESTARTS, move |c| {
         c.app_user = Some(app_user);
         c.contain_writes = false;
     });
-    assert!(matches!(run.last(), TaskReport::Finished(_)), "{run:?}");
+    finished(&run);
     let answer = std::fs::read_to_string(scratch.project_file("probe_out")).unwrap();
     assert_eq!(answer.trim(), format!("unreadable unwritable unlisted {}", user.uid));
     assert_eq!(
