@@ -18,34 +18,6 @@ use support::*;
 const POLL: Duration = Duration::from_millis(200);
 const BOUND: Duration = Duration::from_secs(60);
 
-/// Runs `spec`'s task to its end under a fresh host tuned by `tune`; returns the run.
-fn run_to_end(
-    scratch: &Scratch,
-    spec: &boinc_core::control::TaskSpec,
-    policy: RestartPolicy,
-    tune: impl FnOnce(&mut boinc_actors::live::process::ProcessHostConfig),
-) -> Run {
-    let host = scratch.host(tune);
-    let mut result = Run::default();
-    live(async {
-        let driver = driver(&host, spec, policy);
-        driver.start(spec).await.unwrap();
-        result = poll_until(&driver, POLL, BOUND, |_| false).await;
-    });
-    result
-}
-
-fn failed(run: &Run) -> (i32, String) {
-    match run.last() {
-        TaskReport::Failed { exit_status, message } => (*exit_status, message.clone()),
-        other => panic!("expected an error result, got {other:?} after {run:?}"),
-    }
-}
-
-fn finished(run: &Run) {
-    assert!(matches!(run.last(), TaskReport::Finished(_)), "expected a finish: {run:?}");
-}
-
 #[test]
 fn a_missing_or_non_executable_program_is_an_error() {
     let scratch = Scratch::new();

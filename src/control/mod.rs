@@ -6,6 +6,7 @@
 //! crosses to the world at a scheduler RPC is a protocol request and reply
 //! ([`build_request`], [`apply_reply`]), as with a real project.
 
+pub mod app_limits;
 pub mod attach;
 pub mod client_control;
 pub mod commands;
@@ -21,6 +22,10 @@ pub mod state_saving;
 pub mod task_program;
 pub mod user_action;
 
+pub use app_limits::{
+    ADDRESS_SPACE_FLOOR, ExitUnderLimits, address_space_limit, allocation_failure_reported,
+    file_size_limit, limit_behind_exit,
+};
 pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};

@@ -5,6 +5,7 @@
 //! state; a process host carries it out. Paths are relative to the client's data
 //! directory, so the same program runs wherever the directory is.
 
+use super::app_limits::address_space_limit;
 use crate::Time;
 use crate::model::{ClientState, FileRef, JobId};
 use serde::{Deserialize, Serialize};
@@ -49,8 +50,12 @@ pub struct TaskBounds {
     pub fpops_bound: f64,
     /// Resident memory bound, bytes (0: none).
     pub memory_bound: f64,
-    /// Slot disk bound, bytes (0: none).
+    /// Slot disk bound, bytes (0: none); also the largest file the app may write.
     pub disk_bound: f64,
+    /// The app's address-space limit, bytes (0: none), from the memory preferences
+    /// (`app_limits::address_space_limit`).
+    #[serde(default)]
+    pub address_space_limit: f64,
     /// The app version's estimated speed, flops (for the elapsed-time limit).
     pub flops: f64,
     /// The job's report deadline.
@@ -187,6 +192,12 @@ pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> Option<TaskPro
             fpops_bound: workunit.rsc_fpops_bound,
             memory_bound: workunit.rsc_memory_bound,
             disk_bound: workunit.rsc_disk_bound,
+            address_space_limit: address_space_limit(
+                state.host.m_nbytes,
+                &state.prefs,
+                &version.usage,
+            )
+            .unwrap_or(0.0),
             flops: version.flops,
             deadline: job.report_deadline,
         },

@@ -7,7 +7,8 @@
 //!
 //! For testing the client it can also misbehave on request: crash, hang, exit early or
 //! with an error, leave a child process behind, flood its standard error, damage its
-//! shared memory, write outside its slot, or ask to be restarted later.
+//! shared memory, write outside its slot, write a big file, allocate a lot of memory,
+//! or ask to be restarted later.
 
 use anyhow::{Context, Result};
 use boinc_actors::app_api::{AppControl, BoincApp};
@@ -78,6 +79,14 @@ pub(crate) struct ExampleAppArgs {
     /// Try to write this file (outside the slot); exit with status 1 if refused.
     #[arg(long, value_name = "PATH")]
     write_outside: Option<PathBuf>,
+    /// Write this many bytes to the output file at start (the file-size limit's test);
+    /// exit with status 1 if a write fails.
+    #[arg(long, value_name = "BYTES")]
+    write_bytes: Option<u64>,
+    /// Allocate and touch this many bytes at start (the address-space limit's test); an
+    /// allocation that fails ends the app as Rust's allocation failures do.
+    #[arg(long, value_name = "BYTES")]
+    allocate: Option<usize>,
     /// On a first run, ask the client to restart the app after this many seconds.
     #[arg(long, value_name = "S")]
     temporary_exit: Option<f64>,
@@ -135,6 +144,19 @@ fn crash() -> ! {
     std::process::abort()
 }
 
+/// Writes `bytes` bytes to `path`, a megabyte at a time.
+fn write_bytes(path: &Path, bytes: u64) -> std::io::Result<()> {
+    let block = vec![b'B'; 1 << 20];
+    let mut file = std::fs::File::create(path)?;
+    let mut left = bytes;
+    while left > 0 {
+        let now = left.min(block.len() as u64) as usize;
+        file.write_all(&block[..now])?;
+        left -= now as u64;
+    }
+    file.sync_all()
+}
+
 fn flood_stderr() {
     std::thread::spawn(|| {
         let block = vec![b'E'; 1 << 20];
@@ -188,6 +210,17 @@ pub(crate) fn example_app(args: ExampleAppArgs) -> Result<()> {
                 std::process::exit(1);
             }
         }
+    }
+    if let Some(bytes) = args.write_bytes {
+        if let Err(error) = write_bytes(&app.resolve_filename(&args.output), bytes) {
+            eprintln!("example-app: cannot write {bytes} bytes: {error}");
+            std::process::exit(1);
+        }
+        eprintln!("example-app: wrote {bytes} bytes");
+    }
+    if let Some(bytes) = args.allocate {
+        let block = std::hint::black_box(vec![1u8; bytes]);
+        eprintln!("example-app: allocated {} bytes", block.len());
     }
     if args.fork_child {
         let child = std::process::Command::new("sleep")

@@ -1,4 +1,4 @@
-//! `boinc-rs run --dir DIR [--gui-rpc-port P]`: the host service (see
+//! `boinc-rs run --dir DIR [--gui-rpc-port P] [--app-user USER]`: the host service (see
 //! [`boinc_actors::live::service`]) until SIGTERM, SIGINT or a GUI RPC `quit`; then the
 //! tasks are asked to quit and the state is written before it exits.
 
@@ -19,6 +19,11 @@ pub(crate) struct RunArgs {
     /// Serve no GUI RPC at all.
     #[arg(long, conflicts_with = "gui_rpc_port")]
     no_gui_rpc: bool,
+    /// Run apps as this user (BOINC's boinc_project account): the client must run as
+    /// root or with CAP_SETUID and CAP_SETGID; projects/ and slots/ go to the user's
+    /// primary group (docs/app-isolation.md).
+    #[arg(long, value_name = "USER")]
+    app_user: Option<String>,
     /// Write the log as JSON lines (one object per event) instead of text.
     #[arg(long)]
     pub(crate) log_json: bool,
@@ -36,6 +41,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     runtime.block_on(async move {
         let mut config = ServiceConfig::new(&args.dir);
         config.gui_rpc_port = (!args.no_gui_rpc).then_some(args.gui_rpc_port);
+        config.app_user = args.app_user.clone();
         let service = Service::start(config)
             .await
             .with_context(|| format!("cannot start the client in {}", args.dir.display()))?;

@@ -5,6 +5,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Where a write failed, and what the system said.
@@ -36,10 +37,13 @@ pub fn write_atomically(
 ) -> Result<(), AtomicWriteError> {
     let temp = dir.join(temp_name);
     let target = dir.join(name);
+    // The client's files are its own (docs/app-isolation.md): no other user reads an
+    // authenticator or the state, whatever the umask.
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
+        .mode(0o600)
         .open(&temp)
         .map_err(at("creating", &temp))?;
     file.write_all(contents).map_err(at("writing", &temp))?;
@@ -77,6 +81,11 @@ mod tests {
         assert_eq!(fs::read(dir.path().join("s.xml")).expect("main"), b"two");
         assert_eq!(fs::read(dir.path().join("s_prev.xml")).expect("previous"), b"one");
         assert!(!dir.path().join("s_next.xml").exists(), "the temporary file is renamed");
+        use std::os::unix::fs::PermissionsExt;
+        for name in ["s.xml", "s_prev.xml"] {
+            let mode = fs::metadata(dir.path().join(name)).expect("written").permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "{name} is the client's alone");
+        }
     }
 
     #[test]

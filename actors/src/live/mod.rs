@@ -3,6 +3,8 @@
 //!
 //! - [`account_files`]: the projects' account files (attach, detach);
 //! - `account_manager`: the service's account manager client;
+//! - [`data_dir_modes`]: the data directory's owners and modes (private files, the app
+//!   user's group on `projects/` and `slots/`);
 //! - [`data_directory`]: the data directory as the disk manager acts on it, and
 //!   [`disk`]: the live disk manager over it;
 //! - [`http`]: scheduler RPCs, master pages, downloads and uploads over HTTP;
@@ -24,6 +26,7 @@ mod account_manager;
 pub mod atomic_file;
 pub mod configuration_files;
 pub mod data_dir_lock;
+pub mod data_dir_modes;
 pub mod data_directory;
 pub mod disk;
 pub(crate) mod driver;

@@ -6,15 +6,18 @@
 //! control loop stepped when it asks, the state written when something that matters
 //! changes. Beside the client it serves GUI RPC and watches the account files, so a
 //! project attached with `boinc-rs attach` is picked up within seconds, and follows the
-//! account manager it was told to use (`account_manager.rs`).
+//! account manager it was told to use (`account_manager.rs`). It sets the data
+//! directory's modes when it starts and, with an app user, runs apps as that user
+//! (docs/app-isolation.md).
 
 use super::account_files::{read_account_files, remove_project_files, write_account_file};
 use super::account_manager::AccountManagerClient;
 use super::configuration_files::read_configuration_dir;
+use super::data_dir_modes::{DataDirModesError, set_data_dir_modes};
 use super::data_directory::DataDirectory;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
 use super::http::{HttpSettings, LiveNetwork};
-use super::process::{LiveProcessHost, ProcessHostConfig};
+use super::process::{AppUser, AppUserError, LiveProcessHost, ProcessHostConfig};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
 use crate::client::{Client, ClientError, ClientHandle, Effects, RunReport};
@@ -41,6 +44,9 @@ pub struct ServiceConfig {
     pub gui_rpc_port: Option<u16>,
     /// How often tasks are polled (BOINC polls its apps once a second).
     pub tick_interval: Duration,
+    /// The user apps run as (`--app-user`; `None`: the client's own user). The client
+    /// refuses to start when it cannot run apps as this user.
+    pub app_user: Option<String>,
 }
 
 impl ServiceConfig {
@@ -50,6 +56,7 @@ impl ServiceConfig {
             data_dir: data_dir.into(),
             gui_rpc_port: Some(31416),
             tick_interval: Duration::from_secs(1),
+            app_user: None,
         }
     }
 }
@@ -73,6 +80,12 @@ pub enum ServiceError {
     /// The machine could not be described.
     #[error("cannot describe this machine: {0}")]
     Host(#[from] crate::effects::HostDiscoveryError),
+    /// Apps cannot run as the app user asked for.
+    #[error(transparent)]
+    AppUser(#[from] AppUserError),
+    /// The data directory's owners or modes cannot be set.
+    #[error(transparent)]
+    Modes(#[from] DataDirModesError),
     /// The process host could not be set up.
     #[error("cannot prepare to run apps: {0}")]
     Processes(#[from] crate::effects::ProcessError),
@@ -106,6 +119,8 @@ impl Service {
         std::fs::create_dir_all(&dir)
             .map_err(|source| ServiceError::DataDirectory { dir: dir.clone(), source })?;
         let store = StateStore::open(&dir)?;
+        let app_user = config.app_user.as_deref().map(AppUser::look_up).transpose()?;
+        set_data_dir_modes(&dir, app_user.as_ref().map(|user| user.gid))?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
         let now = clock.now();
         let loaded = store.load()?;
@@ -130,8 +145,9 @@ impl Service {
         ));
         describe_host(&discovery, &mut state).await?;
         take_account_files(&dir, &mut state);
-        let process_host =
-            Arc::new(LiveProcessHost::new(ProcessHostConfig::new(&dir), clock.clone())?);
+        let mut process_config = ProcessHostConfig::new(&dir);
+        process_config.app_user = app_user;
+        let process_host = Arc::new(LiveProcessHost::new(process_config, clock.clone())?);
         let network =
             LiveNetwork::new(HttpSettings::new(&state.config, &ClientIdentity::default()), &dir)?;
         let keeper = Arc::new(StateKeeper::new(store, loaded.as_ref().map(|l| &l.state), now));

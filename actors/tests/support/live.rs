@@ -243,3 +243,38 @@ impl ProcessHost for RecordingHost {
         self.inner.kill(slot)
     }
 }
+
+/// How often [`run_to_end`] polls, and how long it waits at most.
+const RUN_POLL: Duration = Duration::from_millis(200);
+const RUN_BOUND: Duration = Duration::from_secs(60);
+
+/// Runs `spec`'s task to its end under a fresh host tuned by `tune`, restarted after
+/// `policy`; returns the run.
+pub fn run_to_end(
+    scratch: &Scratch,
+    spec: &TaskSpec,
+    policy: RestartPolicy,
+    tune: impl FnOnce(&mut ProcessHostConfig),
+) -> Run {
+    let host = scratch.host(tune);
+    let mut result = Run::default();
+    live(async {
+        let driver = driver(&host, spec, policy);
+        driver.start(spec).await.unwrap();
+        result = poll_until(&driver, RUN_POLL, RUN_BOUND, |_| false).await;
+    });
+    result
+}
+
+/// The exit status and message of a run that ended in an error (a panic otherwise).
+pub fn failed(run: &Run) -> (i32, String) {
+    match run.last() {
+        TaskReport::Failed { exit_status, message } => (*exit_status, message.clone()),
+        other => panic!("expected an error result, got {other:?} after {run:?}"),
+    }
+}
+
+/// Asserts that a run finished.
+pub fn finished(run: &Run) {
+    assert!(matches!(run.last(), TaskReport::Finished(_)), "expected a finish: {run:?}");
+}

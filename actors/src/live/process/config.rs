@@ -1,7 +1,8 @@
 //! How the live process host runs apps (issue "Running real apps"): the grace periods
 //! of BOINC's client (DESIGN.md "BOINC 8.x behaviour": a quit escalates to a kill after
 //! 60 s, an app that leaves the client's messages unread for 180 s is hung), how often
-//! the slot's disk use is measured, and whether an app's writes are confined to its slot.
+//! the slot's disk use is measured, whether an app's writes are confined to its slot,
+//! and the user apps run as.
 
 use boinc_core::protocol::app_api::InitHostInfo;
 use std::path::PathBuf;
@@ -31,6 +32,9 @@ pub struct ProcessHostConfig {
     pub host_info: InitHostInfo,
     /// The most memory a task may use, bytes, told to apps with each heartbeat.
     pub max_working_set: f64,
+    /// The user apps run as (`--app-user`; `None`: the client's own user). Look it up
+    /// with [`super::AppUser::look_up`], which refuses a user the client cannot become.
+    pub app_user: Option<super::AppUser>,
 }
 
 /// BOINC's default share of the host's memory a task may use while the user is busy
@@ -62,6 +66,7 @@ impl ProcessHostConfig {
                 ..InitHostInfo::default()
             },
             max_working_set: memory * MEMORY_SHARE,
+            app_user: None,
         }
     }
 }

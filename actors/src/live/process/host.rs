@@ -15,6 +15,7 @@ use super::leftover::stop_leftover_apps;
 use super::slot::SlotLayout;
 use super::task_process::{RunState, TaskProcess};
 use crate::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
+use crate::live::data_dir_modes::set_data_dir_modes;
 use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::protocol::app_api::InitData;
 use std::collections::HashMap;
@@ -63,6 +64,13 @@ impl LiveProcessHost {
         std::fs::create_dir_all(&slots_dir).map_err(slot_error(&slots_dir))?;
         config.data_dir =
             std::fs::canonicalize(&config.data_dir).map_err(slot_error(&config.data_dir))?;
+        // Apps run as another user reach their slot and project only through the
+        // group the data directory's scheme gives them.
+        if let Some(user) = &config.app_user {
+            set_data_dir_modes(&config.data_dir, Some(user.gid))
+                .map_err(|e| ProcessError::Slot { slot: 0, path: e.path, source: e.source })?;
+            tracing::info!(user = %user.name, uid = user.uid, gid = user.gid, "apps run as the app user");
+        }
         // Only one client holds a data directory: whatever still works in its slots was
         // left by a previous run and would share the slot with the task's new instance.
         let left =
@@ -152,7 +160,14 @@ impl LiveProcessHost {
             self.config.host_info.clone(),
         );
         init_data.result_name = result_name(spec).to_owned();
-        let process = TaskProcess::start(spec, layout.clone(), &init_data, fresh, self.contain)?;
+        let process = TaskProcess::start(
+            spec,
+            layout.clone(),
+            &init_data,
+            fresh,
+            self.contain,
+            self.config.app_user.as_ref(),
+        )?;
         tracing::info!(slot = spec.slot, job = %spec.job, pid = process.pid(), fresh, "app started");
         slots.insert(
             spec.slot,

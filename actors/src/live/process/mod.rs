@@ -7,9 +7,11 @@
 //! - `app_channels.rs` and `shared_memory.rs`: the app API's channels, client side;
 //! - `slot.rs`: slot directories; `spawn.rs`: starting the process;
 //!   `containment.rs`: confining its writes; `measure.rs`: CPU time and memory;
-//!   `leftover.rs`: apps a previous run of the client left behind.
+//!   `leftover.rs`: apps a previous run of the client left behind;
+//! - `app_user.rs`: the dedicated user apps run as (`--app-user`).
 
 mod app_channels;
+mod app_user;
 mod config;
 mod containment;
 mod host;
@@ -20,6 +22,7 @@ mod slot;
 mod spawn;
 mod task_process;
 
+pub use app_user::{AppUser, AppUserError};
 pub use config::ProcessHostConfig;
 pub use containment::write_containment_available;
 pub use host::LiveProcessHost;

@@ -5,7 +5,13 @@
 //! and standard error appended to the slot's `stderr.txt`. GPU apps are told their
 //! device with `--device N`. The program path is absolute; `argv[0]` is the path BOINC
 //! gives (`../../projects/NAME/PROGRAM`, relative to the slot).
+//!
+//! Before it executes, the app's process also takes its resource limits (address
+//! space, file size: `boinc_core::control::app_limits`) as soft and hard limits, so it
+//! cannot raise them, and, with an app user, that user's groups and id and a umask that
+//! keeps what it writes from other users (docs/app-isolation.md).
 
+use super::app_user::AppUser;
 use super::slot::SlotLayout;
 use crate::effects::ProcessError;
 use boinc_core::control::TaskSpec;
@@ -19,6 +25,31 @@ use std::process::{Command, Stdio};
 const APP_NICE: i32 = 19;
 /// The search path apps get.
 const APP_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// The umask of an app run as the app user: what it writes is its group's (the client
+/// is in it or is root) and no one else's.
+const APP_USER_UMASK: nix::libc::mode_t = 0o007;
+
+/// What the app's process takes on before it executes, besides its slot and priority.
+#[derive(Debug, Default)]
+pub(crate) struct ChildSetup {
+    /// The user to run as (`None`: the client's own).
+    pub(crate) app_user: Option<AppUser>,
+    /// The address-space limit, bytes.
+    pub(crate) address_space: Option<u64>,
+    /// The largest file the app may write, bytes.
+    pub(crate) file_size: Option<u64>,
+    /// Landlock's rules confining its writes.
+    pub(crate) rules: Option<RulesetCreated>,
+}
+
+/// Sets `resource`'s soft and hard limit to `bytes`.
+fn limit(resource: nix::sys::resource::Resource, bytes: Option<u64>) -> std::io::Result<()> {
+    match bytes {
+        Some(bytes) => nix::sys::resource::setrlimit(resource, bytes, bytes)
+            .map_err(|errno| std::io::Error::from_raw_os_error(errno as i32)),
+        None => Ok(()),
+    }
+}
 
 /// The app's command line: the program's arguments, then `--device N` for each GPU
 /// instance of a GPU task.
@@ -39,7 +70,7 @@ pub(crate) fn spawn_app(
     layout: &SlotLayout,
     executable: &Path,
     stderr: &File,
-    rules: Option<RulesetCreated>,
+    setup: ChildSetup,
 ) -> Result<i32, ProcessError> {
     let spawn_error =
         |source| ProcessError::Spawn { slot: spec.slot, program: executable.to_path_buf(), source };
@@ -59,15 +90,22 @@ pub(crate) fn spawn_app(
         .stdout(Stdio::null())
         .stderr(Stdio::from(stderr))
         .process_group(0);
-    let mut rules = rules;
+    let ChildSetup { app_user, address_space, file_size, mut rules } = setup;
     // SAFETY: the closure runs in the forked child before exec; it only makes system
-    // calls (setpriority, sched_setscheduler, prctl and landlock_restrict_self through
-    // the already-built ruleset) and allocates nothing.
+    // calls (setpriority, sched_setscheduler, setrlimit, umask, setgroups, setgid,
+    // setuid, prctl and landlock_restrict_self through the already-built ruleset) on
+    // values prepared before the fork, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
             nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, APP_NICE);
             let batch = nix::libc::sched_param { sched_priority: 0 };
             nix::libc::sched_setscheduler(0, nix::libc::SCHED_BATCH, &batch);
+            limit(nix::sys::resource::Resource::RLIMIT_AS, address_space)?;
+            limit(nix::sys::resource::Resource::RLIMIT_FSIZE, file_size)?;
+            if let Some(user) = &app_user {
+                nix::libc::umask(APP_USER_UMASK);
+                user.become_user()?;
+            }
             if let Some(rules) = rules.take() {
                 rules.restrict_self().map_err(|_| std::io::Error::last_os_error())?;
             }

@@ -14,18 +14,25 @@
 //! - When the app's process exits, whatever it left running in its group is killed
 //!   before it is reaped, and the exit is read as BOINC reads it: a temporary-exit file
 //!   asks for a later restart; exit 0 is a finish only with the finish file (API) and,
-//!   in any mode, with every output present.
+//!   in any mode, with every output present. A crash or an error status that the
+//!   operating-system limits explain (SIGXFSZ, a failed allocation under the
+//!   address-space limit: `boinc_core::control::app_limits`) ends the run with that
+//!   limit instead.
 
 use super::app_channels::AppChannels;
+use super::app_user::AppUser;
 use super::config::ProcessHostConfig;
 use super::containment::write_rules;
 use super::measure::TreeMeter;
 use super::shared_memory::ChannelFile;
 use super::slot::SlotLayout;
-use super::spawn::spawn_app;
+use super::spawn::{ChildSetup, spawn_app};
 use crate::effects::ProcessError;
+use crate::live::data_dir_modes::{share_project_dir, share_slot};
 use boinc_core::Time;
-use boinc_core::control::{ProcessStatus, TaskBounds, TaskSpec};
+use boinc_core::control::{
+    ExitUnderLimits, ProcessStatus, TaskBounds, TaskSpec, file_size_limit, limit_behind_exit,
+};
 use boinc_core::protocol::app_api::{
     FINISH_FILE, Heartbeat, InitData, ProcessControl, STDERR_FILE_LIMIT, STDERR_REPORT_BYTES,
     TEMPORARY_EXIT_FILE, TemporaryExit,
@@ -97,7 +104,15 @@ pub(crate) struct TaskProcess {
     resident_bytes: f64,
     /// When the slot's disk use was last measured.
     disk_checked: Option<Instant>,
+    /// The operating-system limits the run has (address space, file size).
+    address_space_limited: bool,
+    file_size_limited: bool,
+    /// The length of `stderr.txt` when the run started: what follows is this run's.
+    stderr_start: u64,
 }
+
+/// How much of a run's standard error is read to explain its exit.
+const EXIT_STDERR_BYTES: u64 = 4096;
 
 impl TaskProcess {
     /// Starts `spec`'s app in its prepared slot.
@@ -107,6 +122,7 @@ impl TaskProcess {
         init_data: &InitData,
         fresh: bool,
         contain: bool,
+        app_user: Option<&AppUser>,
     ) -> Result<TaskProcess, ProcessError> {
         let executable = layout.executable(spec)?;
         let stderr = layout.prepare(spec, init_data, fresh)?;
@@ -121,6 +137,17 @@ impl TaskProcess {
         } else {
             None
         };
+        // Everything the client put in the slot (the shared memory too) is there now.
+        if let Some(user) = app_user {
+            share_slot(&layout.slot_dir, user.gid).map_err(|source| ProcessError::Slot {
+                slot: spec.slot,
+                path: layout.slot_dir.clone(),
+                source,
+            })?;
+            share_project_dir(&layout.project_dir, user.gid).map_err(|source| {
+                ProcessError::Slot { slot: spec.slot, path: layout.project_dir.clone(), source }
+            })?;
+        }
         let rules = if contain {
             match write_rules(&layout.slot_dir, &layout.project_dir) {
                 Ok(rules) => Some(rules),
@@ -132,7 +159,14 @@ impl TaskProcess {
         } else {
             None
         };
-        let pid = spawn_app(spec, &layout, &executable, &stderr, rules)?;
+        let bounds = spec.program.bounds;
+        let address_space = (bounds.address_space_limit >= 1.0
+            && bounds.address_space_limit.is_finite())
+        .then_some(bounds.address_space_limit as u64);
+        let file_size = file_size_limit(bounds.disk_bound);
+        let stderr_start = stderr.metadata().map_or(0, |m| m.len());
+        let setup = ChildSetup { app_user: app_user.cloned(), address_space, file_size, rules };
+        let pid = spawn_app(spec, &layout, &executable, &stderr, setup)?;
         let base = ProcessStatus {
             elapsed_time: spec.status.checkpoint_elapsed_time,
             current_cpu_time: spec.status.checkpoint_cpu_time,
@@ -154,6 +188,9 @@ impl TaskProcess {
             cpu_seconds: 0.0,
             resident_bytes: 0.0,
             disk_checked: None,
+            address_space_limited: address_space.is_some(),
+            file_size_limited: file_size.is_some(),
+            stderr_start,
         })
     }
 
@@ -421,7 +458,9 @@ impl TaskProcess {
             Phase::Ending { report: None, honour_finish, .. } => {
                 (honour_finish && finished == Some(AppExit::Finished)).then_some(AppExit::Finished)
             }
-            Phase::Running | Phase::Suspended => Some(self.classify(wait, finished)),
+            Phase::Running | Phase::Suspended => {
+                Some(self.over_limit(self.classify(wait, finished), &wait))
+            }
         };
         match report {
             Some(AppExit::Finished) => {
@@ -451,6 +490,46 @@ impl TaskProcess {
             Some(open_name) => AppExit::OutputMissing(open_name),
             None => AppExit::Finished,
         })
+    }
+
+    /// `exit` as the limit behind it, when the operating-system limits explain it.
+    fn over_limit(&self, exit: AppExit, wait: &WaitStatus) -> AppExit {
+        if !(self.address_space_limited || self.file_size_limited) {
+            return exit;
+        }
+        let file_size_signal = matches!(wait, WaitStatus::Signaled(_, Signal::SIGXFSZ, _));
+        let slot_at_disk_bound = self.file_size_limited
+            && !file_size_signal
+            && self.layout.disk_usage() as f64 >= self.bounds.disk_bound;
+        let run_stderr = self.run_stderr();
+        let facts = ExitUnderLimits {
+            file_size_limited: self.file_size_limited,
+            file_size_signal,
+            slot_at_disk_bound,
+            address_space_limited: self.address_space_limited,
+            run_stderr: &run_stderr,
+        };
+        match limit_behind_exit(&exit, &facts) {
+            Some(limit) => {
+                tracing::warn!(?exit, ?limit, "the app ended at an operating-system limit");
+                AppExit::LimitExceeded(limit)
+            }
+            None => exit,
+        }
+    }
+
+    /// The tail of what the app wrote to its standard error in this run.
+    fn run_stderr(&self) -> String {
+        let Ok(meta) = self.stderr.metadata() else { return String::new() };
+        let length = meta.len();
+        // A file cut back since the start holds only this run's tail.
+        let from = if length >= self.stderr_start { self.stderr_start } else { 0 };
+        let from = from.max(length.saturating_sub(EXIT_STDERR_BYTES));
+        let mut tail = vec![0u8; (length - from) as usize];
+        match self.stderr.read_at(&mut tail, from) {
+            Ok(read) => String::from_utf8_lossy(&tail[..read]).into_owned(),
+            Err(_) => String::new(),
+        }
     }
 
     /// How an exit the client did not ask for reads.
