@@ -151,7 +151,7 @@ mod tests {
         let init = boinc_core::protocol::app_api::InitData::default();
         let stderr = layout.prepare(&spec, &init, true).unwrap();
         let executable = layout.executable(&spec).unwrap();
-        let pid = spawn_app(&spec, &layout, &executable, &stderr, None).unwrap();
+        let pid = spawn_app(&spec, &layout, &executable, &stderr, ChildSetup::default()).unwrap();
         let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
         assert!(matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)), "{status:?}");
         let env = std::fs::read_to_string(layout.slot_dir.join("env.txt")).unwrap();
