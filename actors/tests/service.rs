@@ -185,6 +185,18 @@ fn twenty_kills_lose_no_result_and_report_none_twice() {
     while started.elapsed() < Duration::from_secs(400) && !done(&server.status()) {
         std::thread::sleep(Duration::from_millis(500));
     }
+    // The server counts the last reports before the client has read its answer and
+    // written the acknowledgements down: wait, bounded, for the state file to hold
+    // them before stopping the client.
+    let all_acknowledged = |state: Option<ClientState>| {
+        state.is_some_and(|state| state.jobs.iter().all(|job| job.got_server_ack))
+    };
+    let waiting_for_acks = Instant::now();
+    while waiting_for_acks.elapsed() < Duration::from_secs(120)
+        && !all_acknowledged(peek_state(dir))
+    {
+        std::thread::sleep(Duration::from_millis(250));
+    }
     signal(&service, nix::sys::signal::Signal::SIGTERM);
     let _ = wait_exit(&mut service, STOP_TIMEOUT);
     let status = server.status();
