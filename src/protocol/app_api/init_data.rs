@@ -429,6 +429,19 @@ mod tests {
         assert_eq!(InitData::parse(&data.to_xml()), Ok(data));
     }
 
+    /// Found by fuzzing: a value with more than six decimals reads back rounded, as
+    /// BOINC's client writes these numbers (`%f`); the rounding settles at once.
+    #[test]
+    fn numbers_are_written_to_six_decimals_and_settle() {
+        let mut data = InitData::parse(&fixture()).unwrap();
+        data.rsc_memory_bound = 1000.000_000_888_888_8;
+        let written = data.to_xml();
+        assert!(written.contains("<rsc_memory_bound>1000.000001</rsc_memory_bound>"));
+        let again = InitData::parse(&written).unwrap();
+        assert_eq!(again.rsc_memory_bound, 1000.000_001);
+        assert_eq!(again.to_xml(), written);
+    }
+
     #[test]
     fn a_gpu_tasks_file_names_its_device() {
         let spec = TaskSpec {
