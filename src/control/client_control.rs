@@ -25,6 +25,7 @@
 //! report only once their outputs are uploaded. The emulator's world moves no files:
 //! without the switch, jobs' files count as present and their outputs as uploaded.
 
+use super::clock_change::clamp_backoffs_to_now;
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
 use super::request::{ClientIdentity, RequestScratch, build_request, build_request_with};
@@ -53,6 +54,10 @@ mod transfers;
 /// The work-fetch poll interval: at most one scheduler RPC per this many seconds (the
 /// real client polls at this pace; BOINC's emulator steps 60 s).
 pub const FETCH_POLL_INTERVAL: f64 = 60.0;
+
+/// The clock counts as set back when it reads this much earlier than at the previous
+/// step (seconds): less is an ordinary correction.
+const CLOCK_BACK_TOLERANCE: f64 = 5.0;
 
 /// The periodic CPU-scheduling check, seconds: besides its events (a completion, new
 /// jobs, an availability change), the real client reschedules once a minute on a fixed
@@ -104,6 +109,9 @@ pub struct ClientControl {
     awaiting_checkpoint: Vec<JobId>,
     next_fetch_check: Time,
     next_rpc_allowed: Time,
+    /// The latest time the RPC step was given: a later, earlier one means the clock
+    /// was set back.
+    clock_seen: Time,
     /// The latest decision, whose work-fetch choice the RPC step acts on.
     last_decision: Option<Decision>,
     decisions: u64,
@@ -158,6 +166,7 @@ impl ClientControl {
             awaiting_checkpoint: Vec::new(),
             next_fetch_check: start,
             next_rpc_allowed: start,
+            clock_seen: start,
             last_decision: None,
             decisions: 0,
             rpcs: 0,
@@ -531,6 +540,7 @@ impl ClientControl {
 
     /// Whether the RPC step goes on at `now`.
     pub fn rpc_gate(&mut self, now: Time) -> RpcGate {
+        self.follow_clock(now);
         if self.existing_jobs_only || now < self.next_rpc_allowed || now < self.next_fetch_check {
             return RpcGate::Closed;
         }
@@ -541,6 +551,18 @@ impl ClientControl {
             return RpcGate::Offline;
         }
         RpcGate::Open
+    }
+
+    /// A wall clock set back leaves no wait hours long: the backoffs in the state are
+    /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), and
+    /// the loop's own next check and next RPC are due again.
+    fn follow_clock(&mut self, now: Time) {
+        if now + CLOCK_BACK_TOLERANCE < self.clock_seen {
+            self.next_fetch_check = self.next_fetch_check.min(now);
+            self.next_rpc_allowed = self.next_rpc_allowed.min(now + FETCH_POLL_INTERVAL);
+        }
+        self.clock_seen = now;
+        clamp_backoffs_to_now(&mut self.state, now);
     }
 
     /// Projects whose master page must be read before anything else (seed 002), now

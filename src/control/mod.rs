@@ -8,6 +8,7 @@
 
 pub mod attach;
 pub mod client_control;
+pub mod clock_change;
 pub mod commands;
 pub mod configuration;
 pub mod host_availability;
@@ -23,6 +24,7 @@ pub mod user_action;
 
 pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
+pub use clock_change::clamp_backoffs_to_now;
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};

@@ -7,7 +7,7 @@
 use super::apps::{DOWNLOAD_DIR, ServedApp, md5_of_file};
 use super::config::GeneratorConfig;
 use super::error::ProjectServerError;
-use super::records::{InputFile, JobRecord, JobStatus, ProjectRecords};
+use super::records::{InputFile, JobRecord, JobStatus, Misbehaviour, ProjectRecords};
 use rand::Rng;
 use std::path::{Path, PathBuf};
 
@@ -146,6 +146,7 @@ impl WorkGenerator {
         let workunit = workunit_name(app, records.next_job);
         let name = format!("{workunit}_0");
         let input_bytes = input.as_ref().map_or(0, |i| i.nbytes);
+        let misbehaviour = if app.is_example { self.misbehaviour(rng) } else { Misbehaviour::None };
         let job = JobRecord {
             output: format!("{name}_out"),
             name: name.clone(),
@@ -160,10 +161,30 @@ impl WorkGenerator {
             status: JobStatus::Unsent,
             times_sent: 0,
             times_reported: 0,
+            misbehaviour,
         };
         records.jobs.insert(name, job);
         records.next_job += 1;
         records.counters.jobs_created += 1;
+    }
+}
+
+impl WorkGenerator {
+    /// A new job's misbehaviour, drawn with the configured shares.
+    fn misbehaviour(&self, rng: &mut impl Rng) -> Misbehaviour {
+        let crash = self.config.crash_fraction.clamp(0.0, 1.0);
+        let hang = self.config.hang_fraction.clamp(0.0, 1.0 - crash);
+        if crash + hang <= 0.0 {
+            return Misbehaviour::None;
+        }
+        let draw: f64 = rng.random_range(0.0..1.0);
+        if draw < crash {
+            Misbehaviour::Crash
+        } else if draw < crash + hang {
+            Misbehaviour::HangOnce
+        } else {
+            Misbehaviour::None
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `GET /status`: the project's figures as one JSON object, for people and tests:
 //! `jobs_sent`, `results_received`, `results_validated` and the other counters, the
-//! jobs by state, and for each job how often it was sent and reported.
+//! jobs by state, for each job how often it was sent and reported, and the latest
+//! scheduler requests' arrivals (with the fault each was answered with on purpose).
 
 use super::super::records::{JobStatus, Outcome};
 use super::super::server::ServerState;
@@ -20,6 +21,13 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
         .map(|a| json!({"name": a.name, "file": a.file_name, "nbytes": a.nbytes, "md5": a.md5}))
         .collect();
     drop(signing);
+    let scheduler_request_log: Vec<_> = metrics
+        .scheduler_request_log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .arrivals()
+        .copied()
+        .collect();
     let body = state.store.read(|records| {
         let counters = records.counters;
         let (mut unsent, mut in_progress, mut reported) = (0u64, 0u64, 0u64);
@@ -54,6 +62,7 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     "outcome": outcome,
                     "times_sent": job.times_sent,
                     "times_reported": job.times_reported,
+                    "misbehaviour": job.misbehaviour.name(),
                 })
             })
             .collect();
@@ -89,6 +98,7 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
             "account_manager_hosts": state.account_manager.hosts(),
             "faults_applied": state.faults.applied().len(),
             "results": results,
+            "scheduler_request_log": scheduler_request_log,
         })
     });
     HttpResponse::Ok().json(body)
