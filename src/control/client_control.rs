@@ -554,12 +554,13 @@ impl ClientControl {
     }
 
     /// A wall clock set back leaves no wait hours long: the backoffs in the state are
-    /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), and
-    /// the loop's own next check and next RPC are due again.
+    /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), the
+    /// loop's poll interval moves back with the clock and its next check is due now.
     fn follow_clock(&mut self, now: Time) {
         if now + CLOCK_BACK_TOLERANCE < self.clock_seen {
+            // The poll interval keeps what was left of it; the next check is due now.
+            self.next_rpc_allowed -= self.clock_seen - now;
             self.next_fetch_check = self.next_fetch_check.min(now);
-            self.next_rpc_allowed = self.next_rpc_allowed.min(now + FETCH_POLL_INTERVAL);
         }
         self.clock_seen = now;
         clamp_backoffs_to_now(&mut self.state, now);
@@ -865,5 +866,38 @@ fn dedup_watches(commands: &mut Vec<TaskCommand>) {
                 seen.push(key);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SyntheticHost, synthetic_host};
+    use crate::rpc_policy::on_rpc_success;
+
+    /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
+    /// back half an hour is served at once, not half an hour later.
+    #[test]
+    fn a_clock_set_back_does_not_hold_the_next_rpc_for_the_jump() {
+        let start = 100_000.0;
+        let state = synthetic_host(SyntheticHost {
+            ncpus: 2,
+            njobs: 4,
+            running_prefix: 0,
+            seed: 3,
+            now: start,
+        });
+        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        assert_eq!(control.rpc_gate(start), RpcGate::Open);
+        control.schedule(start);
+        for project in &mut control.state_mut().projects {
+            on_rpc_success(project, Some(1.0), start);
+            project.sched_rpc_pending = true;
+        }
+        let now = start - 1800.0;
+        assert_eq!(control.rpc_gate(now), RpcGate::Open);
+        assert!(control.state().projects.iter().all(|p| p.min_rpc_time <= now + 1.0));
+        control.schedule(now);
+        assert!(control.rpc_call(now + 1.0).is_some(), "the client sits idle after the jump");
     }
 }

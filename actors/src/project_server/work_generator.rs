@@ -192,3 +192,42 @@ impl WorkGenerator {
 fn workunit_name(app: &ServedApp, number: u64) -> String {
     format!("{}_{number}", app.name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn generator(crash_fraction: f64, hang_fraction: f64) -> (WorkGenerator, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("a project directory");
+        let config =
+            GeneratorConfig { crash_fraction, hang_fraction, ..GeneratorConfig::default() };
+        (WorkGenerator::new(config, dir.path()).expect("a generator"), dir)
+    }
+
+    #[test]
+    fn misbehaving_jobs_come_in_the_shares_asked_for() {
+        let (generator, _dir) = generator(0.2, 0.1);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let draws = 10_000;
+        let (mut crash, mut hang) = (0, 0);
+        for _ in 0..draws {
+            match generator.misbehaviour(&mut rng) {
+                Misbehaviour::Crash => crash += 1,
+                Misbehaviour::HangOnce => hang += 1,
+                Misbehaviour::None => {}
+            }
+        }
+        let share = |n: i32| f64::from(n) / f64::from(draws);
+        assert!((share(crash) - 0.2).abs() < 0.02, "{crash}");
+        assert!((share(hang) - 0.1).abs() < 0.02, "{hang}");
+    }
+
+    #[test]
+    fn without_the_options_every_job_behaves() {
+        let (generator, _dir) = generator(0.0, 0.0);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        assert!((0..1000).all(|_| generator.misbehaviour(&mut rng) == Misbehaviour::None));
+    }
+}

@@ -35,23 +35,23 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
             .jobs
             .values()
             .map(|job| {
-                let (status, hostid, outcome) = match &job.status {
+                let (status, hostid, outcome, reported_at) = match &job.status {
                     JobStatus::Unsent => {
                         unsent += 1;
-                        ("unsent", None, None)
+                        ("unsent", None, None, None)
                     }
                     JobStatus::InProgress { hostid, .. } => {
                         in_progress += 1;
-                        ("in_progress", Some(*hostid), None)
+                        ("in_progress", Some(*hostid), None, None)
                     }
-                    JobStatus::Reported { hostid, outcome, .. } => {
+                    JobStatus::Reported { hostid, outcome, received } => {
                         reported += 1;
                         let outcome = match outcome {
                             Outcome::Valid => "valid",
                             Outcome::Invalid { .. } => "invalid",
                             Outcome::ClientError { .. } => "client_error",
                         };
-                        ("reported", Some(*hostid), Some(outcome))
+                        ("reported", Some(*hostid), Some(outcome), Some(*received))
                     }
                 };
                 json!({
@@ -60,6 +60,7 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     "status": status,
                     "hostid": hostid,
                     "outcome": outcome,
+                    "reported_at": reported_at,
                     "times_sent": job.times_sent,
                     "times_reported": job.times_reported,
                     "misbehaviour": job.misbehaviour.name(),
