@@ -354,8 +354,12 @@ impl Soak {
     }
 
     fn step_disk_full(&mut self) {
-        if !self.home.mounted {
-            return;
+        // A client that cannot write its first files refuses to start, with a clear
+        // error: the disk fills under a client that is up, as on a real machine.
+        let up =
+            ["gui_rpc_auth.cfg", "client_state.xml"].iter().all(|f| self.data.join(f).exists());
+        if !self.home.mounted || !up {
+            return self.step_quiet();
         }
         let log_before = self.log_text().len();
         let filler = self.home.filler();

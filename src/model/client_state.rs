@@ -70,7 +70,7 @@ pub struct ClientState {
     /// and this is the mode the user had, restored when space returns. Kept in the state
     /// file so that a client restarted meanwhile still knows the suspension is the
     /// disk's, not the user's.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_mode_before_disk_suspension: Option<RunMode>,
 }
 
