@@ -1,8 +1,8 @@
 //! Bad apps under the live process host (issue "Running real apps" acceptance): a
 //! missing or non-executable program, an app that damages or truncates its shared
 //! memory, one that leaves children behind, one that writes outside its slot, one that
-//! floods its standard error, one that hangs, one that goes over its limits, one that
-//! exits early or asks to be restarted later. Each ends in a clear error result or is
+//! floods its standard error, one that hangs (always, or once), one that goes over its
+//! limits, one that exits early or asks to be restarted later. Each ends in a clear error result or is
 //! contained, and the client (this test process) keeps running and runs the next app.
 
 mod support;
@@ -174,6 +174,61 @@ fn a_hung_app_is_killed_and_restarted_then_given_up() {
     let (status, message) = failed(&run);
     assert_eq!(status, EXIT_SIGNAL);
     assert!(message.contains("heartbeats"), "{message}");
+}
+
+#[test]
+fn an_app_that_hangs_once_is_killed_restarted_and_finishes() {
+    let scratch = Scratch::new();
+    let spec = example_spec(&scratch, 0, "hung_once", true, &["--seconds", "0.5", "--hang-once"]);
+    let run =
+        run_to_end(&scratch, &spec, QUICK_RESTARTS, |c| c.hung_after = Duration::from_secs(1));
+    let restarts =
+        run.reports.iter().filter(|(_, r)| matches!(r, TaskReport::Restarting { .. })).count();
+    assert!(restarts >= 1, "killed as hung and restarted: {run:?}");
+    finished(&run);
+}
+
+/// A wall clock that can be set back, as the soak's libfaketime does.
+struct SettableClock(std::sync::Mutex<f64>);
+
+impl boinc_actors::effects::Clock for SettableClock {
+    fn now(&self) -> boinc_core::Time {
+        let offset = *self.0.lock().unwrap();
+        boinc_actors::effects::SystemClock.now() + offset
+    }
+}
+
+#[test]
+fn a_clock_set_back_does_not_hold_a_crashed_apps_restart_for_the_jump() {
+    use boinc_actors::effects::Clock;
+    let scratch = Scratch::new();
+    let spec =
+        example_spec(&scratch, 0, "crash", true, &["--seconds", "3", "--crash-after", "0.2"]);
+    let host: std::sync::Arc<dyn boinc_actors::effects::ProcessHost> = scratch.host(|_| {});
+    let clock = std::sync::Arc::new(SettableClock(std::sync::Mutex::new(0.0)));
+    let policy = RestartPolicy { initial_delay: 3.0, max_delay: 3.0, ..QUICK_RESTARTS };
+    let supervision = boinc_actors::runtime::task::TaskSupervision { policy, seed: 7 };
+    live(async {
+        let driver = boinc_actors::live::TaskDriver::new(host, clock.clone(), &spec, supervision);
+        driver.start(&spec).await.unwrap();
+        let crashed =
+            poll_until(&driver, POLL, BOUND, |r| matches!(r, TaskReport::Restarting { .. })).await;
+        let TaskReport::Restarting { restart_at, .. } = crashed.last() else {
+            panic!("the app did not crash: {crashed:?}")
+        };
+        let planned = restart_at - crashed.reports.last().unwrap().0;
+        // Six hours back: the restart stays within the wait planned.
+        *clock.0.lock().unwrap() = -6.0 * 3600.0;
+        let report = driver.poll().await.unwrap();
+        let TaskReport::Restarting { restart_at, .. } = report else {
+            panic!("still restarting: {report:?}")
+        };
+        assert!(restart_at <= clock.now() + planned + 0.5, "the restart waits for the jump");
+        let started = std::time::Instant::now();
+        let again = poll_until(&driver, POLL, BOUND, |r| matches!(r, TaskReport::Running(_))).await;
+        assert!(matches!(again.last(), TaskReport::Running(_)), "{again:?}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+    });
 }
 
 #[test]

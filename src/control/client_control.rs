@@ -25,6 +25,7 @@
 //! report only once their outputs are uploaded. The emulator's world moves no files:
 //! without the switch, jobs' files count as present and their outputs as uploaded.
 
+use super::clock_change::clamp_backoffs_to_now;
 use super::commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 use super::reply::{EXIT_ABORTED_BY_PROJECT, ReplyOutcome, apply_reply};
 use super::request::{ClientIdentity, RequestScratch, build_request, build_request_with};
@@ -53,6 +54,10 @@ mod transfers;
 /// The work-fetch poll interval: at most one scheduler RPC per this many seconds (the
 /// real client polls at this pace; BOINC's emulator steps 60 s).
 pub const FETCH_POLL_INTERVAL: f64 = 60.0;
+
+/// The clock counts as set back when it reads this much earlier than at the previous
+/// step (seconds): less is an ordinary correction.
+const CLOCK_BACK_TOLERANCE: f64 = 5.0;
 
 /// The periodic CPU-scheduling check, seconds: besides its events (a completion, new
 /// jobs, an availability change), the real client reschedules once a minute on a fixed
@@ -104,6 +109,9 @@ pub struct ClientControl {
     awaiting_checkpoint: Vec<JobId>,
     next_fetch_check: Time,
     next_rpc_allowed: Time,
+    /// The latest time the RPC step was given: a later, earlier one means the clock
+    /// was set back.
+    clock_seen: Time,
     /// The latest decision, whose work-fetch choice the RPC step acts on.
     last_decision: Option<Decision>,
     decisions: u64,
@@ -158,6 +166,7 @@ impl ClientControl {
             awaiting_checkpoint: Vec::new(),
             next_fetch_check: start,
             next_rpc_allowed: start,
+            clock_seen: start,
             last_decision: None,
             decisions: 0,
             rpcs: 0,
@@ -531,6 +540,7 @@ impl ClientControl {
 
     /// Whether the RPC step goes on at `now`.
     pub fn rpc_gate(&mut self, now: Time) -> RpcGate {
+        self.follow_clock(now);
         if self.existing_jobs_only || now < self.next_rpc_allowed || now < self.next_fetch_check {
             return RpcGate::Closed;
         }
@@ -541,6 +551,19 @@ impl ClientControl {
             return RpcGate::Offline;
         }
         RpcGate::Open
+    }
+
+    /// A wall clock set back leaves no wait hours long: the backoffs in the state are
+    /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), the
+    /// loop's poll interval moves back with the clock and its next check is due now.
+    fn follow_clock(&mut self, now: Time) {
+        if now + CLOCK_BACK_TOLERANCE < self.clock_seen {
+            // The poll interval keeps what was left of it; the next check is due now.
+            self.next_rpc_allowed -= self.clock_seen - now;
+            self.next_fetch_check = self.next_fetch_check.min(now);
+        }
+        self.clock_seen = now;
+        clamp_backoffs_to_now(&mut self.state, now);
     }
 
     /// Projects whose master page must be read before anything else (seed 002), now
@@ -843,5 +866,38 @@ fn dedup_watches(commands: &mut Vec<TaskCommand>) {
                 seen.push(key);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{SyntheticHost, synthetic_host};
+    use crate::rpc_policy::on_rpc_success;
+
+    /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
+    /// back half an hour is served at once, not half an hour later.
+    #[test]
+    fn a_clock_set_back_does_not_hold_the_next_rpc_for_the_jump() {
+        let start = 100_000.0;
+        let state = synthetic_host(SyntheticHost {
+            ncpus: 2,
+            njobs: 4,
+            running_prefix: 0,
+            seed: 3,
+            now: start,
+        });
+        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        assert_eq!(control.rpc_gate(start), RpcGate::Open);
+        control.schedule(start);
+        for project in &mut control.state_mut().projects {
+            on_rpc_success(project, Some(1.0), start);
+            project.sched_rpc_pending = true;
+        }
+        let now = start - 1800.0;
+        assert_eq!(control.rpc_gate(now), RpcGate::Open);
+        assert!(control.state().projects.iter().all(|p| p.min_rpc_time <= now + 1.0));
+        control.schedule(now);
+        assert!(control.rpc_call(now + 1.0).is_some(), "the client sits idle after the jump");
     }
 }

@@ -9,6 +9,7 @@
 pub mod app_limits;
 pub mod attach;
 pub mod client_control;
+pub mod clock_change;
 pub mod commands;
 pub mod configuration;
 pub mod host_availability;
@@ -28,6 +29,7 @@ pub use app_limits::{
 };
 pub use attach::{AccountChanges, apply_accounts};
 pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
+pub use clock_change::clamp_backoffs_to_now;
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use host_availability::{HostConditions, host_view};

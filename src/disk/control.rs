@@ -43,18 +43,14 @@ pub struct DiskControl {
     manager: DataManager,
     /// Files arrived or left since the last poll: only then can the usage have changed.
     changed: bool,
-    /// The run mode to restore when a disk suspension ends.
-    run_mode_before_suspension: RunMode,
 }
 
 impl DiskControl {
-    /// The control of a client whose state is `state` (its first poll always runs).
+    /// The control of a client whose state is `state` (its first poll always runs; a
+    /// suspension the state records is lifted by it once space has returned).
     pub fn new(state: &ClientState) -> Self {
-        DiskControl {
-            manager: DataManager::default(),
-            changed: true,
-            run_mode_before_suspension: state.run_mode,
-        }
+        let suspended = state.run_mode_before_disk_suspension.is_some();
+        DiskControl { manager: DataManager::with_suspension(suspended), changed: true }
     }
 
     /// Files arrived or left outside this control (a download, an app's output).
@@ -98,12 +94,14 @@ impl DiskControl {
                 }
                 DiskEffect::ForgetResult(job) => forget_references(state, job),
                 DiskEffect::SuspendComputation { message } => {
-                    self.run_mode_before_suspension = state.run_mode;
+                    state.run_mode_before_disk_suspension.get_or_insert(state.run_mode);
                     state.run_mode = RunMode::Never;
                     changes.push(DiskChange::Suspended { message });
                 }
                 DiskEffect::ResumeComputation => {
-                    state.run_mode = self.run_mode_before_suspension;
+                    if let Some(mode) = state.run_mode_before_disk_suspension.take() {
+                        state.run_mode = mode;
+                    }
                     changes.push(DiskChange::Resumed);
                 }
             }
@@ -187,5 +185,57 @@ fn forget_references(state: &mut ClientState, job: JobId) {
     let still_used = state.jobs.iter().any(|j| j.workunit == workunit && !j.got_server_ack);
     if !still_used && let Some(workunit) = state.workunits.get_mut(workunit.index()) {
         workunit.input_files.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disk::limits::BYTES_PER_GB;
+    use crate::disk::tests_support::DiskStateBuilder;
+    use crate::protocol::{ClientVersion, StateFileOrigin, parse_client_state, write_client_state};
+
+    /// The soak's disk-full episode (docs/soak.md): the client was killed while the
+    /// disk manager had computing suspended; restarted after space returned, it must
+    /// compute again, in the user's own run mode.
+    #[test]
+    fn a_disk_suspension_survives_a_restart_and_ends_when_space_returns() {
+        let mut b = DiskStateBuilder::new(&[1.0]);
+        b.state.run_mode = RunMode::Auto;
+        b.state.prefs.disk_max_used_gb = 1.0;
+        let queued = b.file(0, 2.0 * BYTES_PER_GB, true, 1.0);
+        b.job(0, &[queued], &[], false);
+        let mut control = DiskControl::new(&b.state);
+        let changes = control.poll(&mut b.state, 0.0, 10.0);
+        assert!(matches!(changes.last(), Some(DiskChange::Suspended { .. })), "{changes:?}");
+        assert_eq!(b.state.run_mode, RunMode::Never);
+
+        // kill -9, space back, a new client on the state as it was.
+        let mut state = b.state.clone();
+        assert_eq!(state.run_mode_before_disk_suspension, Some(RunMode::Auto));
+        state.prefs.disk_max_used_gb = 3.0;
+        let mut control = DiskControl::new(&state);
+        assert_eq!(control.poll(&mut state, 0.0, 20.0), vec![DiskChange::Resumed]);
+        assert_eq!(state.run_mode, RunMode::Auto);
+        assert_eq!(state.run_mode_before_disk_suspension, None);
+    }
+
+    #[test]
+    fn the_state_file_keeps_a_disk_suspension_apart_from_the_users_run_mode() {
+        let origin = StateFileOrigin {
+            platform: "x86_64-pc-linux-gnu",
+            version: ClientVersion { major: 8, minor: 0, release: 0 },
+        };
+        for before in [None, Some(RunMode::Always), Some(RunMode::Auto)] {
+            let state = ClientState {
+                run_mode: if before.is_some() { RunMode::Never } else { RunMode::Auto },
+                run_mode_before_disk_suspension: before,
+                ..ClientState::default()
+            };
+            let text = write_client_state(&state, &origin);
+            let read = parse_client_state(&text, "client_state.xml").expect("it reads");
+            assert_eq!(read.run_mode, state.run_mode);
+            assert_eq!(read.run_mode_before_disk_suspension, before);
+        }
     }
 }

@@ -59,6 +59,12 @@ pub struct DataManager {
 }
 
 impl DataManager {
+    /// The data manager of a client whose computing is (or is not) suspended for lack
+    /// of disk space, as its state says.
+    pub fn with_suspension(suspended: bool) -> Self {
+        DataManager { suspended }
+    }
+
     /// Whether computation is suspended for lack of disk space.
     pub fn is_suspended(&self) -> bool {
         self.suspended

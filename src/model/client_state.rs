@@ -66,6 +66,12 @@ pub struct ClientState {
     pub gpu_mode: RunMode,
     /// Network mode.
     pub network_mode: RunMode,
+    /// Computing is suspended for lack of disk space (seed 004): `run_mode` is `Never`
+    /// and this is the mode the user had, restored when space returns. Kept in the state
+    /// file so that a client restarted meanwhile still knows the suspension is the
+    /// disk's, not the user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_mode_before_disk_suspension: Option<RunMode>,
 }
 
 impl ClientState {

@@ -118,6 +118,9 @@ fn build_client_state(root: &Element) -> Result<(ClientState, Vec<String>), XmlE
             "user_run_request" => state.run_mode = run_mode(child)?,
             "user_gpu_request" => state.gpu_mode = run_mode(child)?,
             "user_network_request" => state.network_mode = run_mode(child)?,
+            super::client_state_writer::DISK_SUSPENSION_ELEMENT => {
+                state.run_mode_before_disk_suspension = Some(run_mode(child)?);
+            }
             _ => {}
         }
     }

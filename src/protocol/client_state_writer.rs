@@ -81,9 +81,16 @@ pub fn write_client_state(state: &ClientState, origin: &StateFileOrigin) -> Stri
     writer.integer("user_run_request", run_mode_code(state.run_mode));
     writer.integer("user_gpu_request", run_mode_code(state.gpu_mode));
     writer.integer("user_network_request", run_mode_code(state.network_mode));
+    if let Some(mode) = state.run_mode_before_disk_suspension {
+        writer.integer(DISK_SUSPENSION_ELEMENT, run_mode_code(mode));
+    }
     writer.close("client_state");
     writer.finish()
 }
+
+/// boinc-rs's own element: the user's run mode while the disk manager suspends
+/// computing (BOINC's client ignores it).
+pub(crate) const DISK_SUSPENSION_ELEMENT: &str = "run_request_before_disk_suspension";
 
 /// BOINC's number for a run mode.
 fn run_mode_code(mode: RunMode) -> i64 {

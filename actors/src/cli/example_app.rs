@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 /// The app's checkpoint, in its slot.
 const CHECKPOINT_FILE: &str = "example_app_checkpoint.txt";
+/// The mark `--hang-once` leaves in the slot before it hangs.
+const HUNG_MARK_FILE: &str = "example_app_hung_once";
 /// Where `--fork-child` writes its child's process id, in the slot.
 pub(crate) const CHILD_PID_FILE: &str = "example_app_child_pid";
 /// Iterations per slice of work between polls of the client.
@@ -61,6 +63,10 @@ pub(crate) struct ExampleAppArgs {
     /// Hang at start: never read the client's messages, never compute.
     #[arg(long)]
     hang: bool,
+    /// Hang at start once: a run that finds no mark in its slot leaves one and hangs;
+    /// later runs of the job compute.
+    #[arg(long, conflicts_with = "hang")]
+    hang_once: bool,
     /// Exit with status 0 without finishing after this many CPU seconds of a run.
     #[arg(long, value_name = "S")]
     exit_early_after: Option<f64>,
@@ -172,7 +178,14 @@ fn flood_stderr() {
 
 /// Runs the example app in the current directory (its slot).
 pub(crate) fn example_app(args: ExampleAppArgs) -> Result<()> {
-    if args.hang {
+    let hang_now = args.hang
+        || (args.hang_once
+            && !Path::new(HUNG_MARK_FILE).exists()
+            && std::fs::write(HUNG_MARK_FILE, "hung once\n").is_ok());
+    if hang_now {
+        if args.hang_once {
+            eprintln!("example-app: hanging once as asked");
+        }
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }

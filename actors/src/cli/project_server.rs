@@ -24,6 +24,9 @@ pub(crate) struct ProjectServerArgs {
     /// An executable to serve as an app (repeatable); default: boinc-rs's example app.
     #[arg(long = "app", value_name = "EXE")]
     apps: Vec<PathBuf>,
+    /// Serve boinc-rs's example app too, beside the `--app` executables.
+    #[arg(long)]
+    with_example_app: bool,
     /// Make this many jobs in all (default: an endless supply).
     #[arg(long, value_name = "N")]
     jobs: Option<u64>,
@@ -48,6 +51,14 @@ pub(crate) struct ProjectServerArgs {
     /// HTTP worker threads.
     #[arg(long, value_name = "N", default_value_t = 2)]
     workers: usize,
+    /// The share (0 to 1) of the example app's jobs whose app crashes partway through
+    /// each run, for soaking clients.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    crash_fraction: f64,
+    /// The share (0 to 1) of the example app's jobs whose app hangs at the start of its
+    /// first run, for soaking clients.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    hang_fraction: f64,
 }
 
 fn job_seconds(text: &str) -> Result<(f64, f64)> {
@@ -82,15 +93,30 @@ pub(crate) fn project_server(args: ProjectServerArgs) -> Result<()> {
     if !(args.request_delay.is_finite() && args.request_delay >= 0.0) {
         bail!("--request-delay must be a non-negative number of seconds");
     }
+    let share = |f: f64| f.is_finite() && (0.0..=1.0).contains(&f);
+    if !(share(args.crash_fraction)
+        && share(args.hang_fraction)
+        && args.crash_fraction + args.hang_fraction <= 1.0)
+    {
+        bail!(
+            "--crash-fraction and --hang-fraction must be shares from 0 to 1 adding up to at most 1"
+        );
+    }
     let mut config = ProjectServerConfig::new(&args.dir);
     config.port = args.port;
     config.bind = args.bind;
     config.name = args.name;
-    config.apps = args.apps.into_iter().map(AppSource::Executable).collect();
+    if args.with_example_app {
+        let exe = std::env::current_exe().context("cannot find the boinc-rs binary")?;
+        config.apps.push(AppSource::ExampleApp { exe });
+    }
+    config.apps.extend(args.apps.into_iter().map(AppSource::Executable));
     config.generator.jobs = args.jobs;
     config.generator.seconds = job_seconds(&args.job_seconds)?;
     config.generator.deadline = args.deadline;
     config.generator.input_bytes = args.input_bytes;
+    config.generator.crash_fraction = args.crash_fraction;
+    config.generator.hang_fraction = args.hang_fraction;
     config.request_delay = args.request_delay;
     config.max_jobs_in_progress_per_cpu = args.max_jobs_per_cpu.max(1);
     config.workers = args.workers.max(1);

@@ -35,6 +35,12 @@ pub struct GeneratorConfig {
     pub input_bytes: u64,
     /// Unsent jobs kept ready in continuous mode.
     pub stock: usize,
+    /// The share of the example app's jobs told to crash (SIGSEGV) partway through
+    /// each run (a soak's misbehaving app; 0: none).
+    pub crash_fraction: f64,
+    /// The share of the example app's jobs told to hang once, at the start of their
+    /// first run (0: none).
+    pub hang_fraction: f64,
 }
 
 impl Default for GeneratorConfig {
@@ -45,6 +51,8 @@ impl Default for GeneratorConfig {
             deadline: 86_400.0,
             input_bytes: 1024,
             stock: 32,
+            crash_fraction: 0.0,
+            hang_fraction: 0.0,
         }
     }
 }

@@ -157,6 +157,23 @@ impl FaultPlan {
 }
 
 impl Fault {
+    /// Its name, as `/admin/faults` spells it.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Fault::Http500 => "http_500",
+            Fault::NotXml => "not_xml",
+            Fault::Hang { .. } => "hang",
+            Fault::Reset => "reset",
+            Fault::Truncated => "truncated",
+            Fault::Huge { .. } => "huge",
+            Fault::Slow { .. } => "slow",
+            Fault::WrongMd5 => "wrong_md5",
+            Fault::WrongSize => "wrong_size",
+            Fault::BadSignature => "bad_signature",
+            Fault::MissingSignature => "missing_signature",
+        }
+    }
+
     /// A fault in the scheduler reply's content rather than its transport.
     pub(crate) fn is_reply_content(&self) -> bool {
         matches!(self, Fault::BadSignature | Fault::MissingSignature)
@@ -196,5 +213,25 @@ mod tests {
         assert_eq!(plan.applied().len(), 6);
         plan.clear();
         assert_eq!(plan.take(FaultTarget::Master, None, all), None);
+    }
+
+    #[test]
+    fn a_fault_is_named_as_its_json_spells_it() {
+        for fault in [
+            Fault::Http500,
+            Fault::NotXml,
+            Fault::Hang { seconds: None },
+            Fault::Reset,
+            Fault::Truncated,
+            Fault::Huge { bytes: Some(1) },
+            Fault::Slow { bytes_per_second: 1 },
+            Fault::WrongMd5,
+            Fault::WrongSize,
+            Fault::BadSignature,
+            Fault::MissingSignature,
+        ] {
+            let json = serde_json::to_value(fault).expect("writes");
+            assert_eq!(json["fault"], fault.name(), "{fault:?}");
+        }
     }
 }

@@ -84,6 +84,31 @@ pub(crate) enum JobStatus {
     },
 }
 
+/// How a job's app is told to misbehave (`--crash-fraction`, `--hang-fraction`): the
+/// example app's jobs only, for soaking clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Misbehaviour {
+    /// It computes and finishes.
+    #[default]
+    None,
+    /// It crashes partway through each run (progress kept by its checkpoints).
+    Crash,
+    /// Its first run hangs at start; later runs compute.
+    HangOnce,
+}
+
+impl Misbehaviour {
+    /// Its name in `/status`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Misbehaviour::None => "none",
+            Misbehaviour::Crash => "crash",
+            Misbehaviour::HangOnce => "hang_once",
+        }
+    }
+}
+
 /// A job: one workunit with one result (no replication).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct JobRecord {
@@ -113,6 +138,9 @@ pub(crate) struct JobRecord {
     pub times_sent: u32,
     /// Times a host reported it (exactly once when all is well).
     pub times_reported: u32,
+    /// How its app is told to misbehave (records older than the option have none).
+    #[serde(default)]
+    pub misbehaviour: Misbehaviour,
 }
 
 /// An output file fully received.

@@ -12,7 +12,9 @@
 
 use super::apps::ServedApp;
 use super::keys::ProjectKeys;
-use super::records::{AccountRecord, HostRecord, JobRecord, JobStatus, ProjectRecords};
+use super::records::{
+    AccountRecord, HostRecord, JobRecord, JobStatus, Misbehaviour, ProjectRecords,
+};
 use super::reports::{Report, take_report};
 use boinc_core::model::ResourceType;
 use boinc_core::protocol::{
@@ -30,6 +32,8 @@ const DEFAULT_FLOPS: f64 = 1e9;
 const FPOPS_BOUND_FACTOR: f64 = 50.0;
 /// Memory a job may use, bytes.
 const MEMORY_BOUND: f64 = 512e6;
+/// A crashing job's app crashes after this share of the job's CPU seconds in each run.
+const CRASH_POINT: f64 = 0.6;
 /// Disk a job's slot may use, bytes.
 const DISK_BOUND: f64 = 1e9;
 
@@ -290,6 +294,16 @@ fn describe_job(
             command_line.extend(["--input".to_owned(), "in".to_owned()]);
         }
         command_line.extend(["--output".to_owned(), "out".to_owned()]);
+        match job.misbehaviour {
+            Misbehaviour::None => {}
+            // Partway through each run: a run started from a checkpoint gets further,
+            // so the job still finishes after a crash or two.
+            Misbehaviour::Crash => command_line.extend([
+                "--crash-after".to_owned(),
+                ((job.seconds * CRASH_POINT * 10.0).round() / 10.0).max(0.1).to_string(),
+            ]),
+            Misbehaviour::HangOnce => command_line.push("--hang-once".to_owned()),
+        }
     }
     let mut workunit_files = Vec::new();
     if let Some(input) = &job.input {

@@ -71,6 +71,44 @@ pub(crate) struct Metrics {
     pub upload_requests: AtomicU64,
     /// Account manager requests.
     pub account_manager_requests: AtomicU64,
+    /// The latest scheduler requests' arrivals, oldest first.
+    pub scheduler_request_log: Mutex<SchedulerRequestLog>,
+}
+
+/// The most scheduler requests [`SchedulerRequestLog`] keeps (a soak of hours makes a
+/// few thousand).
+const SCHEDULER_REQUEST_LOG_LENGTH: usize = 100_000;
+
+/// One scheduler request's arrival: when (Unix seconds) and the fault it was answered
+/// with on purpose, if any; a soak checks the clients' pace against seed 002's backoff
+/// with it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub(crate) struct SchedulerRequestArrival {
+    /// When it arrived.
+    pub at: f64,
+    /// The fault's name (`/admin/faults`'s), or none when answered normally.
+    pub fault: Option<&'static str>,
+}
+
+/// The latest scheduler requests, bounded.
+#[derive(Debug, Default)]
+pub(crate) struct SchedulerRequestLog {
+    arrivals: std::collections::VecDeque<SchedulerRequestArrival>,
+}
+
+impl SchedulerRequestLog {
+    /// Records an arrival, forgetting the oldest beyond the bound.
+    pub(crate) fn record(&mut self, arrival: SchedulerRequestArrival) {
+        if self.arrivals.len() == SCHEDULER_REQUEST_LOG_LENGTH {
+            self.arrivals.pop_front();
+        }
+        self.arrivals.push_back(arrival);
+    }
+
+    /// The arrivals kept, oldest first.
+    pub(crate) fn arrivals(&self) -> impl Iterator<Item = &SchedulerRequestArrival> {
+        self.arrivals.iter()
+    }
 }
 
 /// The apps and the key that signs them (changed together when the key changes).

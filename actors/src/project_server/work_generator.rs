@@ -7,7 +7,7 @@
 use super::apps::{DOWNLOAD_DIR, ServedApp, md5_of_file};
 use super::config::GeneratorConfig;
 use super::error::ProjectServerError;
-use super::records::{InputFile, JobRecord, JobStatus, ProjectRecords};
+use super::records::{InputFile, JobRecord, JobStatus, Misbehaviour, ProjectRecords};
 use rand::Rng;
 use std::path::{Path, PathBuf};
 
@@ -146,6 +146,7 @@ impl WorkGenerator {
         let workunit = workunit_name(app, records.next_job);
         let name = format!("{workunit}_0");
         let input_bytes = input.as_ref().map_or(0, |i| i.nbytes);
+        let misbehaviour = if app.is_example { self.misbehaviour(rng) } else { Misbehaviour::None };
         let job = JobRecord {
             output: format!("{name}_out"),
             name: name.clone(),
@@ -160,6 +161,7 @@ impl WorkGenerator {
             status: JobStatus::Unsent,
             times_sent: 0,
             times_reported: 0,
+            misbehaviour,
         };
         records.jobs.insert(name, job);
         records.next_job += 1;
@@ -167,7 +169,65 @@ impl WorkGenerator {
     }
 }
 
+impl WorkGenerator {
+    /// A new job's misbehaviour, drawn with the configured shares.
+    fn misbehaviour(&self, rng: &mut impl Rng) -> Misbehaviour {
+        let crash = self.config.crash_fraction.clamp(0.0, 1.0);
+        let hang = self.config.hang_fraction.clamp(0.0, 1.0 - crash);
+        if crash + hang <= 0.0 {
+            return Misbehaviour::None;
+        }
+        let draw: f64 = rng.random_range(0.0..1.0);
+        if draw < crash {
+            Misbehaviour::Crash
+        } else if draw < crash + hang {
+            Misbehaviour::HangOnce
+        } else {
+            Misbehaviour::None
+        }
+    }
+}
+
 /// A job's workunit name.
 fn workunit_name(app: &ServedApp, number: u64) -> String {
     format!("{}_{number}", app.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn generator(crash_fraction: f64, hang_fraction: f64) -> (WorkGenerator, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("a project directory");
+        let config =
+            GeneratorConfig { crash_fraction, hang_fraction, ..GeneratorConfig::default() };
+        (WorkGenerator::new(config, dir.path()).expect("a generator"), dir)
+    }
+
+    #[test]
+    fn misbehaving_jobs_come_in_the_shares_asked_for() {
+        let (generator, _dir) = generator(0.2, 0.1);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let draws = 10_000;
+        let (mut crash, mut hang) = (0, 0);
+        for _ in 0..draws {
+            match generator.misbehaviour(&mut rng) {
+                Misbehaviour::Crash => crash += 1,
+                Misbehaviour::HangOnce => hang += 1,
+                Misbehaviour::None => {}
+            }
+        }
+        let share = |n: i32| f64::from(n) / f64::from(draws);
+        assert!((share(crash) - 0.2).abs() < 0.02, "{crash}");
+        assert!((share(hang) - 0.1).abs() < 0.02, "{hang}");
+    }
+
+    #[test]
+    fn without_the_options_every_job_behaves() {
+        let (generator, _dir) = generator(0.0, 0.0);
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        assert!((0..1000).all(|_| generator.misbehaviour(&mut rng) == Misbehaviour::None));
+    }
 }

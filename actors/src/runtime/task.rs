@@ -40,6 +40,8 @@ pub struct TaskActor {
     spec: Option<TaskSpec>,
     /// Its app ended and restarts at this time from `spec` rolled back to the checkpoint.
     restart_at: Option<Time>,
+    /// The wait planned for that restart, seconds.
+    restart_wait: f64,
     /// The app could not be started: reported at the next poll.
     pending_exit: Option<AppExit>,
     policy: RestartPolicy,
@@ -67,6 +69,7 @@ impl TaskActor {
             host,
             spec,
             restart_at: None,
+            restart_wait: 0.0,
             pending_exit: None,
             policy: supervision.policy,
             tracker: RestartTracker::new(),
@@ -108,6 +111,7 @@ impl TaskActor {
             TaskFate::RestartAt { at, reason } => {
                 tracing::info!(task = %self.id, %reason, restart_at = at, "app ended; restarting later");
                 self.restart_at = Some(at);
+                self.restart_wait = (at - now).max(0.0);
                 if let Some(spec) = self.spec.as_mut() {
                     spec.status = ProcessStatus { finished: false, ..status };
                 }
@@ -188,6 +192,10 @@ impl Handler<Poll> for TaskActor {
             return actix::MessageResult(self.ended(&exit, status, now, ctx));
         }
         if let Some(at) = self.restart_at {
+            // A wall clock set back since the restart was planned would put it hours
+            // away: never wait longer than the wait planned.
+            let at = at.min(now + self.restart_wait);
+            self.restart_at = Some(at);
             let checkpoint = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
             if now < at {
                 return actix::MessageResult(TaskReport::Restarting { checkpoint, restart_at: at });

@@ -34,12 +34,24 @@ impl Drop for ServiceProcess {
 
 /// `boinc-rs run` on `dir` with GUI RPC on 127.0.0.1:`port`, its log appended to `log`.
 pub fn start_service(dir: &Path, port: u16, log: &Path) -> ServiceProcess {
+    start_service_with_env(dir, port, log, &[])
+}
+
+/// [`start_service`] with `env` added to the service's environment (a soak's
+/// `LD_PRELOAD` of libfaketime, for one).
+pub fn start_service_with_env(
+    dir: &Path,
+    port: u16,
+    log: &Path,
+    env: &[(String, String)],
+) -> ServiceProcess {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log");
     Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
         .args(["run", "--dir"])
         .arg(dir)
         .args(["--gui-rpc-port", &port.to_string()])
         .env("RUST_LOG", "info")
+        .envs(env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::null())
         .stdout(log.try_clone().expect("the log"))
         .stderr(log)

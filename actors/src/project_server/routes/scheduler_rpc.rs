@@ -5,7 +5,7 @@
 
 use super::super::faults::{Fault, FaultTarget};
 use super::super::scheduler::{SchedulerContext, SignatureMode, answer};
-use super::super::server::ServerState;
+use super::super::server::{SchedulerRequestArrival, ServerState};
 use super::fault_response::{fault_response, take_transport_fault};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -31,6 +31,12 @@ pub(crate) async fn scheduler(
 ) -> HttpResponse {
     state.metrics.scheduler_requests.fetch_add(1, Ordering::Relaxed);
     let transport_fault = take_transport_fault(&state, FaultTarget::Scheduler, None);
+    state
+        .metrics
+        .scheduler_request_log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .record(SchedulerRequestArrival { at: now(), fault: transport_fault.map(|f| f.name()) });
     if let Some(fault @ (Fault::Http500 | Fault::Hang { .. } | Fault::Reset)) = transport_fault {
         return fault_response(fault, &request, Bytes::new()).await;
     }

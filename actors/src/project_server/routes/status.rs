@@ -1,6 +1,7 @@
 //! `GET /status`: the project's figures as one JSON object, for people and tests:
 //! `jobs_sent`, `results_received`, `results_validated` and the other counters, the
-//! jobs by state, and for each job how often it was sent and reported.
+//! jobs by state, for each job how often it was sent and reported, and the latest
+//! scheduler requests' arrivals (with the fault each was answered with on purpose).
 
 use super::super::records::{JobStatus, Outcome};
 use super::super::server::ServerState;
@@ -20,6 +21,13 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
         .map(|a| json!({"name": a.name, "file": a.file_name, "nbytes": a.nbytes, "md5": a.md5}))
         .collect();
     drop(signing);
+    let scheduler_request_log: Vec<_> = metrics
+        .scheduler_request_log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .arrivals()
+        .copied()
+        .collect();
     let body = state.store.read(|records| {
         let counters = records.counters;
         let (mut unsent, mut in_progress, mut reported) = (0u64, 0u64, 0u64);
@@ -27,23 +35,23 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
             .jobs
             .values()
             .map(|job| {
-                let (status, hostid, outcome) = match &job.status {
+                let (status, hostid, outcome, reported_at) = match &job.status {
                     JobStatus::Unsent => {
                         unsent += 1;
-                        ("unsent", None, None)
+                        ("unsent", None, None, None)
                     }
                     JobStatus::InProgress { hostid, .. } => {
                         in_progress += 1;
-                        ("in_progress", Some(*hostid), None)
+                        ("in_progress", Some(*hostid), None, None)
                     }
-                    JobStatus::Reported { hostid, outcome, .. } => {
+                    JobStatus::Reported { hostid, outcome, received } => {
                         reported += 1;
                         let outcome = match outcome {
                             Outcome::Valid => "valid",
                             Outcome::Invalid { .. } => "invalid",
                             Outcome::ClientError { .. } => "client_error",
                         };
-                        ("reported", Some(*hostid), Some(outcome))
+                        ("reported", Some(*hostid), Some(outcome), Some(*received))
                     }
                 };
                 json!({
@@ -52,8 +60,10 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     "status": status,
                     "hostid": hostid,
                     "outcome": outcome,
+                    "reported_at": reported_at,
                     "times_sent": job.times_sent,
                     "times_reported": job.times_reported,
+                    "misbehaviour": job.misbehaviour.name(),
                 })
             })
             .collect();
@@ -89,6 +99,7 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
             "account_manager_hosts": state.account_manager.hosts(),
             "faults_applied": state.faults.applied().len(),
             "results": results,
+            "scheduler_request_log": scheduler_request_log,
         })
     });
     HttpResponse::Ok().json(body)
