@@ -26,7 +26,7 @@ use crate::live::disk::LiveDisk;
 use crate::live::driver::WallClockDriver;
 use crate::runtime::context::ActorContext;
 use crate::runtime::disk::DiskActor;
-use crate::runtime::events::EventBus;
+use crate::runtime::events::{ClientEvent, EventBus};
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::runtime::supervision::{ActorSupervisor, PanicInjector};
 use crate::sim::driver::VirtualDriver;
@@ -113,6 +113,7 @@ impl Client {
             app_restart_policy: RestartPolicy::APP,
             actor_restart_policy: RestartPolicy::ACTOR,
             realtime_factor: None,
+            events: EventBus::default(),
         }
     }
 }
@@ -128,9 +129,20 @@ pub struct ClientBuilder {
     app_restart_policy: RestartPolicy,
     actor_restart_policy: RestartPolicy,
     realtime_factor: Option<f64>,
+    /// The client's event bus, made here so that a host can subscribe before the client
+    /// starts and miss nothing.
+    events: EventBus,
 }
 
 impl ClientBuilder {
+    /// A subscriber for a thread that is not async, made before the client starts so it
+    /// sees every event from the first (a subscription on the handle misses what the
+    /// client did before it was made). Its channel holds `capacity` events; events a
+    /// full channel cannot take are counted by [`ClientHandle::dropped_events`].
+    pub fn subscribe_blocking(&self, capacity: usize) -> crossbeam_channel::Receiver<ClientEvent> {
+        self.events.subscribe_blocking(capacity)
+    }
+
     /// The client's state (a scenario's, or a migrated BOINC client's).
     pub fn state(mut self, state: ClientState) -> Self {
         self.state = Some(state);
@@ -218,7 +230,7 @@ impl ClientBuilder {
             return Err(ClientError::NoRuntime);
         }
         let state = self.state.ok_or(ClientError::NoState)?;
-        let events = EventBus::default();
+        let events = self.events;
         let base = tokio::time::Instant::now();
         let faults = PanicInjector::new(&self.faults.panics);
         match self.effects {

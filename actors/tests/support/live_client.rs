@@ -91,12 +91,11 @@ impl LiveClient {
             persistence: None,
             tick_interval: Duration::from_millis(100),
         };
-        let handle = Client::builder()
-            .state(attached_state(url))
-            .effects(effects)
-            .start()
-            .expect("the client starts");
-        let events = handle.events_blocking_with_capacity(100_000);
+        // Subscribed before the start: on a loaded machine the client can fetch, fail a
+        // download and give it up before this thread runs again.
+        let builder = Client::builder().state(attached_state(url)).effects(effects);
+        let events = builder.subscribe_blocking(100_000);
+        let handle = builder.start().expect("the client starts");
         LiveClient { handle, data, clock, events, seen: Vec::new() }
     }
 
