@@ -434,11 +434,11 @@ mod tests {
     #[test]
     fn numbers_are_written_to_six_decimals_and_settle() {
         let mut data = InitData::parse(&fixture()).unwrap();
-        data.rsc_memory_bound = 1000.000_000_888_888_8;
+        data.rsc_memory_bound = 1_000.000_000_888_888_8;
         let written = data.to_xml();
         assert!(written.contains("<rsc_memory_bound>1000.000001</rsc_memory_bound>"));
         let again = InitData::parse(&written).unwrap();
-        assert_eq!(again.rsc_memory_bound, 1000.000_001);
+        assert_eq!(again.rsc_memory_bound, 1_000.000_001);
         assert_eq!(again.to_xml(), written);
     }
 
