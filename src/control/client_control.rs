@@ -109,9 +109,9 @@ pub struct ClientControl {
     awaiting_checkpoint: Vec<JobId>,
     next_fetch_check: Time,
     next_rpc_allowed: Time,
-    /// The latest time the RPC step was given: a later, earlier one means the clock
-    /// was set back.
-    clock_seen: Time,
+    /// The latest time the RPC step was given (none before the first): a later,
+    /// earlier one means the clock was set back.
+    clock_seen: Option<Time>,
     /// The latest decision, whose work-fetch choice the RPC step acts on.
     last_decision: Option<Decision>,
     decisions: u64,
@@ -166,7 +166,7 @@ impl ClientControl {
             awaiting_checkpoint: Vec::new(),
             next_fetch_check: start,
             next_rpc_allowed: start,
-            clock_seen: start,
+            clock_seen: None,
             last_decision: None,
             decisions: 0,
             rpcs: 0,
@@ -556,14 +556,20 @@ impl ClientControl {
     /// A wall clock set back leaves no wait hours long: the backoffs in the state are
     /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), the
     /// loop's poll interval moves back with the clock and its next check is due now.
+    /// The backoffs are looked at on the first step (the clock may have gone back while
+    /// the client was down) and after each step back, not at every step: with the clock
+    /// going forward nothing would move, and this is the emulator's hot path.
     fn follow_clock(&mut self, now: Time) {
-        if now + CLOCK_BACK_TOLERANCE < self.clock_seen {
+        let set_back = self.clock_seen.filter(|&seen| now + CLOCK_BACK_TOLERANCE < seen);
+        if let Some(seen) = set_back {
             // The poll interval keeps what was left of it; the next check is due now.
-            self.next_rpc_allowed -= self.clock_seen - now;
+            self.next_rpc_allowed -= seen - now;
             self.next_fetch_check = self.next_fetch_check.min(now);
         }
-        self.clock_seen = now;
-        clamp_backoffs_to_now(&mut self.state, now);
+        if set_back.is_some() || self.clock_seen.is_none() {
+            clamp_backoffs_to_now(&mut self.state, now);
+        }
+        self.clock_seen = Some(now);
     }
 
     /// Projects whose master page must be read before anything else (seed 002), now
