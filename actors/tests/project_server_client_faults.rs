@@ -12,6 +12,7 @@
 
 mod support;
 
+use boinc_actors::effects::Clock;
 use boinc_actors::{ClientEvent, UserAction};
 use boinc_core::model::{CcConfig, FileStatus};
 use boinc_core::rpc_policy::{RPC_BACKOFF_MAX, RPC_BACKOFF_MAX_EXPONENT, RPC_BACKOFF_MIN};
@@ -176,6 +177,43 @@ fn a_code_signing_key_changed_without_the_old_keys_signature_is_refused_and_back
         );
         client.stop();
     }
+}
+
+/// A wall clock set back six hours while nothing else happens (no task running, no
+/// transfer) is noticed at the next poll, not at the control step planned in the old
+/// clock, six hours away: the RPC backoff set before moves back with the clock, and the
+/// next RPC comes when the backoff ends.
+#[test]
+fn a_clock_set_back_between_steps_does_not_hold_the_next_rpc() {
+    let (server, mut client) = attached(&CcConfig::default());
+    let url = client.project().master_url;
+    server.add_faults(json!({"target": "scheduler", "fault": "http_500", "count": 1}));
+    client.handle.act_blocking(UserAction::UpdateProject(url)).expect("update");
+    client.advance_to_next_rpc();
+    let failed = client
+        .poll_until(STEP, |s| s.state.projects[0].nrpc_failures == 1 && s.in_flight.is_empty())
+        .unwrap_or_else(|| panic!("no failed RPC; {}", server.status()));
+    let waits = failed.state.projects[0].min_rpc_time - client.clock.now();
+    assert!(waits > 1.0 && waits <= RPC_BACKOFF_MIN, "a first backoff of {waits} s");
+
+    let clock = client.clock.clone();
+    clock.set_back(6.0 * 3600.0);
+    let moved = client
+        .poll_until(Duration::from_secs(10), |s| {
+            s.state.projects[0].min_rpc_time - clock.now() <= RPC_BACKOFF_MIN
+        })
+        .map(|s| s.state.projects[0].min_rpc_time - clock.now());
+    assert!(
+        moved.is_some(),
+        "the RPC backoff stays six hours away after the clock went back; the log:\n{}",
+        log_lines_with(&[]).join("\n")
+    );
+    // The backoff ends in the new clock and the client asks again.
+    client.clock.advance(RPC_BACKOFF_MIN + 1.0);
+    client
+        .poll_until(STEP, |s| s.state.projects[0].nrpc_failures == 0 && s.in_flight.is_empty())
+        .unwrap_or_else(|| panic!("no RPC after the backoff; {}", server.status()));
+    client.stop();
 }
 
 /// A server with one job whose input download meets `fault`; a client that fetched it:

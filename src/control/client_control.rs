@@ -553,23 +553,32 @@ impl ClientControl {
         RpcGate::Open
     }
 
+    /// Takes in the wall clock at `now`: the service calls this at every poll, so that
+    /// a clock set back is noticed at once and not only at the next control step, which
+    /// was planned in the old clock and would be that much further away. Returns by how
+    /// much the clock went back since it was last seen, when it did.
+    ///
     /// A wall clock set back leaves no wait hours long: the backoffs in the state are
     /// brought within their longest waits after `now` ([`clamp_backoffs_to_now`]), the
     /// loop's poll interval moves back with the clock and its next check is due now.
-    /// The backoffs are looked at on the first step (the clock may have gone back while
-    /// the client was down) and after each step back, not at every step: with the clock
+    /// The backoffs are looked at on the first call (the clock may have gone back while
+    /// the client was down) and after each step back, not at every call: with the clock
     /// going forward nothing would move, and this is the emulator's hot path.
-    fn follow_clock(&mut self, now: Time) {
-        let set_back = self.clock_seen.filter(|&seen| now + CLOCK_BACK_TOLERANCE < seen);
-        if let Some(seen) = set_back {
+    pub fn follow_clock(&mut self, now: Time) -> Option<f64> {
+        let set_back = self
+            .clock_seen
+            .filter(|&seen| now + CLOCK_BACK_TOLERANCE < seen)
+            .map(|seen| seen - now);
+        if let Some(back) = set_back {
             // The poll interval keeps what was left of it; the next check is due now.
-            self.next_rpc_allowed -= seen - now;
+            self.next_rpc_allowed -= back;
             self.next_fetch_check = self.next_fetch_check.min(now);
         }
         if set_back.is_some() || self.clock_seen.is_none() {
             clamp_backoffs_to_now(&mut self.state, now);
         }
         self.clock_seen = Some(now);
+        set_back
     }
 
     /// Projects whose master page must be read before anything else (seed 002), now
@@ -905,5 +914,30 @@ mod tests {
         assert!(control.state().projects.iter().all(|p| p.min_rpc_time <= now + 1.0));
         control.schedule(now);
         assert!(control.rpc_call(now + 1.0).is_some(), "the client sits idle after the jump");
+    }
+
+    /// The service's poll takes in the clock: the step back is told, once, and the
+    /// backoffs set in the old clock are brought back before any RPC step.
+    #[test]
+    fn following_the_clock_tells_a_step_back_once() {
+        let start = 100_000.0;
+        let state = synthetic_host(SyntheticHost {
+            ncpus: 2,
+            njobs: 4,
+            running_prefix: 0,
+            seed: 3,
+            now: start,
+        });
+        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        assert_eq!(control.follow_clock(start), None);
+        for project in &mut control.state_mut().projects {
+            on_rpc_success(project, Some(10.0), start);
+        }
+        assert_eq!(control.follow_clock(start + 3.0), None, "forward is no news");
+        let now = start - 6.0 * 3600.0;
+        assert_eq!(control.follow_clock(now), Some(6.0 * 3600.0 + 3.0));
+        assert!(control.state().projects.iter().all(|p| p.min_rpc_time <= now + 10.0));
+        assert_eq!(control.follow_clock(now + 1.0), None);
+        assert!(control.next_wakeup(now + 1.0) <= now + 10.0, "the next step waits hours");
     }
 }

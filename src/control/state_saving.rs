@@ -107,7 +107,9 @@ impl SaveSchedule {
         let digest = durable_digest(state);
         let durable = self.saved_digest != Some(digest);
         if let Some(retry_at) = self.retry_at {
-            return if now >= retry_at {
+            // A retry further away than the longest delay was planned before the wall
+            // clock went back: it is due.
+            return if now >= retry_at || retry_at > now + self.policy.retry_max {
                 SaveDue::Now { reason: SaveReason::Retry, digest }
             } else {
                 SaveDue::At(retry_at)
@@ -119,7 +121,12 @@ impl SaveSchedule {
         if !self.progress_pending {
             return SaveDue::Nothing;
         }
-        let next = self.last_save.map_or(now, |last| last + self.policy.progress_interval);
+        // A last write dated after `now` means the wall clock went back since: waiting
+        // for the interval to pass in the new clock could take hours.
+        let next = match self.last_save {
+            Some(last) if last <= now => last + self.policy.progress_interval,
+            _ => now,
+        };
         if now >= next {
             SaveDue::Now { reason: SaveReason::Progress, digest }
         } else {
@@ -302,6 +309,24 @@ mod tests {
         assert_eq!(schedule.failures(), 23);
         schedule.saved(durable_digest(&state), 81.0);
         assert_eq!((schedule.failures(), schedule.due(&state, 82.0)), (0, SaveDue::Nothing));
+    }
+
+    #[test]
+    fn a_clock_set_back_does_not_hold_writes_back() {
+        let mut state = state();
+        let mut schedule = saved_at(&state, 20_000.0);
+        schedule.note_progress();
+        // Six hours back: progress is written now, not in six hours.
+        assert!(matches!(
+            schedule.due(&state, 20_000.0 - 6.0 * 3600.0),
+            SaveDue::Now { reason: SaveReason::Progress, .. }
+        ));
+        state.jobs[0].got_server_ack = true;
+        schedule.failed(20_000.0);
+        assert!(matches!(
+            schedule.due(&state, 20_000.0 - 6.0 * 3600.0),
+            SaveDue::Now { reason: SaveReason::Retry, .. }
+        ));
     }
 
     #[test]

@@ -287,6 +287,18 @@ impl Scheduler {
         decision
     }
 
+    /// Takes in the wall clock at `now` (see [`ClientControl::follow_clock`]); an
+    /// actor's rebuild planned before the clock went back moves back with it. Returns
+    /// whether the clock went back.
+    fn follow_clock(&mut self, now: Time) -> bool {
+        let Some(back) = self.client.follow_clock(now) else { return false };
+        tracing::warn!(seconds = back, "the wall clock went back; the waits move back with it");
+        for at in self.rebuilds.values_mut() {
+            *at -= back;
+        }
+        true
+    }
+
     /// Rebuilds the actors whose backoff ended by `now`.
     fn rebuild_due_actors(&mut self, now: Time) {
         let due: Vec<ActorId> =
@@ -1047,12 +1059,15 @@ impl SchedulerActor {
     /// in; then, for a full step (or when a poll found a task ended), the disk manager's
     /// poll, a decision and its commands, and the RPC step's operations.
     fn step(&mut self, now: Time, full: bool) -> AtomicResponse<Self, ()> {
-        let polls = {
+        let (polls, full) = {
             let mut s = self.inner.borrow_mut();
             s.context.maybe_panic(ActorId::single(ActorKind::Scheduler), now);
+            // A wall clock set back makes this a full step: the step planned in the old
+            // clock would be as far away as the clock went back.
+            let set_back = s.follow_clock(now);
             s.catch_up_usage(now);
             s.rebuild_due_actors(now);
-            s.polls()
+            (s.polls(), full || set_back)
         };
         let polled = async move {
             let mut reports = Vec::with_capacity(polls.len());

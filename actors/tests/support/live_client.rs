@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The system clock plus an offset the test moves forward.
+/// The system clock plus an offset the test moves (forward, or back as a user may).
 #[derive(Default)]
 pub struct MovableClock {
     offset: Mutex<f64>,
@@ -30,6 +30,11 @@ impl MovableClock {
     /// Moves the clock forward by `seconds`.
     pub fn advance(&self, seconds: f64) {
         *self.offset.lock().unwrap() += seconds.max(0.0);
+    }
+
+    /// Sets the clock back by `seconds`, as a user or a time daemon may.
+    pub fn set_back(&self, seconds: f64) {
+        *self.offset.lock().unwrap() -= seconds.max(0.0);
     }
 }
 
