@@ -124,6 +124,33 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
     }
 }
 
+/// The server holds the whole file already (the answer to an earlier attempt was lost):
+/// the upload is not taken as done on the size alone; the request still goes, with no
+/// bytes and the whole file's MD5, so the server checks what it holds and says so.
+#[test]
+fn an_upload_the_server_holds_whole_is_confirmed_not_assumed() {
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    let content: Vec<u8> = (0..UPLOAD_HELD).map(|i| (i * 13 % 251) as u8).collect();
+    let path = output_path(data.path());
+    std::fs::write(&path, &content).expect("the output");
+    let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    let (_, progress) = recorder();
+    let done = block_on(transfer(data.path()).upload(&order, progress)).expect("uploaded");
+    let md5 = md5_hex(&content);
+    assert_eq!(done, Transferred::Uploaded { nbytes: UPLOAD_HELD, md5: md5.clone() });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the size query, then the confirming upload: {requests:?}");
+    match DataServerRequest::parse(&requests[1].body) {
+        Ok((DataServerRequest::Upload { upload, .. }, data_start)) => {
+            assert_eq!((upload.offset, upload.nbytes), (UPLOAD_HELD, UPLOAD_HELD as f64));
+            assert_eq!(upload.md5_cksum, md5);
+            assert!(requests[1].body[data_start..].is_empty(), "no bytes sent again");
+        }
+        other => panic!("then the upload: {other:?}"),
+    }
+}
+
 /// A server that keeps sending past the file's announced size: the download stops at
 /// the size, refused as too large, without reading the rest (100 MB here).
 #[test]

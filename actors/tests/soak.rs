@@ -853,6 +853,11 @@ fn soak_kills_outages_crashes_hangs_full_disks_and_clock_jumps() {
         "results_reported": status["results_received"],
         "results_valid": status["results_validated"],
         "results_invalid": status["results_invalid"],
+        "invalid_results": sent
+            .iter()
+            .filter(|r| r["outcome"] == "invalid")
+            .map(|r| json!({"name": r["name"], "misbehaviour": r["misbehaviour"], "reason": r["invalid_reason"]}))
+            .collect::<Vec<_>>(),
         "results_failed": status["results_failed"],
         "duplicate_reports": status["duplicate_reports"],
         "duplicates_each_after_a_kill_or_mangled_reply": figures.repeated_reports,

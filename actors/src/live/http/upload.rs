@@ -2,7 +2,8 @@
 //! Files; the texts are the core's [`boinc_core::protocol::DataServerRequest`]): for a file
 //! of at least [`FILE_SIZE_QUERY_THRESHOLD`] bytes the server is first asked how much of
 //! it it holds, then one POST carries the header and the file's bytes from there,
-//! streamed from the disk; the server's `<status>` says whether it took them. Only a
+//! streamed from the disk (none when it holds them all); the server's `<status>` says
+//! whether it took them: an upload is done only when the server said so. Only a
 //! regular file is sent: an output an app replaced by a link (to a file of the user's)
 //! is refused, never followed.
 
@@ -45,11 +46,10 @@ pub(crate) async fn upload(
         }
         .to_text();
         let reply = exchange(client, settings, order, query.into_bytes().into()).await?;
+        // Held whole already (an earlier attempt's answer was lost, or the output was
+        // made again since): the request still goes, with no bytes, so that the server
+        // checks what it holds against this file's MD5 and says it took it.
         offset = reply.file_size.unwrap_or(0).min(nbytes);
-        if offset == nbytes {
-            // The server holds it all already (an earlier attempt's answer was lost).
-            return Ok(Transferred::Uploaded { nbytes, md5 });
-        }
     }
     let header = DataServerRequest::Upload {
         client_version: settings.client_version,

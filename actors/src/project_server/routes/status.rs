@@ -47,9 +47,9 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     JobStatus::Reported { hostid, outcome, received } => {
                         reported += 1;
                         let outcome = match outcome {
-                            Outcome::Valid => "valid",
-                            Outcome::Invalid { .. } => "invalid",
-                            Outcome::ClientError { .. } => "client_error",
+                            Outcome::Valid => ("valid", None),
+                            Outcome::Invalid { reason } => ("invalid", Some(reason.as_str())),
+                            Outcome::ClientError { .. } => ("client_error", None),
                         };
                         ("reported", Some(*hostid), Some(outcome), Some(*received))
                     }
@@ -59,7 +59,8 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     "app": job.app,
                     "status": status,
                     "hostid": hostid,
-                    "outcome": outcome,
+                    "outcome": outcome.map(|(name, _)| name),
+                    "invalid_reason": outcome.and_then(|(_, reason)| reason),
                     "reported_at": reported_at,
                     "times_sent": job.times_sent,
                     "times_reported": job.times_reported,

@@ -157,6 +157,26 @@ pub(crate) async fn upload(
             "{written} of {nbytes} bytes arrived; the upload can resume"
         )));
     }
+    // Every byte is on disk: the check and the record are made even if the client goes
+    // away now (a request whose client is gone is dropped at its next wait), or the
+    // complete file would be held with no record of it.
+    let expected_md5 = upload.md5_cksum.clone();
+    let finished =
+        actix_web::rt::spawn(finish_upload(state.clone(), path, name, nbytes, expected_md5));
+    match finished.await {
+        Ok(answer) => reply(answer),
+        Err(_) => reply(DataServerReply::transient("the server cannot record the file now")),
+    }
+}
+
+/// Checks a complete upload against the MD5 its header announced and records it.
+async fn finish_upload(
+    state: web::Data<ServerState>,
+    path: std::path::PathBuf,
+    name: String,
+    nbytes: u64,
+    expected_md5: String,
+) -> DataServerReply {
     let checked = web::block({
         let path = path.clone();
         move || checksum(&path)
@@ -164,14 +184,12 @@ pub(crate) async fn upload(
     .await;
     let md5 = match checked {
         Ok(Ok((_, md5))) => md5,
-        _ => return reply(DataServerReply::transient("the server cannot read the file back now")),
+        _ => return DataServerReply::transient("the server cannot read the file back now"),
     };
-    if !upload.md5_cksum.is_empty() && !md5.eq_ignore_ascii_case(upload.md5_cksum.trim()) {
+    if !expected_md5.is_empty() && !md5.eq_ignore_ascii_case(expected_md5.trim()) {
         let _ = std::fs::remove_file(&path);
         tracing::warn!(file = %name, "an upload arrived damaged (MD5 differs); it must be sent again");
-        return reply(DataServerReply::transient(
-            "the file arrived damaged (MD5 differs); send it again",
-        ));
+        return DataServerReply::transient("the file arrived damaged (MD5 differs); send it again");
     }
     let ((), change) = state.store.update(|records| {
         records.uploads.insert(name.clone(), UploadRecord { nbytes, md5 });
@@ -180,8 +198,8 @@ pub(crate) async fn upload(
     });
     if let Err(error) = state.store.saved(change).await {
         tracing::error!(%error, "an upload's record is not saved");
-        return reply(DataServerReply::transient("the server cannot record the file now"));
+        return DataServerReply::transient("the server cannot record the file now");
     }
     tracing::info!(file = %name, bytes = nbytes, "output received");
-    reply(DataServerReply::success())
+    DataServerReply::success()
 }
