@@ -940,4 +940,31 @@ mod tests {
         assert_eq!(control.follow_clock(now + 1.0), None);
         assert!(control.next_wakeup(now + 1.0) <= now + 10.0, "the next step waits hours");
     }
+
+    /// A user's update is served while computing is suspended: the network is not.
+    #[test]
+    fn an_update_is_served_while_computing_is_suspended() {
+        let start = 100_000.0;
+        let state = synthetic_host(SyntheticHost {
+            ncpus: 2,
+            njobs: 4,
+            running_prefix: 0,
+            seed: 3,
+            now: start,
+        });
+        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        control.schedule(start);
+        for project in &mut control.state_mut().projects {
+            on_rpc_success(project, Some(1.0), start);
+        }
+        let now = start + 120.0;
+        control
+            .user_action(&UserAction::SetRunMode(crate::model::RunMode::Never), now)
+            .expect("suspends");
+        let url = control.state().projects[0].master_url.clone();
+        control.user_action(&UserAction::UpdateProject(url), now).expect("updates");
+        assert_eq!(control.rpc_gate(now), RpcGate::Open);
+        let call = control.rpc_call(now);
+        assert!(call.is_some(), "no RPC for the user's update while suspended");
+    }
 }
