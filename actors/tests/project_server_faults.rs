@@ -12,7 +12,7 @@ use boinc_core::protocol::code_signing::{
     CodeSignKey, KeyUpdate, Signature, check_key_update, verify_file_signature,
 };
 use boinc_core::protocol::{
-    ClientVersion, DataServerReply, DataServerRequest, SchedulerReply, SchedulerRequest,
+    ClientVersion, DataServerReply, DataServerRequest, FileUpload, SchedulerReply, SchedulerRequest,
 };
 use project::Project;
 use serde_json::{Value, json};
@@ -156,6 +156,42 @@ fn downloads_with_the_wrong_md5_or_size_and_a_failing_upload() {
         &String::from_utf8(upload.expect("an answer").body).expect("text"),
     );
     assert_eq!(answer.expect("a data server reply"), DataServerReply::file_size(0));
+}
+
+/// A slow data server still takes the file: its real answer comes slowly, and the file
+/// is held and recorded after it (an answer of success for a file not stored would
+/// leave the client's report with no output).
+#[test]
+fn a_slow_upload_answer_is_the_real_one() {
+    let project = Project::start(&["--jobs", "1"]);
+    let _ = reply(&project, None);
+    let content = b"THE OUTPUT OF EXAMPLE_APP_0_0\n".repeat(40);
+    let md5 = boinc_core::protocol::code_signing::md5_hex(&content);
+    let upload = DataServerRequest::Upload {
+        client_version: ClientVersion { major: 7, minor: 20, release: 5 },
+        upload: FileUpload {
+            name: "example_app_0_0_out".into(),
+            max_nbytes: 1e6,
+            nbytes: content.len() as f64,
+            md5_cksum: md5,
+            offset: 0,
+        },
+    };
+    let mut body = upload.to_text().into_bytes();
+    body.extend_from_slice(&content);
+    fault(&project, json!({"target": "upload", "fault": "slow", "bytes_per_second": 400}));
+    let answer = project.post("file_upload_handler", body).expect("an answer");
+    let answer = DataServerReply::from_xml(&String::from_utf8(answer.body).expect("text"));
+    assert_eq!(answer.expect("a data server reply").status, 0);
+    let size_query = DataServerRequest::FileSize {
+        client_version: ClientVersion { major: 7, minor: 20, release: 5 },
+        name: "example_app_0_0_out".into(),
+    };
+    let held = project.post("file_upload_handler", size_query.to_text().into_bytes());
+    let held =
+        DataServerReply::from_xml(&String::from_utf8(held.expect("an answer").body).expect("text"));
+    assert_eq!(held.expect("a data server reply").file_size, Some(content.len() as u64));
+    assert_eq!(project.figure("uploads_completed"), 1);
 }
 
 #[test]

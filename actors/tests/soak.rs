@@ -19,7 +19,8 @@
 //!   at most as often as the app restart policy's shortest delays allow.
 //!
 //! At the end the faults stop, the client is told to fetch no more work and finishes:
-//! every result the server sent is reported exactly once and no app is left running.
+//! every result the server sent is reported exactly once, none reported as done is
+//! invalid at the server (its output missing or empty), and no app is left running.
 //!
 //! Length and seed come from the environment (docs/soak.md): `BOINC_RS_SOAK_SECONDS`
 //! (default 45), `BOINC_RS_SOAK_KILLS` (the fewest kills to reach, default one per 15
@@ -868,4 +869,8 @@ fn soak_kills_outages_crashes_hangs_full_disks_and_clock_jumps() {
     println!("soak figures: {line}");
     assert!(figures.kills >= min_kills, "{} of {min_kills} kills", figures.kills);
     assert!(status["results_validated"].as_u64().unwrap_or(0) > 0, "nothing computed: {line}");
+    assert_eq!(
+        status["results_invalid"], 0,
+        "results reported as done whose output the server lacks or holds empty: {line}"
+    );
 }

@@ -6,7 +6,7 @@
 //! its header announced. Errors are answered as BOINC's handler answers them: status 1
 //! (try again later) or -1 (give up).
 
-use super::super::faults::FaultTarget;
+use super::super::faults::{Fault, FaultTarget};
 use super::super::records::UploadRecord;
 use super::super::server::ServerState;
 use super::super::uploads::{checksum, is_safe_file_name, size_held, upload_path};
@@ -61,48 +61,73 @@ pub(crate) async fn upload(
         DataServerRequest::FileSize { name, .. } => name.clone(),
         DataServerRequest::Upload { upload, .. } => upload.name.clone(),
     };
-    if let Some(fault) = take_transport_fault(&state, FaultTarget::Upload, Some(&name)) {
-        let normal = DataServerReply::success().to_xml();
-        return fault_response(fault, &request, Bytes::from(normal)).await;
+    let fault = take_transport_fault(&state, FaultTarget::Upload, Some(&name));
+    match fault {
+        // A slow server still takes the file: its real answer comes slowly.
+        Some(fault @ Fault::Slow { .. }) => {
+            let answer = take_upload(&state, data_request, name, head, data_start, ended, payload);
+            fault_response(fault, &request, Bytes::from(answer.await.to_xml())).await
+        }
+        // The others fail the request before anything is stored.
+        Some(fault) => {
+            let normal = DataServerReply::success().to_xml();
+            fault_response(fault, &request, Bytes::from(normal)).await
+        }
+        None => {
+            reply(take_upload(&state, data_request, name, head, data_start, ended, payload).await)
+        }
     }
+}
+
+/// Takes a size query or an upload (its header parsed, `head[data_start..]` its first
+/// bytes) and says how it went.
+async fn take_upload(
+    state: &web::Data<ServerState>,
+    data_request: DataServerRequest,
+    name: String,
+    head: BytesMut,
+    data_start: usize,
+    ended: bool,
+    mut payload: web::Payload,
+) -> DataServerReply {
     if !is_safe_file_name(&name) {
-        return reply(DataServerReply::permanent(format!(
+        return DataServerReply::permanent(format!(
             "{name:?} is not a file name this project uses"
-        )));
+        ));
     }
     let Some(max_bytes) =
         state.store.read(|r| r.job_with_output(&name).map(|j| j.max_output_bytes))
     else {
-        return reply(DataServerReply::permanent(format!(
+        return DataServerReply::permanent(format!(
             "{name} is not an output of this project's jobs"
-        )));
+        ));
     };
     let path = upload_path(&state.upload_dir, &name);
     let upload = match data_request {
         DataServerRequest::FileSize { .. } => {
-            return reply(DataServerReply::file_size(size_held(&path)));
+            return DataServerReply::file_size(size_held(&path));
         }
         DataServerRequest::Upload { upload, .. } => upload,
     };
     if upload.nbytes > max_bytes as f64 {
-        return reply(DataServerReply::permanent(format!(
+        return DataServerReply::permanent(format!(
             "file size ({:.0} bytes) exceeds the limit ({max_bytes} bytes)",
             upload.nbytes
-        )));
+        ));
     }
     let nbytes = upload.nbytes as u64;
     if state.store.read(|r| {
         r.uploads.get(&name).is_some_and(|u| u.nbytes == nbytes && u.md5 == upload.md5_cksum)
     }) {
         // Already complete: a client that missed the answer asks again.
-        return reply(DataServerReply::success());
+        return DataServerReply::success();
     }
     let held = size_held(&path);
     if upload.offset > held {
-        return reply(DataServerReply::transient(format!(
+        return DataServerReply::transient(format!(
             "the upload resumes at {} but only {held} bytes are held; ask for the file size",
             upload.offset
-        )));
+        ));
     }
     let mut file = match tokio::fs::OpenOptions::new()
         .create(true)
@@ -114,12 +139,12 @@ pub(crate) async fn upload(
         Ok(file) => file,
         Err(error) => {
             tracing::error!(path = %path.display(), %error, "cannot open an upload");
-            return reply(DataServerReply::transient("the server cannot store the file now"));
+            return DataServerReply::transient("the server cannot store the file now");
         }
     };
     if let Err(error) = file.set_len(upload.offset).await {
         tracing::error!(path = %path.display(), %error, "cannot resume an upload");
-        return reply(DataServerReply::transient("the server cannot store the file now"));
+        return DataServerReply::transient("the server cannot store the file now");
     }
     let mut written = upload.offset;
     let mut pending = Some(head.freeze().slice(data_start..));
@@ -132,30 +157,30 @@ pub(crate) async fn upload(
                 Some(Err(error)) => {
                     tracing::warn!(file = %name, %error, written, "an upload was cut short; it can resume");
                     let _ = file.flush().await;
-                    return reply(DataServerReply::transient("the upload was cut short"));
+                    return DataServerReply::transient("the upload was cut short");
                 }
                 None => break,
             },
         };
         if written + chunk.len() as u64 > nbytes {
             let _ = file.set_len(upload.offset).await;
-            return reply(DataServerReply::permanent("more bytes than the header announced"));
+            return DataServerReply::permanent("more bytes than the header announced");
         }
         if let Err(error) = file.write_all(&chunk).await {
             tracing::error!(path = %path.display(), %error, "cannot write an upload");
-            return reply(DataServerReply::transient("the server cannot store the file now"));
+            return DataServerReply::transient("the server cannot store the file now");
         }
         written += chunk.len() as u64;
     }
     if let Err(error) = file.sync_all().await {
         tracing::error!(path = %path.display(), %error, "cannot save an upload");
-        return reply(DataServerReply::transient("the server cannot store the file now"));
+        return DataServerReply::transient("the server cannot store the file now");
     }
     drop(file);
     if written < nbytes {
-        return reply(DataServerReply::transient(format!(
+        return DataServerReply::transient(format!(
             "{written} of {nbytes} bytes arrived; the upload can resume"
-        )));
+        ));
     }
     // Every byte is on disk: the check and the record are made even if the client goes
     // away now (a request whose client is gone is dropped at its next wait), or the
@@ -163,10 +188,9 @@ pub(crate) async fn upload(
     let expected_md5 = upload.md5_cksum.clone();
     let finished =
         actix_web::rt::spawn(finish_upload(state.clone(), path, name, nbytes, expected_md5));
-    match finished.await {
-        Ok(answer) => reply(answer),
-        Err(_) => reply(DataServerReply::transient("the server cannot record the file now")),
-    }
+    finished
+        .await
+        .unwrap_or_else(|_| DataServerReply::transient("the server cannot record the file now"))
 }
 
 /// Checks a complete upload against the MD5 its header announced and records it.
