@@ -227,6 +227,8 @@ struct Soak {
     clock: Option<FakeClock>,
     clock_skipped: Option<String>,
     jumps: Vec<f64>,
+    /// The disk-full episodes, from the filling to the filler's removal.
+    full_disks: Vec<(f64, f64)>,
     figures: Figures,
     /// Scheduler requests after this (real) time are not paced (the drain's updates).
     pace_until: f64,
@@ -364,6 +366,7 @@ impl Soak {
         }
         let log_before = self.log_text().len();
         let filler = self.home.filler();
+        let filled_at = unix_now();
         let mut file = std::fs::File::create(&filler).expect("the filler");
         let block = vec![0u8; 1 << 20];
         // Until the file system is full (bounded by its size).
@@ -381,6 +384,7 @@ impl Soak {
             new.contains("no space") || new.contains("disk")
         });
         std::fs::remove_file(&filler).expect("the filler goes");
+        self.full_disks.push((filled_at, unix_now()));
         if !alive {
             self.fail("the service died while the disk was full");
         }
@@ -410,11 +414,21 @@ impl Soak {
         self.check_restarts(when);
     }
 
-    /// Kills within the commit window after `at`.
+    /// Kills within the commit window after `at`. A report's acknowledgement taken in
+    /// while the disk is full cannot be written down until there is room again: its
+    /// window lasts until then.
     fn kills_after(&self, at: f64) -> u64 {
+        let room_again = self
+            .full_disks
+            .iter()
+            .filter(|&&(filled, emptied)| filled <= at && at <= emptied)
+            .map(|&(_, emptied)| emptied)
+            .fold(at, f64::max);
         let killed = self.lives.iter().filter(|l| l.killed);
-        killed.filter_map(|l| l.ended).filter(|&end| end >= at && end - at <= COMMIT_WINDOW).count()
-            as u64
+        killed
+            .filter_map(|l| l.ended)
+            .filter(|&end| end >= at && end - room_again <= COMMIT_WINDOW)
+            .count() as u64
     }
 
     /// Scheduler requests the server took (their reports stored) but whose reply it
@@ -433,8 +447,8 @@ impl Soak {
             .count() as u64
     }
 
-    /// Results reported more than once, each explained: a kill in its commit window, or
-    /// a reply the client never read whole.
+    /// Results reported more than once, each explained: a kill in its commit window
+    /// (which a full disk draws out), or a reply the client never read whole.
     fn check_reports(&self, status: &Value, when: &str) -> u64 {
         if status["unknown_reports"] != 0 {
             self.fail(&format!("{when}: a result the project never made was reported"));
@@ -449,7 +463,8 @@ impl Soak {
             if times - 1 > self.kills_after(at) + Self::mangled_replies_before(status, at) {
                 self.fail(&format!(
                     "{when}: reported {times} times, with neither a kill nor a mangled reply \
-                     within {COMMIT_WINDOW} s of its first report: {result}"
+                     within {COMMIT_WINDOW} s of its first report (or of the disk's having \
+                     room again): {result}"
                 ));
             }
             repeated += times - 1;
@@ -790,6 +805,7 @@ fn soak_kills_outages_crashes_hangs_full_disks_and_clock_jumps() {
         clock,
         clock_skipped,
         jumps: Vec::new(),
+        full_disks: Vec::new(),
         figures: Figures::default(),
         pace_until: f64::INFINITY,
     };

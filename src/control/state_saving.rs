@@ -153,6 +153,14 @@ impl SaveSchedule {
         at
     }
 
+    /// What kept the last write from the disk is gone (room came back): the retry need
+    /// not wait out its delay. Nothing changes when no write has failed.
+    pub fn retry_now(&mut self) {
+        if self.retry_at.is_some() {
+            self.retry_at = Some(f64::NEG_INFINITY);
+        }
+    }
+
     /// Failed writes in a row.
     pub fn failures(&self) -> u32 {
         self.failures
@@ -309,6 +317,24 @@ mod tests {
         assert_eq!(schedule.failures(), 23);
         schedule.saved(durable_digest(&state), 81.0);
         assert_eq!((schedule.failures(), schedule.due(&state, 82.0)), (0, SaveDue::Nothing));
+    }
+
+    #[test]
+    fn a_retry_comes_at_once_when_told_room_came_back() {
+        let mut state = state();
+        let mut schedule = saved_at(&state, 0.0);
+        schedule.retry_now();
+        assert_eq!(schedule.due(&state, 1.0), SaveDue::Nothing, "no failed write to retry");
+        state.jobs[0].got_server_ack = true;
+        for _ in 0..6 {
+            schedule.failed(10.0);
+        }
+        assert_eq!(schedule.due(&state, 11.0), SaveDue::At(42.0));
+        schedule.retry_now();
+        assert!(matches!(
+            schedule.due(&state, 11.0),
+            SaveDue::Now { reason: SaveReason::Retry, .. }
+        ));
     }
 
     #[test]
