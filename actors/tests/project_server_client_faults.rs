@@ -179,6 +179,25 @@ fn a_code_signing_key_changed_without_the_old_keys_signature_is_refused_and_back
     }
 }
 
+/// Computing suspended by the user does not hold the network back: an update the user
+/// asks for still contacts the project.
+#[test]
+fn an_update_contacts_the_project_while_computing_is_suspended() {
+    let (server, mut client) = attached(&CcConfig::default());
+    let url = client.project().master_url;
+    client
+        .handle
+        .act_blocking(UserAction::SetRunMode(boinc_core::model::RunMode::Never))
+        .expect("suspend");
+    let before = server.counter("scheduler_requests");
+    client.handle.act_blocking(UserAction::UpdateProject(url)).expect("update");
+    client.advance_to_next_rpc();
+    client
+        .poll_until(STEP, |_| server.counter("scheduler_requests") > before)
+        .unwrap_or_else(|| panic!("no RPC for the update while suspended; {}", server.status()));
+    client.stop();
+}
+
 /// A wall clock set back six hours while nothing else happens (no task running, no
 /// transfer) is noticed at the next poll, not at the control step planned in the old
 /// clock, six hours away: the RPC backoff set before moves back with the clock, and the
