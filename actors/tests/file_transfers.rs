@@ -94,19 +94,25 @@ fn an_interrupted_download_resumes_with_a_range_request() {
     assert_eq!(std::fs::read(data.path().join(&order.path)).expect("in place"), served);
 }
 
-#[test]
-fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
+/// Uploads `content` as `result_out` to a data server holding its first
+/// [`UPLOAD_HELD`] bytes; checks the upload is done with the file's size and MD5.
+/// Returns the MD5 and the requests the server saw.
+fn upload_to_test_server(content: &[u8]) -> (String, Vec<support::http::Recorded>) {
     let server = TestServer::start();
     let data = tempfile::tempdir().expect("a data directory");
-    let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let path = output_path(data.path());
-    std::fs::write(&path, &content).expect("the output");
+    std::fs::write(output_path(data.path()), content).expect("the output");
     let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
     let (_, progress) = recorder();
     let done = block_on(transfer(data.path()).upload(&order, progress)).expect("uploaded");
-    let md5 = md5_hex(&content);
+    let md5 = md5_hex(content);
     assert_eq!(done, Transferred::Uploaded { nbytes: content.len() as u64, md5: md5.clone() });
-    let requests = server.requests();
+    (md5, server.requests())
+}
+
+#[test]
+fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
+    let content: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let (md5, requests) = upload_to_test_server(&content);
     assert_eq!(requests.len(), 2, "{requests:?}");
     match DataServerRequest::parse(&requests[0].body) {
         Ok((DataServerRequest::FileSize { name, .. }, _)) => assert_eq!(name, "result_out"),
@@ -129,17 +135,8 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
 /// bytes and the whole file's MD5, so the server checks what it holds and says so.
 #[test]
 fn an_upload_the_server_holds_whole_is_confirmed_not_assumed() {
-    let server = TestServer::start();
-    let data = tempfile::tempdir().expect("a data directory");
     let content: Vec<u8> = (0..UPLOAD_HELD).map(|i| (i * 13 % 251) as u8).collect();
-    let path = output_path(data.path());
-    std::fs::write(&path, &content).expect("the output");
-    let order = order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
-    let (_, progress) = recorder();
-    let done = block_on(transfer(data.path()).upload(&order, progress)).expect("uploaded");
-    let md5 = md5_hex(&content);
-    assert_eq!(done, Transferred::Uploaded { nbytes: UPLOAD_HELD, md5: md5.clone() });
-    let requests = server.requests();
+    let (md5, requests) = upload_to_test_server(&content);
     assert_eq!(requests.len(), 2, "the size query, then the confirming upload: {requests:?}");
     match DataServerRequest::parse(&requests[1].body) {
         Ok((DataServerRequest::Upload { upload, .. }, data_start)) => {

@@ -890,11 +890,8 @@ mod tests {
     use crate::model::{SyntheticHost, synthetic_host};
     use crate::rpc_policy::on_rpc_success;
 
-    /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
-    /// back half an hour is served at once, not half an hour later.
-    #[test]
-    fn a_clock_set_back_does_not_hold_the_next_rpc_for_the_jump() {
-        let start = 100_000.0;
+    /// A 2-CPU host with 4 jobs, none running, controlled from `start`.
+    fn small_host_control(start: Time) -> ClientControl {
         let state = synthetic_host(SyntheticHost {
             ncpus: 2,
             njobs: 4,
@@ -902,7 +899,15 @@ mod tests {
             seed: 3,
             now: start,
         });
-        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        ClientControl::new(state, Policy::Seed, false, false, start)
+    }
+
+    /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
+    /// back half an hour is served at once, not half an hour later.
+    #[test]
+    fn a_clock_set_back_does_not_hold_the_next_rpc_for_the_jump() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
         assert_eq!(control.rpc_gate(start), RpcGate::Open);
         control.schedule(start);
         for project in &mut control.state_mut().projects {
@@ -921,14 +926,7 @@ mod tests {
     #[test]
     fn following_the_clock_tells_a_step_back_once() {
         let start = 100_000.0;
-        let state = synthetic_host(SyntheticHost {
-            ncpus: 2,
-            njobs: 4,
-            running_prefix: 0,
-            seed: 3,
-            now: start,
-        });
-        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        let mut control = small_host_control(start);
         assert_eq!(control.follow_clock(start), None);
         for project in &mut control.state_mut().projects {
             on_rpc_success(project, Some(10.0), start);
@@ -945,14 +943,7 @@ mod tests {
     #[test]
     fn an_update_is_served_while_computing_is_suspended() {
         let start = 100_000.0;
-        let state = synthetic_host(SyntheticHost {
-            ncpus: 2,
-            njobs: 4,
-            running_prefix: 0,
-            seed: 3,
-            now: start,
-        });
-        let mut control = ClientControl::new(state, Policy::Seed, false, false, start);
+        let mut control = small_host_control(start);
         control.schedule(start);
         for project in &mut control.state_mut().projects {
             on_rpc_success(project, Some(1.0), start);
