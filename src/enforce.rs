@@ -11,7 +11,9 @@
 //! 3. jobs of X that would miss their deadline (`deadline_missed` in the rr_sim) start
 //!    first; where there is no room, jobs of Y still waiting for a checkpoint are
 //!    preempted for them, the one with the least time since its checkpoint first;
-//! 4. the other jobs of X start in run-list order while they fit.
+//! 4. the other jobs of X start in run-list order while they fit; a multithread job
+//!    whose CPUs are held only by jobs of Y waiting for a checkpoint starts beside them
+//!    (the CPUs shared until they stop) rather than idle the CPUs freed one by one.
 //!
 //! A job starts only if it fits the processors by the rules of
 //! [`crate::cpu_sched::InstancePool`] (the scheduler's own), its app stays within
@@ -82,6 +84,10 @@ pub enum ActionReason {
     MaxConcurrent,
     /// The processors it needs are held by jobs still waiting to checkpoint.
     NoFreeInstance,
+    /// A multithread job started beside jobs running on to their checkpoints: their
+    /// threads and its share the CPUs for the minutes until those stop, rather than the
+    /// CPUs freed one by one idling until the last is.
+    BesideCheckpointWaits,
 }
 
 /// One decision about one task.
@@ -175,11 +181,14 @@ pub fn enforce(
     }
     for entry in run_list.entries.iter().filter(|e| not_running(e.job) && !endangered(e)) {
         let non_cpu_intensive = entry.reason == RunReason::NonCpuIntensive;
-        if let Err(reason) = enforcer.try_start(entry.job, &entry.gpu_instances, non_cpu_intensive)
-        {
-            enforcer.skipped.push(SkippedJob { job: entry.job, reason });
-        } else {
-            enforcer.start(entry.job, ActionReason::Scheduled);
+        match enforcer.try_start(entry.job, &entry.gpu_instances, non_cpu_intensive) {
+            Ok(()) => enforcer.start(entry.job, ActionReason::Scheduled),
+            Err(ActionReason::NoFreeInstance)
+                if enforcer.start_beside_checkpoint_waits(entry.job, &waiting_for_checkpoint) =>
+            {
+                enforcer.start(entry.job, ActionReason::BesideCheckpointWaits);
+            }
+            Err(reason) => enforcer.skipped.push(SkippedJob { job: entry.job, reason }),
         }
     }
     for id in waiting_for_checkpoint {
@@ -357,6 +366,36 @@ impl<'a> Enforcer<'a> {
             _ => ActionKind::Start { gpu_instances },
         };
         self.act(id, kind, reason);
+    }
+
+    /// Rule 4 for a multithread CPU job the run list placed (it took the places of jobs
+    /// now preempted) whose CPUs are still held only by jobs running on to their
+    /// checkpoints: it takes them now, overcommitting the CPUs until those stop. The
+    /// jobs reach their checkpoints at different moments, and waiting for the last
+    /// would leave each CPU freed before it idle; sharing the CPUs loses no work and
+    /// idles none. Returns whether it was taken (counted by [`Enforcer::hold`]).
+    fn start_beside_checkpoint_waits(&mut self, id: JobId, waiting: &[JobId]) -> bool {
+        let state = self.state;
+        let Some(usage) = job_usage(state, id).filter(|u| u.coprocessor.is_none()) else {
+            return false;
+        };
+        if usage.avg_ncpus <= 1.0 || self.admissible(id).is_err() {
+            return false;
+        }
+        let mut trial = self.pool.clone();
+        for &other in waiting {
+            if let Some(other_usage) = job_usage(state, other)
+                && other_usage.coprocessor.is_none()
+                && !self.uncounted[other.index()]
+            {
+                trial.release(other_usage, &self.held[other.index()]);
+            }
+        }
+        if trial.find(usage, &[]).is_none() {
+            return false;
+        }
+        self.hold(id, Vec::new(), false);
+        true
     }
 
     /// Seed 000 enforcement rule 1 for one endangered job.
@@ -580,6 +619,65 @@ mod tests {
     }
 
     #[test]
+    fn a_multithread_job_starts_beside_jobs_running_on_to_their_checkpoints() {
+        // Four CPUs: three single-thread jobs, unscheduled, have not checkpointed since T;
+        // the run list holds a 4-thread job and one more single-thread job.
+        let mut b = StateBuilder::new(4);
+        let p = b.project("p", 100.0);
+        let single = b.app_version(p, cpu(1.0));
+        let multi = b.app_version(p, cpu(4.0));
+        let old: Vec<_> = (0..3).map(|i| b.job(p, single, f64::from(i), NOW + 1e5)).collect();
+        let mt = b.job(p, multi, 3.0, NOW + 1e5);
+        let next_single = b.job(p, single, 4.0, NOW + 1e5);
+        for &j in &old {
+            b.task(j, SchedulerState::Running, 0.0, 5000.0, 4000.0, LAST - 100.0);
+        }
+        let state = b.build();
+        let e = enforce(&state, &list(&state, &[mt, next_single]), &quiet_rr(&state), LAST, NOW);
+        // The freed CPU does not idle until the last of them checkpoints: the 4-thread
+        // job starts now and shares the CPUs with them until they stop.
+        let start = ActionKind::Start { gpu_instances: vec![] };
+        assert_eq!(action(&e, mt), Some((start, ActionReason::BesideCheckpointWaits)));
+        for &j in &old {
+            assert_eq!(
+                action(&e, j),
+                Some((ActionKind::KeepRunning, ActionReason::NotCheckpointed))
+            );
+        }
+        // A single-thread job gains nothing by it: it waits for a free CPU.
+        assert_eq!(skipped(&e, next_single), Some(ActionReason::NoFreeInstance));
+        let e = enforce(&state, &list(&state, &[next_single]), &quiet_rr(&state), LAST, NOW);
+        assert_eq!(
+            action(&e, next_single),
+            Some((ActionKind::Start { gpu_instances: vec![] }, ActionReason::Scheduled))
+        );
+        // Two scheduled jobs keep two of the CPUs: even once the other two checkpointed,
+        // the 4-thread job would not fit beside them (2 + 4 > ncpus + 1), so it waits.
+        let mut b = StateBuilder::new(4);
+        let p = b.project("p", 100.0);
+        let single = b.app_version(p, cpu(1.0));
+        let multi = b.app_version(p, cpu(4.0));
+        let running: Vec<_> = (0..4).map(|i| b.job(p, single, f64::from(i), NOW + 1e5)).collect();
+        let mt = b.job(p, multi, 4.0, NOW + 1e5);
+        for &j in &running {
+            b.task(j, SchedulerState::Running, 0.0, 5000.0, 4000.0, LAST - 100.0);
+        }
+        let state = b.build();
+        let e = enforce(
+            &state,
+            &list(&state, &[running[0], running[1], mt]),
+            &quiet_rr(&state),
+            LAST,
+            NOW,
+        );
+        assert_eq!(skipped(&e, mt), Some(ActionReason::NoFreeInstance));
+        assert_eq!(
+            action(&e, running[3]),
+            Some((ActionKind::KeepRunning, ActionReason::NotCheckpointed))
+        );
+    }
+
+    #[test]
     fn endangered_job_preempts_the_job_with_least_time_since_checkpoint() {
         let (mut b, j) = one_project(2, 3);
         // Both unscheduled and not checkpointed since T; j[1] would lose less.
@@ -748,18 +846,31 @@ mod tests {
         assert_eq!(lowest_free_slot(&[2, 3]), 0);
     }
 
-    /// Checks the running tasks against the processors. CPU jobs never take more than
-    /// `ncpus + 1` CPUs; when nothing ran before (`fresh`), GPU jobs' CPUs come first and
-    /// the total stays within `ncpus + 1` unless GPU jobs alone exceed it. Later, a GPU
-    /// job may start beside CPU jobs still waiting for a checkpoint: GPUs are never
-    /// left idle for want of a CPU, so only then may the total go further.
-    fn check_running(state: &ClientState, fresh: bool) -> Result<(), TestCaseError> {
+    /// Checks the running tasks against the processors after enforcement `e`. The CPU
+    /// jobs it keeps or starts never take more than `ncpus + 1` CPUs, not counting jobs
+    /// running on to their checkpoints (only a multithread job starts beside those);
+    /// when nothing ran before (`fresh`), GPU jobs' CPUs come first and the total stays
+    /// within `ncpus + 1` unless GPU jobs alone exceed it. Later, a GPU job may start
+    /// beside CPU jobs still waiting for a checkpoint: GPUs are never left idle for want
+    /// of a CPU, so only then may the total go further.
+    fn check_running(
+        state: &ClientState,
+        e: &Enforcement,
+        fresh: bool,
+    ) -> Result<(), TestCaseError> {
         let ncpus = f64::from(state.ncpus());
         let (mut cpu_only, mut gpu_cpu) = (0.0, 0.0);
         let mut per_instance = vec![0.0; state.instances(ResourceType::Nvidia) as usize];
+        let to_checkpoint = |id: JobId| {
+            e.actions.iter().any(|a| a.job == id && a.reason == ActionReason::NotCheckpointed)
+        };
+        for a in e.actions.iter().filter(|a| a.reason == ActionReason::BesideCheckpointWaits) {
+            let usage = job_usage(state, a.job).unwrap();
+            prop_assert!(usage.coprocessor.is_none() && usage.avg_ncpus > 1.0);
+        }
         for id in state.job_ids() {
             let job = state.job(id);
-            if !job.is_running() {
+            if !job.is_running() || to_checkpoint(id) {
                 continue;
             }
             let usage = job_usage(state, id).unwrap();
@@ -809,7 +920,7 @@ mod tests {
             let e = enforce(&state, &run_list, &rr, LAST, NOW);
             check_actions(&e, state.jobs.len())?;
             apply_enforcement(&mut state, &e, NOW);
-            check_running(&state, true)?;
+            check_running(&state, &e, true)?;
 
             // An hour later: some tasks checkpointed, debts moved, new deadline misses.
             let later = NOW + 3600.0;
@@ -832,7 +943,7 @@ mod tests {
             let e = enforce(&state, &run_list, &rr, NOW + 1800.0, later);
             check_actions(&e, state.jobs.len())?;
             apply_enforcement(&mut state, &e, later);
-            check_running(&state, false)?;
+            check_running(&state, &e, false)?;
         }
     }
 }

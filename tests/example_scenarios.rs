@@ -1,13 +1,15 @@
 //! The scenarios shipped in examples/scenarios (the README's quick start runs one of
-//! them): every project gets to compute and finishes jobs, and a task the state file
-//! left suspended in memory runs again although no process survived into the run.
+//! them): every project gets to compute and finishes jobs, a task the state file left
+//! suspended in memory runs again although no process survived into the run, and
+//! multithread_mix keeps every CPU busy without a miss, split as the shares say.
 
 mod support;
 
 use boinc_core::emulator::engine::SimResult;
 use boinc_core::emulator::trace::TraceEvent;
 use std::path::{Path, PathBuf};
-use support::{load_scenario_dir, run_state};
+use boinc_core::emulator::engine::run_simulation;
+use support::{load_scenario_dir, run_state, sim_config};
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios")
@@ -51,4 +53,25 @@ fn a_task_suspended_in_memory_in_the_state_file_runs_again() {
     );
     assert!(ran, "protein_wu_1_0 never ran");
     assert!(result.figures.projects["protein"].jobs_done > 0);
+}
+
+/// An 8-thread job beside single-thread jobs due in 12 hours (multithread_mix): when the
+/// multithread job's turn comes it starts beside the jobs running on to their
+/// checkpoints instead of idling the CPUs they free one by one, and no single-thread
+/// job misses for it. Over three seeds, both models, 20 days.
+#[test]
+fn multithread_mix_idles_no_cpu_and_misses_nothing() {
+    let state = load_scenario_dir(&examples_dir().join("multithread_mix"));
+    for seed in 1..=3 {
+        for boinc_compat in [false, true] {
+            let mut config = sim_config("multithread_mix", 20.0, boinc_compat, false);
+            config.seed = seed;
+            let figures = run_simulation(state.clone(), &config, &mut |_| {}).figures;
+            let context = format!("seed {seed}, compat {boinc_compat}: {figures:?}");
+            assert!(figures.idle_fraction < 1e-3, "{context}");
+            let missed: u32 = figures.projects.values().map(|p| p.deadlines_missed).sum();
+            assert_eq!(missed, 0, "{context}");
+            assert!(figures.fair_share_violation < 0.01, "{context}");
+        }
+    }
 }

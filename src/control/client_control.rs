@@ -331,6 +331,21 @@ impl ClientControl {
         if dt <= 0.0 {
             return;
         }
+        // CPU jobs asking for more CPUs than the host has between them (a multithread
+        // job started beside jobs running on to their checkpoints) share the CPUs: each
+        // is charged its share of what the host has, not what it asked for, or the
+        // projects would be charged for CPUs that don't exist.
+        let ncpus = f64::from(self.state.ncpus());
+        let cpu_demand: f64 = self
+            .running
+            .iter()
+            .filter(|&&id| self.may_compute(id))
+            .filter_map(|&id| self.state.jobs[id.index()].app_version)
+            .map(|av| self.state.app_versions[av.index()].usage)
+            .filter(|usage| usage.coprocessor.is_none())
+            .map(|usage| usage.avg_ncpus.clamp(0.0, ncpus))
+            .sum();
+        let cpu_scale = if cpu_demand > ncpus && ncpus > 0.0 { ncpus / cpu_demand } else { 1.0 };
         for &id in &self.running {
             if !self.may_compute(id) {
                 continue;
@@ -339,7 +354,8 @@ impl ClientControl {
             let Some(av) = job.app_version else { continue };
             let usage = self.state.app_versions[av.index()].usage;
             let project_usage = &mut self.usage[job.project.index()];
-            project_usage[ResourceType::Cpu] += usage.avg_ncpus * dt;
+            let scale = if usage.coprocessor.is_none() { cpu_scale } else { 1.0 };
+            project_usage[ResourceType::Cpu] += usage.avg_ncpus * scale * dt;
             if let Some((r, n)) = usage.coprocessor {
                 project_usage[r] += n * dt;
             }

@@ -25,7 +25,8 @@
 //!   takes the places of the lowest-ranked jobs of that pass when that leaves fewer
 //!   CPUs idle and each job it displaces can lose a time slice and still finish well
 //!   before its deadline (rr_sim's projection, with a margin of twice the longer of its
-//!   remaining run and two periods, stretched by the host's availability).
+//!   remaining run and a period, plus the multithread job's run for a job inside its
+//!   time slice, stretched by the host's availability).
 //!
 //! The expected payoff generalises seed 000's "scheduling period divided by NCPUS" (the
 //! payoff of a one-CPU job) to any job: `period × Σ_R usage(R) × relative_speed(R) /
@@ -870,13 +871,14 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Whether a job can wait a time slice, and `wait` processing seconds more, and still
-    /// make its deadline with room to spare: the rr_sim finishes it a full job's run (or
-    /// two scheduling periods, if longer) plus the wait before the deadline, stretched by
-    /// the time the host may not compute.
+    /// make its deadline with room to spare: the rr_sim finishes it twice its remaining
+    /// run (or two scheduling periods, if longer) plus the wait before the deadline,
+    /// stretched by the time the host may not compute. Twice one period is enough: the
+    /// job loses one slice, and a second covers the rotation after the wait.
     fn can_lose_a_slice(&self, id: JobId, rr: &RrSimOutput, wait: f64) -> bool {
         let Some(sim) = rr.jobs.get(id.index()).filter(|j| j.simulated) else { return false };
         let available = self.state.time_stats.available_frac(ResourceType::Cpu).max(0.01);
-        let margin = (2.0 * sim.remaining_duration.max(2.0 * self.period) + wait) / available;
+        let margin = (2.0 * sim.remaining_duration.max(self.period) + wait) / available;
         sim.projected_completion + margin <= self.state.job(id).report_deadline
     }
 
@@ -1185,10 +1187,11 @@ mod tests {
         let list = run_list(&state, &rr, Policy::Seed);
         let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();
         assert_eq!(order, vec![singles[0], mt]);
-        // The same with the singles due before they could wait a slice: nothing moves.
+        // The same with the singles due before they could wait a slice (twice their hour
+        // of work after their projected completion): nothing moves.
         let mut tight = state.clone();
         for &id in &singles {
-            tight.jobs[id.index()].report_deadline = NOW + 3.0 * 3600.0;
+            tight.jobs[id.index()].report_deadline = NOW + 2.9 * 3600.0;
         }
         let list = run_list(&tight, &rr, Policy::Seed);
         let order: Vec<_> = list.entries.iter().map(|e| e.job).collect();

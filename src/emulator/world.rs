@@ -69,6 +69,8 @@ struct SimProcess {
 #[derive(Debug)]
 pub struct World {
     boinc_compat: bool,
+    /// The host's CPUs: CPU-only processes asking for more between them share these.
+    ncpus: f64,
     tracing: bool,
     rng: ChaCha8Rng,
     host_rng: ChaCha8Rng,
@@ -178,6 +180,7 @@ impl World {
         }
         World {
             boinc_compat: config.boinc_compat,
+            ncpus: f64::from(state.ncpus()),
             tracing: config.trace,
             rng,
             host_rng,
@@ -289,6 +292,24 @@ impl World {
         process.running && self.host_view().may_compute(&process.usage, self.boinc_compat)
     }
 
+    /// The speed of each computing CPU-only process, as a fraction of a whole CPU per
+    /// CPU it asks for: 1 while they fit the host's CPUs, less when they ask for more
+    /// between them (a multithread job started beside jobs still running to their
+    /// checkpoints), since the operating system then shares the CPUs among all their
+    /// threads. GPU jobs are left at full speed: their CPU part mostly feeds the GPU and
+    /// the client counts it apart from the CPU jobs (`InstancePool`).
+    fn cpu_progress_rate(&self, host: HostView) -> f64 {
+        let demand: f64 = self
+            .processes
+            .iter()
+            .flatten()
+            .filter(|p| p.running && p.usage.coprocessor.is_none())
+            .filter(|p| host.may_compute(&p.usage, self.boinc_compat))
+            .map(|p| p.usage.avg_ncpus.clamp(0.0, self.ncpus))
+            .sum();
+        if demand > self.ncpus && self.ncpus > 0.0 { self.ncpus / demand } else { 1.0 }
+    }
+
     /// The earliest moment the world changes by itself: an availability change, a
     /// process finishing, or a watched process checkpointing.
     pub fn next_change(&self) -> Time {
@@ -297,20 +318,23 @@ impl World {
             next = next.min(server.next_change());
         }
         let host = self.host_view();
+        let cpu_rate = self.cpu_progress_rate(host);
         for process in self.processes.iter().flatten() {
             if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
                 continue;
             }
+            let rate = if process.usage.coprocessor.is_none() { cpu_rate } else { 1.0 };
             let status = &process.status;
-            next =
-                next.min(self.now + (process.truth.true_duration - status.elapsed_time).max(0.0));
+            let left = (process.truth.true_duration - status.elapsed_time).max(0.0);
+            next = next.min(self.now + left / rate);
             if process.watch_checkpoint {
                 let period = process.truth.checkpoint_period;
                 if period <= 0.0 {
                     next = next.min(self.now);
                 } else {
                     let count = (status.checkpoint_elapsed_time / period).floor() + 1.0;
-                    next = next.min(self.now + (count * period - status.elapsed_time).max(0.0));
+                    let until = (count * period - status.elapsed_time).max(0.0);
+                    next = next.min(self.now + until / rate);
                 }
             }
         }
@@ -326,12 +350,14 @@ impl World {
             return;
         }
         let host = self.host_view();
+        let cpu_rate = self.cpu_progress_rate(host);
         let mut computing = std::mem::take(&mut self.computing);
         computing.clear();
         for process in self.processes.iter_mut().flatten() {
             if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
                 continue;
             }
+            let rate = if process.usage.coprocessor.is_none() { cpu_rate } else { 1.0 };
             computing.push(RunningUsage {
                 project: process.project,
                 job: JobId(process.truth.serial),
@@ -341,8 +367,8 @@ impl World {
             let truth = process.truth;
             let status = &mut process.status;
             let before = status.elapsed_time;
-            status.elapsed_time = (before + dt).min(truth.true_duration);
-            status.current_cpu_time += process.usage.avg_ncpus.min(1.0) * dt;
+            status.elapsed_time = (before + dt * rate).min(truth.true_duration);
+            status.current_cpu_time += process.usage.avg_ncpus.min(1.0) * dt * rate;
             status.fraction_done = (status.elapsed_time / truth.true_duration).clamp(0.0, 1.0);
             if truth.checkpoint_period <= 0.0 {
                 status.checkpoint_elapsed_time = status.elapsed_time;
@@ -352,7 +378,7 @@ impl World {
                 let period = truth.checkpoint_period;
                 let last = (status.elapsed_time / period).floor() * period;
                 if last > status.checkpoint_elapsed_time {
-                    status.checkpoint_wall_time = from + (last - before);
+                    status.checkpoint_wall_time = from + (last - before) / rate;
                     status.checkpoint_elapsed_time = last;
                     status.checkpoint_cpu_time = status.current_cpu_time;
                 }
@@ -695,5 +721,72 @@ impl World {
         }
         let figures = self.figures.finish(self.end);
         (figures, std::mem::take(&mut self.trace))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Policy;
+    use crate::cpu_sched::test_support::{StateBuilder, cpu};
+
+    /// A world of two CPUs holding a 2-thread job and a single-thread job of an hour
+    /// each (3.6e12 flops at 1 Gflops), always on.
+    fn two_cpus() -> (ClientState, World) {
+        let mut b = StateBuilder::new(2);
+        let p = b.project("p", 100.0);
+        let multi = b.app_version(p, cpu(2.0));
+        let single = b.app_version(p, cpu(1.0));
+        b.job(p, multi, 0.0, 1e6);
+        b.job(p, single, 0.0, 1e6);
+        let state = b.build();
+        let config = SimConfig {
+            scenario: "two_cpus".into(),
+            policy: Policy::Seed,
+            seed: 1,
+            duration: 86_400.0,
+            boinc_compat: false,
+            existing_jobs_only: true,
+            trace: false,
+        };
+        let mut world = World::new(&state, &config, 0.0);
+        world.adopt_jobs(&state);
+        (state, world)
+    }
+
+    fn start(world: &mut World, state: &ClientState, index: usize) {
+        let job = &state.jobs[index];
+        let usage = state.app_version(job.app_version.unwrap()).usage;
+        world.apply(&TaskCommand::Start(Box::new(TaskSpec {
+            project: job.project,
+            job: job.name.clone(),
+            slot: index as u32,
+            usage,
+            gpu_instances: Vec::new(),
+            status: ProcessStatus::default(),
+            program: Default::default(),
+        })));
+    }
+
+    #[test]
+    fn cpu_jobs_asking_for_more_than_the_host_has_share_its_cpus() {
+        // Alone, the 2-thread job runs at full speed.
+        let (state, mut world) = two_cpus();
+        start(&mut world, &state, 0);
+        world.advance_to(1800.0);
+        assert!((world.status(0).unwrap().elapsed_time - 1800.0).abs() < 1e-9);
+
+        // Beside the single-thread job, three threads share two CPUs: each job advances
+        // two thirds as fast, and the world knows when the first one will be done.
+        let (state, mut world) = two_cpus();
+        start(&mut world, &state, 0);
+        start(&mut world, &state, 1);
+        world.advance_to(1800.0);
+        for slot in [0, 1] {
+            assert!((world.status(slot).unwrap().elapsed_time - 1200.0).abs() < 1e-9);
+        }
+        assert!((world.next_change().min(86_400.0) - 5400.0).abs() < 1e-6);
+        world.advance_to(5400.0);
+        assert!(world.status(0).unwrap().finished && world.status(1).unwrap().finished);
     }
 }
