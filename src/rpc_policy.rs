@@ -280,6 +280,41 @@ pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason
         .collect()
 }
 
+/// The project whose results most need reporting now, and why: the most urgent reason
+/// first, then the lowest id (seed 002's order), among the projects `may_contact`
+/// allows. `None` when no report is due.
+pub fn most_urgent_report(
+    state: &ClientState,
+    now: Time,
+    may_contact: impl Fn(ProjectId) -> bool,
+) -> Option<(ProjectId, ReportReason)> {
+    let mut best: Option<(ProjectId, ReportReason)> = None;
+    for (index, reason) in report_reasons(state, now).into_iter().enumerate() {
+        let project = ProjectId::from_index(index);
+        let Some(reason) = reason.filter(|_| may_contact(project)) else { continue };
+        if best.is_none_or(|(_, b)| reason.rank() < b.rank()) {
+            best = Some((project, reason));
+        }
+    }
+    best
+}
+
+/// Whether a due report goes ahead of a work request to another project: on a host
+/// often off or offline (a late-report margin), a result whose deadline is within that
+/// margin may not be reportable at all once the host drops out of reach, so it is sent
+/// while the host can reach the server. Elsewhere the work request goes first and
+/// reports ride along (a minute later at most).
+pub fn report_goes_first(state: &ClientState, reason: ReportReason, now: Time) -> bool {
+    let margin = state.time_stats.late_report_margin();
+    match reason {
+        ReportReason::DeadlineNear(job) => {
+            margin > 0.0
+                && state.jobs.get(job.index()).is_some_and(|j| j.report_deadline <= now + margin)
+        }
+        _ => false,
+    }
+}
+
 /// The two kinds of scheduler session of seed 002.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SessionKind {
@@ -502,6 +537,41 @@ mod tests {
             });
         }
         state
+    }
+
+    #[test]
+    fn the_most_urgent_report_goes_first_and_on_a_host_out_of_reach_before_work() {
+        let now = 1e6;
+        let far = now + 10.0 * SECONDS_PER_DAY;
+        // a: a result completed two hours ago; b: one due in 10 hours.
+        let mut state = state_with_ready(&[(far, now - 7200.0), (now + 36_000.0, now - 60.0)]);
+        state.jobs[1].project = ProjectId(1);
+        let anyone = |_| true;
+        let b = ProjectId(1);
+        assert_eq!(
+            most_urgent_report(&state, now, anyone),
+            Some((b, ReportReason::DeadlineNear(JobId(1))))
+        );
+        // A project that may not be contacted now is passed over.
+        assert_eq!(
+            most_urgent_report(&state, now, |p| p != b),
+            Some((ProjectId(0), ReportReason::CompletedLongAgo(JobId(0))))
+        );
+        // Always in reach: the report rides along with work requests.
+        let near = ReportReason::DeadlineNear(JobId(1));
+        assert!(!report_goes_first(&state, near, now));
+        // On 60% of the time in 4-hour spells, offline half of it in 3-hour spells: a
+        // down spell can outlast the 10 hours left, so it goes first.
+        state.time_stats.on_frac = 0.6;
+        state.time_stats.on_lambda = Some(4.0 * 3600.0);
+        state.time_stats.connected_frac = 0.5;
+        state.time_stats.connected_lambda = Some(3.0 * 3600.0);
+        assert!(state.time_stats.late_report_margin() > 36_000.0);
+        assert!(report_goes_first(&state, near, now));
+        // Not a result whose deadline is beyond the margin, nor a report for other reasons.
+        state.jobs[1].report_deadline = now + 2.0 * state.time_stats.late_report_margin();
+        assert!(!report_goes_first(&state, near, now));
+        assert!(!report_goes_first(&state, ReportReason::CompletedLongAgo(JobId(0)), now));
     }
 
     #[test]

@@ -6,9 +6,9 @@
 mod support;
 
 use boinc_core::emulator::engine::SimResult;
+use boinc_core::emulator::engine::run_simulation;
 use boinc_core::emulator::trace::TraceEvent;
 use std::path::{Path, PathBuf};
-use boinc_core::emulator::engine::run_simulation;
 use support::{load_scenario_dir, run_state, sim_config};
 
 fn examples_dir() -> PathBuf {

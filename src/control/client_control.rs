@@ -44,7 +44,7 @@ use crate::model::{
     SchedulerState,
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
-use crate::rpc_policy::{next_report_time, report_reasons};
+use crate::rpc_policy::{most_urgent_report, next_report_time, report_goes_first};
 use crate::work_fetch::{WorkRequest, clear_backoff, piggyback_request};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
@@ -645,32 +645,37 @@ impl ClientControl {
     /// when nothing is wanted; the next look is planned then.
     pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
-        let request = match decision.work_fetch.request {
-            Some(request) => request,
-            None => {
-                let reasons = report_reasons(&self.state, now);
-                let due = self.state.project_ids().find(|&p| {
-                    let project = self.state.project(p);
-                    reasons[p.index()].is_some()
-                        && project.min_rpc_time <= now
-                        && !project.rpc_in_flight
-                });
-                match due {
-                    Some(project) => piggyback_request(
-                        &self.state,
-                        &decision.rr_sim,
-                        &decision.facts,
-                        project,
-                        now,
-                    ),
-                    None => {
-                        if let Some(decision) = self.last_decision.take() {
-                            self.plan_fetch_check(&decision, now);
-                            self.last_decision = Some(decision);
-                        }
-                        return None;
-                    }
+        let fetch = decision.work_fetch.request;
+        // Reports are looked at when nothing is fetched, or when one may have to go first.
+        let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
+            most_urgent_report(&self.state, now, |p| {
+                let project = self.state.project(p);
+                project.min_rpc_time <= now && !project.rpc_in_flight
+            })
+        } else {
+            None
+        };
+        let report_first = due_report.filter(|&(project, reason)| {
+            fetch
+                .is_none_or(|f| f.project != project && report_goes_first(&self.state, reason, now))
+        });
+        let request = match (report_first, fetch) {
+            // Ahead of a work request to another project: the reports alone, so that the
+            // report's turn doesn't also buy the project work the fetch policy did not
+            // choose (more jobs due soon held by a host that may drop out of reach).
+            (Some((project, _)), Some(_)) => {
+                WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
+            }
+            (Some((project, _)), None) => {
+                piggyback_request(&self.state, &decision.rr_sim, &decision.facts, project, now)
+            }
+            (None, Some(request)) => request,
+            (None, None) => {
+                if let Some(decision) = self.last_decision.take() {
+                    self.plan_fetch_check(&decision, now);
+                    self.last_decision = Some(decision);
                 }
+                return None;
             }
         };
         if self.state.project(request.project).rpc_in_flight {
