@@ -6,6 +6,7 @@ use super::output::RrSimOutput;
 use super::queue::Queue;
 use super::simulation::{JobOrigin, NRESOURCES, SimJob, Simulation};
 use crate::Time;
+use crate::accounting::fair_share::TargetCache;
 use crate::model::{ClientState, ProjectFacts};
 
 /// Runs the simulation for the state at `now` (see the module documentation for the
@@ -53,6 +54,8 @@ pub struct RrSimScratch {
     pub(super) event_queues: Vec<u32>,
     pub(super) dirty: Vec<u32>,
     pub(super) unsettled: Vec<u32>,
+    /// The projects' shares of the resources, recomputed only when they change.
+    pub(super) target: TargetCache,
 }
 
 /// A clone starts with empty buffers: what they hold between simulations means nothing.
