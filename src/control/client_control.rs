@@ -427,7 +427,7 @@ impl ClientControl {
             self.last_decision = None;
             return Vec::new();
         }
-        let facts = ProjectFacts::gather(&self.state);
+        let facts = self.decision_scratch.gather_facts(&self.state);
         self.account(&facts, now);
         // Accounting changes debts, not the jobs the facts describe: they still hold.
         let decision = decide_with_scratch(
@@ -507,7 +507,9 @@ impl ClientControl {
         // the last word for each task.
         dedup_watches(&mut commands);
         self.plan_fetch_check(&decision, now);
-        self.last_decision = Some(decision);
+        if let Some(previous) = self.last_decision.replace(decision) {
+            self.decision_scratch.recycle(previous);
+        }
         commands
     }
 

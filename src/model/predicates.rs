@@ -121,7 +121,16 @@ pub struct ProjectFacts {
 impl ProjectFacts {
     /// The facts of every project, indexed by project id.
     pub fn gather(state: &ClientState) -> Vec<ProjectFacts> {
-        let mut facts = vec![ProjectFacts::default(); state.projects.len()];
+        let mut facts = Vec::new();
+        ProjectFacts::gather_into(state, &mut facts);
+        facts
+    }
+
+    /// [`ProjectFacts::gather`] into `facts` (whatever it held is replaced), so that a
+    /// caller gathering at every decision reuses one list.
+    pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
+        facts.clear();
+        facts.resize(state.projects.len(), ProjectFacts::default());
         // Each version's main resource and each project's suspension, looked up once
         // rather than once per job (there are thousands of jobs and few of the others).
         let main_resources: Vec<ResourceType> =
@@ -160,7 +169,6 @@ impl ProjectFacts {
                 }
             }
         }
-        facts
     }
 
     /// Seed 000: P is runnable if it has at least one runnable result.

@@ -107,19 +107,22 @@ impl EdfQueue {
         available: f64,
         now: Time,
     ) -> Self {
-        let entries = request
-            .in_progress_results
-            .iter()
-            .flatten()
-            .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
-            .map(|job| {
-                EdfEntry::new(
-                    job.report_deadline - now,
-                    sane_duration(job.time_remaining / available),
-                    job.usage_of(resource),
-                )
-            })
-            .collect();
+        let results = request.in_progress_results.as_deref().unwrap_or_default();
+        // Sized for every result at once: grown from empty, the list would be copied a
+        // few times over at every scheduler request.
+        let mut entries = Vec::with_capacity(results.len());
+        entries.extend(
+            results
+                .iter()
+                .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
+                .map(|job| {
+                    EdfEntry::new(
+                        job.report_deadline - now,
+                        sane_duration(job.time_remaining / available),
+                        job.usage_of(resource),
+                    )
+                }),
+        );
         EdfQueue::new(count as usize, entries)
     }
 
