@@ -90,8 +90,10 @@ pub fn update_long_term_debt_with(
         let used = usage.get(index).map_or(0.0, |u| u[resource]);
         if used.is_finite() { used.max(0.0) } else { 0.0 }
     };
-    let resources: Vec<ResourceType> = state.usable_resources().collect();
-    for resource in resources {
+    for resource in ResourceType::ALL {
+        if state.instances(resource) == 0 {
+            continue;
+        }
         // What the resource did in the interval, divided among the entitled projects in
         // proportion to their targets.
         let used_total: f64 = (0..state.projects.len()).map(|p| used_by(p, resource)).sum();
