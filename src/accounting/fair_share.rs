@@ -626,19 +626,24 @@ mod tests {
         assert_close!(target.instances(id(1), CPU), 1.0);
     }
 
-    #[test]
-    fn for_state_uses_instances_speeds_and_shares() {
-        use crate::model::{Coprocessor, Project};
-        let mut state = ClientState::default();
-        state.host.p_ncpus = 1;
-        state.host.p_fpops = 1e9;
-        state.host.coprocessors[GPU] = Some(Coprocessor {
+    /// One NVIDIA GPU ten times as fast as a 1-GFLOPS CPU.
+    fn fast_gpu() -> crate::model::Coprocessor {
+        crate::model::Coprocessor {
             resource: GPU,
             name: "gpu".into(),
             count: 1,
             peak_flops: 1e10,
             available_ram: 0.0,
-        });
+        }
+    }
+
+    #[test]
+    fn for_state_uses_instances_speeds_and_shares() {
+        use crate::model::Project;
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 1;
+        state.host.p_fpops = 1e9;
+        state.host.coprocessors[GPU] = Some(fast_gpu());
         state.projects.push(Project::new("A", "http://a/", 1.0));
         state.projects.push(Project::new("B", "http://b/", 1.0));
         let target = TargetAllocation::for_state(&state, |p, r| p.index() == 1 || r == GPU);
@@ -650,7 +655,7 @@ mod tests {
 
     #[test]
     fn the_cache_recomputes_when_a_share_an_eligibility_or_the_host_changes() {
-        use crate::model::{Coprocessor, Project};
+        use crate::model::Project;
         let mut state = ClientState::default();
         state.host.p_ncpus = 2;
         state.host.p_fpops = 1e9;
@@ -669,13 +674,7 @@ mod tests {
         state.projects[1].resource_share = 3.0;
         assert_close!(check(&state, &everyone).instances(id(0), CPU), 0.5);
         assert_close!(check(&state, &|p, _| p.index() == 0).instances(id(0), CPU), 2.0);
-        state.host.coprocessors[GPU] = Some(Coprocessor {
-            resource: GPU,
-            name: "gpu".into(),
-            count: 1,
-            peak_flops: 1e10,
-            available_ram: 0.0,
-        });
+        state.host.coprocessors[GPU] = Some(fast_gpu());
         let with_gpu = check(&state, &everyone);
         assert_close!(with_gpu.instances(id(0), GPU) + with_gpu.instances(id(1), GPU), 1.0);
         state.projects.push(Project::new("C", "http://c/", 1.0));
