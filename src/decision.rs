@@ -61,6 +61,25 @@ pub struct DecisionScratch {
     pub rr_sim: RrSimScratch,
     /// The run list's candidate lists (see [`make_run_list_with_scratch`]).
     pub run_list: RunListScratch,
+    /// The project facts' list of a decision no longer needed.
+    spare_facts: Vec<ProjectFacts>,
+}
+
+impl DecisionScratch {
+    /// Keeps the buffers of a decision the caller is done with (its facts, simulation
+    /// and run list) for the next decisions.
+    pub fn recycle(&mut self, decision: Decision) {
+        self.spare_facts = decision.facts;
+        self.rr_sim.recycle_output(decision.rr_sim);
+        self.run_list.recycle_list(decision.run_list);
+    }
+
+    /// [`ProjectFacts::gather`], in the list of a recycled decision.
+    pub fn gather_facts(&mut self, state: &ClientState) -> Vec<ProjectFacts> {
+        let mut facts = std::mem::take(&mut self.spare_facts);
+        ProjectFacts::gather_into(state, &mut facts);
+        facts
+    }
 }
 
 /// [`decide_with_facts`] with the round-robin simulation and the run list working in

@@ -197,6 +197,55 @@ impl TargetAllocation {
     }
 }
 
+/// The latest target allocation of a client and what it was computed from, for a caller
+/// that asks at every decision (the round-robin simulation, the long-term debt): the
+/// shares, the eligibilities and the host change far less often than decisions are
+/// made, and [`TargetAllocation::compute`] depends on nothing else.
+#[derive(Debug, Clone, Default)]
+pub struct TargetCache {
+    /// The host's instances and speeds, and the projects, of `target` (none before the
+    /// first computation).
+    inputs: Option<(ResourceMap<f64>, ResourceMap<f64>)>,
+    projects: Vec<FairShareProject>,
+    /// The projects of the current request, compared with `projects`.
+    asked: Vec<FairShareProject>,
+    target: TargetAllocation,
+}
+
+impl TargetCache {
+    /// [`TargetAllocation::for_state`], computed only when its inputs differ (to the bit)
+    /// from those of the previous call.
+    pub fn for_state(
+        &mut self,
+        state: &ClientState,
+        mut eligible: impl FnMut(ProjectId, ResourceType) -> bool,
+    ) -> &TargetAllocation {
+        let instances = ResourceMap::from_fn(|r| f64::from(state.instances(r)));
+        let speed = ResourceMap::from_fn(|r| state.host.relative_speed(r));
+        self.asked.clear();
+        self.asked.extend(state.project_ids().map(|p| FairShareProject {
+            share: state.project(p).resource_share,
+            eligible: ResourceMap::from_fn(|r| eligible(p, r)),
+        }));
+        let same_bits = |a: &ResourceMap<f64>, b: &ResourceMap<f64>| {
+            a.0.iter().zip(&b.0).all(|(x, y)| x.to_bits() == y.to_bits())
+        };
+        let unchanged =
+            self.inputs.is_some_and(|(i, s)| same_bits(&i, &instances) && same_bits(&s, &speed))
+                && self.projects.len() == self.asked.len()
+                && self.projects.iter().zip(&self.asked).all(|(old, new)| {
+                    old.share.to_bits() == new.share.to_bits() && old.eligible == new.eligible
+                });
+        if !unchanged {
+            std::mem::swap(&mut self.projects, &mut self.asked);
+            self.inputs = Some((instances, speed));
+            self.target =
+                TargetAllocation::compute(instances, speed, self.projects.iter().copied());
+        }
+        &self.target
+    }
+}
+
 fn sane_share(share: f64) -> f64 {
     if share.is_finite() && share > 0.0 { share } else { 0.0 }
 }
@@ -577,19 +626,24 @@ mod tests {
         assert_close!(target.instances(id(1), CPU), 1.0);
     }
 
-    #[test]
-    fn for_state_uses_instances_speeds_and_shares() {
-        use crate::model::{Coprocessor, Project};
-        let mut state = ClientState::default();
-        state.host.p_ncpus = 1;
-        state.host.p_fpops = 1e9;
-        state.host.coprocessors[GPU] = Some(Coprocessor {
+    /// One NVIDIA GPU ten times as fast as a 1-GFLOPS CPU.
+    fn fast_gpu() -> crate::model::Coprocessor {
+        crate::model::Coprocessor {
             resource: GPU,
             name: "gpu".into(),
             count: 1,
             peak_flops: 1e10,
             available_ram: 0.0,
-        });
+        }
+    }
+
+    #[test]
+    fn for_state_uses_instances_speeds_and_shares() {
+        use crate::model::Project;
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 1;
+        state.host.p_fpops = 1e9;
+        state.host.coprocessors[GPU] = Some(fast_gpu());
         state.projects.push(Project::new("A", "http://a/", 1.0));
         state.projects.push(Project::new("B", "http://b/", 1.0));
         let target = TargetAllocation::for_state(&state, |p, r| p.index() == 1 || r == GPU);
@@ -597,6 +651,34 @@ mod tests {
         assert_close!(target.instances(id(1), CPU), 1.0);
         assert_close!(target.instances(id(1), GPU), 0.25);
         assert_eq!(target.projects().len(), 2);
+    }
+
+    #[test]
+    fn the_cache_recomputes_when_a_share_an_eligibility_or_the_host_changes() {
+        use crate::model::Project;
+        let mut state = ClientState::default();
+        state.host.p_ncpus = 2;
+        state.host.p_fpops = 1e9;
+        state.projects.push(Project::new("A", "http://a/", 1.0));
+        state.projects.push(Project::new("B", "http://b/", 1.0));
+        let mut cache = TargetCache::default();
+        let mut check =
+            |state: &ClientState, eligible: &dyn Fn(ProjectId, ResourceType) -> bool| {
+                let fresh = TargetAllocation::for_state(state, eligible);
+                assert_eq!(cache.for_state(state, eligible), &fresh);
+                fresh
+            };
+        let everyone = |_: ProjectId, _: ResourceType| true;
+        assert_close!(check(&state, &everyone).instances(id(0), CPU), 1.0);
+        assert_close!(check(&state, &everyone).instances(id(0), CPU), 1.0);
+        state.projects[1].resource_share = 3.0;
+        assert_close!(check(&state, &everyone).instances(id(0), CPU), 0.5);
+        assert_close!(check(&state, &|p, _| p.index() == 0).instances(id(0), CPU), 2.0);
+        state.host.coprocessors[GPU] = Some(fast_gpu());
+        let with_gpu = check(&state, &everyone);
+        assert_close!(with_gpu.instances(id(0), GPU) + with_gpu.instances(id(1), GPU), 1.0);
+        state.projects.push(Project::new("C", "http://c/", 1.0));
+        assert_eq!(check(&state, &everyone).projects().len(), 3);
     }
 
     #[derive(Debug, Clone)]

@@ -34,7 +34,9 @@
 //! every debt is kept within one full work buffer of the resource ([`debt_bound`]): no
 //! project can be paid, or repay, more than a buffer's worth at a time anyway.
 
+#[cfg(doc)]
 use super::fair_share::TargetAllocation;
+use super::fair_share::TargetCache;
 use crate::Time;
 use crate::model::ResourceMap;
 use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceType};
@@ -59,6 +61,19 @@ pub fn update_long_term_debt(
     dt: f64,
     now: Time,
 ) {
+    update_long_term_debt_with(state, facts, usage, dt, now, &mut TargetCache::default());
+}
+
+/// [`update_long_term_debt`] with the target allocation kept in `targets` from one
+/// update to the next (recomputed only when it would change).
+pub fn update_long_term_debt_with(
+    state: &mut ClientState,
+    facts: &[ProjectFacts],
+    usage: &[ResourceMap<f64>],
+    dt: f64,
+    now: Time,
+    targets: &mut TargetCache,
+) {
     let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
     let potentially_runnable: Vec<bool> = state
         .project_ids()
@@ -66,7 +81,7 @@ pub fn update_long_term_debt(
             facts.get(p.index()).is_some_and(|f| state.project_potentially_runnable(p, f, now))
         })
         .collect();
-    let target = TargetAllocation::for_state(state, |p: ProjectId, resource| {
+    let target = targets.for_state(state, |p: ProjectId, resource| {
         potentially_runnable[p.index()]
             && state.project(p).resources[resource].accumulate_debt
             && !backed_off(state.project(p), resource, now)
@@ -75,8 +90,10 @@ pub fn update_long_term_debt(
         let used = usage.get(index).map_or(0.0, |u| u[resource]);
         if used.is_finite() { used.max(0.0) } else { 0.0 }
     };
-    let resources: Vec<ResourceType> = state.usable_resources().collect();
-    for resource in resources {
+    for resource in ResourceType::ALL {
+        if state.instances(resource) == 0 {
+            continue;
+        }
         // What the resource did in the interval, divided among the entitled projects in
         // proportion to their targets.
         let used_total: f64 = (0..state.projects.len()).map(|p| used_by(p, resource)).sum();
@@ -124,6 +141,7 @@ pub fn debt_bound(state: &ClientState, resource: ResourceType) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::fair_share::TargetAllocation;
     use crate::model::{Coprocessor, Project};
     use proptest::prelude::*;
 

@@ -32,7 +32,8 @@ use super::request::{ClientIdentity, RequestScratch, build_request, build_reques
 use super::rpc_session::ProjectRpcState;
 use super::task_program::task_program;
 use super::user_action::{UserAction, UserActionError, apply_user_action};
-use crate::accounting::long_term_debt::update_long_term_debt;
+use crate::accounting::fair_share::TargetCache;
+use crate::accounting::long_term_debt::update_long_term_debt_with;
 use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
@@ -122,6 +123,8 @@ pub struct ClientControl {
     decision_scratch: DecisionScratch,
     /// The scheduler request's lists, kept from one request to the next.
     request_scratch: RequestScratch,
+    /// The long-term debt's target allocation, kept from one accounting to the next.
+    debt_targets: TargetCache,
     /// The client moves its files itself (see the module documentation).
     file_transfers: bool,
     /// When the transfer step next has something to do (infinity: nothing waits).
@@ -173,6 +176,7 @@ impl ClientControl {
             acked_jobs: 0,
             decision_scratch: DecisionScratch::default(),
             request_scratch: RequestScratch::default(),
+            debt_targets: TargetCache::default(),
             file_transfers: false,
             next_transfer_check: f64::INFINITY,
         }
@@ -416,7 +420,14 @@ impl ClientControl {
             Policy::Legacy => update_legacy_debt(&mut self.state, facts, &self.usage, dt),
             _ => update_short_term_debt(&mut self.state, facts, &self.usage, dt),
         }
-        update_long_term_debt(&mut self.state, facts, &self.usage, dt, now);
+        update_long_term_debt_with(
+            &mut self.state,
+            facts,
+            &self.usage,
+            dt,
+            now,
+            &mut self.debt_targets,
+        );
         update_rec(&mut self.state, &self.usage, now);
         for usage in &mut self.usage {
             *usage = ResourceMap::default();
@@ -432,7 +443,7 @@ impl ClientControl {
             self.last_decision = None;
             return Vec::new();
         }
-        let facts = ProjectFacts::gather(&self.state);
+        let facts = self.decision_scratch.gather_facts(&self.state);
         self.account(&facts, now);
         // Accounting changes debts, not the jobs the facts describe: they still hold.
         let decision = decide_with_scratch(
@@ -512,7 +523,9 @@ impl ClientControl {
         // the last word for each task.
         dedup_watches(&mut commands);
         self.plan_fetch_check(&decision, now);
-        self.last_decision = Some(decision);
+        if let Some(previous) = self.last_decision.replace(decision) {
+            self.decision_scratch.recycle(previous);
+        }
         commands
     }
 

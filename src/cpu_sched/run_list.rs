@@ -155,6 +155,29 @@ pub struct RunListScratch {
     slice: ResourceMap<Vec<JobId>>,
     critical: ResourceMap<Vec<Critical>>,
     release: ResourceMap<Vec<f64>>,
+    /// Per app version: its main resource, whether that is usable, whether its app is
+    /// non-CPU-intensive.
+    versions: Vec<(ResourceType, bool, bool)>,
+    /// Per project: whether its jobs may run at all.
+    projects: Vec<bool>,
+    /// Per job: already on the list ([`Scheduler`]'s).
+    chosen: Vec<bool>,
+    /// Per app: its jobs on the list ([`Scheduler`]'s).
+    app_running: Vec<u32>,
+    /// The projects a pass still takes jobs from, and their deadline misses.
+    active: Vec<usize>,
+    misses: Vec<u32>,
+    /// The lists of a run list no longer needed, which the next one reuses.
+    spare_entries: Vec<RunListEntry>,
+    spare_debt: Vec<f64>,
+}
+
+impl RunListScratch {
+    /// Keeps the buffers of a run list the caller is done with for the next one.
+    pub fn recycle_list(&mut self, list: RunList) {
+        self.spare_entries = list.entries;
+        self.spare_debt = list.anticipated_debt;
+    }
 }
 
 /// A clone starts with empty buffers: what they hold between decisions means nothing.
@@ -173,7 +196,7 @@ pub fn make_run_list_with_scratch(
     now: Time,
     scratch: &mut RunListScratch,
 ) -> RunList {
-    let mut scheduler = Scheduler::new(state, policy);
+    let mut scheduler = Scheduler::new(state, policy, scratch);
     let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler, scratch);
     for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
         if !scheduler.pool.has_room(resource) {
@@ -191,7 +214,13 @@ pub fn make_run_list_with_scratch(
                 }
                 scheduler.try_schedule(job, RunReason::Edf);
             }
-            scheduler.earliest_deadline_first(resource, &mut candidates.edf[resource], rr);
+            scheduler.earliest_deadline_first(
+                resource,
+                &mut candidates.edf[resource],
+                rr,
+                &mut scratch.active,
+                &mut scratch.misses,
+            );
             for &id in &candidates.slice[resource] {
                 if !scheduler.pool.has_room(resource) {
                     break;
@@ -200,10 +229,16 @@ pub fn make_run_list_with_scratch(
             }
         }
         let reason = if policy == Policy::Rec { RunReason::Priority } else { RunReason::Debt };
-        scheduler.by_project_order(resource, &mut candidates.by_project[resource], reason, rr);
+        scheduler.by_project_order(
+            resource,
+            &mut candidates.by_project[resource],
+            reason,
+            rr,
+            &mut scratch.active,
+        );
     }
     candidates.recycle(scratch);
-    scheduler.finish()
+    scheduler.finish(scratch)
 }
 
 /// A candidate job with the key a pass orders it by: rank, then a time, then the job
@@ -390,25 +425,23 @@ impl Candidates {
         let computing = state.run_mode != RunMode::Never;
         let available = ResourceMap::from_fn(|r| state.time_stats.available_frac(r));
         let gpus_usable = state.gpu_mode != RunMode::Never;
-        let versions: Vec<(ResourceType, bool, bool)> = state
-            .app_versions
-            .iter()
-            .map(|v| {
-                let resource = v.usage.main_resource();
-                let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
-                let non_cpu_intensive =
-                    state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
-                (resource, usable, non_cpu_intensive)
-            })
-            .collect();
+        let versions = &mut scratch.versions;
+        versions.clear();
+        versions.extend(state.app_versions.iter().map(|v| {
+            let resource = v.usage.main_resource();
+            let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
+            let non_cpu_intensive =
+                state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
+            (resource, usable, non_cpu_intensive)
+        }));
         // Whether a project's jobs may run at all (its suspension is `job_runnable`'s).
-        let projects: Vec<bool> = (0..nprojects)
-            .map(|p| {
-                computing
-                    && !state.projects[p].suspended
-                    && facts.get(p).is_none_or(ProjectFacts::runnable)
-            })
-            .collect();
+        let projects = &mut scratch.projects;
+        projects.clear();
+        projects.extend((0..nprojects).map(|p| {
+            computing
+                && !state.projects[p].suspended
+                && facts.get(p).is_none_or(ProjectFacts::runnable)
+        }));
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let project = job.project.index();
@@ -550,7 +583,9 @@ struct Scheduler<'a> {
 }
 
 impl<'a> Scheduler<'a> {
-    fn new(state: &'a ClientState, policy: Policy) -> Self {
+    /// A scheduler with its per-job and per-app tables in `scratch`'s buffers
+    /// ([`Scheduler::finish`] hands them back).
+    fn new(state: &'a ClientState, policy: Policy, scratch: &mut RunListScratch) -> Self {
         let period = state.prefs.scheduling_period();
         let rec = (policy == Policy::Rec).then(|| {
             let counted = |p: &crate::model::Project| !p.suspended;
@@ -579,16 +614,27 @@ impl<'a> Scheduler<'a> {
                 .collect();
             RecTracker { rec, rec_scale, share, share_sum, priority }
         });
+        let mut chosen = std::mem::take(&mut scratch.chosen);
+        chosen.clear();
+        chosen.resize(state.jobs.len(), false);
+        let mut app_running = std::mem::take(&mut scratch.app_running);
+        app_running.clear();
+        app_running.resize(state.apps.len(), 0);
+        let mut anticipated_debt = std::mem::take(&mut scratch.spare_debt);
+        anticipated_debt.clear();
+        anticipated_debt.extend(state.projects.iter().map(|p| p.short_term_debt));
+        let mut entries = std::mem::take(&mut scratch.spare_entries);
+        entries.clear();
         Scheduler {
             state,
             period,
             ncpus: f64::from(state.ncpus()),
             pool: InstancePool::new(state),
-            chosen: vec![false; state.jobs.len()],
-            app_running: vec![0; state.apps.len()],
-            anticipated_debt: state.projects.iter().map(|p| p.short_term_debt).collect(),
+            chosen,
+            app_running,
+            anticipated_debt,
             rec,
-            entries: Vec::new(),
+            entries,
             multithread: None,
         }
     }
@@ -665,17 +711,22 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Seed 000 steps 2–4 on one resource.
+    /// `active` and `misses` are working space.
     fn earliest_deadline_first(
         &mut self,
         resource: ResourceType,
         queues: &mut [Queue],
         rr: &RrSimOutput,
+        active: &mut Vec<usize>,
+        misses: &mut Vec<u32>,
     ) {
-        let mut misses: Vec<u32> = (0..queues.len())
-            .map(|p| rr.projects.get(p).map_or(0, |s| s.deadlines_missed[resource]))
-            .collect();
-        let mut active: Vec<usize> =
-            (0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()).collect();
+        misses.clear();
+        misses.extend(
+            (0..queues.len())
+                .map(|p| rr.projects.get(p).map_or(0, |s| s.deadlines_missed[resource])),
+        );
+        active.clear();
+        active.extend((0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()));
         while self.pool.has_room(resource) {
             // The project with the earliest-deadline job among those still missing.
             let Some(best) = (0..active.len()).min_by_key(|&k| queues[active[k]].peek()) else {
@@ -706,14 +757,17 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Seed 000 steps 7–9 (or the REC-priority order) on one resource.
+    /// `active` is working space.
     fn by_project_order(
         &mut self,
         resource: ResourceType,
         queues: &mut [Queue],
         reason: RunReason,
         rr: &RrSimOutput,
+        active: &mut Vec<usize>,
     ) {
-        let mut active: Vec<usize> = (0..queues.len()).filter(|&p| !queues[p].is_empty()).collect();
+        active.clear();
+        active.extend((0..queues.len()).filter(|&p| !queues[p].is_empty()));
         let first_of_pass = self.entries.len();
         // The first (best-ranked) multithread CPU job that found no room, and whether it
         // was the first job the pass tried: its project's turn had come.
@@ -903,7 +957,10 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    fn finish(self) -> RunList {
+    /// The list, with the tables' buffers handed back to `scratch`.
+    fn finish(self, scratch: &mut RunListScratch) -> RunList {
+        scratch.chosen = self.chosen;
+        scratch.app_running = self.app_running;
         RunList {
             entries: self.entries,
             anticipated_debt: self.anticipated_debt,
@@ -1397,7 +1454,8 @@ mod tests {
         }
 
         /// Buffers left by a decision on another host (more or fewer projects, other
-        /// endangered projects) change nothing in the next run list.
+        /// endangered projects), its run list's among them, change nothing in the next
+        /// run list.
         #[test]
         fn reused_buffers_give_the_fresh_run_list(
             (first, first_rr) in random_scenario(),
@@ -1406,7 +1464,9 @@ mod tests {
         ) {
             let mut scratch = RunListScratch::default();
             let facts = ProjectFacts::gather(&first);
-            make_run_list_with_scratch(&first, &first_rr, &facts, policy, NOW, &mut scratch);
+            let earlier =
+                make_run_list_with_scratch(&first, &first_rr, &facts, policy, NOW, &mut scratch);
+            scratch.recycle_list(earlier);
             let facts = ProjectFacts::gather(&state);
             let reused = make_run_list_with_scratch(&state, &rr, &facts, policy, NOW, &mut scratch);
             prop_assert_eq!(reused, run_list(&state, &rr, policy));

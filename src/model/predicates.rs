@@ -121,19 +121,23 @@ pub struct ProjectFacts {
 impl ProjectFacts {
     /// The facts of every project, indexed by project id.
     pub fn gather(state: &ClientState) -> Vec<ProjectFacts> {
-        let mut facts = vec![ProjectFacts::default(); state.projects.len()];
-        // Each version's main resource and each project's suspension, looked up once
-        // rather than once per job (there are thousands of jobs and few of the others).
-        let main_resources: Vec<ResourceType> =
-            state.app_versions.iter().map(|v| v.usage.main_resource()).collect();
-        let project_suspended: Vec<bool> = state.projects.iter().map(|p| p.suspended).collect();
+        let mut facts = Vec::new();
+        ProjectFacts::gather_into(state, &mut facts);
+        facts
+    }
+
+    /// [`ProjectFacts::gather`] into `facts` (whatever it held is replaced), so that a
+    /// caller gathering at every decision reuses one list.
+    pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
+        facts.clear();
+        facts.resize(state.projects.len(), ProjectFacts::default());
         for job in &state.jobs {
             let f = &mut facts[job.project.index()];
             if job.ready_to_report && !job.got_server_ack {
                 f.ready_to_report += 1;
             }
             let Some(av) = job.app_version else { continue };
-            let resource = main_resources[av.index()];
+            let resource = state.app_versions[av.index()].usage.main_resource();
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
                 if latency.is_finite() && latency > 0.0 {
@@ -147,7 +151,7 @@ impl ProjectFacts {
             // their suspension test and the deferred-input test (which visits the
             // workunit's input files). A downloading job is never done computing, so it is
             // also nearly runnable unless an input is deferred.
-            if job.suspended || project_suspended[job.project.index()] {
+            if job.suspended || state.projects[job.project.index()].suspended {
                 continue;
             }
             if job.state == JobState::FilesDownloaded {
@@ -160,7 +164,6 @@ impl ProjectFacts {
                 }
             }
         }
-        facts
     }
 
     /// Seed 000: P is runnable if it has at least one runnable result.

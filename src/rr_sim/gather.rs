@@ -9,7 +9,6 @@ use super::simulate::RrSimScratch;
 use super::simulation::{
     JobOrigin, MIN_JOB_USAGE, NO_JOB, NRESOURCES, ResourceState, SimJob, Simulation, queue_index,
 };
-use crate::accounting::fair_share::TargetAllocation;
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
 use std::collections::BinaryHeap;
@@ -302,7 +301,7 @@ impl Simulation {
                 && (prsc.has_app_version
                     || queues[queue_index(p.index(), resource.index())].live > 0)
         };
-        let target = TargetAllocation::for_state(state, can_supply);
+        let target = scratch.target.for_state(state, can_supply);
         for queue in &mut queues {
             queue.share = target
                 .instances(ProjectId::from_index(queue.project), ResourceType::ALL[queue.resource]);

@@ -69,12 +69,18 @@ pub struct RrSimOutput {
 }
 
 impl Simulation {
-    /// The simulation's findings, with job completions as absolute times.
-    pub(super) fn output(&self, state: &ClientState, now: Time) -> RrSimOutput {
+    /// The simulation's findings, with job completions as absolute times, in the
+    /// buffers of an earlier output (`spare`: any contents are replaced).
+    pub(super) fn output(&self, state: &ClientState, now: Time, spare: RrSimOutput) -> RrSimOutput {
+        let RrSimOutput { mut jobs, mut projects, .. } = spare;
+        jobs.clear();
+        jobs.resize(self.job_count, JobSim::default());
+        projects.clear();
+        projects.resize(state.projects.len(), ProjectSim::default());
         let mut out = RrSimOutput {
-            jobs: vec![JobSim::default(); self.job_count],
+            jobs,
             resources: ResourceMap::default(),
-            projects: vec![ProjectSim::default(); state.projects.len()],
+            projects,
             horizon: self.horizon,
         };
         for &j in &self.finished_at_start {

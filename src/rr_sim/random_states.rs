@@ -1,6 +1,7 @@
 //! Random states: the simulation's invariants, and its agreement with the from-scratch
 //! reference model.
 
+use super::output::RrSimOutput;
 use super::reference_model;
 use super::simulate::RrSimScratch;
 use super::simulation::Simulation;
@@ -72,13 +73,27 @@ fn build(s: &Scenario) -> StateBuilder {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
+    /// Buffers, a target allocation and an output left by a simulation of another state
+    /// (other projects, shares, hosts) change nothing in the next simulation.
+    #[test]
+    fn reused_buffers_give_the_fresh_simulation(first in scenario(), second in scenario()) {
+        let (first, second) = (build(&first), build(&second));
+        let mut scratch = RrSimScratch::default();
+        let facts = ProjectFacts::gather(&first.state);
+        let earlier = super::simulate_with_scratch(&first.state, &facts, 0.0, &mut scratch);
+        scratch.recycle_output(earlier);
+        let facts = ProjectFacts::gather(&second.state);
+        let reused = super::simulate_with_scratch(&second.state, &facts, 0.0, &mut scratch);
+        prop_assert_eq!(reused, super::simulate(&second.state, &facts, 0.0));
+    }
+
     #[test]
     fn shortfall_and_nidle_stay_in_range(s in scenario()) {
         let b = build(&s);
         let facts = ProjectFacts::gather(&b.state);
         let mut sim = Simulation::new(&b.state, &facts, &mut RrSimScratch::default());
         sim.run();
-        let out = sim.output(&b.state, 0.0);
+        let out = sim.output(&b.state, 0.0, RrSimOutput::default());
         for (r, res) in out.resources.iter() {
             prop_assert!(res.shortfall >= 0.0 && res.shortfall.is_finite(), "{r}");
             prop_assert!(res.shortfall <= res.instances * out.horizon * (1.0 + 1e-9));

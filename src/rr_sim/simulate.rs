@@ -6,6 +6,7 @@ use super::output::RrSimOutput;
 use super::queue::Queue;
 use super::simulation::{JobOrigin, NRESOURCES, SimJob, Simulation};
 use crate::Time;
+use crate::accounting::fair_share::TargetCache;
 use crate::model::{ClientState, ProjectFacts};
 
 /// Runs the simulation for the state at `now` (see the module documentation for the
@@ -27,7 +28,7 @@ pub fn simulate_with_scratch(
 ) -> RrSimOutput {
     let mut simulation = Simulation::new(state, facts, scratch);
     simulation.run();
-    let output = simulation.output(state, now);
+    let output = simulation.output(state, now, std::mem::take(&mut scratch.spare_output));
     simulation.recycle(scratch);
     output
 }
@@ -53,6 +54,17 @@ pub struct RrSimScratch {
     pub(super) event_queues: Vec<u32>,
     pub(super) dirty: Vec<u32>,
     pub(super) unsettled: Vec<u32>,
+    /// The projects' shares of the resources, recomputed only when they change.
+    pub(super) target: TargetCache,
+    /// An output no longer needed, whose buffers the next one reuses.
+    pub(super) spare_output: RrSimOutput,
+}
+
+impl RrSimScratch {
+    /// Keeps the buffers of an output the caller is done with for the next simulation.
+    pub fn recycle_output(&mut self, output: RrSimOutput) {
+        self.spare_output = output;
+    }
 }
 
 /// A clone starts with empty buffers: what they hold between simulations means nothing.

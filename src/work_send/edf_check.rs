@@ -21,6 +21,10 @@ const DEADLINE_TOLERANCE: f64 = 1e-3;
 /// candidate is simulated from the nearest snapshot instead of from the start.
 const EDF_SNAPSHOT_INTERVAL: usize = 64;
 
+/// Room kept in a queue built from a request for the jobs the reply may add, so that
+/// accepting them does not copy the whole queue to a larger buffer.
+const ROOM_FOR_SENT_JOBS: usize = 16;
+
 /// A duration the EDF check can add up: corrupt values become "forever", so the job is
 /// refused rather than slipping through a NaN comparison.
 pub(crate) fn sane_duration(x: f64) -> f64 {
@@ -107,19 +111,22 @@ impl EdfQueue {
         available: f64,
         now: Time,
     ) -> Self {
-        let entries = request
-            .in_progress_results
-            .iter()
-            .flatten()
-            .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
-            .map(|job| {
-                EdfEntry::new(
-                    job.report_deadline - now,
-                    sane_duration(job.time_remaining / available),
-                    job.usage_of(resource),
-                )
-            })
-            .collect();
+        let results = request.in_progress_results.as_deref().unwrap_or_default();
+        // Sized for every result and the jobs sent at once: grown as it fills, the list
+        // would be copied a few times over at every scheduler request.
+        let mut entries = Vec::with_capacity(results.len() + ROOM_FOR_SENT_JOBS);
+        entries.extend(
+            results
+                .iter()
+                .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
+                .map(|job| {
+                    EdfEntry::new(
+                        job.report_deadline - now,
+                        sane_duration(job.time_remaining / available),
+                        job.usage_of(resource),
+                    )
+                }),
+        );
         EdfQueue::new(count as usize, entries)
     }
 
