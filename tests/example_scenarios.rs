@@ -75,3 +75,47 @@ fn multithread_mix_idles_no_cpu_and_misses_nothing() {
         }
     }
 }
+
+/// Ten equal projects of 6-12-hour jobs on one slow CPU (many_projects): over 100 days
+/// each gets its tenth of the CPU, and none goes without computing for longer than its
+/// share of the run (a tenth of 100 days, 240 hours: a project that got ahead repays by
+/// waiting, never by starving). Seeds 1-3.
+#[test]
+fn many_projects_share_the_cpu_and_none_waits_longer_than_its_share_of_the_run() {
+    let state = load_scenario_dir(&examples_dir().join("many_projects"));
+    let days = 100.0;
+    for seed in 1..=3 {
+        let mut config = sim_config("many_projects", days, false, true);
+        config.seed = seed;
+        let result = run_simulation(state.clone(), &config, &mut |_| {});
+        let figures = &result.figures;
+        assert!(figures.fair_share_violation < 0.02, "seed {seed}: {figures:?}");
+        let end = days * 86_400.0;
+        for (project, project_figures) in &figures.projects {
+            let mut segments: Vec<(f64, f64)> = result
+                .trace
+                .iter()
+                .filter_map(|event| match event {
+                    TraceEvent::RunSegment { project: p, start, end, .. } if p == project => {
+                        Some((*start, *end))
+                    }
+                    _ => None,
+                })
+                .collect();
+            segments.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let (mut last_end, mut longest) = (0.0f64, 0.0f64);
+            for (start, end) in segments {
+                longest = longest.max(start - last_end);
+                last_end = last_end.max(end);
+            }
+            longest = longest.max(end - last_end);
+            let share_of_run = project_figures.fair_share * end;
+            assert!(
+                longest <= share_of_run,
+                "seed {seed}: {project} waited {:.0} h, its share of the run is {:.0} h",
+                longest / 3600.0,
+                share_of_run / 3600.0
+            );
+        }
+    }
+}
