@@ -618,27 +618,36 @@ mod tests {
         assert_eq!(action(&e, j[1]), Some((start, ActionReason::Scheduled)));
     }
 
-    #[test]
-    fn a_multithread_job_starts_beside_jobs_running_on_to_their_checkpoints() {
-        // Four CPUs: three single-thread jobs, unscheduled, have not checkpointed since T;
-        // the run list holds a 4-thread job and one more single-thread job.
+    /// Four CPUs, `singles` single-thread jobs and a 4-thread job (received last); the
+    /// first `running` single-thread jobs run and have not checkpointed since T.
+    fn singles_beside_a_multithread_job(
+        singles: usize,
+        running: usize,
+    ) -> (ClientState, Vec<JobId>, JobId) {
         let mut b = StateBuilder::new(4);
         let p = b.project("p", 100.0);
         let single = b.app_version(p, cpu(1.0));
         let multi = b.app_version(p, cpu(4.0));
-        let old: Vec<_> = (0..3).map(|i| b.job(p, single, f64::from(i), NOW + 1e5)).collect();
-        let mt = b.job(p, multi, 3.0, NOW + 1e5);
-        let next_single = b.job(p, single, 4.0, NOW + 1e5);
-        for &j in &old {
+        let jobs: Vec<_> = (0..singles).map(|i| b.job(p, single, i as f64, NOW + 1e5)).collect();
+        let mt = b.job(p, multi, singles as f64, NOW + 1e5);
+        for &j in &jobs[..running] {
             b.task(j, SchedulerState::Running, 0.0, 5000.0, 4000.0, LAST - 100.0);
         }
-        let state = b.build();
+        (b.build(), jobs, mt)
+    }
+
+    #[test]
+    fn a_multithread_job_starts_beside_jobs_running_on_to_their_checkpoints() {
+        // Three single-thread jobs, unscheduled, have not checkpointed since T; the run
+        // list holds the 4-thread job and a fourth single-thread job.
+        let (state, singles, mt) = singles_beside_a_multithread_job(4, 3);
+        let next_single = singles[3];
         let e = enforce(&state, &list(&state, &[mt, next_single]), &quiet_rr(&state), LAST, NOW);
         // The freed CPU does not idle until the last of them checkpoints: the 4-thread
         // job starts now and shares the CPUs with them until they stop.
         let start = ActionKind::Start { gpu_instances: vec![] };
-        assert_eq!(action(&e, mt), Some((start, ActionReason::BesideCheckpointWaits)));
-        for &j in &old {
+        assert_eq!(action(&e, mt), Some((start.clone(), ActionReason::BesideCheckpointWaits)));
+        for &j in &singles[..3] {
             assert_eq!(
                 action(&e, j),
                 Some((ActionKind::KeepRunning, ActionReason::NotCheckpointed))
@@ -647,29 +656,16 @@ mod tests {
         // A single-thread job gains nothing by it: it waits for a free CPU.
         assert_eq!(skipped(&e, next_single), Some(ActionReason::NoFreeInstance));
         let e = enforce(&state, &list(&state, &[next_single]), &quiet_rr(&state), LAST, NOW);
-        assert_eq!(
-            action(&e, next_single),
-            Some((ActionKind::Start { gpu_instances: vec![] }, ActionReason::Scheduled))
-        );
-        // Two scheduled jobs keep two of the CPUs: even once the other two checkpointed,
-        // the 4-thread job would not fit beside them (2 + 4 > ncpus + 1), so it waits.
-        let mut b = StateBuilder::new(4);
-        let p = b.project("p", 100.0);
-        let single = b.app_version(p, cpu(1.0));
-        let multi = b.app_version(p, cpu(4.0));
-        let running: Vec<_> = (0..4).map(|i| b.job(p, single, f64::from(i), NOW + 1e5)).collect();
-        let mt = b.job(p, multi, 4.0, NOW + 1e5);
-        for &j in &running {
-            b.task(j, SchedulerState::Running, 0.0, 5000.0, 4000.0, LAST - 100.0);
-        }
-        let state = b.build();
-        let e = enforce(
-            &state,
-            &list(&state, &[running[0], running[1], mt]),
-            &quiet_rr(&state),
-            LAST,
-            NOW,
-        );
+        assert_eq!(action(&e, next_single), Some((start, ActionReason::Scheduled)));
+    }
+
+    #[test]
+    fn a_multithread_job_that_would_not_fit_beside_the_scheduled_jobs_waits() {
+        // Two scheduled jobs keep two of the four CPUs: even once the other two have
+        // checkpointed, the 4-thread job would not fit beside them (2 + 4 > ncpus + 1).
+        let (state, running, mt) = singles_beside_a_multithread_job(4, 4);
+        let run_list = list(&state, &[running[0], running[1], mt]);
+        let e = enforce(&state, &run_list, &quiet_rr(&state), LAST, NOW);
         assert_eq!(skipped(&e, mt), Some(ActionReason::NoFreeInstance));
         assert_eq!(
             action(&e, running[3]),
