@@ -35,6 +35,19 @@ pub const REPORT_DELAY_AFTER_COMPLETION: f64 = 3600.0;
 /// Report when a project has this many results ready.
 pub const MAX_READY_RESULTS: u32 = 64;
 
+/// Report batching: a result whose latency (deadline − receipt) is shorter than the
+/// reporting margin would be reported as soon as it completes, one scheduler RPC per
+/// job (6-minute jobs due in an hour: ten an hour). While its project's queue is well
+/// stocked (see [`crate::work_fetch::report_batching`]) it waits instead until
+/// its deadline is this fraction of its latency away, or until the queue has drained to
+/// its refill point, when the report and the work request that refills the queue share
+/// one RPC.
+pub const HELD_REPORT_LEAD_FRACTION: f64 = 0.25;
+
+/// The least time before its deadline a held result is reported at, seconds: room for
+/// a few retries of a failed RPC.
+pub const MIN_HELD_REPORT_LEAD: f64 = 300.0;
+
 /// The wait after `nfailures` earlier consecutive failures: min(60 · 2ⁿ, 14400) ×
 /// U[0.5, 1), n capped at [`RPC_BACKOFF_MAX_EXPONENT`]; the randomness spreads clients
 /// out so that a server coming back up doesn't meet them all at once.
@@ -160,15 +173,64 @@ impl fmt::Display for ReportReason {
 #[derive(Clone, Copy, Default)]
 struct Ready {
     count: u32,
-    earliest_deadline: Option<(Time, JobId)>,
+    /// The result that falls due first because of its deadline: its deadline, how long
+    /// before it it is reported (see [`ReportLead::lead`]), and which.
+    earliest_due: Option<(Time, f64, JobId)>,
     earliest_completion: Option<(Time, JobId)>,
 }
 
+/// How long before its deadline a result is reported at the latest, unless held:
+/// max(1 day, work_buf_min). A result whose latency is shorter is reported on
+/// completion.
+pub fn report_margin(state: &ClientState) -> f64 {
+    SECONDS_PER_DAY.max(state.prefs.work_buf_min())
+}
+
+/// Whether short-deadline results may be held for batching at all: only on a host
+/// always in reach ([`crate::model::TimeStats::late_report_margin`] zero). One that may
+/// be off or offline when the deadline comes reports them as soon as it can.
+pub fn reports_may_wait(state: &ClientState) -> bool {
+    state.time_stats.late_report_margin() <= 0.0
+}
+
+/// How long before its deadline a ready result is reported.
+#[derive(Clone, Copy)]
+struct ReportLead {
+    /// max(1 day, work_buf_min).
+    margin: f64,
+    /// Results may be held at all ([`reports_may_wait`]).
+    may_wait: bool,
+}
+
+impl ReportLead {
+    fn of(state: &ClientState) -> Self {
+        ReportLead { margin: report_margin(state), may_wait: reports_may_wait(state) }
+    }
+
+    /// How long before its deadline `job`'s result is reported: `margin`, or, `held`
+    /// (its project's queue well stocked) with a latency shorter than `margin`,
+    /// [`HELD_REPORT_LEAD_FRACTION`] of its latency (at least [`MIN_HELD_REPORT_LEAD`]).
+    fn lead(self, job: &Job, held: bool) -> f64 {
+        let latency = job.report_deadline - job.received_time;
+        if held && self.may_wait && latency < self.margin {
+            (latency * HELD_REPORT_LEAD_FRACTION).max(MIN_HELD_REPORT_LEAD).min(self.margin)
+        } else {
+            self.margin
+        }
+    }
+}
+
 impl Ready {
-    fn add(&mut self, id: JobId, job: &Job) {
+    fn add(&mut self, id: JobId, job: &Job, lead: ReportLead, held: bool) {
         self.count += 1;
-        if self.earliest_deadline.is_none_or(|(d, _)| job.report_deadline < d) {
-            self.earliest_deadline = Some((job.report_deadline, id));
+        let deadline = job.report_deadline;
+        let lead = lead.lead(job, held);
+        let earlier = |&(d, l, _): &(Time, f64, JobId)| {
+            // Equal leads compare the deadlines themselves, which rounding cannot tie.
+            if l == lead { deadline < d } else { deadline - lead < d - l }
+        };
+        if self.earliest_due.is_none_or(|e| earlier(&e)) {
+            self.earliest_due = Some((deadline, lead, id));
         }
         if self.earliest_completion.is_none_or(|(c, _)| job.completed_time < c) {
             self.earliest_completion = Some((job.completed_time, id));
@@ -181,13 +243,17 @@ fn unreported(job: &Job) -> bool {
     job.ready_to_report && !job.got_server_ack
 }
 
-fn ready_results(state: &ClientState) -> Vec<Ready> {
+/// Per project, its unreported results; `well_stocked` (by project id) says whose
+/// results may be held (see [`HELD_REPORT_LEAD_FRACTION`]).
+fn ready_results(state: &ClientState, well_stocked: &[bool]) -> Vec<Ready> {
     let mut ready = vec![Ready::default(); state.projects.len()];
+    let lead = ReportLead::of(state);
     for id in state.job_ids() {
         let job = state.job(id);
         if unreported(job) {
-            if let Some(r) = ready.get_mut(job.project.index()) {
-                r.add(id, job);
+            let p = job.project.index();
+            if let Some(r) = ready.get_mut(p) {
+                r.add(id, job, lead, well_stocked.get(p).copied().unwrap_or(false));
             }
         }
     }
@@ -203,9 +269,8 @@ fn reason_from(
     if project.sched_rpc_pending {
         return Some(ReportReason::UserRequest);
     }
-    let margin = SECONDS_PER_DAY.max(state.prefs.work_buf_min());
-    if let Some((deadline, job)) = ready.earliest_deadline {
-        if deadline <= now + margin {
+    if let Some((deadline, lead, job)) = ready.earliest_due {
+        if deadline <= now + lead {
             return Some(ReportReason::DeadlineNear(job));
         }
     }
@@ -229,14 +294,16 @@ fn reason_from(
 /// Why the project's results should be reported now, if they should: a user request;
 /// a ready, unacknowledged result whose deadline is within max(1 day, work_buf_min);
 /// [`MAX_READY_RESULTS`] or more ready; `report_results_immediately`; a result
-/// completed more than an hour ago. The most urgent reason is given.
+/// completed more than an hour ago. The most urgent reason is given. No result is held
+/// for batching here (see [`report_reasons`]).
 pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Option<ReportReason> {
     let p = state.projects.get(project.index())?;
     let mut ready = Ready::default();
+    let lead = ReportLead::of(state);
     for id in state.job_ids() {
         let job = state.job(id);
         if job.project == project && unreported(job) {
-            ready.add(id, job);
+            ready.add(id, job, lead, false);
         }
     }
     reason_from(state, p, &ready, now)
@@ -244,10 +311,10 @@ pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Opti
 
 /// The earliest time at which some project's results will need reporting (see
 /// [`report_reason`]), no earlier than that project's `min_rpc_time`; `None` when no
-/// result waits. A client sleeps until then instead of polling.
-pub fn next_report_time(state: &ClientState, now: Time) -> Option<Time> {
-    let margin = SECONDS_PER_DAY.max(state.prefs.work_buf_min());
-    ready_results(state)
+/// result waits. A client sleeps until then instead of polling. `well_stocked` is
+/// [`report_reasons`]'.
+pub fn next_report_time(state: &ClientState, now: Time, well_stocked: &[bool]) -> Option<Time> {
+    ready_results(state, well_stocked)
         .iter()
         .zip(&state.projects)
         .filter_map(|(ready, project)| {
@@ -257,7 +324,7 @@ pub fn next_report_time(state: &ClientState, now: Time) -> Option<Time> {
             {
                 now
             } else {
-                let by_deadline = ready.earliest_deadline.map(|(d, _)| d - margin);
+                let by_deadline = ready.earliest_due.map(|(deadline, lead, _)| deadline - lead);
                 let by_completion = ready
                     .earliest_completion
                     .map(|(c, _)| if c <= 0.0 { now } else { c + REPORT_DELAY_AFTER_COMPLETION });
@@ -271,9 +338,15 @@ pub fn next_report_time(state: &ClientState, now: Time) -> Option<Time> {
         .min_by(f64::total_cmp)
 }
 
-/// [`report_reason`] for every project (indexed by id), in one pass over the jobs.
-pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason>> {
-    ready_results(state)
+/// [`report_reason`] for every project (indexed by id), in one pass over the jobs, with
+/// the short-deadline results of the projects `well_stocked` marks (by id) held for
+/// batching (see [`HELD_REPORT_LEAD_FRACTION`]; `&[]`: none held).
+pub fn report_reasons(
+    state: &ClientState,
+    now: Time,
+    well_stocked: &[bool],
+) -> Vec<Option<ReportReason>> {
+    ready_results(state, well_stocked)
         .iter()
         .zip(&state.projects)
         .map(|(ready, project)| reason_from(state, project, ready, now))
@@ -282,14 +355,15 @@ pub fn report_reasons(state: &ClientState, now: Time) -> Vec<Option<ReportReason
 
 /// The project whose results most need reporting now, and why: the most urgent reason
 /// first, then the lowest id (seed 002's order), among the projects `may_contact`
-/// allows. `None` when no report is due.
+/// allows. `None` when no report is due. `well_stocked` is [`report_reasons`]'.
 pub fn most_urgent_report(
     state: &ClientState,
     now: Time,
+    well_stocked: &[bool],
     may_contact: impl Fn(ProjectId) -> bool,
 ) -> Option<(ProjectId, ReportReason)> {
     let mut best: Option<(ProjectId, ReportReason)> = None;
-    for (index, reason) in report_reasons(state, now).into_iter().enumerate() {
+    for (index, reason) in report_reasons(state, now, well_stocked).into_iter().enumerate() {
         let project = ProjectId::from_index(index);
         let Some(reason) = reason.filter(|_| may_contact(project)) else { continue };
         if best.is_none_or(|(_, b)| reason.rank() < b.rank()) {
@@ -358,7 +432,7 @@ pub fn poll_session(
         }
     }
     let mut best: Option<(u8, ProjectId)> = None;
-    for (index, reason) in report_reasons(state, now).into_iter().enumerate() {
+    for (index, reason) in report_reasons(state, now, &[]).into_iter().enumerate() {
         let Some(reason) = reason else { continue };
         let project = &state.projects[index];
         if project.min_rpc_time > now || (project.suspended && reason != ReportReason::UserRequest)
@@ -549,12 +623,12 @@ mod tests {
         let anyone = |_| true;
         let b = ProjectId(1);
         assert_eq!(
-            most_urgent_report(&state, now, anyone),
+            most_urgent_report(&state, now, &[], anyone),
             Some((b, ReportReason::DeadlineNear(JobId(1))))
         );
         // A project that may not be contacted now is passed over.
         assert_eq!(
-            most_urgent_report(&state, now, |p| p != b),
+            most_urgent_report(&state, now, &[], |p| p != b),
             Some((ProjectId(0), ReportReason::CompletedLongAgo(JobId(0))))
         );
         // Always in reach: the report rides along with work requests.
@@ -605,13 +679,13 @@ mod tests {
         state.config.report_results_immediately = false;
         state.projects[0].sched_rpc_pending = true;
         assert_eq!(report_reason(&state, a, now), Some(ReportReason::UserRequest));
-        assert_eq!(report_reasons(&state, now), vec![Some(ReportReason::UserRequest), None]);
+        assert_eq!(report_reasons(&state, now, &[]), vec![Some(ReportReason::UserRequest), None]);
 
         let many = state_with_ready(&vec![(far, now - 60.0); 64]);
         assert_eq!(report_reason(&many, a, now), Some(ReportReason::TooManyResults(64)));
         let fewer = state_with_ready(&vec![(far, now - 60.0); 63]);
         assert_eq!(report_reason(&fewer, a, now), None);
-        assert_eq!(report_reasons(&fewer, now), vec![None, None]);
+        assert_eq!(report_reasons(&fewer, now, &[]), vec![None, None]);
         assert!(ReportReason::TooManyResults(64).to_string().contains("64"));
     }
 
@@ -621,18 +695,62 @@ mod tests {
         let far = now + 10.0 * SECONDS_PER_DAY;
         let mut state = state_with_ready(&[(far, now - 600.0)]);
         // An hour after completion, and report_reason agrees from then on.
-        let due = next_report_time(&state, now).expect("a result waits");
+        let due = next_report_time(&state, now, &[]).expect("a result waits");
         assert_eq!(due, now - 600.0 + REPORT_DELAY_AFTER_COMPLETION);
         assert_eq!(report_reason(&state, ProjectId(0), due - 1.0), None);
         assert!(report_reason(&state, ProjectId(0), due).is_some());
         // A near deadline makes it due at once; min_rpc_time still holds it back.
         state.jobs[0].report_deadline = now + 1000.0;
-        assert_eq!(next_report_time(&state, now), Some(now));
+        assert_eq!(next_report_time(&state, now, &[]), Some(now));
         state.projects[0].min_rpc_time = now + 50.0;
-        assert_eq!(next_report_time(&state, now), Some(now + 50.0));
+        assert_eq!(next_report_time(&state, now, &[]), Some(now + 50.0));
         // Nothing waits: no time.
         state.jobs[0].got_server_ack = true;
-        assert_eq!(next_report_time(&state, now), None);
+        assert_eq!(next_report_time(&state, now, &[]), None);
+    }
+
+    #[test]
+    fn a_well_stocked_projects_short_deadline_results_wait_for_a_quarter_of_their_latency() {
+        let now = 1e6;
+        let a = ProjectId(0);
+        // Received an hour before its deadline, completed a minute ago, due in 50 minutes.
+        let mut state = state_with_ready(&[(now + 3000.0, now - 60.0)]);
+        state.jobs[0].received_time = now - 600.0;
+        let held = [true, false];
+        // Not held: due at once (its deadline is within a day).
+        let near = Some(ReportReason::DeadlineNear(JobId(0)));
+        assert_eq!(report_reasons(&state, now, &[]), vec![near, None]);
+        assert_eq!(next_report_time(&state, now, &[]), Some(now));
+        // Held: due a quarter of its hour before the deadline, and report_reasons agrees.
+        let due = now + 3000.0 - 900.0;
+        assert_eq!(next_report_time(&state, now, &held), Some(due));
+        assert_eq!(report_reasons(&state, due - 1.0, &held), vec![None, None]);
+        assert_eq!(report_reasons(&state, due, &held), vec![near, None]);
+        assert_eq!(most_urgent_report(&state, now, &held, |_| true), None);
+        // report_reason holds nothing.
+        assert_eq!(report_reason(&state, a, now), near);
+        // At least MIN_HELD_REPORT_LEAD before the deadline, whatever the latency.
+        state.jobs[0].received_time = now - 100.0;
+        state.jobs[0].report_deadline = now + 600.0;
+        const { assert!(700.0 * HELD_REPORT_LEAD_FRACTION < MIN_HELD_REPORT_LEAD) };
+        assert_eq!(next_report_time(&state, now, &held), Some(now + 600.0 - MIN_HELD_REPORT_LEAD));
+        // The other rules still hold: an hour after completion it goes.
+        state.jobs[0].report_deadline = now + 20_000.0;
+        state.jobs[0].received_time = now - 8000.0;
+        assert_eq!(
+            next_report_time(&state, now, &held),
+            Some(now - 60.0 + REPORT_DELAY_AFTER_COMPLETION)
+        );
+        // A result with a day's latency or more is not held: the day's margin reports it.
+        state.jobs[0].report_deadline = now + 3000.0;
+        state.jobs[0].received_time = now + 3000.0 - SECONDS_PER_DAY;
+        assert_eq!(report_reasons(&state, now, &held), vec![near, None]);
+        // Nor on a host often out of reach: its late-report margin outlasts the latency.
+        state.jobs[0].received_time = now - 600.0;
+        state.time_stats.on_frac = 0.6;
+        state.time_stats.on_lambda = Some(4.0 * 3600.0);
+        assert!(state.time_stats.late_report_margin() > 3600.0);
+        assert_eq!(report_reasons(&state, now, &held), vec![near, None]);
     }
 
     #[test]

@@ -257,13 +257,13 @@ fn explain_in_the_middle_of_a_run_says_why_the_short_deadline_project_runs_first
 /// checkpoints beside it; before its turn it waits, and explain says so.
 #[test]
 fn explain_in_the_middle_of_a_run_says_why_the_multithread_job_runs_or_waits() {
-    let runs = explain_after("multithread_mix", "0.1398");
+    let runs = explain_after("multithread_mix", "0.1400");
     assert_eq!(runs["run_list"][0]["project"], "lattice", "{runs}");
     let actions = runs["actions"].as_array().expect("actions");
     let to_checkpoint = actions.iter().filter(|a| a["reason"] == "not_checkpointed").count();
     assert!(to_checkpoint > 0, "{runs}");
     assert!(actions.iter().any(|a| a["project"] == "lattice" && a["reason"] == "scheduled"));
-    let waits = explain_after("multithread_mix", "1.44");
+    let waits = explain_after("multithread_mix", "3.206");
     assert_eq!(waits["multithread"]["project"], "lattice");
     assert_eq!(waits["multithread"]["outcome"], "waits_its_turn", "{waits}");
 }

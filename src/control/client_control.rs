@@ -46,7 +46,9 @@ use crate::model::{
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{most_urgent_report, next_report_time, report_goes_first};
-use crate::work_fetch::{WorkRequest, clear_backoff, piggyback_request};
+use crate::work_fetch::{
+    ReportBatching, WorkRequest, clear_backoff, piggyback_request, report_batching,
+};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +117,8 @@ pub struct ClientControl {
     clock_seen: Option<Time>,
     /// The latest decision, whose work-fetch choice the RPC step acts on.
     last_decision: Option<Decision>,
+    /// How each project's results are reported, as of the latest decision.
+    report_batching: Vec<ReportBatching>,
     decisions: u64,
     rpcs: u64,
     acked_jobs: usize,
@@ -171,6 +175,7 @@ impl ClientControl {
             next_rpc_allowed: start,
             clock_seen: None,
             last_decision: None,
+            report_batching: Vec::new(),
             decisions: 0,
             rpcs: 0,
             acked_jobs: 0,
@@ -522,6 +527,7 @@ impl ClientControl {
         // A watch that is cleared and set again in one decision is no change: keep only
         // the last word for each task.
         dedup_watches(&mut commands);
+        self.report_batching = report_batching(&self.state, &decision.facts, &decision.rr_sim);
         self.plan_fetch_check(&decision, now);
         if let Some(previous) = self.last_decision.replace(decision) {
             self.decision_scratch.recycle(previous);
@@ -561,7 +567,8 @@ impl ClientControl {
                 }
             }
         }
-        if let Some(due) = next_report_time(&self.state, now) {
+        if let Some(due) = next_report_time(&self.state, now, &well_stocked(&self.report_batching))
+        {
             next = next.min(due);
         }
         self.next_fetch_check = next;
@@ -654,14 +661,18 @@ impl ClientControl {
     }
 
     /// The scheduler RPC to make now: the latest decision's work request, else a report
-    /// that is due (asking for the project's share of any shortfall on the way). `None`
-    /// when nothing is wanted; the next look is planned then.
+    /// that is due (asking for the project's share of any shortfall on the way; a
+    /// batched project whose queue has drained to its refill point asks for its whole
+    /// uncovered share, see [`piggyback_request`]). A well-stocked project's short-deadline
+    /// results wait ([`report_batching`]). `None` when nothing is wanted; the next look
+    /// is planned then.
     pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
         let fetch = decision.work_fetch.request;
         // Reports are looked at when nothing is fetched, or when one may have to go first.
+        let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
-            most_urgent_report(&self.state, now, |p| {
+            most_urgent_report(&self.state, now, &well_stocked(batching), |p| {
                 let project = self.state.project(p);
                 project.min_rpc_time <= now && !project.rpc_in_flight
             })
@@ -680,7 +691,9 @@ impl ClientControl {
                 WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
             }
             (Some((project, _)), None) => {
-                piggyback_request(&self.state, &decision.rr_sim, &decision.facts, project, now)
+                let batching = batching.get(project.index()).copied().unwrap_or_default();
+                let (rr, facts) = (&decision.rr_sim, &decision.facts);
+                piggyback_request(&self.state, rr, facts, project, batching, now)
             }
             (None, Some(request)) => request,
             (None, None) => {
@@ -898,6 +911,12 @@ impl ClientControl {
 /// The slot of a job's task (enforcement gives every started job one).
 fn slot_of(job: &crate::model::Job) -> u32 {
     job.task.as_ref().map_or(u32::MAX, |t| t.slot)
+}
+
+/// Per project, whether its short-deadline results may be held (see
+/// [`ReportBatching::WellStocked`]).
+fn well_stocked(batching: &[ReportBatching]) -> Vec<bool> {
+    batching.iter().map(|&b| b == ReportBatching::WellStocked).collect()
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep

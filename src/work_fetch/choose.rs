@@ -11,7 +11,7 @@
 use super::backoff::backed_off;
 use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
 use super::job_cap::job_cap_reached;
-use super::latency_cap::{latency_bookings, latency_caps};
+use super::latency_cap::{ReportBatching, latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
@@ -345,31 +345,36 @@ fn send_req(
         if step.zeroed[r] {
             return ResourceRequest::default();
         }
-        let trigger = r == step.resource && step.top_up.is_none();
-        capped(resource_request(state, rr, info, usable, r, trigger), caps[r])
+        let ask =
+            if r == step.resource && step.top_up.is_none() { Ask::Trigger } else { Ask::OwnShare };
+        capped(resource_request(state, rr, info, usable, r, ask), caps[r])
     });
     with_scalar_seconds(info.project, resources)
 }
 
 /// What to ask one project for one resource: the resource's whole shortfall when it
-/// triggered the fetch, else the project's own uncovered share of it.
+/// triggered the fetch; else the project's own uncovered share of it, as far as the
+/// resource is short; for a refill (see [`piggyback_request`]) its own uncovered share.
 fn resource_request(
     state: &ClientState,
     rr: &RrSimOutput,
     info: &ProjectFetchInfo,
     usable: &ResourceMap<bool>,
     r: ResourceType,
-    trigger: bool,
+    ask: Ask,
 ) -> ResourceRequest {
     if !usable[r] || info.backed_off[r] || info.job_cap_reached[r] || !info.may_supply[r] {
         return ResourceRequest::default();
     }
     let sim = rr.resources[r];
     let nidle = sim.nidle.max(0.0);
+    let trigger = ask == Ask::Trigger;
     let shortfall = if trigger {
         sim.shortfall.max(0.0)
     } else if state.project_overworked_for(info.project, r) {
         0.0
+    } else if ask == Ask::Refill {
+        info.shortfall[r].max(0.0)
     } else {
         sim.shortfall.max(0.0).min(info.shortfall[r])
     };
@@ -390,13 +395,21 @@ fn resource_request(
 /// also asks for work, "enough to bring us up to the high-water mark", for whatever
 /// the project's fair share of each resource leaves uncovered. A project that is not
 /// askable for work (suspended, no new tasks, latency-limited) gets an empty request.
+///
+/// A batched project whose queue has drained to its refill point (`batching`
+/// [`ReportBatching::Refill`]) asks for its whole uncovered share of each resource,
+/// whether or not the resource as a whole is short, within its latency cap: its jobs are
+/// due soon, so a buffer filled by the others' longer jobs would otherwise leave it
+/// without work until the resource next runs short.
 pub fn piggyback_request(
     state: &ClientState,
     rr: &RrSimOutput,
     facts: &[ProjectFacts],
     project: ProjectId,
+    batching: ReportBatching,
     now: Time,
 ) -> WorkRequest {
+    let ask = if batching == ReportBatching::Refill { Ask::Refill } else { Ask::OwnShare };
     let infos = project_infos(state, rr, facts, now);
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
@@ -405,12 +418,23 @@ pub fn piggyback_request(
         Some(info) if askable(state, info) && state.network_mode != RunMode::Never => {
             let caps = latency_caps(state, facts, rr, project);
             ResourceMap::from_fn(|r| {
-                capped(resource_request(state, rr, info, &usable, r, false), caps[r])
+                capped(resource_request(state, rr, info, &usable, r, ask), caps[r])
             })
         }
         _ => ResourceMap::default(),
     };
     with_scalar_seconds(project, resources)
+}
+
+/// How much of a resource a request asks for (see `resource_request`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    /// The resource triggered the fetch: its whole shortfall.
+    Trigger,
+    /// The project's uncovered share, as far as the resource is short.
+    OwnShare,
+    /// The project's uncovered share.
+    Refill,
 }
 
 /// A resource's request limited to `cap` instance-seconds; nothing at all when the cap
@@ -597,23 +621,28 @@ mod tests {
         assert!(request.requests(CPU) && !request.requests(NVIDIA));
     }
 
+    /// The request a report of `project` carries, unbatched.
+    fn report_request(state: &ClientState, rr: &RrSimOutput, project: ProjectId) -> WorkRequest {
+        let facts = ProjectFacts::gather(state);
+        piggyback_request(state, rr, &facts, project, ReportBatching::Unbatched, 1000.0)
+    }
+
     #[test]
     fn a_report_asks_for_the_projects_uncovered_share() {
         let mut state = host();
         let both = add_project(&mut state, "both", &[CPU, NVIDIA]);
         let mut rr = busy_rr(&state);
         // Buffer full: the report asks for nothing.
-        let request = piggyback_request(&state, &rr, &ProjectFacts::gather(&state), both, 1000.0);
-        assert_eq!(request.work_req_seconds, 0.0);
+        assert_eq!(report_request(&state, &rr, both).work_req_seconds, 0.0);
         // Some GPU shortfall, of which the project's own share covers 300 s.
         short(&mut rr, NVIDIA, 800.0);
         rr.projects[both.index()].shortfall[NVIDIA] = 300.0;
-        let request = piggyback_request(&state, &rr, &ProjectFacts::gather(&state), both, 1000.0);
+        let request = report_request(&state, &rr, both);
         assert_eq!(request.resources[NVIDIA].req_seconds, 300.0);
         assert!(!request.requests(CPU));
         // A project that may not be asked for work (no new tasks) gets an empty request.
         state.projects[both.index()].dont_request_more_work = true;
-        assert_eq!(piggyback_request(&state, &rr, &[], both, 1000.0).work_req_seconds, 0.0);
+        assert_eq!(report_request(&state, &rr, both).work_req_seconds, 0.0);
     }
 
     #[test]

@@ -10,14 +10,28 @@
 //! disturbance. Capping the request at `share × latency` keeps such a project within
 //! its share without ever running in EDF.
 
-use crate::estimate::remaining_duration;
+use crate::estimate::{remaining_duration, unstarted_duration};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
+use crate::rpc_policy::{report_margin, reports_may_wait};
 use crate::rr_sim::RrSimOutput;
 
 /// Only this fraction of a project's latency is booked: the rest is slack for what the
 /// estimates don't see (jobs longer than estimated, the scheduling period's rotation,
 /// the time to report), so that a queue sized to the cap meets its deadlines without EDF.
 pub(crate) const LATENCY_BOOKING: f64 = 0.5;
+
+/// A project is well stocked, and its short-deadline results may wait to be reported
+/// (see [`crate::rpc_policy::HELD_REPORT_LEAD_FRACTION`]), while what it holds under its
+/// latency cap stays above this fraction of the cap: when the queue drains to it, the
+/// held reports go out with a request that refills the queue (several jobs in one RPC
+/// instead of one job per RPC as each finishes).
+pub(crate) const LATENCY_REFILL: f64 = 0.5;
+
+/// A project is well stocked only where its latency cap holds at least this many of its
+/// jobs: a refill at [`LATENCY_REFILL`] then brings two or more jobs, while holding the
+/// results of a project whose cap holds a job or two would save no RPC and only delay
+/// the requests its reports carry.
+pub(crate) const MIN_BATCH_JOBS: f64 = 4.0;
 
 /// What a project may hold of one resource under the latency cap, and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,45 +93,42 @@ pub(crate) fn latency_bookings(
     rr: &RrSimOutput,
     project: ProjectId,
 ) -> ResourceMap<LatencyBooking> {
+    // Only the resources where the latency is known need the queue measured.
+    let (_, share) = shares(state, rr, project);
+    let latency = facts.get(project.index()).map(|f| f.min_latency).unwrap_or_default();
+    let known = ResourceMap::from_fn(|r| latency[r].is_some() && share[r] > 0.0);
+    let mut queued: ResourceMap<f64> = ResourceMap::default();
+    for index in 0..state.jobs.len() {
+        if state.jobs[index].project != project {
+            continue;
+        }
+        if let Some((resource, work, _)) = queued_work(state, rr, index, |r| known[r]) {
+            queued[resource] += work;
+        }
+    }
+    latency_bookings_with(state, facts, rr, project, |r| queued[r])
+}
+
+/// [`latency_bookings`] for `project` whose queued instance-seconds per resource are
+/// `queued` (only read where its latency is known).
+fn latency_bookings_with(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    rr: &RrSimOutput,
+    project: ProjectId,
+    queued: impl Fn(ResourceType) -> f64,
+) -> ResourceMap<LatencyBooking> {
     let unknown = LatencyBooking { capacity: f64::INFINITY, queued: 0.0, from_latency: false };
     let Some(latency) = facts.get(project.index()).map(|f| f.min_latency) else {
         return ResourceMap::from_fn(|_| unknown);
     };
-    // A project the fair-share target gives none of a resource is asked for it only
-    // when the resource needs work no one else supplies: what it can finish in time
-    // there is what the whole resource can.
-    let target = rr.projects.get(project.index()).map(|p| p.share).unwrap_or_default();
-    let share = ResourceMap::from_fn(|r| {
-        if target[r] > 0.0 { target[r] } else { f64::from(state.instances(r)) }
-    });
+    let (target, share) = shares(state, rr, project);
     let known = ResourceMap::from_fn(|r| latency[r].is_some() && share[r] > 0.0);
-    let mut queued: ResourceMap<f64> = ResourceMap::default();
-    for (index, job) in state.jobs.iter().enumerate() {
-        if job.project != project {
-            continue;
-        }
-        // A job the simulation took part in is nearly runnable, and the simulation
-        // already estimated it: reuse that rather than estimating every queued job of
-        // the project again on each call.
-        let simulated = rr.jobs.get(index).filter(|sim| sim.simulated);
-        let id = JobId::from_index(index);
-        if simulated.is_none() && !state.job_nearly_runnable(id) {
-            continue;
-        }
-        let Some(av) = job.app_version else { continue };
-        let usage = state.app_version(av).usage;
-        let resource = usage.main_resource();
-        if known[resource] {
-            let remaining = simulated
-                .map_or_else(|| remaining_duration(state, id), |sim| sim.remaining_duration);
-            queued[resource] += remaining * usage.main_usage();
-        }
-    }
     let available = |r: ResourceType| state.time_stats.available_frac(r);
     ResourceMap::from_fn(|r| match latency[r] {
         Some(latency) if known[r] => LatencyBooking {
             capacity: share[r] * LATENCY_BOOKING * latency * available(r),
-            queued: queued[r],
+            queued: queued(r),
             from_latency: true,
         },
         None if share[r] > 0.0 && target[r] > 0.0 => LatencyBooking {
@@ -127,6 +138,135 @@ pub(crate) fn latency_bookings(
         },
         _ => unknown,
     })
+}
+
+/// A project's fair-share target per resource, and the instances its latency cap is
+/// sized by: the target, or all of the resource's where the target gives it none.
+fn shares(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    project: ProjectId,
+) -> (ResourceMap<f64>, ResourceMap<f64>) {
+    // A project the fair-share target gives none of a resource is asked for it only
+    // when the resource needs work no one else supplies: what it can finish in time
+    // there is what the whole resource can.
+    let target = rr.projects.get(project.index()).map(|p| p.share).unwrap_or_default();
+    let share = ResourceMap::from_fn(|r| {
+        if target[r] > 0.0 { target[r] } else { f64::from(state.instances(r)) }
+    });
+    (target, share)
+}
+
+/// The instance-seconds job `index` has queued on its main resource (and the instances
+/// it uses there), if it is nearly runnable and `counted` takes that resource.
+fn queued_work(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    index: usize,
+    counted: impl Fn(ResourceType) -> bool,
+) -> Option<(ResourceType, f64, f64)> {
+    let job = &state.jobs[index];
+    // A job the simulation took part in is nearly runnable, and the simulation already
+    // estimated it: reuse that rather than estimating every queued job again.
+    let simulated = rr.jobs.get(index).filter(|sim| sim.simulated);
+    let id = JobId::from_index(index);
+    if simulated.is_none() && !state.job_nearly_runnable(id) {
+        return None;
+    }
+    let usage = state.app_version(job.app_version?).usage;
+    let resource = usage.main_resource();
+    if !counted(resource) {
+        return None;
+    }
+    let remaining =
+        simulated.map_or_else(|| remaining_duration(state, id), |sim| sim.remaining_duration);
+    Some((resource, remaining * usage.main_usage(), usage.main_usage()))
+}
+
+/// How a project's short-deadline results are reported (see
+/// [`crate::rpc_policy::HELD_REPORT_LEAD_FRACTION`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportBatching {
+    /// As they fall due: it has no result waiting, its jobs' latency is a day or more,
+    /// its latency cap is unknown or holds fewer than [`MIN_BATCH_JOBS`] of its jobs.
+    #[default]
+    Unbatched,
+    /// It holds more than [`LATENCY_REFILL`] of its latency cap wherever it has one: its
+    /// short-deadline results may wait.
+    WellStocked,
+    /// Its queue has drained to the refill point: its results go now, with a request
+    /// for its uncovered share ([`super::piggyback_request`]).
+    Refill,
+}
+
+/// Per project (by id), how its results are reported (see [`ReportBatching`]): batched
+/// on a host always in reach ([`crate::rpc_policy::reports_may_wait`]) when it has
+/// results waiting, a latency cap on some resource, and on every resource
+/// where it has one, a latency shorter than the reporting margin and room for
+/// [`MIN_BATCH_JOBS`] of its largest queued job. `rr` and `facts` are of this same
+/// `state`. One pass over the jobs of the projects with results waiting.
+pub fn report_batching(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    rr: &RrSimOutput,
+) -> Vec<ReportBatching> {
+    let mut batching = vec![ReportBatching::Unbatched; state.projects.len()];
+    let margin = report_margin(state);
+    // Only a project with results waiting and jobs due within the margin can be batched.
+    let wanted: Vec<bool> = (0..state.projects.len())
+        .map(|p| {
+            facts.get(p).is_some_and(|f| {
+                f.ready_to_report > 0 && f.min_latency.0.iter().flatten().any(|&l| l < margin)
+            })
+        })
+        .collect();
+    if !wanted.contains(&true) || !reports_may_wait(state) {
+        return batching;
+    }
+    // Per project and resource: the work queued, and the largest job.
+    let mut queued: Vec<ResourceMap<(f64, f64)>> =
+        vec![ResourceMap::default(); state.projects.len()];
+    for index in 0..state.jobs.len() {
+        let p = state.jobs[index].project.index();
+        if !wanted.get(p).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Some((resource, work, _)) = queued_work(state, rr, index, |_| true) {
+            queued[p][resource].0 += work;
+        }
+        // The size of its jobs, whole, as the server sends them (a job nearly done is no
+        // measure of the next), from those queued and those waiting to be reported.
+        let job = &state.jobs[index];
+        if let Some(av) = job.app_version.filter(|_| !job.got_server_ack) {
+            let usage = state.app_version(av).usage;
+            let size = unstarted_duration(state, JobId::from_index(index)) * usage.main_usage();
+            let largest = &mut queued[p][usage.main_resource()].1;
+            *largest = largest.max(size);
+        }
+    }
+    for (p, batching) in batching.iter_mut().enumerate() {
+        if !wanted[p] {
+            continue;
+        }
+        let project = ProjectId::from_index(p);
+        let queued = &queued[p];
+        let latency = facts[p].min_latency;
+        let bookings = latency_bookings_with(state, facts, rr, project, |r| queued[r].0);
+        let capped: Vec<(ResourceType, LatencyBooking)> = bookings
+            .iter()
+            .filter(|(_, b)| b.from_latency && b.capacity.is_finite())
+            .map(|(r, b)| (r, *b))
+            .collect();
+        let batched = !capped.is_empty()
+            && capped.iter().all(|&(r, b)| {
+                latency[r].is_some_and(|l| l < margin) && b.capacity >= MIN_BATCH_JOBS * queued[r].1
+            });
+        if batched {
+            let stocked = capped.iter().all(|(_, b)| b.room() < LATENCY_REFILL * b.capacity);
+            *batching = if stocked { ReportBatching::WellStocked } else { ReportBatching::Refill };
+        }
+    }
+    batching
 }
 
 #[cfg(test)]
@@ -198,5 +338,78 @@ mod tests {
         let latency = 24.0 * HOUR - 2.0;
         assert!((booking.capacity - 2.0 * LATENCY_BOOKING * latency).abs() < 1e-6, "{booking:?}");
         assert!(rr.projects[short.index()].share[ResourceType::Cpu] > 1.99);
+    }
+
+    /// Two CPUs, two equal projects: `short` with `queued` 6-minute jobs due within
+    /// `latency` hours and one such job done and waiting to be reported, `long` with a
+    /// day's latency.
+    fn reporting(queued: usize, latency: f64) -> (StateBuilder, ProjectId) {
+        let mut b = StateBuilder::new(2);
+        let short = b.project("short", 1.0);
+        let long = b.project("long", 1.0);
+        let short_app = b.app_version(short, cpu_usage(1.0), 1e9);
+        let long_app = b.app_version(long, cpu_usage(1.0), 1e9);
+        let done = b.job(short, short_app, 0.1 * HOUR, latency * HOUR);
+        b.state.jobs[done.index()].state = crate::model::JobState::FilesUploaded;
+        b.state.jobs[done.index()].ready_to_report = true;
+        for _ in 0..queued {
+            b.job(short, short_app, 0.1 * HOUR, latency * HOUR);
+        }
+        b.job(long, long_app, 5.0 * HOUR, 24.0 * HOUR);
+        (b, short)
+    }
+
+    fn batching_of(b: &StateBuilder, project: ProjectId) -> ReportBatching {
+        let facts = ProjectFacts::gather(&b.state);
+        report_batching(&b.state, &facts, &b.simulate())[project.index()]
+    }
+
+    #[test]
+    fn short_deadline_results_are_batched_while_the_queue_is_above_half_its_cap() {
+        // One CPU's share of an hour's latency, half of it booked: about five 6-minute
+        // jobs. Four queued are more than half of it; two are not.
+        assert_eq!(batching_of(&reporting(4, 1.0).0, ProjectId(0)), ReportBatching::WellStocked);
+        assert_eq!(batching_of(&reporting(2, 1.0).0, ProjectId(0)), ReportBatching::Refill);
+        assert_eq!(batching_of(&reporting(0, 1.0).0, ProjectId(0)), ReportBatching::Refill);
+        // The project with nothing to report is not batched.
+        assert_eq!(batching_of(&reporting(4, 1.0).0, ProjectId(1)), ReportBatching::Unbatched);
+    }
+
+    #[test]
+    fn results_are_not_batched_where_it_saves_nothing_or_risks_the_deadline() {
+        // A day's latency: the margin already lets results wait.
+        let (b, short) = reporting(40, 25.0);
+        assert_eq!(batching_of(&b, short), ReportBatching::Unbatched);
+        // A cap that holds fewer than MIN_BATCH_JOBS jobs (6-minute jobs due within 20
+        // minutes: 10 minutes' booking).
+        let (b, short) = reporting(1, 20.0 / 60.0);
+        assert_eq!(batching_of(&b, short), ReportBatching::Unbatched);
+        // A host that may be out of reach when the deadline comes.
+        let (mut b, short) = reporting(4, 1.0);
+        b.state.time_stats.on_frac = 0.6;
+        assert!(b.state.time_stats.late_report_margin() > 0.0);
+        assert_eq!(batching_of(&b, short), ReportBatching::Unbatched);
+    }
+
+    #[test]
+    fn a_refill_asks_for_the_projects_uncovered_share_within_its_cap_when_the_cpu_is_not_short() {
+        // "long" fills the 10-hour buffer of both CPUs; "short" has one job left.
+        let (mut b, short) = reporting(1, 1.0);
+        let long_app = crate::model::AppVersionId::from_index(1);
+        for _ in 0..4 {
+            b.job(ProjectId(1), long_app, 5.0 * HOUR, 24.0 * HOUR);
+        }
+        let facts = ProjectFacts::gather(&b.state);
+        let rr = b.simulate();
+        assert_eq!(rr.resources[ResourceType::Cpu].shortfall, 0.0);
+        let report =
+            |batching| super::super::piggyback_request(&b.state, &rr, &facts, short, batching, 0.0);
+        let side = report(ReportBatching::Unbatched);
+        assert_eq!(side.resources[ResourceType::Cpu].req_seconds, 0.0);
+        let refill = report(ReportBatching::Refill);
+        let asked = refill.resources[ResourceType::Cpu].req_seconds;
+        let room = latency_bookings(&b.state, &facts, &rr, short)[ResourceType::Cpu].room();
+        assert!(asked > 0.0 && asked <= room, "asked {asked}, room {room}");
+        assert_eq!(refill.work_req_seconds, asked);
     }
 }
