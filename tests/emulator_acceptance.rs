@@ -4,7 +4,9 @@
 //!   P3 run for whole scheduling periods, and P1's tasks never wait behind P2/P3 past
 //!   their deadline;
 //! - gpu_share (seed 003's GPU example): B uses ≥ 95 % of the CPU, and the GPU splits
-//!   75/25 between A and B within ±5 points.
+//!   75/25 between A and B within ±5 points;
+//! - seed_scenario1's P1 reports in batches (fewer RPCs than a third of its jobs), never
+//!   after a deadline it finished in time for.
 //!
 //! Both policy models are checked: the faithful default and `boinc_compat`.
 
@@ -324,6 +326,41 @@ fn seed_scenario1_p1_never_waits_behind_p2_p3_past_its_deadline() {
     for boinc_compat in [false, true] {
         let (what, history) = seed_scenario1(boinc_compat);
         assert_p1_never_waits_behind(&what, &history);
+    }
+}
+
+/// P1's 6-minute jobs are due an hour after they arrive, so each result would be
+/// reported as it completes, one scheduler RPC per job. Its reports are batched while its
+/// queue is well stocked and go out with the request that refills it: far fewer RPCs,
+/// and no result that finished in time is reported after its deadline.
+#[test]
+fn seed_scenario1_batches_p1_reports_without_reporting_late() {
+    for boinc_compat in [false, true] {
+        let what = format!("seed_scenario1, 10 days, boinc_compat {boinc_compat}");
+        let result = run("seed_scenario1", 10.0, boinc_compat, true);
+        let mut finished: HashMap<&str, f64> = HashMap::new();
+        let (mut rpcs, mut reported, mut late) = (0u32, 0u32, Vec::new());
+        for event in &result.trace {
+            match event {
+                TraceEvent::Rpc { project, .. } if project == "P1" => rpcs += 1,
+                TraceEvent::JobFinished { time, job, project } if project == "P1" => {
+                    finished.insert(job, *time);
+                }
+                TraceEvent::JobReported { time, job, project, deadline, .. } if project == "P1" => {
+                    reported += 1;
+                    let in_time = finished.get(job.as_str()).is_some_and(|&f| f <= *deadline);
+                    if in_time && *time > *deadline {
+                        late.push((job.clone(), *time - *deadline));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let per_job = f64::from(rpcs) / f64::from(reported.max(1));
+        eprintln!("{what}: {rpcs} P1 RPCs for {reported} P1 results reported ({per_job:.3} each)");
+        assert!(reported > 2000, "{what}: only {reported} P1 results reported");
+        assert!(per_job < 0.35, "{what}: {rpcs} P1 RPCs for {reported} results: not batched");
+        assert!(late.is_empty(), "{what}: results finished in time but reported late: {late:?}");
     }
 }
 
