@@ -8,7 +8,8 @@ use crate::decision::Decision;
 use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
 use crate::model::{ClientState, JobId, JobState, ResourceType, project_labels};
-use crate::work_fetch::scalar_work_request_sizes;
+use crate::rpc_policy::report_due_times;
+use crate::work_fetch::{ReportBatching, report_batching, scalar_work_request_sizes};
 use crate::{Policy, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -144,6 +145,12 @@ pub struct ProjectView {
     pub potentially_runnable: bool,
     /// Per resource, keyed `cpu`, `nvidia`, `amd`, `intel`.
     pub resources: BTreeMap<&'static str, ProjectResourceView>,
+    /// Results computed and waiting to be reported.
+    pub results_waiting: u32,
+    /// Whether its short-deadline results are batched, and how.
+    pub report_batching: ReportBatching,
+    /// When its waiting results will be reported (no sooner than its `min_rpc_time`).
+    pub report_due: Option<Time>,
 }
 
 /// One resource of the work request.
@@ -279,6 +286,9 @@ impl Explanation {
             .collect();
         let total_share = state.total_share(|_| true);
         let sizes = scalar_work_request_sizes(state, &decision.rr_sim, decision.now);
+        let batching = report_batching(state, &decision.facts, &decision.rr_sim);
+        let held: Vec<bool> = batching.iter().map(|&b| b == ReportBatching::WellStocked).collect();
+        let report_due = report_due_times(state, decision.now, &held);
         let mut projects = BTreeMap::new();
         for id in state.project_ids() {
             let project = state.project(id);
@@ -326,6 +336,9 @@ impl Explanation {
                 latency_limited: state.project_latency_limited(id, decision.now),
                 potentially_runnable: state.project_potentially_runnable(id, facts, decision.now),
                 resources,
+                results_waiting: facts.ready_to_report,
+                report_batching: batching.get(id.index()).copied().unwrap_or_default(),
+                report_due: report_due.get(id.index()).copied().flatten(),
             };
             projects.insert(labels[id.index()].clone(), view);
         }
@@ -540,6 +553,24 @@ pub fn render_text(e: &Explanation) -> String {
                      (its estimates may be far too small)"
                 );
             }
+        }
+        if p.results_waiting > 0 {
+            let when = match p.report_due {
+                Some(due) if due > e.now => format!("in {}", hours(due - e.now)),
+                Some(_) => "now".to_string(),
+                None => "when one falls due".to_string(),
+            };
+            let how = match p.report_batching {
+                ReportBatching::Unbatched => format!("reported {when}"),
+                ReportBatching::WellStocked => {
+                    let held = "held while its queue is well stocked: they go with its next refill";
+                    format!("{held}, at the latest {when}")
+                }
+                ReportBatching::Refill => format!(
+                    "reported {when} with a refill (its queue has drained to half its latency cap)"
+                ),
+            };
+            let _ = writeln!(out, "      reports {} result(s) waiting, {how}", p.results_waiting);
         }
     }
     let w = &e.work_request;

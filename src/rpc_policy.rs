@@ -314,10 +314,21 @@ pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Opti
 /// result waits. A client sleeps until then instead of polling. `well_stocked` is
 /// [`report_reasons`]'.
 pub fn next_report_time(state: &ClientState, now: Time, well_stocked: &[bool]) -> Option<Time> {
+    report_due_times(state, now, well_stocked).into_iter().flatten().min_by(f64::total_cmp)
+}
+
+/// Per project (by id), when its results will need reporting (see [`report_reason`];
+/// the projects `well_stocked` marks hold their short-deadline results), no earlier than
+/// `now` and its `min_rpc_time`; `None` where no result waits.
+pub fn report_due_times(
+    state: &ClientState,
+    now: Time,
+    well_stocked: &[bool],
+) -> Vec<Option<Time>> {
     ready_results(state, well_stocked)
         .iter()
         .zip(&state.projects)
-        .filter_map(|(ready, project)| {
+        .map(|(ready, project)| {
             let due = if project.sched_rpc_pending
                 || ready.count >= MAX_READY_RESULTS
                 || (ready.count > 0 && state.config.report_results_immediately)
@@ -335,7 +346,7 @@ pub fn next_report_time(state: &ClientState, now: Time, well_stocked: &[bool]) -
             };
             Some(due.max(now).max(project.min_rpc_time))
         })
-        .min_by(f64::total_cmp)
+        .collect()
 }
 
 /// [`report_reason`] for every project (indexed by id), in one pass over the jobs, with

@@ -252,6 +252,28 @@ fn explain_in_the_middle_of_a_run_says_why_the_short_deadline_project_runs_first
     assert_eq!(first["reason"], "edf", "{first}");
 }
 
+/// In the middle of seed_scenario1, explain says why P1's finished result is not reported
+/// yet: its queue is well stocked, so the result waits for the refill, and says by when.
+#[test]
+fn explain_in_the_middle_of_a_run_says_why_a_result_waits_to_be_reported() {
+    let json = explain_after("seed_scenario1.txt", "2.01");
+    let p1 = &json["projects"]["P1"];
+    assert_eq!(p1["results_waiting"], 1, "{p1}");
+    assert_eq!(p1["report_batching"], "well_stocked", "{p1}");
+    let now = json["now"].as_f64().expect("now");
+    let due = p1["report_due"].as_f64().expect("a report time");
+    // Within the hour P1 gives its jobs, and not now.
+    assert!(due > now && due < now + 3600.0, "due {due}, now {now}");
+    assert_eq!(json["projects"]["P2"]["report_batching"], "unbatched");
+    let out = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .args(["explain", "--after-days", "2.01", "--scenario"])
+        .arg(repo_root().join("examples/scenarios/seed_scenario1.txt"))
+        .output()
+        .expect("the boinc-rs binary runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("held while its queue is well stocked"), "{text}");
+}
+
 /// In the middle of multithread_mix, explain says what the 8-thread job does and why:
 /// at its turn it runs, the single-thread jobs it displaced running on to their
 /// checkpoints beside it; before its turn it waits, and explain says so.

@@ -14,6 +14,7 @@ use crate::estimate::{remaining_duration, unstarted_duration};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
 use crate::rpc_policy::{report_margin, reports_may_wait};
 use crate::rr_sim::RrSimOutput;
+use serde::Serialize;
 
 /// Only this fraction of a project's latency is booked: the rest is slack for what the
 /// estimates don't see (jobs longer than estimated, the scheduling period's rotation,
@@ -185,7 +186,8 @@ fn queued_work(
 
 /// How a project's short-deadline results are reported (see
 /// [`crate::rpc_policy::HELD_REPORT_LEAD_FRACTION`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ReportBatching {
     /// As they fall due: it has no result waiting, its jobs' latency is a day or more,
     /// its latency cap is unknown or holds fewer than [`MIN_BATCH_JOBS`] of its jobs.
