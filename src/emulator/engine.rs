@@ -6,8 +6,8 @@
 //! completion, a time slice's end, a checkpoint a preemption waits for, a moment the
 //! work buffer falls below its low-water mark, a backoff's expiry or an availability
 //! change, so a simulated year costs what its events cost, not what its seconds cost.
-//! Every decision is the core's own [`decide`]: the emulator runs exactly the policies
-//! the live client runs.
+//! Every decision is the core's own [`decide`](crate::decision::decide): the emulator
+//! runs exactly the policies the live client runs.
 //!
 //! The emulated world: a running job progresses at its app version's flops while its
 //! resource may compute; it checkpoints every `checkpoint_period` seconds of running (an
@@ -78,7 +78,7 @@ pub fn max_steps_per_day(state: &ClientState) -> u64 {
 /// Why a run stopped before its end.
 #[derive(Debug, Clone, Error)]
 pub enum SimError {
-    /// The run took more steps than [`MAX_STEPS_PER_DAY`] allows.
+    /// The run took more steps than [`max_steps_per_day`] allows.
     #[error(
         "the scenario made the client act {steps} times in its first {days:.3} simulated days, \
          more than {per_day} a day: it was stopped there. Check the scenario's job sizes \

@@ -26,13 +26,13 @@ pub(crate) const LATENCY_BOOKING: f64 = 0.5;
 /// latency cap stays above this fraction of the cap: when the queue drains to it, the
 /// held reports go out with a request that refills the queue (several jobs in one RPC
 /// instead of one job per RPC as each finishes).
-pub(crate) const LATENCY_REFILL: f64 = 0.5;
+pub const LATENCY_REFILL: f64 = 0.5;
 
 /// A project is well stocked only where its latency cap holds at least this many of its
 /// jobs: a refill at [`LATENCY_REFILL`] then brings two or more jobs, while holding the
 /// results of a project whose cap holds a job or two would save no RPC and only delay
 /// the requests its reports carry.
-pub(crate) const MIN_BATCH_JOBS: f64 = 4.0;
+pub const MIN_BATCH_JOBS: f64 = 4.0;
 
 /// What a project may hold of one resource under the latency cap, and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq)]
