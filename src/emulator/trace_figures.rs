@@ -983,8 +983,11 @@ pub(crate) mod tests {
                 prop_assert!((-tolerance..=1.0 + tolerance).contains(&fraction), "{fraction}");
             }
             prop_assert!(replayed.wasted_fraction <= 1.0 - replayed.idle_fraction + tolerance);
-            prop_assert!((0.0..=2.0).contains(&replayed.share_violation));
-            prop_assert!((0.0..=2.0).contains(&replayed.fair_share_violation));
+            // Both are at most 2 (all of the use where none is owed); a run at that bound
+            // rounds a last bit over it.
+            for violation in [replayed.share_violation, replayed.fair_share_violation] {
+                prop_assert!((0.0..=2.0 + tolerance).contains(&violation), "{violation}");
+            }
             for project in replayed.projects.values() {
                 for &usage in project.usage.values() {
                     prop_assert!((-tolerance..=1.0 + tolerance).contains(&usage), "{usage}");
