@@ -8,8 +8,8 @@ use crate::decision::Decision;
 use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
 use crate::model::{ClientState, JobId, JobState, ResourceType, project_labels};
-use crate::rpc_policy::report_due_times;
-use crate::work_fetch::{ReportBatching, report_batching, scalar_work_request_sizes};
+use crate::rpc_policy::{ReportBatching, report_due_times};
+use crate::work_fetch::{report_batching, scalar_work_request_sizes};
 use crate::{Policy, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -287,8 +287,7 @@ impl Explanation {
         let total_share = state.total_share(|_| true);
         let sizes = scalar_work_request_sizes(state, &decision.rr_sim, decision.now);
         let batching = report_batching(state, &decision.facts, &decision.rr_sim);
-        let held: Vec<bool> = batching.iter().map(|&b| b == ReportBatching::WellStocked).collect();
-        let report_due = report_due_times(state, decision.now, &held);
+        let report_due = report_due_times(state, decision.now, &batching);
         let mut projects = BTreeMap::new();
         for id in state.project_ids() {
             let project = state.project(id);

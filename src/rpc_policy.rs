@@ -169,6 +169,23 @@ impl fmt::Display for ReportReason {
     }
 }
 
+/// How a project's short-deadline results are reported (see
+/// [`HELD_REPORT_LEAD_FRACTION`]; decided by [`crate::work_fetch::report_batching`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportBatching {
+    /// As they fall due: it has no result waiting, its jobs' latency is a day or more,
+    /// its latency cap is unknown or holds fewer than [`crate::work_fetch::MIN_BATCH_JOBS`] of its jobs.
+    #[default]
+    Unbatched,
+    /// It holds more than [`crate::work_fetch::LATENCY_REFILL`] of its latency cap wherever it has one: its
+    /// short-deadline results may wait.
+    WellStocked,
+    /// Its queue has drained to the refill point: its results go now, with a request
+    /// for its uncovered share ([`crate::work_fetch::piggyback_request`]).
+    Refill,
+}
+
 /// What one pass over the jobs tells about a project's unreported results.
 #[derive(Clone, Copy, Default)]
 struct Ready {
@@ -243,9 +260,9 @@ fn unreported(job: &Job) -> bool {
     job.ready_to_report && !job.got_server_ack
 }
 
-/// Per project, its unreported results; `well_stocked` (by project id) says whose
-/// results may be held (see [`HELD_REPORT_LEAD_FRACTION`]).
-fn ready_results(state: &ClientState, well_stocked: &[bool]) -> Vec<Ready> {
+/// Per project, its unreported results; `batching` (by project id) says whose results
+/// may be held: the [`ReportBatching::WellStocked`] ones.
+fn ready_results(state: &ClientState, batching: &[ReportBatching]) -> Vec<Ready> {
     let mut ready = vec![Ready::default(); state.projects.len()];
     let lead = ReportLead::of(state);
     for id in state.job_ids() {
@@ -253,7 +270,8 @@ fn ready_results(state: &ClientState, well_stocked: &[bool]) -> Vec<Ready> {
         if unreported(job) {
             let p = job.project.index();
             if let Some(r) = ready.get_mut(p) {
-                r.add(id, job, lead, well_stocked.get(p).copied().unwrap_or(false));
+                let held = batching.get(p) == Some(&ReportBatching::WellStocked);
+                r.add(id, job, lead, held);
             }
         }
     }
@@ -311,21 +329,25 @@ pub fn report_reason(state: &ClientState, project: ProjectId, now: Time) -> Opti
 
 /// The earliest time at which some project's results will need reporting (see
 /// [`report_reason`]), no earlier than that project's `min_rpc_time`; `None` when no
-/// result waits. A client sleeps until then instead of polling. `well_stocked` is
+/// result waits. A client sleeps until then instead of polling. `batching` is
 /// [`report_reasons`]'.
-pub fn next_report_time(state: &ClientState, now: Time, well_stocked: &[bool]) -> Option<Time> {
-    report_due_times(state, now, well_stocked).into_iter().flatten().min_by(f64::total_cmp)
+pub fn next_report_time(
+    state: &ClientState,
+    now: Time,
+    batching: &[ReportBatching],
+) -> Option<Time> {
+    report_due_times(state, now, batching).into_iter().flatten().min_by(f64::total_cmp)
 }
 
 /// Per project (by id), when its results will need reporting (see [`report_reason`];
-/// the projects `well_stocked` marks hold their short-deadline results), no earlier than
+/// the well-stocked projects in `batching` hold their short-deadline results), no earlier than
 /// `now` and its `min_rpc_time`; `None` where no result waits.
 pub fn report_due_times(
     state: &ClientState,
     now: Time,
-    well_stocked: &[bool],
+    batching: &[ReportBatching],
 ) -> Vec<Option<Time>> {
-    ready_results(state, well_stocked)
+    ready_results(state, batching)
         .iter()
         .zip(&state.projects)
         .map(|(ready, project)| {
@@ -350,14 +372,14 @@ pub fn report_due_times(
 }
 
 /// [`report_reason`] for every project (indexed by id), in one pass over the jobs, with
-/// the short-deadline results of the projects `well_stocked` marks (by id) held for
-/// batching (see [`HELD_REPORT_LEAD_FRACTION`]; `&[]`: none held).
+/// the short-deadline results of the projects `batching` marks well stocked (by id)
+/// held (see [`HELD_REPORT_LEAD_FRACTION`]; `&[]`: none held).
 pub fn report_reasons(
     state: &ClientState,
     now: Time,
-    well_stocked: &[bool],
+    batching: &[ReportBatching],
 ) -> Vec<Option<ReportReason>> {
-    ready_results(state, well_stocked)
+    ready_results(state, batching)
         .iter()
         .zip(&state.projects)
         .map(|(ready, project)| reason_from(state, project, ready, now))
@@ -366,15 +388,15 @@ pub fn report_reasons(
 
 /// The project whose results most need reporting now, and why: the most urgent reason
 /// first, then the lowest id (seed 002's order), among the projects `may_contact`
-/// allows. `None` when no report is due. `well_stocked` is [`report_reasons`]'.
+/// allows. `None` when no report is due. `batching` is [`report_reasons`]'.
 pub fn most_urgent_report(
     state: &ClientState,
     now: Time,
-    well_stocked: &[bool],
+    batching: &[ReportBatching],
     may_contact: impl Fn(ProjectId) -> bool,
 ) -> Option<(ProjectId, ReportReason)> {
     let mut best: Option<(ProjectId, ReportReason)> = None;
-    for (index, reason) in report_reasons(state, now, well_stocked).into_iter().enumerate() {
+    for (index, reason) in report_reasons(state, now, batching).into_iter().enumerate() {
         let project = ProjectId::from_index(index);
         let Some(reason) = reason.filter(|_| may_contact(project)) else { continue };
         if best.is_none_or(|(_, b)| reason.rank() < b.rank()) {
@@ -727,7 +749,7 @@ mod tests {
         // Received an hour before its deadline, completed a minute ago, due in 50 minutes.
         let mut state = state_with_ready(&[(now + 3000.0, now - 60.0)]);
         state.jobs[0].received_time = now - 600.0;
-        let held = [true, false];
+        let held = [ReportBatching::WellStocked, ReportBatching::Unbatched];
         // Not held: due at once (its deadline is within a day).
         let near = Some(ReportReason::DeadlineNear(JobId(0)));
         assert_eq!(report_reasons(&state, now, &[]), vec![near, None]);

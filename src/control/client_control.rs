@@ -45,10 +45,8 @@ use crate::model::{
     SchedulerState,
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
-use crate::rpc_policy::{most_urgent_report, next_report_time, report_goes_first};
-use crate::work_fetch::{
-    ReportBatching, WorkRequest, clear_backoff, piggyback_request, report_batching,
-};
+use crate::rpc_policy::{ReportBatching, most_urgent_report, next_report_time, report_goes_first};
+use crate::work_fetch::{WorkRequest, clear_backoff, piggyback_request, report_batching};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
 
@@ -567,8 +565,7 @@ impl ClientControl {
                 }
             }
         }
-        if let Some(due) = next_report_time(&self.state, now, &well_stocked(&self.report_batching))
-        {
+        if let Some(due) = next_report_time(&self.state, now, &self.report_batching) {
             next = next.min(due);
         }
         self.next_fetch_check = next;
@@ -672,7 +669,7 @@ impl ClientControl {
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
-            most_urgent_report(&self.state, now, &well_stocked(batching), |p| {
+            most_urgent_report(&self.state, now, batching, |p| {
                 let project = self.state.project(p);
                 project.min_rpc_time <= now && !project.rpc_in_flight
             })
@@ -911,12 +908,6 @@ impl ClientControl {
 /// The slot of a job's task (enforcement gives every started job one).
 fn slot_of(job: &crate::model::Job) -> u32 {
     job.task.as_ref().map_or(u32::MAX, |t| t.slot)
-}
-
-/// Per project, whether its short-deadline results may be held (see
-/// [`ReportBatching::WellStocked`]).
-fn well_stocked(batching: &[ReportBatching]) -> Vec<bool> {
-    batching.iter().map(|&b| b == ReportBatching::WellStocked).collect()
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep

@@ -11,7 +11,7 @@
 use super::backoff::backed_off;
 use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
 use super::job_cap::job_cap_reached;
-use super::latency_cap::{ReportBatching, latency_bookings, latency_caps};
+use super::latency_cap::{latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
 use super::may_supply::may_supply_all;
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
@@ -19,6 +19,7 @@ use crate::Time;
 use crate::accounting::rec::rec_priorities;
 use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap, ResourceType, RunMode};
 use crate::policy::Policy;
+use crate::rpc_policy::ReportBatching;
 use crate::rr_sim::RrSimOutput;
 
 /// Decides whether to ask a project for work now, which project and how much.

@@ -12,9 +12,8 @@
 
 use crate::estimate::{remaining_duration, unstarted_duration};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
-use crate::rpc_policy::{report_margin, reports_may_wait};
+use crate::rpc_policy::{ReportBatching, report_margin, reports_may_wait};
 use crate::rr_sim::RrSimOutput;
-use serde::Serialize;
 
 /// Only this fraction of a project's latency is booked: the rest is slack for what the
 /// estimates don't see (jobs longer than estimated, the scheduling period's rotation,
@@ -182,23 +181,6 @@ fn queued_work(
     let remaining =
         simulated.map_or_else(|| remaining_duration(state, id), |sim| sim.remaining_duration);
     Some((resource, remaining * usage.main_usage(), usage.main_usage()))
-}
-
-/// How a project's short-deadline results are reported (see
-/// [`crate::rpc_policy::HELD_REPORT_LEAD_FRACTION`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ReportBatching {
-    /// As they fall due: it has no result waiting, its jobs' latency is a day or more,
-    /// its latency cap is unknown or holds fewer than [`MIN_BATCH_JOBS`] of its jobs.
-    #[default]
-    Unbatched,
-    /// It holds more than [`LATENCY_REFILL`] of its latency cap wherever it has one: its
-    /// short-deadline results may wait.
-    WellStocked,
-    /// Its queue has drained to the refill point: its results go now, with a request
-    /// for its uncovered share ([`super::piggyback_request`]).
-    Refill,
 }
 
 /// Per project (by id), how its results are reported (see [`ReportBatching`]): batched
