@@ -1,7 +1,6 @@
 //! Sharing a resource among the projects with jobs on it: weighted water-filling, and
 //! the CPUs the running coprocessor jobs take off the CPU.
 
-use super::queue::coprocessor_cpus_of;
 use super::simulation::{EPSILON, Simulation};
 use crate::model::ResourceType;
 
@@ -55,12 +54,17 @@ impl Simulation {
     }
 
     /// Sums the CPUs the coprocessor jobs hold after a coprocessor queue changed, and
-    /// flags the CPU for reallocation when the sum moved.
+    /// flags the CPU for reallocation when the sum moved. When no queue's held CPUs moved
+    /// since the last count, the sum would be the same float and so lead to the same
+    /// decision: it is skipped.
     pub(super) fn recount_coprocessor_cpus(&mut self) {
+        if !std::mem::take(&mut self.held_cpus_moved) {
+            return;
+        }
         let total: f64 = ResourceType::GPUS
             .iter()
             .flat_map(|g| self.resources[g.index()].queues.iter())
-            .map(|&q| coprocessor_cpus_of(&self.queues[q as usize]))
+            .map(|&q| self.queues[q as usize].held_cpus)
             .sum();
         if (total - self.coprocessor_cpus).abs() > EPSILON {
             self.coprocessor_cpus = total;

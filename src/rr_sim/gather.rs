@@ -325,6 +325,7 @@ impl Simulation {
             horizon,
             coprocessor_cpus: 0.0,
             coprocessor_cpus_changed: false,
+            held_cpus_moved: false,
             end_time: 0.0,
         }
     }

@@ -29,6 +29,9 @@ pub(super) struct Queue {
     pub(super) alloc: f64,
     /// Fraction of the time each active job runs (allocation / active usage).
     pub(super) rate: f64,
+    /// CPUs its active jobs hold ([`coprocessor_cpus_of`]) as of its last update: the
+    /// CPU accounting moves only when this does.
+    pub(super) held_cpus: f64,
     /// Processing seconds each active job has received since the start (the clock the
     /// completion keys are on), as of `progress_time`.
     pub(super) progress: f64,
@@ -62,14 +65,22 @@ impl Simulation {
         self.schedule(q, t);
         // The usage accounting only moves when the allocation or the CPUs held by
         // coprocessor jobs do, which is rare: most completions just start the next job.
-        // The CPUs held are compared with what was last recorded, not with the queue
-        // before this update: the completion that led here already released its job's.
-        let project = self.queues[q].project;
+        // Every queue's held CPUs are brought up to date here after each change (a
+        // completion releases its job's CPUs just before the update), and the project's
+        // CPU use is recorded whenever they move, so while the CPU allocation and this
+        // queue's held CPUs keep their exact values, the sum would come out as what was
+        // recorded (a NaN record is always renewed, as the comparison below would).
+        let queue = &mut self.queues[q];
+        let held = coprocessor_cpus_of(queue);
+        let held_moved = held.to_bits() != queue.held_cpus.to_bits();
+        queue.held_cpus = held;
+        self.held_cpus_moved |= held_moved;
+        let project = queue.project;
         let cpu_queue = queue_index(project, ResourceType::Cpu.index());
         if alloc_changed && q != cpu_queue {
             self.set_project_used(q, alloc, t);
         }
-        if alloc_changed || q != cpu_queue {
+        if alloc_changed || held_moved || self.queues[cpu_queue].used.is_nan() {
             let used = self.project_cpu_used(project);
             if used != self.queues[cpu_queue].used {
                 self.set_project_used(cpu_queue, used, t);
@@ -80,8 +91,8 @@ impl Simulation {
     /// CPUs the project uses: its CPU allocation and the CPUs its coprocessor jobs hold.
     pub(super) fn project_cpu_used(&self, project: usize) -> f64 {
         let base = queue_index(project, 0);
-        self.queues[base].alloc
-            + (1..NRESOURCES).map(|r| coprocessor_cpus_of(&self.queues[base + r])).sum::<f64>()
+        let queues = &self.queues[base..base + NRESOURCES];
+        queues[0].alloc + queues[1..].iter().map(|queue| queue.held_cpus).sum::<f64>()
     }
 
     /// Moves queue `q`'s progress clock to time `t` at its current rate.

@@ -87,6 +87,8 @@ pub(crate) struct Simulation {
     /// CPUs held by the active coprocessor jobs.
     pub(super) coprocessor_cpus: f64,
     pub(super) coprocessor_cpus_changed: bool,
+    /// Some coprocessor queue's held CPUs moved since they were last summed.
+    pub(super) held_cpus_moved: bool,
     pub(super) end_time: f64,
 }
 
