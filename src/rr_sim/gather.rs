@@ -29,8 +29,12 @@ pub(super) struct VersionFacts {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Gathered {
     pub(super) job: u32,
-    pub(super) version: u32,
     pub(super) remaining: f64,
+    /// Its version's [`VersionFacts::usage`] and [`VersionFacts::cpu`], copied here so
+    /// that building the job needs no second look-up.
+    pub(super) usage: f64,
+    pub(super) cpu: f64,
+    pub(super) received: f64,
 }
 
 /// Instances of its main resource a job occupies, made usable (see [`MIN_JOB_USAGE`] and
@@ -108,7 +112,6 @@ impl Simulation {
             gathered,
             order,
             sorted,
-            received,
             queue_counts,
             fill,
             versions,
@@ -119,8 +122,6 @@ impl Simulation {
         gathered.reserve(capacity);
         order.clear();
         order.reserve(capacity);
-        received.clear();
-        received.reserve(capacity);
         let mut finished_at_start = std::mem::take(&mut scratch.finished_at_start);
         finished_at_start.clear();
         queue_counts.clear();
@@ -177,8 +178,13 @@ impl Simulation {
                     | u128::from(order_bits(job.report_deadline)) << 32
                     | gathered.len() as u128,
             );
-            received.push(job.received_time);
-            gathered.push(Gathered { job: index as u32, version: av_id.index() as u32, remaining });
+            gathered.push(Gathered {
+                job: index as u32,
+                remaining,
+                usage: version.usage,
+                cpu: version.cpu,
+                received: job.received_time,
+            });
         }
         sort_by_queue(order, queue_counts, fill, sorted);
         let order = sorted;
@@ -187,7 +193,7 @@ impl Simulation {
         // The jobs are built directly in queue order, run by run: the queue and the
         // deadline are in the key, the rest in the small gathered record it points to.
         let tie = |key: u128| key >> 32;
-        let received_at = |key: u128| received[key as u32 as usize];
+        let received_at = |key: u128| gathered[key as u32 as usize].received;
         let mut jobs = std::mem::take(&mut scratch.jobs);
         jobs.clear();
         jobs.reserve(order.len());
@@ -211,14 +217,13 @@ impl Simulation {
             }
             for &key in run.iter() {
                 let gathered = gathered[key as u32 as usize];
-                let Some(version) = versions[gathered.version as usize] else { continue };
                 jobs.push(SimJob {
                     queue: (key >> 97) as u32,
                     generation: 0,
                     prev: NO_JOB,
                     next: NO_JOB,
-                    usage: version.usage,
-                    cpu: version.cpu,
+                    usage: gathered.usage,
+                    cpu: gathered.cpu,
                     work: gathered.remaining,
                     done: false,
                 });

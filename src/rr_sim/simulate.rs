@@ -40,7 +40,6 @@ pub struct RrSimScratch {
     pub(super) gathered: Vec<Gathered>,
     pub(super) order: Vec<u128>,
     pub(super) sorted: Vec<u128>,
-    pub(super) received: Vec<f64>,
     pub(super) queue_counts: Vec<usize>,
     pub(super) fill: Vec<usize>,
     pub(super) versions: Vec<Option<VersionFacts>>,
