@@ -80,16 +80,16 @@ impl Simulation {
         unsettled.clear();
         for &q in &resources[r].queues {
             let queue = &mut queues[q as usize];
-            queue.demand =
+            let demand =
                 if queue.live > 0 { queue.total_usage.min(capacity).max(0.0) } else { 0.0 };
             queue.pending_alloc = 0.0;
-            if queue.demand > EPSILON {
-                unsettled.push(q);
+            if demand > EPSILON {
+                unsettled.push(Claim { queue: q, weight: queue.weight, demand });
             }
         }
         let mut remaining = capacity;
         while !unsettled.is_empty() && remaining > EPSILON {
-            let total_weight: f64 = unsettled.iter().map(|&q| queues[q as usize].weight).sum();
+            let total_weight: f64 = unsettled.iter().map(|claim| claim.weight).sum();
             let equal = total_weight <= 0.0;
             let count = unsettled.len() as f64;
             let fair = |weight: f64| {
@@ -97,24 +97,31 @@ impl Simulation {
             };
             let before = unsettled.len();
             let mut given = 0.0;
-            unsettled.retain(|&q| {
-                let queue = &mut queues[q as usize];
-                if queue.demand <= fair(queue.weight) + EPSILON {
-                    queue.pending_alloc = queue.demand;
-                    given += queue.demand;
+            unsettled.retain(|claim| {
+                if claim.demand <= fair(claim.weight) + EPSILON {
+                    queues[claim.queue as usize].pending_alloc = claim.demand;
+                    given += claim.demand;
                     false
                 } else {
                     true
                 }
             });
             if unsettled.len() == before {
-                for &q in unsettled.iter() {
-                    let queue = &mut queues[q as usize];
-                    queue.pending_alloc = fair(queue.weight);
+                for claim in unsettled.iter() {
+                    queues[claim.queue as usize].pending_alloc = fair(claim.weight);
                 }
                 break;
             }
             remaining = (remaining - given).max(0.0);
         }
     }
+}
+
+/// A queue still unsettled in [`Simulation::water_fill`], with what the rounds read of it
+/// kept at hand.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Claim {
+    queue: u32,
+    weight: f64,
+    demand: f64,
 }

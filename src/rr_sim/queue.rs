@@ -23,7 +23,6 @@ pub(super) struct Queue {
     /// Usage of all live jobs, and their number.
     pub(super) total_usage: f64,
     pub(super) live: u32,
-    pub(super) demand: f64,
     pub(super) pending_alloc: f64,
     /// Instances allocated to the project on this resource.
     pub(super) alloc: f64,

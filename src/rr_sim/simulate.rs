@@ -1,6 +1,7 @@
 //! The entry points of the round-robin simulation, and the buffers a caller may keep
 //! between simulations.
 
+use super::allocation::Claim;
 use super::gather::{Gathered, VersionFacts};
 use super::output::RrSimOutput;
 use super::queue::Queue;
@@ -52,7 +53,7 @@ pub struct RrSimScratch {
     pub(super) event_times: Vec<u64>,
     pub(super) event_queues: Vec<u32>,
     pub(super) dirty: Vec<u32>,
-    pub(super) unsettled: Vec<u32>,
+    pub(super) unsettled: Vec<Claim>,
     /// The projects' shares of the resources, recomputed only when they change.
     pub(super) target: TargetCache,
     /// An output no longer needed, whose buffers the next one reuses.

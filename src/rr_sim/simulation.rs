@@ -1,6 +1,7 @@
 //! The round-robin simulation's working state and its event loop: from the initial
 //! assignment, step from one job completion to the next until no job can progress.
 
+use super::allocation::Claim;
 use super::keys::{HeapEntry, NO_EVENT, event_time};
 use super::queue::Queue;
 use crate::Time;
@@ -82,7 +83,7 @@ pub(crate) struct Simulation {
     /// The queue of each slot of `event_times`.
     pub(super) event_queues: Vec<u32>,
     pub(super) dirty: Vec<u32>,
-    pub(super) unsettled: Vec<u32>,
+    pub(super) unsettled: Vec<Claim>,
     pub(super) horizon: f64,
     /// CPUs held by the active coprocessor jobs.
     pub(super) coprocessor_cpus: f64,
