@@ -25,6 +25,10 @@ const EDF_SNAPSHOT_INTERVAL: usize = 64;
 /// accepting them does not copy the whole queue to a larger buffer.
 const ROOM_FOR_SENT_JOBS: usize = 16;
 
+/// Up to this many instances, placing a job moves the free times one by one rather
+/// than searching for them and moving them at once.
+const FEW_INSTANCES: usize = 8;
+
 /// A duration the EDF check can add up: corrupt values become "forever", so the job is
 /// refused rather than slipping through a NaN comparison.
 pub(crate) fn sane_duration(x: f64) -> f64 {
@@ -60,7 +64,8 @@ impl EdfEntry {
 /// fractional job shares its instance, so it holds a whole one for that share of its
 /// run); a job using more takes the `ceil(usage)` earliest free ones from when the last
 /// of them is free, for `duration × usage / ceil(usage)`.
-fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
+#[inline]
+fn place(instances: &mut [f64], count: usize, job: &EdfEntry) -> f64 {
     let (taken, finish) = if job.usage <= 1.0 || count <= 1 {
         let free = instances.first().copied().unwrap_or(0.0);
         (1, free + job.duration * job.usage.max(0.0))
@@ -70,24 +75,54 @@ fn place(instances: &mut Instances, count: usize, job: &EdfEntry) -> f64 {
         (k, start + job.duration * job.usage / k as f64)
     };
     // The first `taken` instances become free at `finish`: the later times that are not
-    // after it move up, and the finish fills the gap they leave.
+    // after it move up, and the finish fills the gap they leave. A few times are moved
+    // one by one as they are looked at (a call to move a handful costs more than moving
+    // them); many are searched for and moved at once.
     let taken = taken.min(instances.len());
-    let kept = instances[taken..].partition_point(|free| free.total_cmp(&finish).is_le());
-    instances.copy_within(taken..taken + kept, 0);
+    let kept = if instances.len() <= FEW_INSTANCES {
+        let mut kept = 0;
+        while let Some(&free) = instances.get(taken + kept)
+            && free.total_cmp(&finish).is_le()
+        {
+            instances[kept] = free;
+            kept += 1;
+        }
+        kept
+    } else {
+        move_up_many(instances, taken, finish)
+    };
     instances[kept..kept + taken].fill(finish);
     finish
+}
+
+/// [`place`]'s move on many instances: the times after the first `taken` that are not
+/// after `finish` move to the front; returns how many moved. Kept out of line so that
+/// `place` stays small enough to be inlined where the instances are few.
+#[inline(never)]
+fn move_up_many(instances: &mut [f64], taken: usize, finish: f64) -> usize {
+    let kept = instances[taken..].partition_point(|free| free.total_cmp(&finish).is_le());
+    instances.copy_within(taken..taken + kept, 0);
+    kept
 }
 
 /// The EDF simulation of one resource's queue for the work-send check, kept in deadline
 /// order with instance snapshots every [`EDF_SNAPSHOT_INTERVAL`] positions: a candidate
 /// is simulated from the snapshot before its place, so checking it costs the jobs from
-/// there on, not the whole queue (new jobs mostly have the latest deadlines).
+/// there on, not the whole queue. New jobs mostly have the latest deadlines, so the
+/// instances after the whole queue are kept too: such a job is placed from them alone.
 #[derive(Debug, Clone)]
 pub(crate) struct EdfQueue {
     count: usize,
     entries: Vec<EdfEntry>,
     /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
     snapshots: Vec<Instances>,
+    /// The instances after every entry.
+    tail: Instances,
+    /// The instances of the schedule being tried (kept to be reused, not to be read).
+    trial: Instances,
+    /// The misses of the entries after the candidate in the schedule being tried (kept
+    /// to be reused, not to be read).
+    misses: Vec<f64>,
 }
 
 impl EdfQueue {
@@ -96,8 +131,14 @@ impl EdfQueue {
         // Stable: jobs with equal deadlines keep their given order.
         entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
         let count = count.max(1);
-        let idle: Instances = vec![0.0; count];
-        let mut queue = EdfQueue { count, entries, snapshots: vec![idle] };
+        let mut queue = EdfQueue {
+            count,
+            entries,
+            snapshots: vec![vec![0.0; count]],
+            tail: Vec::with_capacity(count),
+            trial: Vec::with_capacity(count),
+            misses: Vec::new(),
+        };
         queue.reschedule_from(0);
         queue
     }
@@ -130,32 +171,39 @@ impl EdfQueue {
         EdfQueue::new(count as usize, entries)
     }
 
-    /// Recomputes finishes, misses and snapshots from snapshot `snapshot` on.
+    /// Recomputes finishes, misses, snapshots and the tail from snapshot `snapshot` on.
     fn reschedule_from(&mut self, snapshot: usize) {
         self.snapshots.truncate(snapshot + 1);
-        let mut instances = self.snapshots[snapshot].clone();
+        let instances = &mut self.tail;
+        instances.clone_from(&self.snapshots[snapshot]);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         for i in start..self.entries.len() {
             if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
                 self.snapshots.push(instances.clone());
             }
             let entry = &mut self.entries[i];
-            let finish = place(&mut instances, self.count, entry);
+            let finish = place(instances, self.count, entry);
             entry.miss = (finish - entry.deadline).max(0.0);
         }
     }
 
     /// Seed 000's test: adds `candidate` if it meets its deadline and no queued job then
     /// misses its deadline by more than before; returns whether it was added. The check
-    /// simulates the queue with the candidate from the snapshot before it, which is the
-    /// new schedule itself: when the candidate is accepted, its misses and snapshots are
-    /// kept rather than simulated again.
+    /// simulates the queue with the candidate from the snapshot before it (from the tail
+    /// when it goes last), which is the new schedule itself: when the candidate is
+    /// accepted, its misses, snapshots and tail are kept rather than simulated again.
     pub(crate) fn try_insert(&mut self, candidate: EdfEntry) -> bool {
         let position = self.entries.partition_point(|e| e.deadline <= candidate.deadline);
+        if position == self.entries.len() {
+            return self.try_append(candidate);
+        }
+        let EdfQueue { count, entries, snapshots: kept, tail, trial, misses } = self;
+        let count = *count;
         // A snapshot exists for each multiple of the interval below the queue's length.
-        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(self.snapshots.len() - 1);
+        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() - 1);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
-        let mut instances = self.snapshots[snapshot].clone();
+        let instances = trial;
+        instances.clone_from(&kept[snapshot]);
         let mut snapshots = Vec::new();
         // Positions in the queue with the candidate: the entries before it keep theirs,
         // those after it move one place on.
@@ -164,31 +212,50 @@ impl EdfQueue {
                 snapshots.push(instances.clone());
             }
         };
-        for (index, entry) in self.entries[start..position].iter().enumerate() {
-            snapshot_before(start + index, &instances);
-            place(&mut instances, self.count, entry);
+        for (index, entry) in entries[start..position].iter().enumerate() {
+            snapshot_before(start + index, instances);
+            place(instances, count, entry);
         }
-        snapshot_before(position, &instances);
-        let finish = place(&mut instances, self.count, &candidate);
+        snapshot_before(position, instances);
+        let finish = place(instances, count, &candidate);
         if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
             return false;
         }
-        let mut misses = Vec::with_capacity(self.entries.len() - position);
-        for (index, entry) in self.entries[position..].iter().enumerate() {
-            snapshot_before(position + 1 + index, &instances);
-            let miss = (place(&mut instances, self.count, entry) - entry.deadline).max(0.0);
+        misses.clear();
+        for (index, entry) in entries[position..].iter().enumerate() {
+            snapshot_before(position + 1 + index, instances);
+            let miss = (place(instances, count, entry) - entry.deadline).max(0.0);
             if miss > entry.miss + DEADLINE_TOLERANCE {
                 return false;
             }
             misses.push(miss);
         }
-        for (entry, miss) in self.entries[position..].iter_mut().zip(misses) {
+        for (entry, &miss) in entries[position..].iter_mut().zip(misses.iter()) {
             entry.miss = miss;
         }
         let miss = (finish - candidate.deadline).max(0.0);
-        self.entries.insert(position, EdfEntry { miss, ..candidate });
-        self.snapshots.truncate(snapshot + 1);
-        self.snapshots.append(&mut snapshots);
+        entries.insert(position, EdfEntry { miss, ..candidate });
+        kept.truncate(snapshot + 1);
+        kept.append(&mut snapshots);
+        std::mem::swap(tail, instances);
+        true
+    }
+
+    /// [`EdfQueue::try_insert`] for a candidate due after every queued job: it is placed
+    /// from the tail, and no queued job moves.
+    fn try_append(&mut self, candidate: EdfEntry) -> bool {
+        let position = self.entries.len();
+        self.trial.clone_from(&self.tail);
+        let finish = place(&mut self.trial, self.count, &candidate);
+        if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
+            return false;
+        }
+        if position > 0 && position % EDF_SNAPSHOT_INTERVAL == 0 {
+            self.snapshots.push(self.tail.clone());
+        }
+        let miss = (finish - candidate.deadline).max(0.0);
+        self.entries.push(EdfEntry { miss, ..candidate });
+        std::mem::swap(&mut self.tail, &mut self.trial);
         true
     }
 }
@@ -243,7 +310,7 @@ mod tests {
         /// push the finish back once per instance).
         #[test]
         fn placing_matches_a_heap_of_free_times(
-            count in 1usize..9,
+            count in 1usize..20,
             jobs in prop::collection::vec((1u32..30, 0u32..40), 1..60),
         ) {
             use std::cmp::Reverse;
@@ -296,6 +363,7 @@ mod tests {
                     let fresh = EdfQueue::new(count, incremental.entries.clone());
                     prop_assert_eq!(&fresh.entries, &incremental.entries);
                     prop_assert_eq!(&fresh.snapshots, &incremental.snapshots);
+                    prop_assert_eq!(&fresh.tail, &incremental.tail);
                 }
             }
         }

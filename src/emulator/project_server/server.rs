@@ -40,6 +40,7 @@ use crate::model::{ClientState, ProjectId, ResourceType};
 use crate::protocol::SchedulerRequest;
 use crate::work_send::{DiskBudget, JobOffer, ResourceOffer, duration_correction};
 use rand::Rng;
+use std::borrow::Cow;
 
 /// The most jobs one reply carries, whatever was asked: bounds the work of one request.
 pub const MAX_JOBS_PER_REQUEST: usize = 1000;
@@ -167,7 +168,6 @@ impl EmulatedServer {
         if !ResourceType::ALL.into_iter().any(|r| request.requests(r)) {
             return Some(reply.finish());
         }
-        let mut candidates = catalogue.candidates.clone();
         let dcf = duration_correction(request);
         let mut disk = request
             .disk_usage
@@ -186,12 +186,14 @@ impl EmulatedServer {
             let Some(mut resource_offer) = ResourceOffer::new(request, resource, now) else {
                 continue;
             };
-            let offer = &mut candidates[resource];
+            // The catalogue's list, copied only when an app is refused (rare): most
+            // requests take nothing out of it.
+            let mut offer = Cow::Borrowed(catalogue.candidates[resource].as_slice());
             while resource_offer.wants_more()
                 && reply.jobs_sent() < MAX_JOBS_PER_REQUEST
                 && !offer.is_empty()
             {
-                let chosen = choose_by_weight(offer, rng);
+                let chosen = choose_by_weight(&offer, rng);
                 let candidate = offer[chosen];
                 let Some(mean) = job_mean_size(&candidate.emulation) else { break };
                 let true_flops = draw_true_flops(&candidate.emulation, mean, rng);
@@ -214,10 +216,10 @@ impl EmulatedServer {
                 if resource_offer.offer(request, &job, disk.as_mut(), nothing_sent).is_err() {
                     // A refused app is not offered again for this resource in this
                     // request (BOINC's emulator marks the version "don't use").
-                    offer.remove(chosen);
+                    offer.to_mut().remove(chosen);
                     continue;
                 }
-                let name = format!("{}_{}", self.project_name, self.next_job_number);
+                let name = job_name(&self.project_name, self.next_job_number);
                 self.next_job_number += 1;
                 reply.send(&candidate, name, fpops_est, true_flops, now + relative_deadline);
             }
@@ -227,6 +229,29 @@ impl EmulatedServer {
         }
         Some(reply.finish())
     }
+}
+
+/// `{project_name}_{number}`, the name of the job numbered `number`: written digit by
+/// digit into a string of the right size, as the formatting machinery costs more than
+/// the rest of making a job.
+fn job_name(project_name: &str, number: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    let mut rest = number;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let digits = &digits[start..];
+    let mut name = String::with_capacity(project_name.len() + 1 + digits.len());
+    name.push_str(project_name);
+    name.push('_');
+    name.extend(digits.iter().copied().map(char::from));
+    name
 }
 
 #[cfg(test)]
@@ -311,6 +336,14 @@ mod tests {
 
     fn deadlines_said(answer: &ServerAnswer) -> bool {
         answer.reply.no_work_reasons().any(|r| r == NoWorkReason::DeadlinesNotMet)
+    }
+
+    #[test]
+    fn job_names_are_the_project_name_and_the_number() {
+        for number in [0, 7, 10, 99, 1000, 123_456_789, u64::MAX] {
+            assert_eq!(job_name("P1", number), format!("P1_{number}"));
+        }
+        assert_eq!(job_name("", 42), "_42");
     }
 
     #[test]
