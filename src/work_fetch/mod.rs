@@ -16,6 +16,7 @@ mod scalar;
 pub use backoff::{
     MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
 };
+pub(crate) use choose::{FetchScratch, choose_work_fetch_with};
 pub use choose::{choose_work_fetch, piggyback_request};
 pub use intermittent::{INTERMITTENT_MEMORY, TOP_UP_FRACTION, intermittent, top_up_threshold};
 pub use job_cap::{MAX_RUNNABLE_JOBS, RUNNABLE_JOBS_PER_INSTANCE, runnable_job_cap};
