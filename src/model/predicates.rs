@@ -53,11 +53,26 @@ impl ClientState {
     /// The project's overall long-term debt: the per-resource debts weighted by the speed
     /// of each resource (seed 003 "overall LTD"), in CPU-seconds.
     pub fn overall_long_term_debt(&self, id: ProjectId) -> f64 {
+        self.overall_long_term_debt_weighted(id, &self.debt_weights())
+    }
+
+    /// Per resource, the weight of its debts in the overall debt: its speed relative to
+    /// a CPU, where the client has instances of it (`None`: it does not count).
+    pub(crate) fn debt_weights(&self) -> ResourceMap<Option<f64>> {
+        ResourceMap::from_fn(|r| (self.instances(r) > 0).then(|| self.host.relative_speed(r)))
+    }
+
+    /// [`ClientState::overall_long_term_debt`] with the resources' `weights`
+    /// ([`ClientState::debt_weights`]) looked up once for many projects.
+    pub(crate) fn overall_long_term_debt_weighted(
+        &self,
+        id: ProjectId,
+        weights: &ResourceMap<Option<f64>>,
+    ) -> f64 {
         let project = self.project(id);
         ResourceType::ALL
             .into_iter()
-            .filter(|&r| self.instances(r) > 0)
-            .map(|r| project.resources[r].long_term_debt * self.host.relative_speed(r))
+            .filter_map(|r| weights[r].map(|weight| project.resources[r].long_term_debt * weight))
             .sum()
     }
 

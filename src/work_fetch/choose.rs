@@ -10,7 +10,7 @@
 
 use super::backoff::backed_off;
 use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
-use super::job_cap::job_cap_reached;
+use super::job_cap::{job_cap_reached_with, job_caps};
 use super::latency_cap::{latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
 use super::may_supply::{app_version_resources_into, may_supply_from, project_may_supply};
@@ -116,23 +116,42 @@ fn project_infos(
     infos: &mut Vec<ProjectFetchInfo>,
 ) {
     app_version_resources_into(state, has_version);
-    let host_intermittent = host_intermittent(state);
+    let host = HostFacts::of(state);
     infos.clear();
     infos.extend(state.project_ids().zip(has_version.iter()).map(|(id, has_version)| {
         let may_supply = may_supply_from(state.project(id), has_version);
-        project_info(state, rr, facts, id, may_supply, host_intermittent, now)
+        project_info(state, rr, facts, id, may_supply, &host, now)
     }));
 }
 
-/// What the decision knows about project `id`, which may supply `may_supply`;
-/// `host_intermittent` is [`host_intermittent`]'s answer.
+/// What every project's [`ProjectFetchInfo`] reads of the host, looked up once.
+struct HostFacts {
+    /// [`host_intermittent`]'s answer.
+    intermittent: bool,
+    /// The resources' weights in the overall debt ([`ClientState::debt_weights`]).
+    debt_weights: ResourceMap<Option<f64>>,
+    /// The resources' job caps ([`job_caps`]).
+    job_caps: ResourceMap<usize>,
+}
+
+impl HostFacts {
+    fn of(state: &ClientState) -> Self {
+        HostFacts {
+            intermittent: host_intermittent(state),
+            debt_weights: state.debt_weights(),
+            job_caps: job_caps(state),
+        }
+    }
+}
+
+/// What the decision knows about project `id`, which may supply `may_supply`.
 fn project_info(
     state: &ClientState,
     rr: &RrSimOutput,
     facts: &[ProjectFacts],
     id: ProjectId,
     may_supply: ResourceMap<bool>,
-    host_intermittent: bool,
+    host: &HostFacts,
     now: Time,
 ) -> ProjectFetchInfo {
     let project = state.project(id);
@@ -141,7 +160,7 @@ fn project_info(
         .get(id.index())
         .map_or_else(ResourceMap::default, |p| p.shortfall.map(|_, &s| s.max(0.0)));
     // `project_overworked`, from the debt already at hand.
-    let overall_long_term_debt = state.overall_long_term_debt(id);
+    let overall_long_term_debt = state.overall_long_term_debt_weighted(id, &host.debt_weights);
     ProjectFetchInfo {
         project: id,
         overall_long_term_debt,
@@ -151,8 +170,8 @@ fn project_info(
         fetchable: state.project_fetchable(id, now),
         overworked: overall_long_term_debt < -state.prefs.scheduling_period(),
         latency_limited: state.project_latency_limited(id, now),
-        intermittent: host_intermittent || intermittent(project, now),
-        job_cap_reached: job_cap_reached(state, facts.get(id.index())),
+        intermittent: host.intermittent || intermittent(project, now),
+        job_cap_reached: job_cap_reached_with(&host.job_caps, facts.get(id.index())),
         score: ResourceMap::default(),
     }
 }
@@ -463,7 +482,7 @@ pub fn piggyback_request(
     // Only this project's facts are needed, not every project's.
     let info = (project.index() < state.projects.len()).then(|| {
         let may_supply = project_may_supply(state, project);
-        project_info(state, rr, facts, project, may_supply, host_intermittent(state), now)
+        project_info(state, rr, facts, project, may_supply, &HostFacts::of(state), now)
     });
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
