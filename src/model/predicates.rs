@@ -36,9 +36,10 @@ impl ClientState {
     /// its input files is in a "download deferred" state, and it hasn't finished computing.
     pub fn job_nearly_runnable(&self, id: JobId) -> bool {
         let job = self.job(id);
-        job.app_version.is_some()
+        // The job's own record first: the jobs asked about are mostly done computing.
+        !job.state.computing_done()
+            && job.app_version.is_some()
             && self.job_not_suspended(job)
-            && !job.state.computing_done()
             && !self.job_has_deferred_input(job)
     }
 
