@@ -148,6 +148,11 @@ impl ProjectFacts {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
         for job in &state.jobs {
+            // Done and acknowledged: none of the facts counts it. Such jobs wait in the
+            // list until the control loop forgets them, up to a quarter of it.
+            if job.got_server_ack && job.state.computing_done() {
+                continue;
+            }
             let f = &mut facts[job.project.index()];
             if job.ready_to_report && !job.got_server_ack {
                 f.ready_to_report += 1;
