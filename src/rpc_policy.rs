@@ -273,13 +273,12 @@ fn ready_results_into(state: &ClientState, batching: &[ReportBatching], ready: &
     ready.clear();
     ready.resize(state.projects.len(), Ready::default());
     let lead = ReportLead::of(state);
-    for id in state.job_ids() {
-        let job = state.job(id);
+    for (index, job) in state.jobs.iter().enumerate() {
         if unreported(job) {
             let p = job.project.index();
             if let Some(r) = ready.get_mut(p) {
                 let held = batching.get(p) == Some(&ReportBatching::WellStocked);
-                r.add(id, job, lead, held);
+                r.add(JobId::from_index(index), job, lead, held);
             }
         }
     }
