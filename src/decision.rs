@@ -6,7 +6,7 @@ use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
 use crate::enforce::{Enforcement, enforce};
 use crate::model::{ClientState, ProjectFacts};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
-use crate::work_fetch::{FetchDecision, choose_work_fetch};
+use crate::work_fetch::{FetchDecision, FetchScratch, choose_work_fetch_with};
 use crate::{Policy, Time};
 
 /// Everything the core decides at one instant, and the intermediate results it was
@@ -61,17 +61,20 @@ pub struct DecisionScratch {
     pub rr_sim: RrSimScratch,
     /// The run list's candidate lists (see [`make_run_list_with_scratch`]).
     pub run_list: RunListScratch,
+    /// The work-fetch choice's lists.
+    work_fetch: FetchScratch,
     /// The project facts' list of a decision no longer needed.
     spare_facts: Vec<ProjectFacts>,
 }
 
 impl DecisionScratch {
-    /// Keeps the buffers of a decision the caller is done with (its facts, simulation
-    /// and run list) for the next decisions.
+    /// Keeps the buffers of a decision the caller is done with (its facts, simulation,
+    /// run list and work-fetch candidates) for the next decisions.
     pub fn recycle(&mut self, decision: Decision) {
         self.spare_facts = decision.facts;
         self.rr_sim.recycle_output(decision.rr_sim);
         self.run_list.recycle_list(decision.run_list);
+        self.work_fetch.recycle(decision.work_fetch);
     }
 
     /// [`ProjectFacts::gather`], in the list of a recycled decision.
@@ -96,6 +99,7 @@ pub fn decide_with_scratch(
     let run_list =
         make_run_list_with_scratch(state, &rr_sim, &facts, policy, now, &mut scratch.run_list);
     let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);
-    let work_fetch = choose_work_fetch(state, &rr_sim, &facts, policy, now);
+    let work_fetch =
+        choose_work_fetch_with(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
     Decision { now, policy, facts, rr_sim, run_list, enforcement, work_fetch }
 }

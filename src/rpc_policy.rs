@@ -187,7 +187,7 @@ pub enum ReportBatching {
 }
 
 /// What one pass over the jobs tells about a project's unreported results.
-#[derive(Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Ready {
     count: u32,
     /// The result that falls due first because of its deadline: its deadline, how long
@@ -263,19 +263,25 @@ fn unreported(job: &Job) -> bool {
 /// Per project, its unreported results; `batching` (by project id) says whose results
 /// may be held: the [`ReportBatching::WellStocked`] ones.
 fn ready_results(state: &ClientState, batching: &[ReportBatching]) -> Vec<Ready> {
-    let mut ready = vec![Ready::default(); state.projects.len()];
+    let mut ready = Vec::new();
+    ready_results_into(state, batching, &mut ready);
+    ready
+}
+
+/// [`ready_results`] into `ready` (whatever it held is replaced).
+fn ready_results_into(state: &ClientState, batching: &[ReportBatching], ready: &mut Vec<Ready>) {
+    ready.clear();
+    ready.resize(state.projects.len(), Ready::default());
     let lead = ReportLead::of(state);
-    for id in state.job_ids() {
-        let job = state.job(id);
+    for (index, job) in state.jobs.iter().enumerate() {
         if unreported(job) {
             let p = job.project.index();
             if let Some(r) = ready.get_mut(p) {
                 let held = batching.get(p) == Some(&ReportBatching::WellStocked);
-                r.add(id, job, lead, held);
+                r.add(JobId::from_index(index), job, lead, held);
             }
         }
     }
-    ready
 }
 
 fn reason_from(
@@ -336,7 +342,30 @@ pub fn next_report_time(
     now: Time,
     batching: &[ReportBatching],
 ) -> Option<Time> {
-    report_due_times(state, now, batching).into_iter().flatten().min_by(f64::total_cmp)
+    next_report_time_with(state, now, batching, &mut ReportScratch::default())
+}
+
+/// The per-project findings [`next_report_time_with`] works in, kept by a caller that
+/// plans again and again so that planning allocates nothing.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ReportScratch {
+    ready: Vec<Ready>,
+}
+
+/// [`next_report_time`], working in `scratch`.
+pub(crate) fn next_report_time_with(
+    state: &ClientState,
+    now: Time,
+    batching: &[ReportBatching],
+    scratch: &mut ReportScratch,
+) -> Option<Time> {
+    ready_results_into(state, batching, &mut scratch.ready);
+    scratch
+        .ready
+        .iter()
+        .zip(&state.projects)
+        .filter_map(|(ready, project)| due_time(state, project, ready, now))
+        .min_by(f64::total_cmp)
 }
 
 /// Per project (by id), when its results will need reporting (see [`report_reason`];
@@ -350,25 +379,28 @@ pub fn report_due_times(
     ready_results(state, batching)
         .iter()
         .zip(&state.projects)
-        .map(|(ready, project)| {
-            let due = if project.sched_rpc_pending
-                || ready.count >= MAX_READY_RESULTS
-                || (ready.count > 0 && state.config.report_results_immediately)
-            {
-                now
-            } else {
-                let by_deadline = ready.earliest_due.map(|(deadline, lead, _)| deadline - lead);
-                let by_completion = ready
-                    .earliest_completion
-                    .map(|(c, _)| if c <= 0.0 { now } else { c + REPORT_DELAY_AFTER_COMPLETION });
-                match (by_deadline, by_completion) {
-                    (Some(a), Some(b)) => a.min(b),
-                    (a, b) => a.or(b)?,
-                }
-            };
-            Some(due.max(now).max(project.min_rpc_time))
-        })
+        .map(|(ready, project)| due_time(state, project, ready, now))
         .collect()
+}
+
+/// When `project`'s results, `ready`, will need reporting (see [`report_due_times`]).
+fn due_time(state: &ClientState, project: &Project, ready: &Ready, now: Time) -> Option<Time> {
+    let due = if project.sched_rpc_pending
+        || ready.count >= MAX_READY_RESULTS
+        || (ready.count > 0 && state.config.report_results_immediately)
+    {
+        now
+    } else {
+        let by_deadline = ready.earliest_due.map(|(deadline, lead, _)| deadline - lead);
+        let by_completion = ready
+            .earliest_completion
+            .map(|(c, _)| if c <= 0.0 { now } else { c + REPORT_DELAY_AFTER_COMPLETION });
+        match (by_deadline, by_completion) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        }
+    };
+    Some(due.max(now).max(project.min_rpc_time))
 }
 
 /// [`report_reason`] for every project (indexed by id), in one pass over the jobs, with

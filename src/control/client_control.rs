@@ -45,8 +45,12 @@ use crate::model::{
     SchedulerState,
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
-use crate::rpc_policy::{ReportBatching, most_urgent_report, next_report_time, report_goes_first};
-use crate::work_fetch::{WorkRequest, clear_backoff, piggyback_request, report_batching};
+use crate::rpc_policy::{
+    ReportBatching, ReportScratch, most_urgent_report, next_report_time_with, report_goes_first,
+};
+use crate::work_fetch::{
+    BatchingScratch, WorkRequest, clear_backoff, piggyback_request, report_batching_into,
+};
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +121,10 @@ pub struct ClientControl {
     last_decision: Option<Decision>,
     /// How each project's results are reported, as of the latest decision.
     report_batching: Vec<ReportBatching>,
+    /// The sums the report batching is worked out in, kept from one decision to the next.
+    batching_scratch: BatchingScratch,
+    /// The per-project findings the next report time is worked out in.
+    report_scratch: ReportScratch,
     decisions: u64,
     rpcs: u64,
     acked_jobs: usize,
@@ -174,6 +182,8 @@ impl ClientControl {
             clock_seen: None,
             last_decision: None,
             report_batching: Vec::new(),
+            batching_scratch: BatchingScratch::default(),
+            report_scratch: ReportScratch::default(),
             decisions: 0,
             rpcs: 0,
             acked_jobs: 0,
@@ -525,7 +535,13 @@ impl ClientControl {
         // A watch that is cleared and set again in one decision is no change: keep only
         // the last word for each task.
         dedup_watches(&mut commands);
-        self.report_batching = report_batching(&self.state, &decision.facts, &decision.rr_sim);
+        report_batching_into(
+            &self.state,
+            &decision.facts,
+            &decision.rr_sim,
+            &mut self.report_batching,
+            &mut self.batching_scratch,
+        );
         self.plan_fetch_check(&decision, now);
         if let Some(previous) = self.last_decision.replace(decision) {
             self.decision_scratch.recycle(previous);
@@ -565,7 +581,10 @@ impl ClientControl {
                 }
             }
         }
-        if let Some(due) = next_report_time(&self.state, now, &self.report_batching) {
+        let batching = &self.report_batching;
+        if let Some(due) =
+            next_report_time_with(&self.state, now, batching, &mut self.report_scratch)
+        {
             next = next.min(due);
         }
         self.next_fetch_check = next;

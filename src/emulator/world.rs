@@ -489,9 +489,10 @@ impl World {
                 let Some(process) = self.processes.get(slot).and_then(Option::as_ref) else {
                     return;
                 };
-                let (project, job) = (process.project, process.job.clone());
+                // The job's name is copied only for the trace.
+                let traced = self.tracing.then(|| (process.project, process.job.clone()));
                 self.end_segment(slot);
-                if self.tracing {
+                if let Some((project, job)) = traced {
                     self.trace.push(TraceEvent::Preempted {
                         time: self.now,
                         job,
@@ -554,14 +555,15 @@ impl World {
     pub fn reap(&mut self, slot: u32) {
         let slot = slot as usize;
         let Some(process) = self.processes.get(slot).and_then(Option::as_ref) else { return };
-        let (project, job) = (process.project, process.job.clone());
+        let project = process.project;
         self.end_segment(slot);
-        self.processes[slot] = None;
+        // The process goes: its job's name moves to the trace rather than being copied.
+        let Some(process) = self.processes[slot].take() else { return };
         self.figures.job_finished(project);
         if self.tracing {
             self.trace.push(TraceEvent::JobFinished {
                 time: self.now,
-                job,
+                job: process.job,
                 project: self.project_names[project.index()].clone(),
             });
         }

@@ -36,9 +36,10 @@ impl ClientState {
     /// its input files is in a "download deferred" state, and it hasn't finished computing.
     pub fn job_nearly_runnable(&self, id: JobId) -> bool {
         let job = self.job(id);
-        job.app_version.is_some()
+        // The job's own record first: the jobs asked about are mostly done computing.
+        !job.state.computing_done()
+            && job.app_version.is_some()
             && self.job_not_suspended(job)
-            && !job.state.computing_done()
             && !self.job_has_deferred_input(job)
     }
 
@@ -53,11 +54,26 @@ impl ClientState {
     /// The project's overall long-term debt: the per-resource debts weighted by the speed
     /// of each resource (seed 003 "overall LTD"), in CPU-seconds.
     pub fn overall_long_term_debt(&self, id: ProjectId) -> f64 {
+        self.overall_long_term_debt_weighted(id, &self.debt_weights())
+    }
+
+    /// Per resource, the weight of its debts in the overall debt: its speed relative to
+    /// a CPU, where the client has instances of it (`None`: it does not count).
+    pub(crate) fn debt_weights(&self) -> ResourceMap<Option<f64>> {
+        ResourceMap::from_fn(|r| (self.instances(r) > 0).then(|| self.host.relative_speed(r)))
+    }
+
+    /// [`ClientState::overall_long_term_debt`] with the resources' `weights`
+    /// ([`ClientState::debt_weights`]) looked up once for many projects.
+    pub(crate) fn overall_long_term_debt_weighted(
+        &self,
+        id: ProjectId,
+        weights: &ResourceMap<Option<f64>>,
+    ) -> f64 {
         let project = self.project(id);
         ResourceType::ALL
             .into_iter()
-            .filter(|&r| self.instances(r) > 0)
-            .map(|r| project.resources[r].long_term_debt * self.host.relative_speed(r))
+            .filter_map(|r| weights[r].map(|weight| project.resources[r].long_term_debt * weight))
             .sum()
     }
 
@@ -132,6 +148,11 @@ impl ProjectFacts {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
         for job in &state.jobs {
+            // Done and acknowledged: none of the facts counts it. Such jobs wait in the
+            // list until the control loop forgets them, up to a quarter of it.
+            if job.got_server_ack && job.state.computing_done() {
+                continue;
+            }
             let f = &mut facts[job.project.index()];
             if job.ready_to_report && !job.got_server_ack {
                 f.ready_to_report += 1;

@@ -10,10 +10,10 @@
 
 use super::backoff::backed_off;
 use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
-use super::job_cap::job_cap_reached;
+use super::job_cap::{job_cap_reached_with, job_caps};
 use super::latency_cap::{latency_bookings, latency_caps};
 use super::legacy::choose_legacy;
-use super::may_supply::may_supply_all;
+use super::may_supply::{app_version_resources_into, may_supply_from, project_may_supply};
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
 use crate::Time;
 use crate::accounting::rec::rec_priorities;
@@ -34,7 +34,37 @@ pub fn choose_work_fetch(
     policy: Policy,
     now: Time,
 ) -> FetchDecision {
-    let mut candidates = project_infos(state, rr, facts, now);
+    choose_work_fetch_with(state, rr, facts, policy, now, &mut FetchScratch::default())
+}
+
+/// The lists a work-fetch decision is made in, kept by a caller that decides again and
+/// again so that a decision allocates nothing for them once they have grown.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FetchScratch {
+    /// The candidates' list of a decision no longer needed.
+    spare_candidates: Vec<ProjectFetchInfo>,
+    /// Per project, the resources it has an app version for.
+    has_version: Vec<ResourceMap<bool>>,
+}
+
+impl FetchScratch {
+    /// Keeps the candidates' list of a decision the caller is done with.
+    pub(crate) fn recycle(&mut self, decision: FetchDecision) {
+        self.spare_candidates = decision.candidates;
+    }
+}
+
+/// [`choose_work_fetch`], with its lists in `scratch`'s buffers.
+pub(crate) fn choose_work_fetch_with(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    policy: Policy,
+    now: Time,
+    scratch: &mut FetchScratch,
+) -> FetchDecision {
+    let mut candidates = std::mem::take(&mut scratch.spare_candidates);
+    project_infos(state, rr, facts, now, &mut scratch.has_version, &mut candidates);
     let reason = if state.network_mode == RunMode::Never {
         Some(FetchReason::NetworkSuspended)
     } else if state.run_mode == RunMode::Never {
@@ -74,38 +104,76 @@ struct FetchContext<'a> {
     now: Time,
 }
 
-/// What the decision knows about each project, gathered once per call.
+/// What the decision knows about each project, gathered once per call into `infos`
+/// (whatever it held is replaced); `has_version` is a buffer for the app versions'
+/// resources (see [`app_version_resources_into`]).
 fn project_infos(
     state: &ClientState,
     rr: &RrSimOutput,
     facts: &[ProjectFacts],
     now: Time,
-) -> Vec<ProjectFetchInfo> {
-    let may_supply = may_supply_all(state);
-    let host_intermittent = host_intermittent(state);
-    state
-        .project_ids()
-        .map(|id| {
-            let project = state.project(id);
-            let shortfall = rr
-                .projects
-                .get(id.index())
-                .map_or_else(ResourceMap::default, |p| p.shortfall.map(|_, &s| s.max(0.0)));
-            ProjectFetchInfo {
-                project: id,
-                overall_long_term_debt: state.overall_long_term_debt(id),
-                shortfall,
-                backed_off: ResourceMap::from_fn(|r| backed_off(project, r, now)),
-                may_supply: may_supply[id.index()],
-                fetchable: state.project_fetchable(id, now),
-                overworked: state.project_overworked(id),
-                latency_limited: state.project_latency_limited(id, now),
-                intermittent: host_intermittent || intermittent(project, now),
-                job_cap_reached: job_cap_reached(state, facts.get(id.index())),
-                score: ResourceMap::default(),
-            }
-        })
-        .collect()
+    has_version: &mut Vec<ResourceMap<bool>>,
+    infos: &mut Vec<ProjectFetchInfo>,
+) {
+    app_version_resources_into(state, has_version);
+    let host = HostFacts::of(state);
+    infos.clear();
+    infos.extend(state.project_ids().zip(has_version.iter()).map(|(id, has_version)| {
+        let may_supply = may_supply_from(state.project(id), has_version);
+        project_info(state, rr, facts, id, may_supply, &host, now)
+    }));
+}
+
+/// What every project's [`ProjectFetchInfo`] reads of the host, looked up once.
+struct HostFacts {
+    /// [`host_intermittent`]'s answer.
+    intermittent: bool,
+    /// The resources' weights in the overall debt ([`ClientState::debt_weights`]).
+    debt_weights: ResourceMap<Option<f64>>,
+    /// The resources' job caps ([`job_caps`]).
+    job_caps: ResourceMap<usize>,
+}
+
+impl HostFacts {
+    fn of(state: &ClientState) -> Self {
+        HostFacts {
+            intermittent: host_intermittent(state),
+            debt_weights: state.debt_weights(),
+            job_caps: job_caps(state),
+        }
+    }
+}
+
+/// What the decision knows about project `id`, which may supply `may_supply`.
+fn project_info(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    id: ProjectId,
+    may_supply: ResourceMap<bool>,
+    host: &HostFacts,
+    now: Time,
+) -> ProjectFetchInfo {
+    let project = state.project(id);
+    let shortfall = rr
+        .projects
+        .get(id.index())
+        .map_or_else(ResourceMap::default, |p| p.shortfall.map(|_, &s| s.max(0.0)));
+    // `project_overworked`, from the debt already at hand.
+    let overall_long_term_debt = state.overall_long_term_debt_weighted(id, &host.debt_weights);
+    ProjectFetchInfo {
+        project: id,
+        overall_long_term_debt,
+        shortfall,
+        backed_off: ResourceMap::from_fn(|r| backed_off(project, r, now)),
+        may_supply,
+        fetchable: state.project_fetchable(id, now),
+        overworked: overall_long_term_debt < -state.prefs.scheduling_period(),
+        latency_limited: state.project_latency_limited(id, now),
+        intermittent: host.intermittent || intermittent(project, now),
+        job_cap_reached: job_cap_reached_with(&host.job_caps, facts.get(id.index())),
+        score: ResourceMap::default(),
+    }
 }
 
 /// Whether the project may be asked for work at all now (resource aside).
@@ -411,15 +479,19 @@ pub fn piggyback_request(
     now: Time,
 ) -> WorkRequest {
     let ask = if batching == ReportBatching::Refill { Ask::Refill } else { Ask::OwnShare };
-    let infos = project_infos(state, rr, facts, now);
+    // Only this project's facts are needed, not every project's.
+    let info = (project.index() < state.projects.len()).then(|| {
+        let may_supply = project_may_supply(state, project);
+        project_info(state, rr, facts, project, may_supply, &HostFacts::of(state), now)
+    });
     let usable = ResourceMap::from_fn(|r| {
         state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
     });
-    let resources = match infos.get(project.index()) {
-        Some(info) if askable(state, info) && state.network_mode != RunMode::Never => {
+    let resources = match info {
+        Some(info) if askable(state, &info) && state.network_mode != RunMode::Never => {
             let caps = latency_caps(state, facts, rr, project);
             ResourceMap::from_fn(|r| {
-                capped(resource_request(state, rr, info, &usable, r, ask), caps[r])
+                capped(resource_request(state, rr, &info, &usable, r, ask), caps[r])
             })
         }
         _ => ResourceMap::default(),

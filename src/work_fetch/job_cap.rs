@@ -22,14 +22,18 @@ pub fn runnable_job_cap(state: &ClientState, resource: crate::model::ResourceTyp
     (RUNNABLE_JOBS_PER_INSTANCE * instances).min(MAX_RUNNABLE_JOBS)
 }
 
-/// Per resource, whether the project holds as many jobs as the cap allows.
-pub(crate) fn job_cap_reached(
-    state: &ClientState,
+/// [`runnable_job_cap`] of every resource.
+pub(crate) fn job_caps(state: &ClientState) -> ResourceMap<usize> {
+    ResourceMap::from_fn(|r| runnable_job_cap(state, r))
+}
+
+/// Per resource, whether the project (its `facts`) holds as many jobs as the cap
+/// allows; `caps` are [`job_caps`], looked up once for many projects.
+pub(crate) fn job_cap_reached_with(
+    caps: &ResourceMap<usize>,
     facts: Option<&ProjectFacts>,
 ) -> ResourceMap<bool> {
-    ResourceMap::from_fn(|r| {
-        facts.is_some_and(|f| f.nearly_runnable[r] as usize >= runnable_job_cap(state, r))
-    })
+    ResourceMap::from_fn(|r| facts.is_some_and(|f| f.nearly_runnable[r] as usize >= caps[r]))
 }
 
 #[cfg(test)]
@@ -47,10 +51,10 @@ mod tests {
         let mut facts = ProjectFacts::default();
         facts.nearly_runnable[ResourceType::Cpu] = 400;
         facts.nearly_runnable[ResourceType::Nvidia] = 99;
-        let reached = job_cap_reached(&state, Some(&facts));
+        let reached = job_cap_reached_with(&job_caps(&state), Some(&facts));
         assert!(reached[ResourceType::Cpu]);
         assert!(!reached[ResourceType::Nvidia]);
-        assert!(!job_cap_reached(&state, None)[ResourceType::Cpu]);
+        assert!(!job_cap_reached_with(&job_caps(&state), None)[ResourceType::Cpu]);
         state.host.p_ncpus = 64;
         assert_eq!(runnable_job_cap(&state, ResourceType::Cpu), MAX_RUNNABLE_JOBS);
     }

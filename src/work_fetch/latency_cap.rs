@@ -194,29 +194,55 @@ pub fn report_batching(
     facts: &[ProjectFacts],
     rr: &RrSimOutput,
 ) -> Vec<ReportBatching> {
-    let mut batching = vec![ReportBatching::Unbatched; state.projects.len()];
+    let mut batching = Vec::new();
+    report_batching_into(state, facts, rr, &mut batching, &mut BatchingScratch::default());
+    batching
+}
+
+/// The per-project sums [`report_batching_into`] works in, kept by a caller that decides
+/// again and again so that a decision allocates nothing for them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BatchingScratch {
+    /// Per project: `None` where it cannot be batched; else per resource, the work
+    /// queued and the largest job.
+    queued: Vec<Option<ResourceMap<(f64, f64)>>>,
+}
+
+/// [`report_batching`] into `batching` (whatever it held is replaced), with its sums in
+/// `scratch`.
+pub(crate) fn report_batching_into(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    rr: &RrSimOutput,
+    batching: &mut Vec<ReportBatching>,
+    scratch: &mut BatchingScratch,
+) {
+    batching.clear();
+    batching.resize(state.projects.len(), ReportBatching::Unbatched);
+    if !reports_may_wait(state) {
+        return;
+    }
     let margin = report_margin(state);
     // Only a project with results waiting and jobs due within the margin can be batched.
-    let wanted: Vec<bool> = (0..state.projects.len())
-        .map(|p| {
-            facts.get(p).is_some_and(|f| {
+    let queued = &mut scratch.queued;
+    queued.clear();
+    queued.extend((0..state.projects.len()).map(|p| {
+        facts
+            .get(p)
+            .is_some_and(|f| {
                 f.ready_to_report > 0 && f.min_latency.0.iter().flatten().any(|&l| l < margin)
             })
-        })
-        .collect();
-    if !wanted.contains(&true) || !reports_may_wait(state) {
-        return batching;
+            .then(ResourceMap::default)
+    }));
+    if queued.iter().all(Option::is_none) {
+        return;
     }
     // Per project and resource: the work queued, and the largest job.
-    let mut queued: Vec<ResourceMap<(f64, f64)>> =
-        vec![ResourceMap::default(); state.projects.len()];
     for index in 0..state.jobs.len() {
         let p = state.jobs[index].project.index();
-        if !wanted.get(p).copied().unwrap_or(false) {
-            continue;
-        }
+        let Some(Some(queued)) = queued.get_mut(p) else { continue };
         if let Some((resource, work, _)) = queued_work(state, rr, index, |_| true) {
-            queued[p][resource].0 += work;
+            queued[resource].0 += work;
         }
         // The size of its jobs, whole, as the server sends them (a job nearly done is no
         // measure of the next), from those queued and those waiting to be reported.
@@ -224,33 +250,25 @@ pub fn report_batching(
         if let Some(av) = job.app_version.filter(|_| !job.got_server_ack) {
             let usage = state.app_version(av).usage;
             let size = unstarted_duration(state, JobId::from_index(index)) * usage.main_usage();
-            let largest = &mut queued[p][usage.main_resource()].1;
+            let largest = &mut queued[usage.main_resource()].1;
             *largest = largest.max(size);
         }
     }
     for (p, batching) in batching.iter_mut().enumerate() {
-        if !wanted[p] {
-            continue;
-        }
+        let Some(queued) = &queued[p] else { continue };
         let project = ProjectId::from_index(p);
-        let queued = &queued[p];
         let latency = facts[p].min_latency;
         let bookings = latency_bookings_with(state, facts, rr, project, |r| queued[r].0);
-        let capped: Vec<(ResourceType, LatencyBooking)> = bookings
-            .iter()
-            .filter(|(_, b)| b.from_latency && b.capacity.is_finite())
-            .map(|(r, b)| (r, *b))
-            .collect();
-        let batched = !capped.is_empty()
-            && capped.iter().all(|&(r, b)| {
+        let capped = || bookings.iter().filter(|(_, b)| b.from_latency && b.capacity.is_finite());
+        let batched = capped().next().is_some()
+            && capped().all(|(r, b)| {
                 latency[r].is_some_and(|l| l < margin) && b.capacity >= MIN_BATCH_JOBS * queued[r].1
             });
         if batched {
-            let stocked = capped.iter().all(|(_, b)| b.room() < LATENCY_REFILL * b.capacity);
+            let stocked = capped().all(|(_, b)| b.room() < LATENCY_REFILL * b.capacity);
             *batching = if stocked { ReportBatching::WellStocked } else { ReportBatching::Refill };
         }
     }
-    batching
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! CPU-only project for GPU work wastes an RPC and backs it off for nothing, a known
 //! annoyance of BOINC clients.
 
-use crate::model::{ClientState, ProjectId, ResourceMap};
+use crate::model::{ClientState, Project, ProjectId, ResourceMap};
 
 /// Per project, the resources it may supply: not excluded by the project
 /// (`no_apps`), and either the project has an app version for the resource or it has no
@@ -17,24 +17,51 @@ pub fn may_supply_all(state: &ClientState) -> Vec<ResourceMap<bool>> {
         .projects
         .iter()
         .zip(&has_version)
-        .map(|(project, flags)| {
-            let no_versions_yet = !flags.0.iter().any(|&f| f);
-            ResourceMap::from_fn(|r| !project.resources[r].no_apps && (flags[r] || no_versions_yet))
-        })
+        .map(|(project, flags)| may_supply_from(project, flags))
         .collect()
+}
+
+/// The resources `project` may supply (see [`may_supply_all`]), given those it has an
+/// app version for.
+pub(crate) fn may_supply_from(
+    project: &Project,
+    has_version: &ResourceMap<bool>,
+) -> ResourceMap<bool> {
+    let no_versions_yet = !has_version.0.iter().any(|&f| f);
+    ResourceMap::from_fn(|r| !project.resources[r].no_apps && (has_version[r] || no_versions_yet))
+}
+
+/// The resources project `id` may supply (see [`may_supply_all`]), from one pass over
+/// the app versions.
+pub(crate) fn project_may_supply(state: &ClientState, id: ProjectId) -> ResourceMap<bool> {
+    let project = state.project(id);
+    let mut has_version = project.resources.map(|_, r| r.has_app_version);
+    for version in state.app_versions.iter().filter(|v| v.project == id) {
+        has_version[version.usage.main_resource()] = true;
+    }
+    may_supply_from(project, &has_version)
 }
 
 /// Per project, the resources it has an app version for: by the project's
 /// `has_app_version` flags or an app version the state holds (one pass over them).
 pub fn app_version_resources(state: &ClientState) -> Vec<ResourceMap<bool>> {
-    let mut has_version: Vec<ResourceMap<bool>> =
-        state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)).collect();
+    let mut has_version = Vec::new();
+    app_version_resources_into(state, &mut has_version);
+    has_version
+}
+
+/// [`app_version_resources`] into `has_version` (whatever it held is replaced).
+pub(crate) fn app_version_resources_into(
+    state: &ClientState,
+    has_version: &mut Vec<ResourceMap<bool>>,
+) {
+    has_version.clear();
+    has_version.extend(state.projects.iter().map(|p| p.resources.map(|_, r| r.has_app_version)));
     for version in &state.app_versions {
         if let Some(flags) = has_version.get_mut(version.project.index()) {
             flags[version.usage.main_resource()] = true;
         }
     }
-    has_version
 }
 
 /// Whether one project may supply one resource (see [`may_supply_all`]).
@@ -95,6 +122,7 @@ mod tests {
         assert!(!all[3][ResourceType::Amd]);
         assert!(all[3][ResourceType::Nvidia]);
         for p in state.project_ids() {
+            assert_eq!(project_may_supply(&state, p), all[p.index()], "{p:?}");
             for r in ResourceType::ALL {
                 assert_eq!(may_supply(&state, p, r), all[p.index()][r], "{p:?} {r}");
             }

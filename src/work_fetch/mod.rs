@@ -16,9 +16,11 @@ mod scalar;
 pub use backoff::{
     MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
 };
+pub(crate) use choose::{FetchScratch, choose_work_fetch_with};
 pub use choose::{choose_work_fetch, piggyback_request};
 pub use intermittent::{INTERMITTENT_MEMORY, TOP_UP_FRACTION, intermittent, top_up_threshold};
 pub use job_cap::{MAX_RUNNABLE_JOBS, RUNNABLE_JOBS_PER_INSTANCE, runnable_job_cap};
+pub(crate) use latency_cap::{BatchingScratch, report_batching_into};
 pub use latency_cap::{LATENCY_REFILL, MIN_BATCH_JOBS, report_batching};
 pub use legacy::{LegacyWorkRequests, legacy_work_requests};
 pub use may_supply::{app_version_resources, may_supply, may_supply_all};
