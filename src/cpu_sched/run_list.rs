@@ -368,6 +368,9 @@ fn must_start_now(
 /// order already (jobs are received, and get their deadlines, in that order), so the
 /// sort is mostly just the check that they are in order; and the lists are short (a
 /// project's runnable jobs of one resource) and kept from one decision to the next.
+/// Where running jobs (ranked first) break the order, the stable sort merges the runs
+/// in order between them rather than sorting from scratch (keys are distinct: the
+/// order is the same as an unstable sort's).
 #[derive(Debug, Default)]
 struct Queue {
     ranked: Vec<Ranked>,
@@ -380,10 +383,14 @@ impl Queue {
         self.ranked.push(ranked);
     }
 
+    fn reserve(&mut self, additional: usize) {
+        self.ranked.reserve(additional);
+    }
+
     /// Puts the gathered jobs in key order.
     fn sort(&mut self) {
         if !self.ranked.is_sorted() {
-            self.ranked.sort_unstable();
+            self.ranked.sort();
         }
     }
 
@@ -446,10 +453,16 @@ impl Candidates {
                      include: &dyn Fn(usize, ResourceType) -> bool| {
             let mut lists = std::mem::take(lists);
             for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
+                // A GPU type the host lacks has no jobs that may run: no lists to sort
+                // and empty again at each decision.
+                if r.is_gpu() && state.instances(r) == 0 {
+                    per_project.clear();
+                    continue;
+                }
                 per_project.resize_with(nprojects, Queue::default);
                 for (p, list) in per_project.iter_mut().enumerate() {
                     if include(p, r) {
-                        list.ranked.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
+                        list.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
                     }
                 }
             }
@@ -609,6 +622,9 @@ struct Scheduler<'a> {
     state: &'a ClientState,
     period: f64,
     ncpus: f64,
+    /// The host's, per resource: looked up once rather than at every job scheduled.
+    relative_speed: ResourceMap<f64>,
+    instance_flops: ResourceMap<f64>,
     pool: InstancePool,
     chosen: Vec<bool>,
     app_running: Vec<u32>,
@@ -665,6 +681,8 @@ impl<'a> Scheduler<'a> {
             state,
             period,
             ncpus: f64::from(state.ncpus()),
+            relative_speed: ResourceMap::from_fn(|r| state.host.relative_speed(r)),
+            instance_flops: ResourceMap::from_fn(|r| state.host.instance_flops(r)),
             pool: InstancePool::new(state),
             chosen,
             app_running,
@@ -679,7 +697,7 @@ impl<'a> Scheduler<'a> {
     fn payoff(&self, usage: &ResourceUsage) -> f64 {
         let weight: f64 = ResourceType::ALL
             .into_iter()
-            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.relative_speed(r))
+            .map(|r| usage.usage_of(r).max(0.0) * self.relative_speed[r])
             .sum();
         self.period * weight / self.ncpus
     }
@@ -689,7 +707,7 @@ impl<'a> Scheduler<'a> {
     fn expected_rec(&self, usage: &ResourceUsage) -> f64 {
         let peak: f64 = ResourceType::ALL
             .into_iter()
-            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.instance_flops(r))
+            .map(|r| usage.usage_of(r).max(0.0) * self.instance_flops[r])
             .sum();
         peak * self.period
     }
@@ -733,9 +751,11 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] -= self.payoff(usage);
-        let earned = self.expected_rec(usage);
-        if let Some(rec) = &mut self.rec {
-            rec.charge(project, earned);
+        if self.rec.is_some() {
+            let earned = self.expected_rec(usage);
+            if let Some(rec) = &mut self.rec {
+                rec.charge(project, earned);
+            }
         }
         self.entries.push(RunListEntry {
             job: id,
@@ -989,9 +1009,11 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] += self.payoff(usage);
-        let earned = self.expected_rec(usage);
-        if let Some(rec) = &mut self.rec {
-            rec.charge(project, -earned);
+        if self.rec.is_some() {
+            let earned = self.expected_rec(usage);
+            if let Some(rec) = &mut self.rec {
+                rec.charge(project, -earned);
+            }
         }
     }
 
