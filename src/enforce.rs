@@ -132,6 +132,9 @@ pub fn enforce(
     _now: Time,
 ) -> Enforcement {
     let mut enforcer = Enforcer::new(state);
+    // Nearly every job counted is in the list (running or starting); the others are the
+    // few running on to a checkpoint.
+    enforcer.holdings.reserve(run_list.entries.len());
     let mut scheduled: Vec<Option<RunReason>> = vec![None; state.jobs.len()];
     for entry in &run_list.entries {
         if let Some(slot) = scheduled.get_mut(entry.job.index()) {
@@ -230,12 +233,21 @@ struct Enforcer<'a> {
     memory_limit: f64,
     memory_used: f64,
     app_running: Vec<u32>,
-    /// GPU instances each job holds or was given (indexed by job id).
-    held: Vec<Vec<u32>>,
-    /// Jobs whose processors are not counted (non-CPU-intensive).
-    uncounted: Vec<bool>,
+    /// The jobs counted by [`Enforcer::hold`], each once. A list of the few jobs that run
+    /// rather than a table over all the host's jobs, which would be built and dropped
+    /// whole at every decision.
+    holdings: Vec<Holding>,
     actions: Vec<TaskAction>,
     skipped: Vec<SkippedJob>,
+}
+
+/// What one job was counted as holding.
+struct Holding {
+    job: JobId,
+    /// GPU instances it holds or was given.
+    gpu_instances: Vec<u32>,
+    /// Its processors are not counted (non-CPU-intensive).
+    uncounted: bool,
 }
 
 impl<'a> Enforcer<'a> {
@@ -251,8 +263,7 @@ impl<'a> Enforcer<'a> {
             memory_limit,
             memory_used: 0.0,
             app_running: vec![0; state.apps.len()],
-            held: vec![Vec::new(); state.jobs.len()],
-            uncounted: vec![false; state.jobs.len()],
+            holdings: Vec::new(),
             actions: Vec::new(),
             skipped: Vec::new(),
         }
@@ -260,6 +271,20 @@ impl<'a> Enforcer<'a> {
 
     fn act(&mut self, job: JobId, kind: ActionKind, reason: ActionReason) {
         self.actions.push(TaskAction { job, kind, reason });
+    }
+
+    fn holding(&self, id: JobId) -> Option<&Holding> {
+        self.holdings.iter().find(|h| h.job == id)
+    }
+
+    /// GPU instances the job holds or was given (none if it holds nothing).
+    fn held(&self, id: JobId) -> &[u32] {
+        self.holding(id).map_or(&[], |h| &h.gpu_instances)
+    }
+
+    /// Whether the job's processors are not counted (non-CPU-intensive).
+    fn uncounted(&self, id: JobId) -> bool {
+        self.holding(id).is_some_and(|h| h.uncounted)
     }
 
     fn app_of(&self, id: JobId) -> Option<usize> {
@@ -280,8 +305,10 @@ impl<'a> Enforcer<'a> {
         self.hold(id, instances, non_cpu_intensive);
     }
 
-    /// Counts a job as holding its processors (on `instances`), memory and app slot.
+    /// Counts a job as holding its processors (on `instances`), memory and app slot. A job
+    /// is counted once: it runs, or it starts (after every other way to start it failed).
     fn hold(&mut self, id: JobId, instances: Vec<u32>, non_cpu_intensive: bool) {
+        debug_assert!(self.holding(id).is_none(), "{id:?} counted twice");
         let state = self.state;
         self.memory_used += working_set(state, id);
         if let Some(app) = self.app_of(id)
@@ -290,12 +317,12 @@ impl<'a> Enforcer<'a> {
             *count += 1;
         }
         if non_cpu_intensive {
-            self.uncounted[id.index()] = true;
+            self.holdings.push(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
             return;
         }
         if let Some(usage) = job_usage(state, id) {
             self.pool.occupy(usage, &instances);
-            self.held[id.index()] = instances;
+            self.holdings.push(Holding { job: id, gpu_instances: instances, uncounted: false });
         }
     }
 
@@ -308,10 +335,11 @@ impl<'a> Enforcer<'a> {
         {
             *count = count.saturating_sub(1);
         }
-        let instances = std::mem::take(&mut self.held[id.index()]);
-        if !self.uncounted[id.index()]
-            && let Some(usage) = job_usage(state, id)
-        {
+        let (instances, uncounted) = match self.holdings.iter_mut().find(|h| h.job == id) {
+            Some(h) => (std::mem::take(&mut h.gpu_instances), h.uncounted),
+            None => (Vec::new(), false),
+        };
+        if !uncounted && let Some(usage) = job_usage(state, id) {
             self.pool.release(usage, &instances);
         }
     }
@@ -360,7 +388,7 @@ impl<'a> Enforcer<'a> {
 
     /// Emits the start or resume of a job already counted by [`Enforcer::hold`].
     fn start(&mut self, id: JobId, reason: ActionReason) {
-        let gpu_instances = self.held[id.index()].clone();
+        let gpu_instances = self.held(id).to_vec();
         let kind = match self.state.job(id).task.as_ref().map(|t| t.scheduler_state) {
             Some(SchedulerState::Preempted) => ActionKind::Resume { gpu_instances },
             _ => ActionKind::Start { gpu_instances },
@@ -386,9 +414,9 @@ impl<'a> Enforcer<'a> {
         for &other in waiting {
             if let Some(other_usage) = job_usage(state, other)
                 && other_usage.coprocessor.is_none()
-                && !self.uncounted[other.index()]
+                && !self.uncounted(other)
             {
-                trial.release(other_usage, &self.held[other.index()]);
+                trial.release(other_usage, self.held(other));
             }
         }
         if trial.find(usage, &[]).is_none() {
@@ -417,10 +445,10 @@ impl<'a> Enforcer<'a> {
                 break;
             }
             let Some(victim_usage) = job_usage(state, victim) else { continue };
-            if victim_usage.main_resource() != resource || self.uncounted[victim.index()] {
+            if victim_usage.main_resource() != resource || self.uncounted(victim) {
                 continue;
             }
-            trial.release(victim_usage, &self.held[victim.index()]);
+            trial.release(victim_usage, self.held(victim));
             victims.push(victim);
         }
         if trial.find(usage, preferred).is_none() {

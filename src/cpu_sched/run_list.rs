@@ -56,7 +56,6 @@ use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
 use serde::Serialize;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
 
 /// Why a job is in the run list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -150,11 +149,13 @@ pub fn make_run_list(
 /// loop) would otherwise allocate and free a list per project and resource each time.
 #[derive(Debug, Default)]
 pub struct RunListScratch {
-    edf: ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
-    by_project: ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
+    edf: ResourceMap<Vec<Queue>>,
+    by_project: ResourceMap<Vec<Queue>>,
     slice: ResourceMap<Vec<JobId>>,
     critical: ResourceMap<Vec<Critical>>,
     release: ResourceMap<Vec<f64>>,
+    /// [`must_start_now`]'s working space.
+    free: Vec<f64>,
     /// Per app version: its main resource, whether that is usable, whether its app is
     /// non-CPU-intensive.
     versions: Vec<(ResourceType, bool, bool)>,
@@ -205,14 +206,15 @@ pub fn make_run_list_with_scratch(
         if policy != Policy::Legacy {
             let instances = state.instances(resource) as usize;
             let period = state.prefs.scheduling_period();
-            let release = &candidates.release[resource];
+            let release = &mut candidates.release[resource];
             let critical = &mut candidates.critical[resource];
-            let start_now = must_start_now(critical, instances, now, period, release);
-            for &job in &start_now {
+            let start_now =
+                must_start_now(critical, instances, now, period, release, &mut scratch.free);
+            for c in &critical[..start_now] {
                 if !scheduler.pool.has_room(resource) {
                     break;
                 }
-                scheduler.try_schedule(job, RunReason::Edf);
+                scheduler.try_schedule(c.job, RunReason::Edf);
             }
             scheduler.earliest_deadline_first(
                 resource,
@@ -290,7 +292,8 @@ struct Critical {
 /// leave nothing for an estimate that is a little short or a report that takes a poll.
 const WAIT_MARGIN: f64 = 60.0;
 
-/// Of the jobs that can't wait a scheduling period, those that must start now.
+/// Of the jobs that can't wait a scheduling period, those that must start now: the
+/// first of `critical` once it is sorted (returns how many).
 ///
 /// `release` holds, for the instances held by running jobs inside their time slice,
 /// the seconds until each is released anyway; every other instance counts as released
@@ -301,21 +304,28 @@ const WAIT_MARGIN: f64 = 60.0;
 /// jobs that get those instances start now. One instance is enough for a project of
 /// short jobs with short deadlines (seed 000's scenario 1), so it takes one CPU and
 /// leaves the others their time slices.
+///
+/// `release` is used up (it becomes the instances' release times) and `free` is working
+/// space: both are buffers kept from one decision to the next.
 fn must_start_now(
     critical: &mut [Critical],
     instances: usize,
     now: Time,
     period: f64,
-    release: &[f64],
-) -> Vec<JobId> {
+    release: &mut Vec<f64>,
+    free: &mut Vec<f64>,
+) -> usize {
     if critical.is_empty() || instances == 0 {
-        return Vec::new();
+        return 0;
     }
     critical.sort_unstable_by(|a, b| {
         a.deadline.total_cmp(&b.deadline).then(b.running.cmp(&a.running)).then(a.job.cmp(&b.job))
     });
     // When each instance is free for these jobs, earliest first.
-    let mut released: Vec<f64> = release.iter().map(|r| r.clamp(0.0, period)).collect();
+    let released = release;
+    for at in released.iter_mut() {
+        *at = at.clamp(0.0, period);
+    }
     released.sort_unstable_by(f64::total_cmp);
     released.truncate(instances);
     released.resize(instances, period);
@@ -336,27 +346,74 @@ fn must_start_now(
         }
         Some(started_now)
     };
-    if schedule(&mut released.clone(), WAIT_MARGIN).is_some() {
-        return Vec::new();
+    free.clone_from(released);
+    if schedule(free, WAIT_MARGIN).is_some() {
+        return 0;
     }
-    let taken = (1..=instances)
+    (1..=instances)
         .find(|&k| {
             // Take the k instances released last: they are the ones waiting costs most.
-            let mut free = released.clone();
+            free.clone_from(released);
             for at in free.iter_mut().rev().take(k) {
                 *at = 0.0;
             }
-            schedule(&mut free, 0.0).is_some()
+            schedule(free, 0.0).is_some()
         })
-        .unwrap_or(instances);
-    critical.iter().take(taken).map(|c| c.job).collect()
+        .unwrap_or(instances)
+        .min(critical.len())
 }
 
-/// One project's candidates for a pass, smallest key first. A heap rather than a sorted
-/// list: it is built in linear time and a pass usually takes only a few jobs from it
-/// (at most the instances of the resource, plus those that don't fit), whereas a host
-/// may hold thousands of queued jobs.
-type Queue = BinaryHeap<Reverse<Ranked>>;
+/// One project's candidates for a pass, taken smallest key first. A list sorted once
+/// rather than a heap: the jobs are gathered in index order, which is nearly always key
+/// order already (jobs are received, and get their deadlines, in that order), so the
+/// sort is mostly just the check that they are in order; and the lists are short (a
+/// project's runnable jobs of one resource) and kept from one decision to the next.
+/// Where running jobs (ranked first) break the order, the stable sort merges the runs
+/// in order between them rather than sorting from scratch (keys are distinct: the
+/// order is the same as an unstable sort's).
+#[derive(Debug, Default)]
+struct Queue {
+    ranked: Vec<Ranked>,
+    /// How many were taken from the front.
+    taken: usize,
+}
+
+impl Queue {
+    fn push(&mut self, ranked: Ranked) {
+        self.ranked.push(ranked);
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.ranked.reserve(additional);
+    }
+
+    /// Puts the gathered jobs in key order.
+    fn sort(&mut self) {
+        if !self.ranked.is_sorted() {
+            self.ranked.sort();
+        }
+    }
+
+    fn peek(&self) -> Option<&Ranked> {
+        self.ranked.get(self.taken)
+    }
+
+    fn pop(&mut self) -> Option<Ranked> {
+        let next = self.peek().copied()?;
+        self.taken += 1;
+        Some(next)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.taken >= self.ranked.len()
+    }
+
+    /// Empties the queue, keeping its buffer.
+    fn clear(&mut self) {
+        self.ranked.clear();
+        self.taken = 0;
+    }
+}
 
 /// The candidate jobs of each pass, per resource, gathered in one pass over the jobs.
 struct Candidates {
@@ -391,14 +448,18 @@ impl Candidates {
     ) -> Self {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
-        // Candidates are collected first and heapified once at the end: building a heap
-        // from a vector takes linear time whatever order the jobs come in, whereas
-        // pushing them one by one costs a logarithmic sift each when they come unordered.
-        let sized = |lists: &mut ResourceMap<Vec<Vec<Reverse<Ranked>>>>,
+        // Candidates are collected first and sorted once at the end.
+        let sized = |lists: &mut ResourceMap<Vec<Queue>>,
                      include: &dyn Fn(usize, ResourceType) -> bool| {
             let mut lists = std::mem::take(lists);
             for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
-                per_project.resize_with(nprojects, Vec::new);
+                // A GPU type the host lacks has no jobs that may run: no lists to sort
+                // and empty again at each decision.
+                if r.is_gpu() && state.instances(r) == 0 {
+                    per_project.clear();
+                    continue;
+                }
+                per_project.resize_with(nprojects, Queue::default);
                 for (p, list) in per_project.iter_mut().enumerate() {
                     if include(p, r) {
                         list.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
@@ -468,7 +529,7 @@ impl Candidates {
                 let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
                 if misses > 0 {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
-                    edf[resource][project].push(Reverse(ranked));
+                    edf[resource][project].push(ranked);
                 }
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
                 let wall = remaining / available[resource];
@@ -510,31 +571,19 @@ impl Candidates {
                     Ranked { rank: u8::from(!running), time: job.received_time, job: id }
                 }
             };
-            by_project[resource][project].push(Reverse(ranked));
+            by_project[resource][project].push(ranked);
         }
-        let into_queues = |lists: ResourceMap<Vec<Vec<Reverse<Ranked>>>>| {
-            ResourceMap(
-                lists.0.map(|per_project| per_project.into_iter().map(Queue::from).collect()),
-            )
-        };
-        Candidates {
-            edf: into_queues(edf),
-            slice,
-            critical,
-            release,
-            by_project: into_queues(by_project),
+        for queue in edf.0.iter_mut().chain(by_project.0.iter_mut()).flatten() {
+            queue.sort();
         }
+        Candidates { edf, slice, critical, release, by_project }
     }
 
     /// Empties the lists into `scratch` for the next decision.
     fn recycle(self, scratch: &mut RunListScratch) {
-        let into_lists = |queues: ResourceMap<Vec<Queue>>| {
-            let emptied = |queue: Queue| {
-                let mut list = queue.into_vec();
-                list.clear();
-                list
-            };
-            ResourceMap(queues.0.map(|per_project| per_project.into_iter().map(emptied).collect()))
+        let into_lists = |mut queues: ResourceMap<Vec<Queue>>| {
+            queues.0.iter_mut().flatten().for_each(Queue::clear);
+            queues
         };
         scratch.edf = into_lists(self.edf);
         scratch.by_project = into_lists(self.by_project);
@@ -573,6 +622,9 @@ struct Scheduler<'a> {
     state: &'a ClientState,
     period: f64,
     ncpus: f64,
+    /// The host's, per resource: looked up once rather than at every job scheduled.
+    relative_speed: ResourceMap<f64>,
+    instance_flops: ResourceMap<f64>,
     pool: InstancePool,
     chosen: Vec<bool>,
     app_running: Vec<u32>,
@@ -629,6 +681,8 @@ impl<'a> Scheduler<'a> {
             state,
             period,
             ncpus: f64::from(state.ncpus()),
+            relative_speed: ResourceMap::from_fn(|r| state.host.relative_speed(r)),
+            instance_flops: ResourceMap::from_fn(|r| state.host.instance_flops(r)),
             pool: InstancePool::new(state),
             chosen,
             app_running,
@@ -643,7 +697,7 @@ impl<'a> Scheduler<'a> {
     fn payoff(&self, usage: &ResourceUsage) -> f64 {
         let weight: f64 = ResourceType::ALL
             .into_iter()
-            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.relative_speed(r))
+            .map(|r| usage.usage_of(r).max(0.0) * self.relative_speed[r])
             .sum();
         self.period * weight / self.ncpus
     }
@@ -653,7 +707,7 @@ impl<'a> Scheduler<'a> {
     fn expected_rec(&self, usage: &ResourceUsage) -> f64 {
         let peak: f64 = ResourceType::ALL
             .into_iter()
-            .map(|r| usage.usage_of(r).max(0.0) * self.state.host.instance_flops(r))
+            .map(|r| usage.usage_of(r).max(0.0) * self.instance_flops[r])
             .sum();
         peak * self.period
     }
@@ -697,9 +751,11 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] -= self.payoff(usage);
-        let earned = self.expected_rec(usage);
-        if let Some(rec) = &mut self.rec {
-            rec.charge(project, earned);
+        if self.rec.is_some() {
+            let earned = self.expected_rec(usage);
+            if let Some(rec) = &mut self.rec {
+                rec.charge(project, earned);
+            }
         }
         self.entries.push(RunListEntry {
             job: id,
@@ -729,14 +785,16 @@ impl<'a> Scheduler<'a> {
         active.extend((0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()));
         while self.pool.has_room(resource) {
             // The project with the earliest-deadline job among those still missing.
-            let Some(best) = (0..active.len()).min_by_key(|&k| queues[active[k]].peek()) else {
+            let Some(best) =
+                (0..active.len()).min_by_key(|&k| queues[active[k]].peek().map(Reverse))
+            else {
                 break;
             };
             let project = active[best];
             // Only a job the rr_sim saw missing its deadline counts against the project's
             // misses: an earlier-deadline job that would have made it anyway (say, one
             // about to finish) must not use up the place of the one that is endangered.
-            if let Some(Reverse(next)) = queues[project].pop()
+            if let Some(next) = queues[project].pop()
                 && self.try_schedule(next.job, RunReason::Edf)
                 && rr.jobs.get(next.job.index()).is_some_and(|j| j.deadline_missed)
             {
@@ -784,7 +842,7 @@ impl<'a> Scheduler<'a> {
             let project = active[best];
             // A job that doesn't fit now never will in this pass (the pool only fills),
             // so it can be dropped from the queue.
-            while let Some(Reverse(next)) = queues[project].pop() {
+            while let Some(next) = queues[project].pop() {
                 if self.try_schedule(next.job, reason) {
                     break;
                 }
@@ -951,9 +1009,11 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] += self.payoff(usage);
-        let earned = self.expected_rec(usage);
-        if let Some(rec) = &mut self.rec {
-            rec.charge(project, -earned);
+        if self.rec.is_some() {
+            let earned = self.expected_rec(usage);
+            if let Some(rec) = &mut self.rec {
+                rec.charge(project, -earned);
+            }
         }
     }
 
@@ -1002,23 +1062,28 @@ mod tests {
         let mut p1: Vec<Critical> =
             (0..5).map(|i| c(NOW + 3600.0 + f64::from(i) * 360.0, 360.0, i)).collect();
         let period = 3600.0;
-        assert_eq!(must_start_now(&mut p1, 2, NOW, period, &[]), vec![JobId(0)], "nothing frees");
+        let must_start_now = |critical: &mut [Critical], release: &[f64]| {
+            let n =
+                must_start_now(critical, 2, NOW, period, &mut release.to_vec(), &mut Vec::new());
+            critical[..n].iter().map(|c| c.job).collect::<Vec<_>>()
+        };
+        assert_eq!(must_start_now(&mut p1, &[]), vec![JobId(0)], "nothing frees");
         // An instance held by a time slice frees in 10 minutes: they can wait for it.
-        assert!(must_start_now(&mut p1, 2, NOW, period, &[600.0]).is_empty());
+        assert!(must_start_now(&mut p1, &[600.0]).is_empty());
         // Two hour-long jobs due in 70 minutes: with nothing released sooner they need
         // both instances now; if a slice ends in 10 minutes, the second waits for it.
         let mut tight = vec![c(NOW + 4200.0, 3600.0, 7), c(NOW + 4200.0, 3600.0, 3)];
-        assert_eq!(must_start_now(&mut tight, 2, NOW, period, &[]), vec![JobId(3), JobId(7)]);
-        assert_eq!(must_start_now(&mut tight, 2, NOW, period, &[600.0]), vec![JobId(3)]);
+        assert_eq!(must_start_now(&mut tight, &[]), vec![JobId(3), JobId(7)]);
+        assert_eq!(must_start_now(&mut tight, &[600.0]), vec![JobId(3)]);
         // A long job with little slack waits for one slice while the short ones wait for
         // the other: nobody is preempted.
         let mut mixed = vec![c(NOW + 1500.0, 360.0, 1), c(NOW + 4800.0, 3600.0, 2)];
-        assert!(must_start_now(&mut mixed, 2, NOW, period, &[600.0, 900.0]).is_empty());
+        assert!(must_start_now(&mut mixed, &[600.0, 900.0]).is_empty());
 
         // More than the host can do: every instance, earliest deadlines first.
         let mut hopeless: Vec<Critical> = (0..4).map(|i| c(NOW + 100.0, 3600.0, i)).collect();
-        assert_eq!(must_start_now(&mut hopeless, 2, NOW, period, &[]), vec![JobId(0), JobId(1)]);
-        assert!(must_start_now(&mut [], 2, NOW, period, &[]).is_empty());
+        assert_eq!(must_start_now(&mut hopeless, &[]), vec![JobId(0), JobId(1)]);
+        assert!(must_start_now(&mut [], &[]).is_empty());
     }
 
     #[test]
