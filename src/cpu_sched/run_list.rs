@@ -55,7 +55,7 @@ use crate::model::{
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
 use serde::Serialize;
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Ordering;
 
 /// Why a job is in the run list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -785,9 +785,8 @@ impl<'a> Scheduler<'a> {
         active.extend((0..queues.len()).filter(|&p| misses[p] > 0 && !queues[p].is_empty()));
         while self.pool.has_room(resource) {
             // The project with the earliest-deadline job among those still missing.
-            let Some(best) =
-                (0..active.len()).min_by_key(|&k| queues[active[k]].peek().map(Reverse))
-            else {
+            // Ties go to the least job index (seed 000 step 2), which the key ends with.
+            let Some(best) = (0..active.len()).min_by_key(|&k| queues[active[k]].peek()) else {
                 break;
             };
             let project = active[best];
@@ -1154,6 +1153,33 @@ mod tests {
         let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
         assert_eq!(list.entries[0].reason, RunReason::Debt);
         assert_eq!(state.job(list.entries[0].job).project, rich);
+    }
+
+    #[test]
+    fn edf_serves_the_project_with_the_earliest_deadline_first() {
+        // Both projects miss deadlines, and one CPU can take one job: seed 000 step 2
+        // gives it to the project whose runnable job is due first, whichever project
+        // comes first in the list and whatever their debts.
+        for soon_first in [true, false] {
+            let mut b = StateBuilder::new(1);
+            let (soon, later) = if soon_first {
+                let soon = b.project("soon", 100.0);
+                (soon, b.project("later", 100.0))
+            } else {
+                let later = b.project("later", 100.0);
+                (b.project("soon", 100.0), later)
+            };
+            let vs = b.app_version(soon, cpu(1.0));
+            let vl = b.app_version(later, cpu(1.0));
+            let due_soon = b.job(soon, vs, 0.0, NOW + 4e3);
+            let due_later = b.job(later, vl, 0.0, NOW + 8e3);
+            b.state.projects[later.index()].short_term_debt = 50_000.0;
+            let state = b.build();
+            let mut rr = quiet_rr(&state);
+            mark_deadline_missed(&state, &mut rr, &[due_soon, due_later]);
+            let list = run_list(&state, &rr, Policy::Seed);
+            assert_eq!(scheduled(&list), vec![(due_soon, RunReason::Edf)], "{soon_first}");
+        }
     }
 
     /// Seed 000 scenario 1: P1(0.1, 1, .5) P2(1, 24, .25) P3(1, 24, .25), two CPUs, a
