@@ -52,7 +52,7 @@ fn sane_dcf(dcf: f64) -> f64 {
 
 /// Seed 000 note 2: estimated processing seconds of a job that has not started: the
 /// workunit's flops estimate over the app version's flops, scaled by the version's DCF
-/// ([`version_dcf`]).
+/// (the version's own, else its project's).
 /// A missing or non-positive app-version speed falls back to the host's CPU benchmark,
 /// then to [`FALLBACK_FLOPS`]; a corrupt flops estimate counts as no work.
 pub fn unstarted_duration(state: &ClientState, job: JobId) -> f64 {

@@ -4,7 +4,7 @@
 //! deadlines missed; and the online accumulator the event loop feeds.
 //!
 //! One addition to BOINC's definitions: CPU usage in any interval is capped at the CPUs
-//! whose capacity counts then ([`cpu_scale`]), so that GPU jobs' CPU fractions or a
+//! whose capacity counts then (`cpu_scale`), so that GPU jobs' CPU fractions or a
 //! multithreaded allowance that commit more CPUs than the host has cannot make the idle
 //! fraction negative.
 

@@ -34,7 +34,7 @@ impl RunMode {
     }
 }
 
-/// The client's complete state. Vectors are indexed by the typed ids of [`super::ids`].
+/// The client's complete state. Vectors are indexed by the typed ids ([`super::JobId`], [`super::ProjectId`] and the others).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientState {
     /// The host.

@@ -20,8 +20,8 @@ pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use host::{
-    BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES,
-    MAX_INSTANCE_FLOPS, NetStats, TimeStats,
+    BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
+    MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats,
 };
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};

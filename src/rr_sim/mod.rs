@@ -38,7 +38,7 @@
 //!   them are no shortfall).
 //! - **Shortfall(P, R)** (seed 003 `PRSC_PROJECT_DATA`): the integral over H of
 //!   `max(0, share(P, R) − used(P, R))`, where `share(P, R)` is P's
-//!   [`TargetAllocation`] of R, the cross-resource fair division of the host among the
+//!   [`TargetAllocation`](crate::accounting::fair_share::TargetAllocation) of R, the cross-resource fair division of the host among the
 //!   projects by resource share, each over the resources it can supply (on one resource
 //!   alone: `instances × share_P / Σ share`), and `used(P, R)` the instances its jobs
 //!   occupy (on the CPU including what its coprocessor jobs hold). A project can supply R

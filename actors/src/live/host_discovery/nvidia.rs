@@ -32,7 +32,8 @@ pub struct NvidiaDevice {
     pub multiprocessors: Option<u32>,
     /// Highest shader (SM) clock, MHz.
     pub max_clock_mhz: u32,
-    /// Peak flops: two per core per clock; [`UNKNOWN_GPU_PEAK_FLOPS`] without a core count.
+    /// Peak flops: two per core per clock; without a core count, an assumed figure
+    /// (`UNKNOWN_GPU_PEAK_FLOPS`).
     pub peak_flops: f64,
 }
 
