@@ -127,18 +127,26 @@ impl NameFilter {
         self.0[bit / 64] & (1 << (bit % 64)) != 0
     }
 
-    /// The name's last eight bytes (fewer, zero-padded, for a short name) and its length,
-    /// mixed by one multiplication and folded to 0..256.
+    /// The name's last eight bytes (for a name of four to seven, its first and last four,
+    /// which overlap and so cover it whole, read as two words rather than byte by byte;
+    /// for a shorter one, its bytes) and its length, mixed by one multiplication and
+    /// folded to 0..256.
     #[inline(always)]
     fn bit(name: &str) -> usize {
         let bytes = name.as_bytes();
-        let tail = match bytes.len().checked_sub(8) {
-            Some(start) => {
+        let word = |at: usize| {
+            let mut word = [0u8; 4];
+            word.copy_from_slice(&bytes[at..at + 4]);
+            u64::from(u32::from_le_bytes(word))
+        };
+        let tail = match bytes.len() {
+            8.. => {
                 let mut word = [0u8; 8];
-                word.copy_from_slice(&bytes[start..]);
+                word.copy_from_slice(&bytes[bytes.len() - 8..]);
                 u64::from_le_bytes(word)
             }
-            None => bytes.iter().fold(0u64, |word, &byte| (word << 8) | u64::from(byte)),
+            4..8 => (word(0) << 32) | word(bytes.len() - 4),
+            _ => bytes.iter().fold(0u64, |word, &byte| (word << 8) | u64::from(byte)),
         };
         let hash =
             (tail ^ (bytes.len() as u64).rotate_left(32)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
