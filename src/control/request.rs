@@ -257,9 +257,13 @@ impl<'s> JobLists<'s> {
             if !*runnable && state.job_runnable(id) {
                 *runnable = true;
             }
+            // Most jobs held are done computing and awaiting report: they leave here,
+            // before the version and the job's other records are looked up.
+            if !any_requested || job.state.computing_done() {
+                continue;
+            }
             let usage = state.app_version(version).usage;
-            if !any_requested || !requested[usage.main_resource()] || !state.job_nearly_runnable(id)
-            {
+            if !requested[usage.main_resource()] || !state.job_nearly_runnable(id) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
