@@ -32,7 +32,7 @@ use crate::cpu_sched::{
     InstancePool, RunList, RunListEntry, RunReason, job_is_non_cpu_intensive, job_may_run,
     job_usage,
 };
-use crate::model::{ActiveTask, ClientState, JobId, ResourceUsage, SchedulerState};
+use crate::model::{ActiveTask, AppVersion, ClientState, JobId, ResourceUsage, SchedulerState};
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
 
@@ -287,41 +287,58 @@ impl<'a> Enforcer<'a> {
         self.holding(id).is_some_and(|h| h.uncounted)
     }
 
-    fn app_of(&self, id: JobId) -> Option<usize> {
+    /// The job's app version, looked up once for everything counted from it.
+    fn version_of(&self, id: JobId) -> Option<&'a AppVersion> {
         let version = self.state.job(id).app_version?;
-        self.state.app_versions.get(version.index()).map(|v| v.app.index())
+        self.state.app_versions.get(version.index())
+    }
+
+    fn app_of(&self, id: JobId) -> Option<usize> {
+        self.version_of(id).map(|v| v.app.index())
     }
 
     /// Counts a running job as holding its processors, memory and app slot. A running
     /// task stays on its instances; one without a valid record of them is counted where
     /// it would fit.
     fn hold_running(&mut self, id: JobId, recorded: &[u32], non_cpu_intensive: bool) {
-        let instances = match job_usage(self.state, id) {
+        let version = self.version_of(id);
+        let instances = match version.map(|v| &v.usage) {
+            // A CPU job fits or not, but either way it holds no instances: nothing to find
+            // unless some are recorded.
+            Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => Vec::new(),
             Some(usage) if !non_cpu_intensive => {
                 self.pool.find(usage, recorded).unwrap_or_else(|| recorded.to_vec())
             }
             _ => Vec::new(),
         };
-        self.hold(id, instances, non_cpu_intensive);
+        self.hold_version(id, version, instances, non_cpu_intensive);
     }
 
     /// Counts a job as holding its processors (on `instances`), memory and app slot. A job
     /// is counted once: it runs, or it starts (after every other way to start it failed).
     fn hold(&mut self, id: JobId, instances: Vec<u32>, non_cpu_intensive: bool) {
+        self.hold_version(id, self.version_of(id), instances, non_cpu_intensive);
+    }
+
+    /// [`Enforcer::hold`] with the job's app version already looked up.
+    fn hold_version(
+        &mut self,
+        id: JobId,
+        version: Option<&AppVersion>,
+        instances: Vec<u32>,
+        non_cpu_intensive: bool,
+    ) {
         debug_assert!(self.holding(id).is_none(), "{id:?} counted twice");
-        let state = self.state;
-        self.memory_used += working_set(state, id);
-        if let Some(app) = self.app_of(id)
-            && let Some(count) = self.app_running.get_mut(app)
-        {
+        self.memory_used += working_set(self.state, id);
+        if let Some(count) = version.and_then(|v| self.app_running.get_mut(v.app.index())) {
             *count += 1;
         }
         if non_cpu_intensive {
             self.holdings.push(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
             return;
         }
-        if let Some(usage) = job_usage(state, id) {
-            self.pool.occupy(usage, &instances);
+        if let Some(version) = version {
+            self.pool.occupy(&version.usage, &instances);
             self.holdings.push(Holding { job: id, gpu_instances: instances, uncounted: false });
         }
     }
