@@ -152,14 +152,15 @@ impl Simulation {
         project_included
             .extend(state.projects.iter().map(|p| !p.non_cpu_intensive && !p.suspended));
         for (index, job) in state.jobs.iter().enumerate() {
-            let Some(av_id) = job.app_version else { continue };
-            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-            if !project_included[job.project.index()] {
+            // `job_nearly_runnable`, with the app version and the project's suspension
+            // read from the tables above. Most jobs left out are done computing (waiting
+            // to upload or report), so that is tested first.
+            if job.state.computing_done() || job.suspended {
                 continue;
             }
-            // `job_nearly_runnable`, less what the tables above already tested (the app
-            // version, the project's suspension).
-            if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
+            let Some(av_id) = job.app_version else { continue };
+            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+            if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
