@@ -11,7 +11,6 @@ use super::simulation::{
 };
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
-use std::collections::BinaryHeap;
 
 /// What a job's simulation takes from its app version.
 #[derive(Debug, Clone, Copy)]
@@ -153,14 +152,15 @@ impl Simulation {
         project_included
             .extend(state.projects.iter().map(|p| !p.non_cpu_intensive && !p.suspended));
         for (index, job) in state.jobs.iter().enumerate() {
-            let Some(av_id) = job.app_version else { continue };
-            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-            if !project_included[job.project.index()] {
+            // `job_nearly_runnable`, with the app version and the project's suspension
+            // read from the tables above. Most jobs left out are done computing (waiting
+            // to upload or report), so that is tested first.
+            if job.state.computing_done() || job.suspended {
                 continue;
             }
-            // `job_nearly_runnable`, less what the tables above already tested (the app
-            // version, the project's suspension).
-            if job.suspended || job.state.computing_done() || state.job_has_deferred_input(job) {
+            let Some(av_id) = job.app_version else { continue };
+            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+            if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
@@ -236,33 +236,24 @@ impl Simulation {
             start = end;
         }
 
-        // The queues are built afresh, each keeping only its heap's allocation.
+        // The queues kept from the last simulation are the same project and resource at
+        // the same index: they are reset in place, keeping their heaps' allocations.
         let mut queues = std::mem::take(&mut scratch.queues);
         queues.truncate(queues_count);
-        let reused = queues.len();
-        for q in 0..queues_count {
-            let mut completions = if q < reused {
-                std::mem::take(&mut queues[q].completions)
-            } else {
-                BinaryHeap::new()
-            };
-            completions.clear();
-            let queue = Queue {
-                project: q / NRESOURCES,
-                resource: q % NRESOURCES,
-                weight: sane_weight(state.projects[q / NRESOURCES].resource_share),
-                availability: resources[q % NRESOURCES].availability,
-                head: NO_JOB,
-                event_slot: u32::MAX,
-                active_end: NO_JOB,
-                completions,
-                ..Queue::default()
-            };
-            if q < reused {
-                queues[q] = queue;
-            } else {
-                queues.push(queue);
-            }
+        for (q, queue) in queues.iter_mut().enumerate() {
+            queue.reset(
+                sane_weight(state.projects[q / NRESOURCES].resource_share),
+                resources[q % NRESOURCES].availability,
+            );
+        }
+        for q in queues.len()..queues_count {
+            let mut queue =
+                Queue { project: q / NRESOURCES, resource: q % NRESOURCES, ..Queue::default() };
+            queue.reset(
+                sane_weight(state.projects[q / NRESOURCES].resource_share),
+                resources[q % NRESOURCES].availability,
+            );
+            queues.push(queue);
         }
         let mut resources = resources;
         for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {

@@ -47,6 +47,35 @@ pub(super) struct Queue {
     pub(super) shortfall: f64,
 }
 
+impl Queue {
+    /// Makes the queue as it is before a simulation starts: no jobs, nothing allocated or
+    /// used, with the project's `weight` and the resource's `availability`. Its heap keeps
+    /// its allocation.
+    pub(super) fn reset(&mut self, weight: f64, availability: f64) {
+        self.weight = weight;
+        self.availability = availability;
+        self.head = NO_JOB;
+        self.active_end = NO_JOB;
+        self.active_usage = 0.0;
+        self.active_cpu = 0.0;
+        self.total_usage = 0.0;
+        self.live = 0;
+        self.pending_alloc = 0.0;
+        self.alloc = 0.0;
+        self.rate = 0.0;
+        self.held_cpus = 0.0;
+        self.progress = 0.0;
+        self.progress_time = 0.0;
+        self.completions.clear();
+        self.event_slot = u32::MAX;
+        self.dirty = false;
+        self.share = 0.0;
+        self.used = 0.0;
+        self.used_since = 0.0;
+        self.shortfall = 0.0;
+    }
+}
+
 impl Simulation {
     /// Gives queue `q` a new allocation at time `t`: brings its clock up to date, adjusts
     /// its active jobs and rate, schedules its next completion and updates its usage.
