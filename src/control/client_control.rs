@@ -680,8 +680,8 @@ impl ClientControl {
     /// that is due (asking for the project's share of any shortfall on the way; a
     /// batched project whose queue has drained to its refill point asks for its whole
     /// uncovered share, see [`piggyback_request`]). A well-stocked project's short-deadline
-    /// results wait ([`report_batching`](crate::work_fetch::report_batching)). `None` when nothing is wanted; the next look
-    /// is planned then.
+    /// results wait ([`report_batching`](crate::work_fetch::report_batching)). `None` when
+    /// nothing is wanted; the next look is planned then.
     pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
         let fetch = decision.work_fetch.request;
