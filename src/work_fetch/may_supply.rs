@@ -70,26 +70,7 @@ pub fn may_supply(
     project: ProjectId,
     resource: crate::model::ResourceType,
 ) -> bool {
-    let p = state.project(project);
-    if p.resources[resource].no_apps {
-        return false;
-    }
-    let mut any_version = false;
-    for (r, pr) in p.resources.iter() {
-        if pr.has_app_version {
-            any_version = true;
-            if r == resource {
-                return true;
-            }
-        }
-    }
-    for version in state.app_versions.iter().filter(|v| v.project == project) {
-        any_version = true;
-        if version.usage.main_resource() == resource {
-            return true;
-        }
-    }
-    !any_version
+    project_may_supply(state, project)[resource]
 }
 
 #[cfg(test)]
