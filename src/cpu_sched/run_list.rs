@@ -702,14 +702,18 @@ impl<'a> Scheduler<'a> {
         self.period * weight / self.ncpus
     }
 
-    /// What a job is expected to earn over a scheduling period, in REC units: its peak
-    /// flops times the period.
-    fn expected_rec(&self, usage: &ResourceUsage) -> f64 {
-        let peak: f64 = ResourceType::ALL
-            .into_iter()
-            .map(|r| usage.usage_of(r).max(0.0) * self.instance_flops[r])
-            .sum();
-        peak * self.period
+    /// Under the REC policy, charges `project` with what a job of `usage` is expected to
+    /// earn over a scheduling period (its peak flops times the period, in REC units),
+    /// `sign` −1 to take a charge back.
+    fn charge_rec(&mut self, project: usize, usage: &ResourceUsage, sign: f64) {
+        let Scheduler { rec, instance_flops, period, .. } = self;
+        if let Some(rec) = rec {
+            let peak: f64 = ResourceType::ALL
+                .into_iter()
+                .map(|r| usage.usage_of(r).max(0.0) * instance_flops[r])
+                .sum();
+            rec.charge(project, sign * (peak * *period));
+        }
     }
 
     fn schedule_non_cpu_intensive(&mut self, id: JobId) {
@@ -751,12 +755,7 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] -= self.payoff(usage);
-        if self.rec.is_some() {
-            let earned = self.expected_rec(usage);
-            if let Some(rec) = &mut self.rec {
-                rec.charge(project, earned);
-            }
-        }
+        self.charge_rec(project, usage, 1.0);
         self.entries.push(RunListEntry {
             job: id,
             resource: usage.main_resource(),
@@ -1008,12 +1007,7 @@ impl<'a> Scheduler<'a> {
         }
         let project = job.project.index();
         self.anticipated_debt[project] += self.payoff(usage);
-        if self.rec.is_some() {
-            let earned = self.expected_rec(usage);
-            if let Some(rec) = &mut self.rec {
-                rec.charge(project, -earned);
-            }
-        }
+        self.charge_rec(project, usage, -1.0);
     }
 
     /// The list, with the tables' buffers handed back to `scratch`.
