@@ -233,13 +233,19 @@ struct Enforcer<'a> {
     memory_limit: f64,
     memory_used: f64,
     app_running: Vec<u32>,
-    /// The jobs counted by [`Enforcer::hold`], each once. A list of the few jobs that run
-    /// rather than a table over all the host's jobs, which would be built and dropped
-    /// whole at every decision.
+    /// The jobs counted by [`Enforcer::hold`], each once: a list of the few jobs that run
+    /// rather than a record per job of the host's, which would be built and dropped whole
+    /// at every decision.
     holdings: Vec<Holding>,
+    /// Per job (by id), its place in `holdings` ([`NOT_HELD`] if none): a lookup costs
+    /// the same on a host running a thousand jobs as on one running two.
+    holding_index: Vec<u32>,
     actions: Vec<TaskAction>,
     skipped: Vec<SkippedJob>,
 }
+
+/// `Enforcer::holding_index` of a job not counted.
+const NOT_HELD: u32 = u32::MAX;
 
 /// What one job was counted as holding.
 struct Holding {
@@ -264,6 +270,7 @@ impl<'a> Enforcer<'a> {
             memory_used: 0.0,
             app_running: vec![0; state.apps.len()],
             holdings: Vec::new(),
+            holding_index: vec![NOT_HELD; state.jobs.len()],
             actions: Vec::new(),
             skipped: Vec::new(),
         }
@@ -274,7 +281,15 @@ impl<'a> Enforcer<'a> {
     }
 
     fn holding(&self, id: JobId) -> Option<&Holding> {
-        self.holdings.iter().find(|h| h.job == id)
+        let index = *self.holding_index.get(id.index())?;
+        self.holdings.get(index as usize)
+    }
+
+    fn record_holding(&mut self, holding: Holding) {
+        if let Some(index) = self.holding_index.get_mut(holding.job.index()) {
+            *index = self.holdings.len() as u32;
+        }
+        self.holdings.push(holding);
     }
 
     /// GPU instances the job holds or was given (none if it holds nothing).
@@ -334,12 +349,12 @@ impl<'a> Enforcer<'a> {
             *count += 1;
         }
         if non_cpu_intensive {
-            self.holdings.push(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
+            self.record_holding(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
             return;
         }
         if let Some(version) = version {
             self.pool.occupy(&version.usage, &instances);
-            self.holdings.push(Holding { job: id, gpu_instances: instances, uncounted: false });
+            self.record_holding(Holding { job: id, gpu_instances: instances, uncounted: false });
         }
     }
 
@@ -352,7 +367,8 @@ impl<'a> Enforcer<'a> {
         {
             *count = count.saturating_sub(1);
         }
-        let (instances, uncounted) = match self.holdings.iter_mut().find(|h| h.job == id) {
+        let index = self.holding_index.get(id.index()).map_or(NOT_HELD, |&i| i);
+        let (instances, uncounted) = match self.holdings.get_mut(index as usize) {
             Some(h) => (std::mem::take(&mut h.gpu_instances), h.uncounted),
             None => (Vec::new(), false),
         };
