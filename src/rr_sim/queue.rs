@@ -52,27 +52,21 @@ impl Queue {
     /// used, with the project's `weight` and the resource's `availability`. Its heap keeps
     /// its allocation.
     pub(super) fn reset(&mut self, weight: f64, availability: f64) {
-        self.weight = weight;
-        self.availability = availability;
-        self.head = NO_JOB;
-        self.active_end = NO_JOB;
-        self.active_usage = 0.0;
-        self.active_cpu = 0.0;
-        self.total_usage = 0.0;
-        self.live = 0;
-        self.pending_alloc = 0.0;
-        self.alloc = 0.0;
-        self.rate = 0.0;
-        self.held_cpus = 0.0;
-        self.progress = 0.0;
-        self.progress_time = 0.0;
-        self.completions.clear();
-        self.event_slot = u32::MAX;
-        self.dirty = false;
-        self.share = 0.0;
-        self.used = 0.0;
-        self.used_since = 0.0;
-        self.shortfall = 0.0;
+        // Built whole from the default, so that no field of a new kind can be left with
+        // the last simulation's value.
+        let mut completions = std::mem::take(&mut self.completions);
+        completions.clear();
+        *self = Queue {
+            project: self.project,
+            resource: self.resource,
+            weight,
+            availability,
+            head: NO_JOB,
+            active_end: NO_JOB,
+            event_slot: u32::MAX,
+            completions,
+            ..Queue::default()
+        };
     }
 }
 
