@@ -24,6 +24,10 @@ impl Simulation {
         if full {
             self.resources[r].capacity = capacity;
             self.water_fill(r, capacity);
+            // The allocations are summed in queue order as the queues are updated (an
+            // update moves only its own queue's allocation): the sum `Iterator::sum` would
+            // make afterwards, from the same -0.0.
+            let mut used = -0.0;
             for i in 0..self.resources[r].queues.len() {
                 let q = self.resources[r].queues[i] as usize;
                 let queue = &self.queues[q];
@@ -31,9 +35,8 @@ impl Simulation {
                     let alloc = queue.pending_alloc;
                     self.update_queue(q, alloc, t);
                 }
+                used += self.queues[q].alloc;
             }
-            let mut used: f64 =
-                self.resources[r].queues.iter().map(|&q| self.queues[q as usize].alloc).sum();
             if cpu {
                 used += self.coprocessor_cpus;
             }
@@ -78,6 +81,9 @@ impl Simulation {
     pub(super) fn water_fill(&mut self, r: usize, capacity: f64) {
         let Simulation { queues, resources, unsettled, .. } = self;
         unsettled.clear();
+        // The unsettled claims' weights are summed in their order while each pass lays
+        // them out: the sum `Iterator::sum` would make of them, from the same -0.0.
+        let mut total_weight = -0.0;
         for &q in &resources[r].queues {
             let queue = &mut queues[q as usize];
             let demand =
@@ -85,11 +91,11 @@ impl Simulation {
             queue.pending_alloc = 0.0;
             if demand > EPSILON {
                 unsettled.push(Claim { queue: q, weight: queue.weight, demand });
+                total_weight += queue.weight;
             }
         }
         let mut remaining = capacity;
         while !unsettled.is_empty() && remaining > EPSILON {
-            let total_weight: f64 = unsettled.iter().map(|claim| claim.weight).sum();
             let equal = total_weight <= 0.0;
             let count = unsettled.len() as f64;
             let fair = |weight: f64| {
@@ -97,21 +103,27 @@ impl Simulation {
             };
             let before = unsettled.len();
             let mut given = 0.0;
-            unsettled.retain(|claim| {
+            let mut kept = 0;
+            let mut kept_weight = -0.0;
+            for i in 0..before {
+                let claim = unsettled[i];
                 if claim.demand <= fair(claim.weight) + EPSILON {
                     queues[claim.queue as usize].pending_alloc = claim.demand;
                     given += claim.demand;
-                    false
                 } else {
-                    true
+                    unsettled[kept] = claim;
+                    kept += 1;
+                    kept_weight += claim.weight;
                 }
-            });
-            if unsettled.len() == before {
+            }
+            if kept == before {
                 for claim in unsettled.iter() {
                     queues[claim.queue as usize].pending_alloc = fair(claim.weight);
                 }
                 break;
             }
+            unsettled.truncate(kept);
+            total_weight = kept_weight;
             remaining = (remaining - given).max(0.0);
         }
     }
