@@ -2,7 +2,7 @@
 //! clock its active jobs run on, and the heap of their completions.
 
 use super::keys::{HeapEntry, NO_EVENT, event_key};
-use super::simulation::{EPSILON, NO_JOB, NRESOURCES, Simulation, is_stale, queue_index};
+use super::simulation::{EPSILON, NO_JOB, NRESOURCES, SimJob, Simulation, is_stale, queue_index};
 use crate::model::ResourceType;
 use std::collections::BinaryHeap;
 
@@ -70,21 +70,90 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// Moves the progress clock to time `t` at the current rate.
+    pub(super) fn advance(&mut self, t: f64) {
+        if self.rate > 0.0 && t != self.progress_time {
+            self.progress += self.rate * self.availability * (t - self.progress_time);
+        }
+        self.progress_time = t;
+    }
+
+    /// Makes the active jobs the shortest head of the queue whose usage covers the
+    /// allocation.
+    fn refit(&mut self, jobs: &mut [SimJob]) {
+        while self.active_usage < self.alloc - EPSILON {
+            let next = if self.active_end == NO_JOB {
+                self.head
+            } else {
+                jobs[self.active_end as usize].next
+            };
+            if next == NO_JOB {
+                break;
+            }
+            let job = &mut jobs[next as usize];
+            job.generation = job.generation.wrapping_add(1);
+            job.work += self.progress;
+            self.completions.push(HeapEntry::new(job.work, next, job.generation));
+            self.active_usage += job.usage;
+            self.active_cpu += job.cpu;
+            self.active_end = next;
+        }
+        while self.active_end != NO_JOB {
+            let last = self.active_end as usize;
+            let job = &mut jobs[last];
+            if self.active_usage - job.usage < self.alloc - EPSILON {
+                break;
+            }
+            job.work = (job.work - self.progress).max(0.0);
+            job.generation = job.generation.wrapping_add(1);
+            self.active_usage -= job.usage;
+            self.active_cpu -= job.cpu;
+            self.active_end = job.prev;
+        }
+        if self.active_end == NO_JOB {
+            self.active_usage = 0.0;
+            self.active_cpu = 0.0;
+        }
+    }
+
+    /// Drops the queue's pending event (its slot of `event_times`) and schedules its next
+    /// completion.
+    fn schedule(&mut self, jobs: &[SimJob], event_times: &mut [u64], t: f64) {
+        // Only a queue with jobs is ever scheduled, and each has a slot.
+        let Some(next_event) = event_times.get_mut(self.event_slot as usize) else { return };
+        *next_event = NO_EVENT;
+        if self.rate <= 0.0 || self.active_end == NO_JOB {
+            return;
+        }
+        while let Some(top) = self.completions.peek() {
+            if is_stale(jobs, top) {
+                self.completions.pop();
+                continue;
+            }
+            let wait = (top.key() - self.progress).max(0.0) / (self.rate * self.availability);
+            *next_event = event_key(t + wait);
+            break;
+        }
+    }
+}
+
 impl Simulation {
     /// Gives queue `q` a new allocation at time `t`: brings its clock up to date, adjusts
     /// its active jobs and rate, schedules its next completion and updates its usage.
     pub(super) fn update_queue(&mut self, q: usize, alloc: f64, t: f64) {
-        self.advance(q, t);
-        let alloc_changed = self.queues[q].alloc != alloc;
-        self.queues[q].alloc = alloc;
-        self.refit(q);
-        let queue = &mut self.queues[q];
+        let Simulation { queues, jobs, event_times, held_cpus_moved, .. } = self;
+        let queue = &mut queues[q];
+        queue.advance(t);
+        let alloc_changed = queue.alloc != alloc;
+        queue.alloc = alloc;
+        queue.refit(jobs);
         queue.rate = if queue.active_usage > EPSILON {
             (queue.alloc / queue.active_usage).min(1.0)
         } else {
             0.0
         };
-        self.schedule(q, t);
+        queue.schedule(jobs, event_times, t);
         // The usage accounting only moves when the allocation or the CPUs held by
         // coprocessor jobs do, which is rare: most completions just start the next job.
         // Every queue's held CPUs are brought up to date here after each change (a
@@ -92,11 +161,10 @@ impl Simulation {
         // CPU use is recorded whenever they move, so while the CPU allocation and this
         // queue's held CPUs keep their exact values, the sum would come out as what was
         // recorded (a NaN record is always renewed, as the comparison below would).
-        let queue = &mut self.queues[q];
         let held = coprocessor_cpus_of(queue);
         let held_moved = held.to_bits() != queue.held_cpus.to_bits();
         queue.held_cpus = held;
-        self.held_cpus_moved |= held_moved;
+        *held_cpus_moved |= held_moved;
         let project = queue.project;
         let cpu_queue = queue_index(project, ResourceType::Cpu.index());
         if alloc_changed && q != cpu_queue {
@@ -115,76 +183,6 @@ impl Simulation {
         let base = queue_index(project, 0);
         let queues = &self.queues[base..base + NRESOURCES];
         queues[0].alloc + queues[1..].iter().map(|queue| queue.held_cpus).sum::<f64>()
-    }
-
-    /// Moves queue `q`'s progress clock to time `t` at its current rate.
-    pub(super) fn advance(&mut self, q: usize, t: f64) {
-        let queue = &mut self.queues[q];
-        if queue.rate > 0.0 && t != queue.progress_time {
-            queue.progress += queue.rate * queue.availability * (t - queue.progress_time);
-        }
-        queue.progress_time = t;
-    }
-
-    /// Makes the active jobs the shortest head of the queue whose usage covers the
-    /// allocation.
-    pub(super) fn refit(&mut self, q: usize) {
-        let Simulation { queues, jobs, .. } = self;
-        let queue = &mut queues[q];
-        while queue.active_usage < queue.alloc - EPSILON {
-            let next = if queue.active_end == NO_JOB {
-                queue.head
-            } else {
-                jobs[queue.active_end as usize].next
-            };
-            if next == NO_JOB {
-                break;
-            }
-            let job = &mut jobs[next as usize];
-            job.generation = job.generation.wrapping_add(1);
-            job.work += queue.progress;
-            queue.completions.push(HeapEntry::new(job.work, next, job.generation));
-            queue.active_usage += job.usage;
-            queue.active_cpu += job.cpu;
-            queue.active_end = next;
-        }
-        while queue.active_end != NO_JOB {
-            let last = queue.active_end as usize;
-            let job = &mut jobs[last];
-            if queue.active_usage - job.usage < queue.alloc - EPSILON {
-                break;
-            }
-            job.work = (job.work - queue.progress).max(0.0);
-            job.generation = job.generation.wrapping_add(1);
-            queue.active_usage -= job.usage;
-            queue.active_cpu -= job.cpu;
-            queue.active_end = job.prev;
-        }
-        if queue.active_end == NO_JOB {
-            queue.active_usage = 0.0;
-            queue.active_cpu = 0.0;
-        }
-    }
-
-    /// Drops queue `q`'s pending event and schedules its next completion.
-    pub(super) fn schedule(&mut self, q: usize, t: f64) {
-        let Simulation { queues, jobs, event_times, .. } = self;
-        let queue = &mut queues[q];
-        // Only a queue with jobs is ever scheduled, and each has a slot.
-        let Some(next_event) = event_times.get_mut(queue.event_slot as usize) else { return };
-        *next_event = NO_EVENT;
-        if queue.rate <= 0.0 || queue.active_end == NO_JOB {
-            return;
-        }
-        while let Some(top) = queue.completions.peek() {
-            if is_stale(jobs, top) {
-                queue.completions.pop();
-                continue;
-            }
-            let wait = (top.key() - queue.progress).max(0.0) / (queue.rate * queue.availability);
-            *next_event = event_key(t + wait);
-            break;
-        }
     }
 }
 

@@ -164,7 +164,7 @@ impl Simulation {
     /// Completes the job queue `q`'s event was for, and any that finish at the same time.
     /// The caller decides whether the allocations must be recomputed.
     pub(super) fn complete_due(&mut self, q: usize, t: f64) {
-        self.advance(q, t);
+        self.queues[q].advance(t);
         let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
         let mut first = true;
         while let Some(&top) = self.queues[q].completions.peek() {
