@@ -238,22 +238,22 @@ impl Simulation {
 
         // The queues kept from the last simulation are the same project and resource at
         // the same index: they are reset in place, keeping their heaps' allocations.
+        // A project's weight is the same on each of its queues: it is read once.
         let mut queues = std::mem::take(&mut scratch.queues);
         queues.truncate(queues_count);
-        for (q, queue) in queues.iter_mut().enumerate() {
-            queue.reset(
-                sane_weight(state.projects[q / NRESOURCES].resource_share),
-                resources[q % NRESOURCES].availability,
-            );
-        }
-        for q in queues.len()..queues_count {
-            let mut queue =
-                Queue { project: q / NRESOURCES, resource: q % NRESOURCES, ..Queue::default() };
-            queue.reset(
-                sane_weight(state.projects[q / NRESOURCES].resource_share),
-                resources[q % NRESOURCES].availability,
-            );
-            queues.push(queue);
+        let kept = queues.len();
+        for (p, project) in state.projects.iter().enumerate() {
+            let weight = sane_weight(project.resource_share);
+            for (r, resource) in resources.iter().enumerate() {
+                let q = queue_index(p, r);
+                if q < kept {
+                    queues[q].reset(weight, resource.availability);
+                } else {
+                    let mut queue = Queue { project: p, resource: r, ..Queue::default() };
+                    queue.reset(weight, resource.availability);
+                    queues.push(queue);
+                }
+            }
         }
         let mut resources = resources;
         for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {
