@@ -298,9 +298,11 @@ impl Simulation {
                     || queues[queue_index(p.index(), resource.index())].live > 0)
         };
         let target = scratch.target.for_state(state, can_supply);
-        for queue in &mut queues {
-            queue.share = target
-                .instances(ProjectId::from_index(queue.project), ResourceType::ALL[queue.resource]);
+        for (p, project_queues) in queues.chunks_exact_mut(NRESOURCES).enumerate() {
+            let entitled = target.project(ProjectId::from_index(p)).map(|t| t.instances);
+            for (queue, resource) in project_queues.iter_mut().zip(ResourceType::ALL) {
+                queue.share = entitled.map_or(0.0, |instances| instances[resource]);
+            }
         }
 
         Simulation {
