@@ -1,7 +1,7 @@
 //! What the round-robin simulation reports: per job, per resource and per project (the
 //! module documentation of [`crate::rr_sim`] says what each figure means).
 
-use super::simulation::{EPSILON, Simulation, queue_index};
+use super::simulation::{EPSILON, NRESOURCES, Simulation};
 use crate::Time;
 use crate::model::{ClientState, ResourceMap, ResourceType};
 use serde::Serialize;
@@ -126,9 +126,8 @@ impl Simulation {
             out_resource.nidle = if nidle > EPSILON { nidle } else { 0.0 };
             out_resource.saturated_time = saturated_time;
         }
-        for (p, project) in out.projects.iter_mut().enumerate() {
-            for resource in ResourceType::ALL {
-                let queue = &self.queues[queue_index(p, resource.index())];
+        for (project, queues) in out.projects.iter_mut().zip(self.queues.chunks_exact(NRESOURCES)) {
+            for (queue, resource) in queues.iter().zip(ResourceType::ALL) {
                 project.shortfall[resource] = queue.shortfall;
                 project.share[resource] = queue.share;
             }
