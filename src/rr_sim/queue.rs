@@ -117,6 +117,37 @@ impl Queue {
         }
     }
 
+    /// Records job `j`'s completion at `t` and unlinks it from the queue (its own: the
+    /// queue's completions are its own jobs').
+    pub(super) fn finish(&mut self, jobs: &mut [SimJob], j: usize, t: f64) {
+        let job = &mut jobs[j];
+        job.done = true;
+        job.work = t;
+        let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
+        self.active_usage -= usage;
+        self.active_cpu -= cpu;
+        self.total_usage -= usage;
+        self.live -= 1;
+        if self.active_end == j as u32 {
+            self.active_end = prev;
+        }
+        if prev == NO_JOB {
+            self.head = next;
+        } else {
+            jobs[prev as usize].next = next;
+        }
+        if next != NO_JOB {
+            jobs[next as usize].prev = prev;
+        }
+        if self.active_end == NO_JOB {
+            self.active_usage = 0.0;
+            self.active_cpu = 0.0;
+        }
+        if self.live == 0 {
+            self.total_usage = 0.0;
+        }
+    }
+
     /// Drops the queue's pending event (its slot of `event_times`) and schedules its next
     /// completion.
     fn schedule(&mut self, jobs: &[SimJob], event_times: &mut [u64], t: f64) {

@@ -164,19 +164,21 @@ impl Simulation {
     /// Completes the job queue `q`'s event was for, and any that finish at the same time.
     /// The caller decides whether the allocations must be recomputed.
     pub(super) fn complete_due(&mut self, q: usize, t: f64) {
-        self.queues[q].advance(t);
-        let tolerance = EPSILON * self.queues[q].progress.abs().max(1.0);
+        let Simulation { queues, jobs, .. } = self;
+        let queue = &mut queues[q];
+        queue.advance(t);
+        let tolerance = EPSILON * queue.progress.abs().max(1.0);
         let mut first = true;
-        while let Some(&top) = self.queues[q].completions.peek() {
-            if is_stale(&self.jobs, &top) {
-                self.queues[q].completions.pop();
+        while let Some(&top) = queue.completions.peek() {
+            if is_stale(jobs, &top) {
+                queue.completions.pop();
                 continue;
             }
-            if !first && top.key() > self.queues[q].progress + tolerance {
+            if !first && top.key() > queue.progress + tolerance {
                 break;
             }
-            self.queues[q].completions.pop();
-            self.finish(top.id() as usize, t);
+            queue.completions.pop();
+            queue.finish(jobs, top.id() as usize, t);
             first = false;
         }
     }
@@ -196,38 +198,6 @@ impl Simulation {
         !(cpu && self.coprocessor_cpus_changed)
             && (capacity - resource.capacity).abs() <= EPSILON
             && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
-    }
-
-    /// Records job `j`'s completion at `t` and unlinks it from its queue.
-    pub(super) fn finish(&mut self, j: usize, t: f64) {
-        let Simulation { queues, jobs, .. } = self;
-        let job = &mut jobs[j];
-        job.done = true;
-        job.work = t;
-        let (prev, next, usage, cpu) = (job.prev, job.next, job.usage, job.cpu);
-        let queue = &mut queues[job.queue as usize];
-        queue.active_usage -= usage;
-        queue.active_cpu -= cpu;
-        queue.total_usage -= usage;
-        queue.live -= 1;
-        if queue.active_end == j as u32 {
-            queue.active_end = prev;
-        }
-        if prev == NO_JOB {
-            queue.head = next;
-        } else {
-            jobs[prev as usize].next = next;
-        }
-        if next != NO_JOB {
-            jobs[next as usize].prev = prev;
-        }
-        if queue.active_end == NO_JOB {
-            queue.active_usage = 0.0;
-            queue.active_cpu = 0.0;
-        }
-        if queue.live == 0 {
-            queue.total_usage = 0.0;
-        }
     }
 }
 
