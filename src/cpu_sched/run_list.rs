@@ -368,19 +368,24 @@ fn must_start_now(
 /// order already (jobs are received, and get their deadlines, in that order), so the
 /// sort is mostly just the check that they are in order; and the lists are short (a
 /// project's runnable jobs of one resource) and kept from one decision to the next.
-/// Where running jobs (ranked first) break the order, the stable sort merges the runs
-/// in order between them rather than sorting from scratch (keys are distinct: the
-/// order is the same as an unstable sort's).
+/// Where the order is broken anyway, the stable sort merges the runs in order between
+/// them rather than sorting from scratch (keys are distinct: the order is the same as
+/// an unstable sort's).
 #[derive(Debug, Default)]
 struct Queue {
     ranked: Vec<Ranked>,
+    /// The gathered jobs ranked after the first rank (not running), until [`Queue::sort`]
+    /// puts them behind the others: gathered apart, each list is nearly always in order
+    /// already, where running jobs scattered among the others would make every queue
+    /// with both need a sort.
+    later: Vec<Ranked>,
     /// How many were taken from the front.
     taken: usize,
 }
 
 impl Queue {
     fn push(&mut self, ranked: Ranked) {
-        self.ranked.push(ranked);
+        if ranked.rank == 0 { self.ranked.push(ranked) } else { self.later.push(ranked) }
     }
 
     fn reserve(&mut self, additional: usize) {
@@ -389,8 +394,15 @@ impl Queue {
 
     /// Puts the gathered jobs in key order.
     fn sort(&mut self) {
-        if !self.ranked.is_sorted() {
+        if !in_key_order(&self.ranked) {
             self.ranked.sort();
+        }
+        if !self.later.is_empty() {
+            if !in_key_order(&self.later) {
+                self.later.sort();
+            }
+            self.ranked.extend_from_slice(&self.later);
+            self.later.clear();
         }
     }
 
@@ -413,6 +425,19 @@ impl Queue {
         self.ranked.clear();
         self.taken = 0;
     }
+}
+
+/// Whether `list` is in key order: `is_sorted`, with the common cases (same rank, and
+/// an earlier time or the same one) answered without the full comparison. An earlier
+/// time by `<` is an earlier time by `total_cmp` too (neither is NaN, and they are not
+/// two zeros); the same bits are the same time by either. Jobs received together share
+/// their time.
+fn in_key_order(list: &[Ranked]) -> bool {
+    list.windows(2).all(|pair| {
+        let [a, b] = pair else { return true };
+        let earlier = a.time < b.time || (a.time.to_bits() == b.time.to_bits() && a.job < b.job);
+        (a.rank == b.rank && earlier) || a <= b
+    })
 }
 
 /// The candidate jobs of each pass, per resource, gathered in one pass over the jobs.
