@@ -132,9 +132,10 @@ pub fn enforce(
     _now: Time,
 ) -> Enforcement {
     let mut enforcer = Enforcer::new(state);
-    // Nearly every job counted is in the list (running or starting); the others are the
-    // few running on to a checkpoint.
+    // Nearly every job counted, and every job acted on, is in the list (running or
+    // starting); the others are the few running on to a checkpoint or preempted.
     enforcer.holdings.reserve(run_list.entries.len());
+    enforcer.actions.reserve(run_list.entries.len());
     let mut scheduled: Vec<Option<RunReason>> = vec![None; state.jobs.len()];
     for entry in &run_list.entries {
         if let Some(slot) = scheduled.get_mut(entry.job.index()) {

@@ -143,24 +143,18 @@ pub fn make_run_list(
     make_run_list_with_scratch(state, rr, facts, policy, now, &mut RunListScratch::default())
 }
 
-/// The candidate lists' buffers, for [`make_run_list_with_scratch`]: empty between
-/// decisions, with the capacity the last one needed. A decision lists every runnable job
-/// per resource and project, so a caller that decides again and again (the control
-/// loop) would otherwise allocate and free a list per project and resource each time.
+/// The candidate lists' buffers, for [`make_run_list_with_scratch`]: with the capacity
+/// the last decision needed (and its lists, emptied when the next one gathers). A
+/// decision lists every runnable job per resource and project, so a caller that decides
+/// again and again (the control loop) would otherwise allocate and free a list per
+/// project and resource each time.
 #[derive(Debug, Default)]
 pub struct RunListScratch {
-    edf: ResourceMap<Vec<Queue>>,
-    by_project: ResourceMap<Vec<Queue>>,
-    slice: ResourceMap<Vec<JobId>>,
-    critical: ResourceMap<Vec<Critical>>,
-    release: ResourceMap<Vec<f64>>,
+    /// Filled in place at each decision: moving the lists out and back in copied them
+    /// whole, twice a decision.
+    candidates: Candidates,
     /// [`must_start_now`]'s working space.
     free: Vec<f64>,
-    /// Per app version: its main resource, whether that is usable, whether its app is
-    /// non-CPU-intensive.
-    versions: Vec<(ResourceType, bool, bool)>,
-    /// Per project: whether its jobs may run at all.
-    projects: Vec<bool>,
     /// Per job: already on the list ([`Scheduler`]'s).
     chosen: Vec<bool>,
     /// Per app: its jobs on the list ([`Scheduler`]'s).
@@ -198,7 +192,8 @@ pub fn make_run_list_with_scratch(
     scratch: &mut RunListScratch,
 ) -> RunList {
     let mut scheduler = Scheduler::new(state, policy, scratch);
-    let mut candidates = Candidates::gather(state, rr, facts, policy, now, &mut scheduler, scratch);
+    let candidates = &mut scratch.candidates;
+    candidates.gather(state, rr, facts, policy, now, &mut scheduler);
     for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
         if !scheduler.pool.has_room(resource) {
             continue;
@@ -239,7 +234,6 @@ pub fn make_run_list_with_scratch(
             &mut scratch.active,
         );
     }
-    candidates.recycle(scratch);
     scheduler.finish(scratch)
 }
 
@@ -368,19 +362,24 @@ fn must_start_now(
 /// order already (jobs are received, and get their deadlines, in that order), so the
 /// sort is mostly just the check that they are in order; and the lists are short (a
 /// project's runnable jobs of one resource) and kept from one decision to the next.
-/// Where running jobs (ranked first) break the order, the stable sort merges the runs
-/// in order between them rather than sorting from scratch (keys are distinct: the
-/// order is the same as an unstable sort's).
+/// Where the order is broken anyway, the stable sort merges the runs in order between
+/// them rather than sorting from scratch (keys are distinct: the order is the same as
+/// an unstable sort's).
 #[derive(Debug, Default)]
 struct Queue {
     ranked: Vec<Ranked>,
+    /// The gathered jobs ranked after the first rank (not running), until [`Queue::sort`]
+    /// puts them behind the others: gathered apart, each list is nearly always in order
+    /// already, where running jobs scattered among the others would make every queue
+    /// with both need a sort.
+    later: Vec<Ranked>,
     /// How many were taken from the front.
     taken: usize,
 }
 
 impl Queue {
     fn push(&mut self, ranked: Ranked) {
-        self.ranked.push(ranked);
+        if ranked.rank == 0 { self.ranked.push(ranked) } else { self.later.push(ranked) }
     }
 
     fn reserve(&mut self, additional: usize) {
@@ -389,8 +388,15 @@ impl Queue {
 
     /// Puts the gathered jobs in key order.
     fn sort(&mut self) {
-        if !self.ranked.is_sorted() {
+        if !in_key_order(&self.ranked) {
             self.ranked.sort();
+        }
+        if !self.later.is_empty() {
+            if !in_key_order(&self.later) {
+                self.later.sort();
+            }
+            self.ranked.extend_from_slice(&self.later);
+            self.later.clear();
         }
     }
 
@@ -415,7 +421,21 @@ impl Queue {
     }
 }
 
+/// Whether `list` is in key order: `is_sorted`, with the common cases (same rank, and
+/// an earlier time or the same one) answered without the full comparison. An earlier
+/// time by `<` is an earlier time by `total_cmp` too (neither is NaN, and they are not
+/// two zeros); the same bits are the same time by either. Jobs received together share
+/// their time.
+fn in_key_order(list: &[Ranked]) -> bool {
+    list.windows(2).all(|pair| {
+        let [a, b] = pair else { return true };
+        let earlier = a.time < b.time || (a.time.to_bits() == b.time.to_bits() && a.job < b.job);
+        (a.rank == b.rank && earlier) || a <= b
+    })
+}
+
 /// The candidate jobs of each pass, per resource, gathered in one pass over the jobs.
+#[derive(Debug, Default)]
 struct Candidates {
     /// Per project with deadline misses on the resource (indexed by project id): its
     /// jobs, earliest deadline first, ties to the lowest job index (seed 000 step 2).
@@ -432,26 +452,30 @@ struct Candidates {
     /// running first, then the earliest received (seed 000 step 7), or for `legacy`
     /// running, preempted, new, each earliest deadline first (seed 001).
     by_project: ResourceMap<Vec<Queue>>,
+    /// Per app version: its main resource, whether that is usable, whether its app is
+    /// non-CPU-intensive.
+    versions: Vec<(ResourceType, bool, bool)>,
+    /// Per project: `None` if its jobs may not run at all, else whether the project is
+    /// non-CPU-intensive.
+    projects: Vec<Option<bool>>,
 }
 
 impl Candidates {
-    /// The candidates, in `scratch`'s buffers (emptied: [`Candidates::recycle`] hands
-    /// them back).
+    /// Gathers the candidates into the lists (the last decision's are emptied first).
     fn gather(
+        &mut self,
         state: &ClientState,
         rr: &RrSimOutput,
         facts: &[ProjectFacts],
         policy: Policy,
         now: Time,
         scheduler: &mut Scheduler,
-        scratch: &mut RunListScratch,
-    ) -> Self {
+    ) {
         let nprojects = state.projects.len();
         // The facts count each project's runnable jobs per resource: exact capacities.
         // Candidates are collected first and sorted once at the end.
         let sized = |lists: &mut ResourceMap<Vec<Queue>>,
                      include: &dyn Fn(usize, ResourceType) -> bool| {
-            let mut lists = std::mem::take(lists);
             for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
                 // A GPU type the host lacks has no jobs that may run: no lists to sort
                 // and empty again at each decision.
@@ -461,32 +485,36 @@ impl Candidates {
                 }
                 per_project.resize_with(nprojects, Queue::default);
                 for (p, list) in per_project.iter_mut().enumerate() {
+                    list.clear();
                     if include(p, r) {
                         list.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
                     }
                 }
             }
-            lists
         };
         let endangered = |p: usize, r: ResourceType| {
             policy != Policy::Legacy
                 && rr.projects.get(p).is_some_and(|s| s.deadlines_missed[r] > 0)
         };
-        let mut edf = sized(&mut scratch.edf, &endangered);
-        let mut by_project = sized(&mut scratch.by_project, &|_, _| true);
-        let mut slice = std::mem::take(&mut scratch.slice);
-        let mut critical = std::mem::take(&mut scratch.critical);
+        let Candidates { edf, slice, critical, release, by_project, versions, projects } = self;
+        sized(edf, &endangered);
+        sized(by_project, &|_, _| true);
+        for list in slice.0.iter_mut() {
+            list.clear();
+        }
+        for list in critical.0.iter_mut() {
+            list.clear();
+        }
+        for list in release.0.iter_mut() {
+            list.clear();
+        }
         let period = state.prefs.scheduling_period();
-        // Per resource, when the instances held by jobs inside their time slice are
-        // released anyway: at the end of the slice, or of the job if sooner.
-        let mut release = std::mem::take(&mut scratch.release);
         // The test of `job_may_run`, with what it depends on looked up once per app
         // version and project rather than once per job (there are thousands of jobs and
         // few of the others).
         let computing = state.run_mode != RunMode::Never;
         let available = ResourceMap::from_fn(|r| state.time_stats.available_frac(r));
         let gpus_usable = state.gpu_mode != RunMode::Never;
-        let versions = &mut scratch.versions;
         versions.clear();
         versions.extend(state.app_versions.iter().map(|v| {
             let resource = v.usage.main_resource();
@@ -496,12 +524,11 @@ impl Candidates {
             (resource, usable, non_cpu_intensive)
         }));
         // Whether a project's jobs may run at all (its suspension is `job_runnable`'s).
-        let projects = &mut scratch.projects;
         projects.clear();
-        projects.extend((0..nprojects).map(|p| {
-            computing
-                && !state.projects[p].suspended
-                && facts.get(p).is_none_or(ProjectFacts::runnable)
+        projects.extend(state.projects.iter().enumerate().map(|(p, project)| {
+            let may_run =
+                computing && !project.suspended && facts.get(p).is_none_or(ProjectFacts::runnable);
+            may_run.then_some(project.non_cpu_intensive)
         }));
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
@@ -513,14 +540,13 @@ impl Candidates {
             };
             // `job_runnable`, less what the tables above already tested (the app version,
             // the project's suspension).
-            if !usable
-                || !projects.get(project).is_some_and(|&ok| ok)
-                || job.suspended
-                || job.state != JobState::FilesDownloaded
-            {
+            let Some(&Some(non_cpu_intensive_project)) = projects.get(project) else {
+                continue;
+            };
+            if !usable || job.suspended || job.state != JobState::FilesDownloaded {
                 continue;
             }
-            if non_cpu_intensive_app || state.project(job.project).non_cpu_intensive {
+            if non_cpu_intensive_app || non_cpu_intensive_project {
                 scheduler.schedule_non_cpu_intensive(id);
                 continue;
             }
@@ -576,27 +602,7 @@ impl Candidates {
         for queue in edf.0.iter_mut().chain(by_project.0.iter_mut()).flatten() {
             queue.sort();
         }
-        Candidates { edf, slice, critical, release, by_project }
     }
-
-    /// Empties the lists into `scratch` for the next decision.
-    fn recycle(self, scratch: &mut RunListScratch) {
-        let into_lists = |mut queues: ResourceMap<Vec<Queue>>| {
-            queues.0.iter_mut().flatten().for_each(Queue::clear);
-            queues
-        };
-        scratch.edf = into_lists(self.edf);
-        scratch.by_project = into_lists(self.by_project);
-        scratch.slice = emptied(self.slice);
-        scratch.critical = emptied(self.critical);
-        scratch.release = emptied(self.release);
-    }
-}
-
-/// `lists`, each emptied, keeping its buffer.
-fn emptied<T>(mut lists: ResourceMap<Vec<T>>) -> ResourceMap<Vec<T>> {
-    lists.0.iter_mut().for_each(Vec::clear);
-    lists
 }
 
 /// REC priorities as they change while the list is built.
