@@ -161,10 +161,7 @@ impl ProjectFacts {
             let resource = state.app_versions[av.index()].usage.main_resource();
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
-                // Finite and positive, in two comparisons (NaN fails both): `is_finite`
-                // takes a dozen instructions, and this runs for every job at every
-                // decision.
-                if latency > 0.0 && latency < f64::INFINITY {
+                if latency.is_finite() && latency > 0.0 {
                     let known = &mut f.min_latency[resource];
                     if known.is_none_or(|l| latency < l) {
                         *known = Some(latency);
