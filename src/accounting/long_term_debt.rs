@@ -75,14 +75,22 @@ pub fn update_long_term_debt_with(
     targets: &mut TargetCache,
 ) {
     let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
-    let potentially_runnable: Vec<bool> = state
-        .project_ids()
-        .map(|p| {
-            facts.get(p.index()).is_some_and(|f| state.project_potentially_runnable(p, f, now))
-        })
-        .collect();
+    // Whether a project is potentially runnable is asked for each of its resources in
+    // turn: the answer for the project asked last is kept (nothing it depends on
+    // changes before the debts do), rather than listed for all projects at every
+    // accounting.
+    let mut judged: Option<(ProjectId, bool)> = None;
+    let mut potentially_runnable = |p: ProjectId| match judged {
+        Some((judged_project, runnable)) if judged_project == p => runnable,
+        _ => {
+            let runnable =
+                facts.get(p.index()).is_some_and(|f| state.project_potentially_runnable(p, f, now));
+            judged = Some((p, runnable));
+            runnable
+        }
+    };
     let target = targets.for_state(state, |p: ProjectId, resource| {
-        potentially_runnable[p.index()]
+        potentially_runnable(p)
             && state.project(p).resources[resource].accumulate_debt
             && !backed_off(state.project(p), resource, now)
     });

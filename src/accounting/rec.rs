@@ -18,11 +18,21 @@ pub const ZERO_SHARE_PRIORITY: f64 = -1.0e9;
 /// `host.instance_flops(R)`. Projects beyond `usage` used nothing.
 pub fn update_rec(state: &mut ClientState, usage: &[ResourceMap<f64>], now: Time) {
     let flops = ResourceMap::from_fn(|r| state.host.instance_flops(r));
+    let mut last_decay: Option<(u64, f64)> = None;
     for (index, project) in state.projects.iter_mut().enumerate() {
         // A project never updated (rec_time 0) has nothing to decay yet; a clock that
         // went backwards must not make REC grow.
         let dt = if project.rec_time > 0.0 { (now - project.rec_time).max(0.0) } else { 0.0 };
-        let decay = 0.5_f64.powf(dt / REC_HALF_LIFE);
+        // The projects were mostly updated together, so most share one decay: the power
+        // is taken again only for a different interval.
+        let decay = match last_decay {
+            Some((interval, decay)) if interval == dt.to_bits() => decay,
+            _ => {
+                let decay = 0.5_f64.powf(dt / REC_HALF_LIFE);
+                last_decay = Some((dt.to_bits(), decay));
+                decay
+            }
+        };
         let used: f64 = usage.get(index).map_or(0.0, |u| {
             ResourceType::ALL
                 .into_iter()

@@ -45,13 +45,13 @@ pub fn update_legacy_debt(
 }
 
 /// CPU-equivalent seconds of a project's usage: each resource's instance-seconds
-/// weighted by its speed relative to one CPU. Nonsense figures count as no work.
-pub(crate) fn cpu_equivalent_seconds(state: &ClientState, usage: &ResourceMap<f64>) -> f64 {
+/// weighted by its `speed` relative to one CPU. Nonsense figures count as no work.
+fn cpu_equivalent_seconds(speed: &ResourceMap<f64>, usage: &ResourceMap<f64>) -> f64 {
     ResourceType::ALL
         .into_iter()
         .map(|r| {
             let seconds = usage[r];
-            if seconds.is_finite() { seconds.max(0.0) * state.host.relative_speed(r) } else { 0.0 }
+            if seconds.is_finite() { seconds.max(0.0) * speed[r] } else { 0.0 }
         })
         .sum()
 }
@@ -67,23 +67,26 @@ fn update_debt(
     if dt.is_nan() || dt <= 0.0 {
         return;
     }
+    // Each project's membership and work are worked out where they are needed rather
+    // than listed first: accounting runs at every decision, and the lists were its
+    // allocations (the figures are the same whenever they are computed).
     let nprojects = state.projects.len();
-    let member: Vec<bool> = (0..nprojects)
-        .map(|p| {
-            facts.get(p).is_some_and(ProjectFacts::runnable) && !state.projects[p].non_cpu_intensive
-        })
-        .collect();
-    let work: Vec<f64> = (0..nprojects)
-        .map(|p| usage.get(p).map_or(0.0, |u| cpu_equivalent_seconds(state, u)))
-        .collect();
-    let members = member.iter().filter(|&&m| m).count();
-    let total_work: f64 = (0..nprojects).filter(|&p| member[p]).map(|p| work[p]).sum();
+    let speed = ResourceMap::from_fn(|r| state.host.relative_speed(r));
+    let member = |state: &ClientState, p: usize| {
+        facts.get(p).is_some_and(ProjectFacts::runnable) && !state.projects[p].non_cpu_intensive
+    };
+    let work = |p: usize| usage.get(p).map_or(0.0, |u| cpu_equivalent_seconds(&speed, u));
+    let members = (0..nprojects).filter(|&p| member(state, p)).count();
+    let total_work: f64 = (0..nprojects).filter(|&p| member(state, p)).map(work).sum();
     let total_share: f64 = (0..nprojects)
-        .filter(|&p| member[p])
+        .filter(|&p| member(state, p))
         .map(|p| state.projects[p].resource_share.max(0.0))
         .sum();
-    for (p, project) in state.projects.iter_mut().enumerate() {
-        if !member[p] {
+    let mut min = f64::INFINITY;
+    for p in 0..nprojects {
+        let is_member = member(state, p);
+        let project = &mut state.projects[p];
+        if !is_member {
             project.short_term_debt = 0.0;
             continue;
         }
@@ -94,15 +97,13 @@ fn update_debt(
             1.0 / members as f64
         };
         let debt = if project.short_term_debt.is_finite() { project.short_term_debt } else { 0.0 };
-        project.short_term_debt = debt + total_work * fraction - work[p];
+        project.short_term_debt = debt + total_work * fraction - work(p);
+        min = min.min(project.short_term_debt);
     }
-    let min = (0..nprojects)
-        .filter(|&p| member[p])
-        .map(|p| state.projects[p].short_term_debt)
-        .fold(f64::INFINITY, f64::min);
     if min.is_finite() {
-        for (p, project) in state.projects.iter_mut().enumerate() {
-            if member[p] {
+        for p in 0..nprojects {
+            if member(state, p) {
+                let project = &mut state.projects[p];
                 let normalised = project.short_term_debt - min;
                 project.short_term_debt = cap.map_or(normalised, |c| normalised.min(c));
             }

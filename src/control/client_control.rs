@@ -796,14 +796,19 @@ impl ClientControl {
     pub fn next_wakeup(&self, now: Time) -> Time {
         let period = self.state.prefs.scheduling_period();
         let mut next = now + period;
-        for &id in &self.running {
-            let Some(task) = self.state.jobs[id.index()].task.as_ref() else { continue };
-            let slice_end = task.run_start_time + period;
-            if slice_end > now {
-                let check =
-                    (slice_end / SCHEDULING_CHECK_INTERVAL).ceil() * SCHEDULING_CHECK_INTERVAL;
-                next = next.min(check.max(slice_end));
-            }
+        // The beat after a slice's end never comes earlier for a later end, so the first
+        // slice to end gives the first beat: the beat is worked out once, not per task.
+        let first_slice_end = self
+            .running
+            .iter()
+            .filter_map(|&id| self.state.jobs[id.index()].task.as_ref())
+            .map(|task| task.run_start_time + period)
+            .filter(|&slice_end| slice_end > now)
+            .fold(f64::INFINITY, f64::min);
+        if first_slice_end < f64::INFINITY {
+            let check =
+                (first_slice_end / SCHEDULING_CHECK_INTERVAL).ceil() * SCHEDULING_CHECK_INTERVAL;
+            next = next.min(check.max(first_slice_end));
         }
         if !self.existing_jobs_only {
             next = next.min(self.next_fetch_check.max(self.next_rpc_allowed));

@@ -192,7 +192,7 @@ impl Simulator {
         );
         world.adopt_jobs(client.state());
         for command in client.startup_commands() {
-            world.apply(&command);
+            world.apply(command);
         }
         let project_rngs =
             client.state().project_ids().map(|p| client_rng(config.seed, p)).collect();
@@ -280,7 +280,7 @@ impl Simulator {
 
     fn schedule(&mut self) {
         for command in self.client.schedule(self.now) {
-            self.world.apply(&command);
+            self.world.apply(command);
         }
     }
 

@@ -472,20 +472,21 @@ impl World {
     }
 
     /// Carries out a command on a task's process (the process host of the emulated
-    /// world). A command for a job the world does not know is ignored.
-    pub fn apply(&mut self, command: &TaskCommand) {
+    /// world). A command for a job the world does not know is ignored. The command is
+    /// used up: a started process keeps its name and instances rather than copies.
+    pub fn apply(&mut self, command: TaskCommand) {
         match command {
-            TaskCommand::Start(spec) => self.spawn(spec),
+            TaskCommand::Start(spec) => self.spawn(*spec),
             TaskCommand::Resume { slot, gpu_instances, .. } => {
-                let slot = *slot as usize;
+                let slot = slot as usize;
                 if let Some(process) = self.processes.get_mut(slot).and_then(Option::as_mut) {
                     process.running = true;
-                    process.gpu_instances.clone_from(gpu_instances);
+                    process.gpu_instances = gpu_instances;
                     self.open_segment(slot);
                 }
             }
             TaskCommand::Preempt { slot, remove_from_memory, for_deadline, .. } => {
-                let slot = *slot as usize;
+                let slot = slot as usize;
                 let Some(process) = self.processes.get(slot).and_then(Option::as_ref) else {
                     return;
                 };
@@ -497,10 +498,10 @@ impl World {
                         time: self.now,
                         job,
                         project: self.project_names[project.index()].clone(),
-                        for_deadline: *for_deadline,
+                        for_deadline,
                     });
                 }
-                if *remove_from_memory {
+                if remove_from_memory {
                     self.processes[slot] = None;
                 } else if let Some(process) = self.processes[slot].as_mut() {
                     process.running = false;
@@ -508,19 +509,19 @@ impl World {
                 }
             }
             TaskCommand::Abort { slot, .. } => {
-                self.kill(*slot);
+                self.kill(slot);
             }
             TaskCommand::WatchCheckpoint { slot, watch, .. } => {
                 if let Some(process) =
-                    self.processes.get_mut(*slot as usize).and_then(Option::as_mut)
+                    self.processes.get_mut(slot as usize).and_then(Option::as_mut)
                 {
-                    process.watch_checkpoint = *watch;
+                    process.watch_checkpoint = watch;
                 }
             }
         }
     }
 
-    fn spawn(&mut self, spec: &TaskSpec) {
+    fn spawn(&mut self, spec: TaskSpec) {
         let Some(truth) =
             self.truths.get(spec.project.index()).and_then(|t| t.get(&spec.job)).copied()
         else {
@@ -534,10 +535,10 @@ impl World {
         status.finished = status.elapsed_time >= truth.true_duration - 1e-6;
         self.processes[slot] = Some(SimProcess {
             project: spec.project,
-            job: spec.job.clone(),
+            job: spec.job,
             truth,
             usage: spec.usage,
-            gpu_instances: spec.gpu_instances.clone(),
+            gpu_instances: spec.gpu_instances,
             status,
             running: true,
             segment_start: None,
@@ -759,7 +760,7 @@ mod tests {
     fn start(world: &mut World, state: &ClientState, index: usize) {
         let job = &state.jobs[index];
         let usage = state.app_version(job.app_version.unwrap()).usage;
-        world.apply(&TaskCommand::Start(Box::new(TaskSpec {
+        world.apply(TaskCommand::Start(Box::new(TaskSpec {
             project: job.project,
             job: job.name.clone(),
             slot: index as u32,

@@ -10,8 +10,12 @@
 //! disturbance. Capping the request at `share × latency` keeps such a project within
 //! its share without ever running in EDF.
 
-use crate::estimate::{remaining_duration, unstarted_duration};
-use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType};
+use crate::estimate::{
+    remaining_duration, unstarted_duration, unstarted_from, usable_flops, version_dcf,
+};
+use crate::model::{
+    AppVersion, ClientState, JobId, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+};
 use crate::rpc_policy::{ReportBatching, report_margin, reports_may_wait};
 use crate::rr_sim::RrSimOutput;
 
@@ -166,6 +170,11 @@ fn queued_work(
     counted: impl Fn(ResourceType) -> bool,
 ) -> Option<(ResourceType, f64, f64)> {
     let job = &state.jobs[index];
+    // Most jobs asked about are done computing, waiting to be reported: such a job has
+    // nothing queued (the simulation leaves it out, and it is not nearly runnable).
+    if job.state.computing_done() {
+        return None;
+    }
     // A job the simulation took part in is nearly runnable, and the simulation already
     // estimated it: reuse that rather than estimating every queued job again.
     let simulated = rr.jobs.get(index).filter(|sim| sim.simulated);
@@ -206,6 +215,9 @@ pub(crate) struct BatchingScratch {
     /// Per project: `None` where it cannot be batched; else per resource, the work
     /// queued and the largest job.
     queued: Vec<Option<ResourceMap<(f64, f64)>>>,
+    /// Per app version: its usable speed and duration correction factor, looked up at
+    /// its first job in a decision (`None` until then).
+    versions: Vec<Option<(f64, f64)>>,
 }
 
 /// [`report_batching`] into `batching` (whatever it held is replaced), with its sums in
@@ -237,6 +249,9 @@ pub(crate) fn report_batching_into(
     if queued.iter().all(Option::is_none) {
         return;
     }
+    let versions = &mut scratch.versions;
+    versions.clear();
+    versions.resize(state.app_versions.len(), None);
     // Per project and resource: the work queued, and the largest job.
     for index in 0..state.jobs.len() {
         let p = state.jobs[index].project.index();
@@ -248,8 +263,11 @@ pub(crate) fn report_batching_into(
         // measure of the next), from those queued and those waiting to be reported.
         let job = &state.jobs[index];
         if let Some(av) = job.app_version.filter(|_| !job.got_server_ack) {
-            let usage = state.app_version(av).usage;
-            let size = unstarted_duration(state, JobId::from_index(index)) * usage.main_usage();
+            let version = state.app_version(av);
+            let usage = version.usage;
+            let size =
+                version_unstarted_duration(state, index, version, versions.get_mut(av.index()))
+                    * usage.main_usage();
             let largest = &mut queued[usage.main_resource()].1;
             *largest = largest.max(size);
         }
@@ -268,6 +286,29 @@ pub(crate) fn report_batching_into(
             let stocked = capped().all(|(_, b)| b.room() < LATENCY_REFILL * b.capacity);
             *batching = if stocked { ReportBatching::WellStocked } else { ReportBatching::Refill };
         }
+    }
+}
+
+/// [`unstarted_duration`] of job `index`, whose app version is `version`, with the
+/// version's speed and duration correction factor kept in `known` from one of its jobs to
+/// the next (a job of another project than its version's is estimated afresh: its
+/// project's factor may differ).
+fn version_unstarted_duration(
+    state: &ClientState,
+    index: usize,
+    version: &AppVersion,
+    known: Option<&mut Option<(f64, f64)>>,
+) -> f64 {
+    let job = &state.jobs[index];
+    match known {
+        Some(known) if job.project == version.project => {
+            let (flops, dcf) = *known.get_or_insert_with(|| {
+                let flops = usable_flops(version.flops, state.host.p_fpops);
+                (flops, version_dcf(state.project(version.project), version))
+            });
+            unstarted_from(state.workunit(job.workunit).rsc_fpops_est, flops, dcf)
+        }
+        _ => unstarted_duration(state, JobId::from_index(index)),
     }
 }
 
