@@ -7,7 +7,8 @@
 //!
 //! The simulation is kept in deadline order with instance snapshots every
 //! [`EDF_SNAPSHOT_INTERVAL`] positions, so checking a candidate costs the jobs from the
-//! snapshot before its place on, not the whole queue.
+//! snapshot before its place on, not the whole queue. A server keeps one queue's
+//! buffers from request to request ([`EdfQueue::refill`]).
 
 use crate::Time;
 use crate::model::ResourceType;
@@ -18,8 +19,12 @@ use crate::protocol::SchedulerRequest;
 const DEADLINE_TOLERANCE: f64 = 1e-3;
 
 /// The EDF check keeps the instances' state every this many queue positions, so a
-/// candidate is simulated from the nearest snapshot instead of from the start.
-const EDF_SNAPSHOT_INTERVAL: usize = 64;
+/// candidate is simulated from the nearest snapshot instead of from the start. New jobs
+/// mostly go near the end of the queue (their deadlines are the latest of their
+/// project's), so most of the cost of a check is in the jobs from the snapshot to the
+/// candidate: a snapshot costs one copy of the instances, a position simulated a
+/// placement, and the snapshots lie in one buffer.
+const EDF_SNAPSHOT_INTERVAL: usize = 8;
 
 /// Room kept in a queue built from a request for the jobs the reply may add, so that
 /// accepting them does not copy the whole queue to a larger buffer.
@@ -110,16 +115,20 @@ fn move_up_many(instances: &mut [f64], taken: usize, finish: f64) -> usize {
 /// is simulated from the snapshot before its place, so checking it costs the jobs from
 /// there on, not the whole queue. New jobs mostly have the latest deadlines, so the
 /// instances after the whole queue are kept too: such a job is placed from them alone.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct EdfQueue {
     count: usize,
     entries: Vec<EdfEntry>,
-    /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
-    snapshots: Vec<Instances>,
+    /// The instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`, at
+    /// `snapshots[i × count..(i + 1) × count]`: one buffer rather than one per snapshot.
+    snapshots: Vec<f64>,
     /// The instances after every entry.
     tail: Instances,
     /// The instances of the schedule being tried (kept to be reused, not to be read).
     trial: Instances,
+    /// The snapshots of the schedule being tried after the one it starts from, laid out
+    /// as `snapshots` (kept to be reused; read only when the candidate is accepted).
+    trial_snapshots: Vec<f64>,
     /// The misses of the entries after the candidate in the schedule being tried (kept
     /// to be reused, not to be read).
     misses: Vec<f64>,
@@ -127,36 +136,52 @@ pub(crate) struct EdfQueue {
 
 impl EdfQueue {
     /// A queue of `entries` (any order) on `count` instances, with its baseline schedule.
-    fn new(count: usize, mut entries: Vec<EdfEntry>) -> Self {
-        // Stable: jobs with equal deadlines keep their given order.
-        entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
-        let count = count.max(1);
-        let mut queue = EdfQueue {
-            count,
-            entries,
-            snapshots: vec![vec![0.0; count]],
-            tail: Vec::with_capacity(count),
-            trial: Vec::with_capacity(count),
-            misses: Vec::new(),
-        };
-        queue.reschedule_from(0);
+    #[cfg(test)]
+    fn new(count: usize, entries: Vec<EdfEntry>) -> Self {
+        let mut queue = EdfQueue { entries, ..EdfQueue::default() };
+        queue.schedule(count);
         queue
     }
 
-    /// The jobs of the request's in-progress results whose main resource is `resource`,
-    /// their remaining time stretched by the fraction of time the resource computes.
-    pub(crate) fn from_request(
+    /// Sorts the entries by deadline and simulates them from idle instances, `count` of
+    /// them: finishes, misses, snapshots and the tail.
+    fn schedule(&mut self, count: usize) {
+        // Stable: jobs with equal deadlines keep their given order.
+        self.entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
+        let count = count.max(1);
+        self.count = count;
+        self.snapshots.clear();
+        self.snapshots.resize(count, 0.0);
+        let instances = &mut self.tail;
+        instances.clear();
+        instances.resize(count, 0.0);
+        for (i, entry) in self.entries.iter_mut().enumerate() {
+            if i > 0 && i % EDF_SNAPSHOT_INTERVAL == 0 {
+                self.snapshots.extend_from_slice(instances);
+            }
+            let finish = place(instances, count, entry);
+            entry.miss = (finish - entry.deadline).max(0.0);
+        }
+    }
+
+    /// Makes this the queue of the request's in-progress results whose main resource is
+    /// `resource`, their remaining time stretched by the fraction of time the resource
+    /// computes, on `count` instances. The queue's buffers are kept: a server checks a
+    /// queue at every request, and building one afresh allocated its lists each time.
+    pub(crate) fn refill(
+        &mut self,
         request: &SchedulerRequest,
         resource: ResourceType,
         count: u32,
         available: f64,
         now: Time,
-    ) -> Self {
+    ) {
         let results = request.in_progress_results.as_deref().unwrap_or_default();
-        // Sized for every result and the jobs sent at once: grown as it fills, the list
-        // would be copied a few times over at every scheduler request.
-        let mut entries = Vec::with_capacity(results.len() + ROOM_FOR_SENT_JOBS);
-        entries.extend(
+        self.entries.clear();
+        // Room for every result and the jobs sent at once: grown as it fills, the list
+        // would be copied a few times over.
+        self.entries.reserve(results.len() + ROOM_FOR_SENT_JOBS);
+        self.entries.extend(
             results
                 .iter()
                 .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
@@ -168,23 +193,7 @@ impl EdfQueue {
                     )
                 }),
         );
-        EdfQueue::new(count as usize, entries)
-    }
-
-    /// Recomputes finishes, misses, snapshots and the tail from snapshot `snapshot` on.
-    fn reschedule_from(&mut self, snapshot: usize) {
-        self.snapshots.truncate(snapshot + 1);
-        let instances = &mut self.tail;
-        instances.clone_from(&self.snapshots[snapshot]);
-        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
-        for i in start..self.entries.len() {
-            if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
-                self.snapshots.push(instances.clone());
-            }
-            let entry = &mut self.entries[i];
-            let finish = place(instances, self.count, entry);
-            entry.miss = (finish - entry.deadline).max(0.0);
-        }
+        self.schedule(count as usize);
     }
 
     /// Seed 000's test: adds `candidate` if it meets its deadline and no queued job then
@@ -197,19 +206,21 @@ impl EdfQueue {
         if position == self.entries.len() {
             return self.try_append(candidate);
         }
-        let EdfQueue { count, entries, snapshots: kept, tail, trial, misses } = self;
+        let EdfQueue { count, entries, snapshots: kept, tail, trial, trial_snapshots, misses } =
+            self;
         let count = *count;
         // A snapshot exists for each multiple of the interval below the queue's length.
-        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() - 1);
+        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() / count - 1);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         let instances = trial;
-        instances.clone_from(&kept[snapshot]);
-        let mut snapshots = Vec::new();
+        instances.clear();
+        instances.extend_from_slice(&kept[snapshot * count..(snapshot + 1) * count]);
+        trial_snapshots.clear();
         // Positions in the queue with the candidate: the entries before it keep theirs,
         // those after it move one place on.
         let mut snapshot_before = |index: usize, instances: &Instances| {
             if index > start && index % EDF_SNAPSHOT_INTERVAL == 0 {
-                snapshots.push(instances.clone());
+                trial_snapshots.extend_from_slice(instances);
             }
         };
         for (index, entry) in entries[start..position].iter().enumerate() {
@@ -235,8 +246,8 @@ impl EdfQueue {
         }
         let miss = (finish - candidate.deadline).max(0.0);
         entries.insert(position, EdfEntry { miss, ..candidate });
-        kept.truncate(snapshot + 1);
-        kept.append(&mut snapshots);
+        kept.truncate((snapshot + 1) * count);
+        kept.extend_from_slice(trial_snapshots);
         std::mem::swap(tail, instances);
         true
     }
@@ -251,7 +262,7 @@ impl EdfQueue {
             return false;
         }
         if position > 0 && position % EDF_SNAPSHOT_INTERVAL == 0 {
-            self.snapshots.push(self.tail.clone());
+            self.snapshots.extend_from_slice(&self.tail);
         }
         let miss = (finish - candidate.deadline).max(0.0);
         self.entries.push(EdfEntry { miss, ..candidate });
@@ -289,7 +300,8 @@ mod tests {
 
     #[test]
     fn incremental_edf_check_at_snapshot_boundaries() {
-        for len in [63, 64, 65, 128, 129] {
+        let interval = EDF_SNAPSHOT_INTERVAL as u32;
+        for len in [interval - 1, interval, interval + 1, 2 * interval, 2 * interval + 1, 129] {
             let queue: Vec<EdfEntry> =
                 (0..len).map(|i| EdfEntry::new(f64::from(i) * HOUR, HOUR, 1.0)).collect();
             let mut incremental = EdfQueue::new(2, queue.clone());
