@@ -56,11 +56,24 @@ pub(crate) struct EdfEntry {
     usage: f64,
     /// How late it finishes in the current schedule (0: on time).
     miss: f64,
+    /// When it finishes in the schedule it was last simulated in (see
+    /// [`EdfQueue::pending_shift`] for how much later it may finish now).
+    finish: f64,
 }
 
 impl EdfEntry {
     pub(crate) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
-        EdfEntry { deadline, duration, usage, miss: 0.0 }
+        EdfEntry { deadline, duration, usage, miss: 0.0, finish: 0.0 }
+    }
+
+    /// Whether the job, on time in its last simulation, surely still is after the jobs
+    /// before it finish up to `shift` seconds later (in exact arithmetic no job after
+    /// them finishes more than `shift` later: list scheduling is monotone in the
+    /// instances' free times and moves with them). The margin covers the rounding of the
+    /// simulation many times over.
+    fn surely_on_time_after(&self, shift: f64) -> bool {
+        let margin = DEADLINE_TOLERANCE + 1e-9 * (self.deadline.abs() + self.finish.abs());
+        self.miss == 0.0 && self.finish + shift <= self.deadline - margin
     }
 }
 
@@ -129,9 +142,19 @@ pub(crate) struct EdfQueue {
     /// The snapshots of the schedule being tried after the one it starts from, laid out
     /// as `snapshots` (kept to be reused; read only when the candidate is accepted).
     trial_snapshots: Vec<f64>,
-    /// The misses of the entries after the candidate in the schedule being tried (kept
-    /// to be reused, not to be read).
-    misses: Vec<f64>,
+    /// The misses and finishes of the entries after the candidate in the schedule being
+    /// tried (kept to be reused, not to be read).
+    misses: Vec<(f64, f64)>,
+    /// The entries from here on were not simulated again when a job was accepted before
+    /// them (it could not make them late: [`EdfEntry::surely_on_time_after`]): their
+    /// misses are right (0), their finishes may be up to `pending_shift` early, and the
+    /// snapshots after this position and the tail are dropped until
+    /// [`EdfQueue::settle`] simulates them. Most checks of a request then cost the jobs
+    /// up to the candidate, not the whole queue after it.
+    stale_from: usize,
+    /// How much later than their recorded finishes the entries from `stale_from` on
+    /// may finish: the sum of the accepted jobs' shifts since they were simulated.
+    pending_shift: f64,
 }
 
 impl EdfQueue {
@@ -161,7 +184,34 @@ impl EdfQueue {
             }
             let finish = place(instances, count, entry);
             entry.miss = (finish - entry.deadline).max(0.0);
+            entry.finish = finish;
         }
+        self.stale_from = self.entries.len();
+        self.pending_shift = 0.0;
+    }
+
+    /// Simulates the entries left stale by [`EdfQueue::try_insert`] from the last
+    /// snapshot kept: their finishes, misses (the same), snapshots and the tail.
+    fn settle(&mut self) {
+        if self.stale_from >= self.entries.len() {
+            return;
+        }
+        let count = self.count;
+        let snapshot = self.snapshots.len() / count - 1;
+        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
+        let instances = &mut self.tail;
+        instances.clear();
+        instances.extend_from_slice(&self.snapshots[snapshot * count..]);
+        for (i, entry) in self.entries.iter_mut().enumerate().skip(start) {
+            if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
+                self.snapshots.extend_from_slice(instances);
+            }
+            let finish = place(instances, count, entry);
+            entry.miss = (finish - entry.deadline).max(0.0);
+            entry.finish = finish;
+        }
+        self.stale_from = self.entries.len();
+        self.pending_shift = 0.0;
     }
 
     /// Makes this the queue of the request's in-progress results whose main resource is
@@ -206,10 +256,20 @@ impl EdfQueue {
         if position == self.entries.len() {
             return self.try_append(candidate);
         }
-        let EdfQueue { count, entries, snapshots: kept, tail, trial, trial_snapshots, misses } =
-            self;
+        let EdfQueue {
+            count,
+            entries,
+            snapshots: kept,
+            tail,
+            trial,
+            trial_snapshots,
+            misses,
+            stale_from,
+            pending_shift,
+        } = self;
         let count = *count;
-        // A snapshot exists for each multiple of the interval below the queue's length.
+        // A snapshot exists for each multiple of the interval below the queue's length,
+        // up to where the entries are stale.
         let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() / count - 1);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         let instances = trial;
@@ -223,38 +283,58 @@ impl EdfQueue {
                 trial_snapshots.extend_from_slice(instances);
             }
         };
-        for (index, entry) in entries[start..position].iter().enumerate() {
+        for (index, entry) in entries[start..position].iter_mut().enumerate() {
             snapshot_before(start + index, instances);
-            place(instances, count, entry);
+            // Stale entries before the candidate are simulated exactly here.
+            entry.finish = place(instances, count, entry);
         }
         snapshot_before(position, instances);
+        let earliest = instances.first().copied().unwrap_or(0.0);
         let finish = place(instances, count, &candidate);
         if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
             return false;
         }
+        let miss = (finish - candidate.deadline).max(0.0);
+        // The candidate makes no instance free later than `finish - earliest` beyond
+        // what it was, so no job after it finishes later than that beyond its own finish.
+        let shift = *pending_shift + (finish - earliest);
+        if entries[position..].iter().all(|entry| entry.surely_on_time_after(shift)) {
+            // Every job after it stays on time, as simulating them would find: they are
+            // left stale rather than simulated.
+            entries.insert(position, EdfEntry { miss, finish, ..candidate });
+            kept.truncate((snapshot + 1) * count);
+            kept.extend_from_slice(trial_snapshots);
+            *stale_from = position + 1;
+            *pending_shift = shift;
+            return true;
+        }
         misses.clear();
         for (index, entry) in entries[position..].iter().enumerate() {
             snapshot_before(position + 1 + index, instances);
-            let miss = (place(instances, count, entry) - entry.deadline).max(0.0);
+            let finish = place(instances, count, entry);
+            let miss = (finish - entry.deadline).max(0.0);
             if miss > entry.miss + DEADLINE_TOLERANCE {
                 return false;
             }
-            misses.push(miss);
+            misses.push((miss, finish));
         }
-        for (entry, &miss) in entries[position..].iter_mut().zip(misses.iter()) {
+        for (entry, &(miss, finish)) in entries[position..].iter_mut().zip(misses.iter()) {
             entry.miss = miss;
+            entry.finish = finish;
         }
-        let miss = (finish - candidate.deadline).max(0.0);
-        entries.insert(position, EdfEntry { miss, ..candidate });
+        entries.insert(position, EdfEntry { miss, finish, ..candidate });
         kept.truncate((snapshot + 1) * count);
         kept.extend_from_slice(trial_snapshots);
         std::mem::swap(tail, instances);
+        *stale_from = entries.len();
+        *pending_shift = 0.0;
         true
     }
 
     /// [`EdfQueue::try_insert`] for a candidate due after every queued job: it is placed
     /// from the tail, and no queued job moves.
     fn try_append(&mut self, candidate: EdfEntry) -> bool {
+        self.settle();
         let position = self.entries.len();
         self.trial.clone_from(&self.tail);
         let finish = place(&mut self.trial, self.count, &candidate);
@@ -265,7 +345,8 @@ impl EdfQueue {
             self.snapshots.extend_from_slice(&self.tail);
         }
         let miss = (finish - candidate.deadline).max(0.0);
-        self.entries.push(EdfEntry { miss, ..candidate });
+        self.entries.push(EdfEntry { miss, finish, ..candidate });
+        self.stale_from = self.entries.len();
         std::mem::swap(&mut self.tail, &mut self.trial);
         true
     }
@@ -371,11 +452,14 @@ mod tests {
                 prop_assert_eq!(incremental.try_insert(candidate), expected);
                 if expected {
                     accepted.push(candidate);
-                    // What the check kept is the schedule simulated afresh.
+                    // What the check kept is the schedule simulated afresh, once the
+                    // entries it left stale are simulated.
+                    let mut settled = incremental.clone();
+                    settled.settle();
                     let fresh = EdfQueue::new(count, incremental.entries.clone());
-                    prop_assert_eq!(&fresh.entries, &incremental.entries);
-                    prop_assert_eq!(&fresh.snapshots, &incremental.snapshots);
-                    prop_assert_eq!(&fresh.tail, &incremental.tail);
+                    prop_assert_eq!(&fresh.entries, &settled.entries);
+                    prop_assert_eq!(&fresh.snapshots, &settled.snapshots);
+                    prop_assert_eq!(&fresh.tail, &settled.tail);
                 }
             }
         }
