@@ -175,19 +175,12 @@ impl EdfQueue {
         self.count = count;
         self.snapshots.clear();
         self.snapshots.resize(count, 0.0);
-        let instances = &mut self.tail;
-        instances.clear();
-        instances.resize(count, 0.0);
-        for (i, entry) in self.entries.iter_mut().enumerate() {
-            if i > 0 && i % EDF_SNAPSHOT_INTERVAL == 0 {
-                self.snapshots.extend_from_slice(instances);
-            }
-            let finish = place(instances, count, entry);
-            entry.miss = (finish - entry.deadline).max(0.0);
-            entry.finish = finish;
-        }
-        self.stale_from = self.entries.len();
+        self.tail.clear();
+        self.tail.resize(count, 0.0);
+        // Every entry is yet to be simulated, from idle instances.
+        self.stale_from = 0;
         self.pending_shift = 0.0;
+        self.settle();
     }
 
     /// Simulates the entries left stale by [`EdfQueue::try_insert`] from the last
@@ -202,8 +195,8 @@ impl EdfQueue {
         let instances = &mut self.tail;
         instances.clear();
         instances.extend_from_slice(&self.snapshots[snapshot * count..]);
-        for (i, entry) in self.entries.iter_mut().enumerate().skip(start) {
-            if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
+        for (offset, entry) in self.entries[start..].iter_mut().enumerate() {
+            if offset > 0 && (start + offset) % EDF_SNAPSHOT_INTERVAL == 0 {
                 self.snapshots.extend_from_slice(instances);
             }
             let finish = place(instances, count, entry);

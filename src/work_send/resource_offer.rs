@@ -127,12 +127,7 @@ impl ResourceOffer {
             wanted_seconds: if wanted { request.req_secs(resource) } else { 0.0 },
             wanted_instances: if wanted { request.req_instances(resource) } else { 0.0 },
             queue: std::mem::take(&mut self.queue),
-            queue_filled: false,
-            seconds: 0.0,
-            ninstances: 0.0,
-            sent: 0,
-            refused_for_deadline: false,
-            refused_for_disk: None,
+            ..ResourceOffer::default()
         };
         wanted
     }
