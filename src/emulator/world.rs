@@ -21,7 +21,7 @@ use super::fair_share::device_list;
 use super::figures::{
     FiguresAccumulator, FiguresOfMerit, FiguresProject, FiguresSetup, HostState, RunningUsage,
 };
-use super::project_server::EmulatedServer;
+use super::project_server::{EmulatedServer, ServerBuffers};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use crate::Time;
 use crate::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
@@ -77,6 +77,8 @@ pub struct World {
     server_rngs: Vec<ChaCha8Rng>,
     host: HostAvailability,
     servers: Vec<EmulatedServer>,
+    /// What the servers answer requests in, kept from one request to the next.
+    server_buffers: ServerBuffers,
     project_names: Vec<String>,
     /// Per project: the jobs the world made or adopted, by name, until reported.
     truths: Vec<HashMap<String, JobTruth>>,
@@ -187,6 +189,7 @@ impl World {
             server_rngs,
             host,
             servers,
+            server_buffers: ServerBuffers::default(),
             project_names,
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
@@ -637,7 +640,8 @@ impl World {
     ) -> Option<SchedulerReply> {
         self.contact_server(project, now);
         let server = self.servers.get_mut(project.index())?;
-        let answer = server.handle_request(request, now, &mut self.rng);
+        let answer =
+            server.handle_request_with(request, now, &mut self.rng, &mut self.server_buffers);
         self.figures.rpc(project, answer.is_some());
         let Some(answer) = answer else {
             self.trace_rpc(project, request, false, 0, false);

@@ -7,7 +7,8 @@
 //!
 //! The simulation is kept in deadline order with instance snapshots every
 //! [`EDF_SNAPSHOT_INTERVAL`] positions, so checking a candidate costs the jobs from the
-//! snapshot before its place on, not the whole queue.
+//! snapshot before its place on, not the whole queue. A server keeps one queue's
+//! buffers from request to request ([`EdfQueue::refill`]).
 
 use crate::Time;
 use crate::model::ResourceType;
@@ -18,8 +19,12 @@ use crate::protocol::SchedulerRequest;
 const DEADLINE_TOLERANCE: f64 = 1e-3;
 
 /// The EDF check keeps the instances' state every this many queue positions, so a
-/// candidate is simulated from the nearest snapshot instead of from the start.
-const EDF_SNAPSHOT_INTERVAL: usize = 64;
+/// candidate is simulated from the nearest snapshot instead of from the start. New jobs
+/// mostly go near the end of the queue (their deadlines are the latest of their
+/// project's), so most of the cost of a check is in the jobs from the snapshot to the
+/// candidate: a snapshot costs one copy of the instances, a position simulated a
+/// placement, and the snapshots lie in one buffer.
+const EDF_SNAPSHOT_INTERVAL: usize = 8;
 
 /// Room kept in a queue built from a request for the jobs the reply may add, so that
 /// accepting them does not copy the whole queue to a larger buffer.
@@ -51,11 +56,24 @@ pub(crate) struct EdfEntry {
     usage: f64,
     /// How late it finishes in the current schedule (0: on time).
     miss: f64,
+    /// When it finishes in the schedule it was last simulated in (see
+    /// [`EdfQueue::pending_shift`] for how much later it may finish now).
+    finish: f64,
 }
 
 impl EdfEntry {
     pub(crate) fn new(deadline: f64, duration: f64, usage: f64) -> Self {
-        EdfEntry { deadline, duration, usage, miss: 0.0 }
+        EdfEntry { deadline, duration, usage, miss: 0.0, finish: 0.0 }
+    }
+
+    /// Whether the job, on time in its last simulation, surely still is after the jobs
+    /// before it finish up to `shift` seconds later (in exact arithmetic no job after
+    /// them finishes more than `shift` later: list scheduling is monotone in the
+    /// instances' free times and moves with them). The margin covers the rounding of the
+    /// simulation many times over.
+    fn surely_on_time_after(&self, shift: f64) -> bool {
+        let margin = DEADLINE_TOLERANCE + 1e-9 * (self.deadline.abs() + self.finish.abs());
+        self.miss == 0.0 && self.finish + shift <= self.deadline - margin
     }
 }
 
@@ -110,53 +128,103 @@ fn move_up_many(instances: &mut [f64], taken: usize, finish: f64) -> usize {
 /// is simulated from the snapshot before its place, so checking it costs the jobs from
 /// there on, not the whole queue. New jobs mostly have the latest deadlines, so the
 /// instances after the whole queue are kept too: such a job is placed from them alone.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct EdfQueue {
     count: usize,
     entries: Vec<EdfEntry>,
-    /// `snapshots[i]`: the instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`.
-    snapshots: Vec<Instances>,
+    /// The instances before `entries[i × EDF_SNAPSHOT_INTERVAL]`, at
+    /// `snapshots[i × count..(i + 1) × count]`: one buffer rather than one per snapshot.
+    snapshots: Vec<f64>,
     /// The instances after every entry.
     tail: Instances,
     /// The instances of the schedule being tried (kept to be reused, not to be read).
     trial: Instances,
-    /// The misses of the entries after the candidate in the schedule being tried (kept
-    /// to be reused, not to be read).
-    misses: Vec<f64>,
+    /// The snapshots of the schedule being tried after the one it starts from, laid out
+    /// as `snapshots` (kept to be reused; read only when the candidate is accepted).
+    trial_snapshots: Vec<f64>,
+    /// The misses and finishes of the entries after the candidate in the schedule being
+    /// tried (kept to be reused, not to be read).
+    misses: Vec<(f64, f64)>,
+    /// The entries from here on were not simulated again when a job was accepted before
+    /// them (it could not make them late: [`EdfEntry::surely_on_time_after`]): their
+    /// misses are right (0), their finishes may be up to `pending_shift` early, and the
+    /// snapshots after this position and the tail are dropped until
+    /// [`EdfQueue::settle`] simulates them. Most checks of a request then cost the jobs
+    /// up to the candidate, not the whole queue after it.
+    stale_from: usize,
+    /// How much later than their recorded finishes the entries from `stale_from` on
+    /// may finish: the sum of the accepted jobs' shifts since they were simulated.
+    pending_shift: f64,
 }
 
 impl EdfQueue {
     /// A queue of `entries` (any order) on `count` instances, with its baseline schedule.
-    fn new(count: usize, mut entries: Vec<EdfEntry>) -> Self {
-        // Stable: jobs with equal deadlines keep their given order.
-        entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
-        let count = count.max(1);
-        let mut queue = EdfQueue {
-            count,
-            entries,
-            snapshots: vec![vec![0.0; count]],
-            tail: Vec::with_capacity(count),
-            trial: Vec::with_capacity(count),
-            misses: Vec::new(),
-        };
-        queue.reschedule_from(0);
+    #[cfg(test)]
+    fn new(count: usize, entries: Vec<EdfEntry>) -> Self {
+        let mut queue = EdfQueue { entries, ..EdfQueue::default() };
+        queue.schedule(count);
         queue
     }
 
-    /// The jobs of the request's in-progress results whose main resource is `resource`,
-    /// their remaining time stretched by the fraction of time the resource computes.
-    pub(crate) fn from_request(
+    /// Sorts the entries by deadline and simulates them from idle instances, `count` of
+    /// them: finishes, misses, snapshots and the tail.
+    fn schedule(&mut self, count: usize) {
+        // Stable: jobs with equal deadlines keep their given order.
+        self.entries.sort_by(|a, b| a.deadline.total_cmp(&b.deadline));
+        let count = count.max(1);
+        self.count = count;
+        self.snapshots.clear();
+        self.snapshots.resize(count, 0.0);
+        self.tail.clear();
+        self.tail.resize(count, 0.0);
+        // Every entry is yet to be simulated, from idle instances.
+        self.stale_from = 0;
+        self.pending_shift = 0.0;
+        self.settle();
+    }
+
+    /// Simulates the entries left stale by [`EdfQueue::try_insert`] from the last
+    /// snapshot kept: their finishes, misses (the same), snapshots and the tail.
+    fn settle(&mut self) {
+        if self.stale_from >= self.entries.len() {
+            return;
+        }
+        let count = self.count;
+        let snapshot = self.snapshots.len() / count - 1;
+        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
+        let instances = &mut self.tail;
+        instances.clear();
+        instances.extend_from_slice(&self.snapshots[snapshot * count..]);
+        for (offset, entry) in self.entries[start..].iter_mut().enumerate() {
+            if offset > 0 && (start + offset) % EDF_SNAPSHOT_INTERVAL == 0 {
+                self.snapshots.extend_from_slice(instances);
+            }
+            let finish = place(instances, count, entry);
+            entry.miss = (finish - entry.deadline).max(0.0);
+            entry.finish = finish;
+        }
+        self.stale_from = self.entries.len();
+        self.pending_shift = 0.0;
+    }
+
+    /// Makes this the queue of the request's in-progress results whose main resource is
+    /// `resource`, their remaining time stretched by the fraction of time the resource
+    /// computes, on `count` instances. The queue's buffers are kept: a server checks a
+    /// queue at every request, and building one afresh allocated its lists each time.
+    pub(crate) fn refill(
+        &mut self,
         request: &SchedulerRequest,
         resource: ResourceType,
         count: u32,
         available: f64,
         now: Time,
-    ) -> Self {
+    ) {
         let results = request.in_progress_results.as_deref().unwrap_or_default();
-        // Sized for every result and the jobs sent at once: grown as it fills, the list
-        // would be copied a few times over at every scheduler request.
-        let mut entries = Vec::with_capacity(results.len() + ROOM_FOR_SENT_JOBS);
-        entries.extend(
+        self.entries.clear();
+        // Room for every result and the jobs sent at once: grown as it fills, the list
+        // would be copied a few times over.
+        self.entries.reserve(results.len() + ROOM_FOR_SENT_JOBS);
+        self.entries.extend(
             results
                 .iter()
                 .filter(|job| job.main_resource() == resource && job.time_remaining > 0.0)
@@ -168,23 +236,7 @@ impl EdfQueue {
                     )
                 }),
         );
-        EdfQueue::new(count as usize, entries)
-    }
-
-    /// Recomputes finishes, misses, snapshots and the tail from snapshot `snapshot` on.
-    fn reschedule_from(&mut self, snapshot: usize) {
-        self.snapshots.truncate(snapshot + 1);
-        let instances = &mut self.tail;
-        instances.clone_from(&self.snapshots[snapshot]);
-        let start = snapshot * EDF_SNAPSHOT_INTERVAL;
-        for i in start..self.entries.len() {
-            if i > start && i % EDF_SNAPSHOT_INTERVAL == 0 {
-                self.snapshots.push(instances.clone());
-            }
-            let entry = &mut self.entries[i];
-            let finish = place(instances, self.count, entry);
-            entry.miss = (finish - entry.deadline).max(0.0);
-        }
+        self.schedule(count as usize);
     }
 
     /// Seed 000's test: adds `candidate` if it meets its deadline and no queued job then
@@ -197,53 +249,85 @@ impl EdfQueue {
         if position == self.entries.len() {
             return self.try_append(candidate);
         }
-        let EdfQueue { count, entries, snapshots: kept, tail, trial, misses } = self;
+        let EdfQueue {
+            count,
+            entries,
+            snapshots: kept,
+            tail,
+            trial,
+            trial_snapshots,
+            misses,
+            stale_from,
+            pending_shift,
+        } = self;
         let count = *count;
-        // A snapshot exists for each multiple of the interval below the queue's length.
-        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() - 1);
+        // A snapshot exists for each multiple of the interval below the queue's length,
+        // up to where the entries are stale.
+        let snapshot = (position / EDF_SNAPSHOT_INTERVAL).min(kept.len() / count - 1);
         let start = snapshot * EDF_SNAPSHOT_INTERVAL;
         let instances = trial;
-        instances.clone_from(&kept[snapshot]);
-        let mut snapshots = Vec::new();
+        instances.clear();
+        instances.extend_from_slice(&kept[snapshot * count..(snapshot + 1) * count]);
+        trial_snapshots.clear();
         // Positions in the queue with the candidate: the entries before it keep theirs,
         // those after it move one place on.
         let mut snapshot_before = |index: usize, instances: &Instances| {
             if index > start && index % EDF_SNAPSHOT_INTERVAL == 0 {
-                snapshots.push(instances.clone());
+                trial_snapshots.extend_from_slice(instances);
             }
         };
-        for (index, entry) in entries[start..position].iter().enumerate() {
+        for (index, entry) in entries[start..position].iter_mut().enumerate() {
             snapshot_before(start + index, instances);
-            place(instances, count, entry);
+            // Stale entries before the candidate are simulated exactly here.
+            entry.finish = place(instances, count, entry);
         }
         snapshot_before(position, instances);
+        let earliest = instances.first().copied().unwrap_or(0.0);
         let finish = place(instances, count, &candidate);
         if finish.is_nan() || finish > candidate.deadline + DEADLINE_TOLERANCE {
             return false;
         }
+        let miss = (finish - candidate.deadline).max(0.0);
+        // The candidate makes no instance free later than `finish - earliest` beyond
+        // what it was, so no job after it finishes later than that beyond its own finish.
+        let shift = *pending_shift + (finish - earliest);
+        if entries[position..].iter().all(|entry| entry.surely_on_time_after(shift)) {
+            // Every job after it stays on time, as simulating them would find: they are
+            // left stale rather than simulated.
+            entries.insert(position, EdfEntry { miss, finish, ..candidate });
+            kept.truncate((snapshot + 1) * count);
+            kept.extend_from_slice(trial_snapshots);
+            *stale_from = position + 1;
+            *pending_shift = shift;
+            return true;
+        }
         misses.clear();
         for (index, entry) in entries[position..].iter().enumerate() {
             snapshot_before(position + 1 + index, instances);
-            let miss = (place(instances, count, entry) - entry.deadline).max(0.0);
+            let finish = place(instances, count, entry);
+            let miss = (finish - entry.deadline).max(0.0);
             if miss > entry.miss + DEADLINE_TOLERANCE {
                 return false;
             }
-            misses.push(miss);
+            misses.push((miss, finish));
         }
-        for (entry, &miss) in entries[position..].iter_mut().zip(misses.iter()) {
+        for (entry, &(miss, finish)) in entries[position..].iter_mut().zip(misses.iter()) {
             entry.miss = miss;
+            entry.finish = finish;
         }
-        let miss = (finish - candidate.deadline).max(0.0);
-        entries.insert(position, EdfEntry { miss, ..candidate });
-        kept.truncate(snapshot + 1);
-        kept.append(&mut snapshots);
+        entries.insert(position, EdfEntry { miss, finish, ..candidate });
+        kept.truncate((snapshot + 1) * count);
+        kept.extend_from_slice(trial_snapshots);
         std::mem::swap(tail, instances);
+        *stale_from = entries.len();
+        *pending_shift = 0.0;
         true
     }
 
     /// [`EdfQueue::try_insert`] for a candidate due after every queued job: it is placed
     /// from the tail, and no queued job moves.
     fn try_append(&mut self, candidate: EdfEntry) -> bool {
+        self.settle();
         let position = self.entries.len();
         self.trial.clone_from(&self.tail);
         let finish = place(&mut self.trial, self.count, &candidate);
@@ -251,10 +335,11 @@ impl EdfQueue {
             return false;
         }
         if position > 0 && position % EDF_SNAPSHOT_INTERVAL == 0 {
-            self.snapshots.push(self.tail.clone());
+            self.snapshots.extend_from_slice(&self.tail);
         }
         let miss = (finish - candidate.deadline).max(0.0);
-        self.entries.push(EdfEntry { miss, ..candidate });
+        self.entries.push(EdfEntry { miss, finish, ..candidate });
+        self.stale_from = self.entries.len();
         std::mem::swap(&mut self.tail, &mut self.trial);
         true
     }
@@ -289,7 +374,8 @@ mod tests {
 
     #[test]
     fn incremental_edf_check_at_snapshot_boundaries() {
-        for len in [63, 64, 65, 128, 129] {
+        let interval = EDF_SNAPSHOT_INTERVAL as u32;
+        for len in [interval - 1, interval, interval + 1, 2 * interval, 2 * interval + 1, 129] {
             let queue: Vec<EdfEntry> =
                 (0..len).map(|i| EdfEntry::new(f64::from(i) * HOUR, HOUR, 1.0)).collect();
             let mut incremental = EdfQueue::new(2, queue.clone());
@@ -359,11 +445,14 @@ mod tests {
                 prop_assert_eq!(incremental.try_insert(candidate), expected);
                 if expected {
                     accepted.push(candidate);
-                    // What the check kept is the schedule simulated afresh.
+                    // What the check kept is the schedule simulated afresh, once the
+                    // entries it left stale are simulated.
+                    let mut settled = incremental.clone();
+                    settled.settle();
                     let fresh = EdfQueue::new(count, incremental.entries.clone());
-                    prop_assert_eq!(&fresh.entries, &incremental.entries);
-                    prop_assert_eq!(&fresh.snapshots, &incremental.snapshots);
-                    prop_assert_eq!(&fresh.tail, &incremental.tail);
+                    prop_assert_eq!(&fresh.entries, &settled.entries);
+                    prop_assert_eq!(&fresh.snapshots, &settled.snapshots);
+                    prop_assert_eq!(&fresh.tail, &settled.tail);
                 }
             }
         }

@@ -51,7 +51,9 @@ pub enum Refusal {
     Deadline,
 }
 
-/// One resource's share of a reply being filled.
+/// One resource's share of a reply being filled. A server answering many requests may
+/// keep one and [`ResourceOffer::restart`] it for each, so that the EDF check's lists are
+/// not allocated again every time.
 #[derive(Debug, Clone)]
 pub struct ResourceOffer {
     resource: ResourceType,
@@ -60,8 +62,9 @@ pub struct ResourceOffer {
     now: Time,
     wanted_seconds: f64,
     wanted_instances: f64,
-    /// Built at the first job that passes the disk check.
-    queue: Option<EdfQueue>,
+    /// Filled from the request at the first job that passes the disk check.
+    queue: EdfQueue,
+    queue_filled: bool,
     seconds: f64,
     ninstances: f64,
     sent: usize,
@@ -70,17 +73,45 @@ pub struct ResourceOffer {
     refused_for_disk: Option<(String, f64, f64)>,
 }
 
+impl Default for ResourceOffer {
+    /// An offer that wants nothing (to be [`ResourceOffer::restart`]ed).
+    fn default() -> Self {
+        ResourceOffer {
+            resource: ResourceType::Cpu,
+            instances: 0,
+            available: 0.0,
+            now: 0.0,
+            wanted_seconds: 0.0,
+            wanted_instances: 0.0,
+            queue: EdfQueue::default(),
+            queue_filled: false,
+            seconds: 0.0,
+            ninstances: 0.0,
+            sent: 0,
+            refused_for_deadline: false,
+            refused_for_disk: None,
+        }
+    }
+}
+
 impl ResourceOffer {
     /// The offer for `resource` at `now`; `None` when the request asks for none of it
     /// or the host may use none of it.
     pub fn new(request: &SchedulerRequest, resource: ResourceType, now: Time) -> Option<Self> {
-        if !request.requests(resource) {
-            return None;
-        }
+        let mut offer = ResourceOffer::default();
+        offer.restart(request, resource, now).then_some(offer)
+    }
+
+    /// Makes this the offer [`ResourceOffer::new`] makes, keeping the EDF check's
+    /// buffers; `false` (and an offer that wants nothing) where `new` gives none.
+    pub fn restart(
+        &mut self,
+        request: &SchedulerRequest,
+        resource: ResourceType,
+        now: Time,
+    ) -> bool {
         let instances = request.usable_instances(resource);
-        if instances == 0 {
-            return None;
-        }
+        let wanted = request.requests(resource) && instances > 0;
         let stats = &request.time_stats;
         let time_stats = TimeStats {
             on_frac: stats.on_frac,
@@ -88,20 +119,17 @@ impl ResourceOffer {
             gpu_active_frac: stats.gpu_active_frac,
             ..TimeStats::default()
         };
-        Some(ResourceOffer {
+        *self = ResourceOffer {
             resource,
             instances,
             available: time_stats.available_frac(resource),
             now,
-            wanted_seconds: request.req_secs(resource),
-            wanted_instances: request.req_instances(resource),
-            queue: None,
-            seconds: 0.0,
-            ninstances: 0.0,
-            sent: 0,
-            refused_for_deadline: false,
-            refused_for_disk: None,
-        })
+            wanted_seconds: if wanted { request.req_secs(resource) } else { 0.0 },
+            wanted_instances: if wanted { request.req_instances(resource) } else { 0.0 },
+            queue: std::mem::take(&mut self.queue),
+            ..ResourceOffer::default()
+        };
+        wanted
     }
 
     /// Whether the jobs sent so far leave some of the request unfilled.
@@ -135,10 +163,11 @@ impl ResourceOffer {
         }
         let (resource, instances, available, now) =
             (self.resource, self.instances, self.available, self.now);
-        let queue = self.queue.get_or_insert_with(|| {
-            EdfQueue::from_request(request, resource, instances, available, now)
-        });
-        if !queue.try_insert(EdfEntry::new(job.relative_deadline, job.wall, job.usage)) {
+        if !self.queue_filled {
+            self.queue.refill(request, resource, instances, available, now);
+            self.queue_filled = true;
+        }
+        if !self.queue.try_insert(EdfEntry::new(job.relative_deadline, job.wall, job.usage)) {
             self.refused_for_deadline = true;
             return Err(Refusal::Deadline);
         }

@@ -8,4 +8,4 @@ mod server;
 
 pub use job_generation::{Catalogue, MIN_FLOPS_FRACTION, ServedApp, ServedVersion};
 pub use reply_builder::{SentJob, ServerAnswer};
-pub use server::{EmulatedServer, MAX_JOBS_PER_REQUEST};
+pub use server::{EmulatedServer, MAX_JOBS_PER_REQUEST, ServerBuffers};

@@ -55,22 +55,21 @@ pub(super) struct ReplyBuilder<'c> {
 
 impl<'c> ReplyBuilder<'c> {
     /// A reply of the project named `project_name` to `request`, acknowledging every
-    /// result it reports.
+    /// result it reports; `described` is a buffer to keep the described versions in.
     pub(super) fn new(
         catalogue: &'c Catalogue,
         project_name: &str,
         request: &SchedulerRequest,
+        mut described: Vec<bool>,
     ) -> Self {
+        described.clear();
+        described.resize(catalogue.versions.len(), false);
         let reply = SchedulerReply {
             project_name: Some(project_name.to_owned()),
             result_acks: request.results.iter().map(|r| r.name.as_ref().to_owned()).collect(),
             ..SchedulerReply::default()
         };
-        ReplyBuilder {
-            catalogue,
-            answer: ServerAnswer { reply, sent: Vec::new() },
-            described: vec![false; catalogue.versions.len()],
-        }
+        ReplyBuilder { catalogue, answer: ServerAnswer { reply, sent: Vec::new() }, described }
     }
 
     /// Jobs sent so far.
@@ -152,8 +151,9 @@ impl<'c> ReplyBuilder<'c> {
         });
     }
 
-    /// The answer.
-    pub(super) fn finish(self) -> ServerAnswer {
+    /// The answer; the buffer given to [`ReplyBuilder::new`] goes back to `described`.
+    pub(super) fn finish(self, described: &mut Vec<bool>) -> ServerAnswer {
+        *described = self.described;
         self.answer
     }
 }

@@ -45,6 +45,15 @@ use std::borrow::Cow;
 /// The most jobs one reply carries, whatever was asked: bounds the work of one request.
 pub const MAX_JOBS_PER_REQUEST: usize = 1000;
 
+/// What answering a request works in, kept by a caller that sends many (the emulated
+/// world) so that an answer allocates only what it hands over: the EDF check's lists and
+/// the reply's record of the versions it describes.
+#[derive(Debug, Default)]
+pub struct ServerBuffers {
+    offer: ResourceOffer,
+    described: Vec<bool>,
+}
+
 /// An emulated project server: availability and job generation for one project.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmulatedServer {
@@ -160,13 +169,25 @@ impl EmulatedServer {
         now: Time,
         rng: &mut impl Rng,
     ) -> Option<ServerAnswer> {
+        self.handle_request_with(request, now, rng, &mut ServerBuffers::default())
+    }
+
+    /// [`EmulatedServer::handle_request`] working in `buffers`.
+    pub fn handle_request_with(
+        &mut self,
+        request: &SchedulerRequest,
+        now: Time,
+        rng: &mut impl Rng,
+        buffers: &mut ServerBuffers,
+    ) -> Option<ServerAnswer> {
         if !self.is_up() {
             return None;
         }
         let catalogue = &self.catalogue;
-        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request);
+        let described = std::mem::take(&mut buffers.described);
+        let mut reply = ReplyBuilder::new(catalogue, &self.project_name, request, described);
         if !ResourceType::ALL.into_iter().any(|r| request.requests(r)) {
-            return Some(reply.finish());
+            return Some(reply.finish(&mut buffers.described));
         }
         let dcf = duration_correction(request);
         let mut disk = request
@@ -183,9 +204,10 @@ impl EmulatedServer {
                 }
                 continue;
             }
-            let Some(mut resource_offer) = ResourceOffer::new(request, resource, now) else {
+            let resource_offer = &mut buffers.offer;
+            if !resource_offer.restart(request, resource, now) {
                 continue;
-            };
+            }
             // The catalogue's list, copied only when an app is refused (rare): most
             // requests take nothing out of it.
             let mut offer = Cow::Borrowed(catalogue.candidates[resource].as_slice());
@@ -227,7 +249,7 @@ impl EmulatedServer {
                 reply.message(message);
             }
         }
-        Some(reply.finish())
+        Some(reply.finish(&mut buffers.described))
     }
 }
 
