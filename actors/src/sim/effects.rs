@@ -201,7 +201,7 @@ impl SimWorld {
 
 impl ProcessHost for SimWorld {
     fn command(&self, command: &TaskCommand) -> Result<(), ProcessError> {
-        lock(&self.world).apply(command);
+        lock(&self.world).apply(command.clone());
         Ok(())
     }
 
