@@ -417,6 +417,7 @@ impl Queue {
     /// Empties the queue, keeping its buffer.
     fn clear(&mut self) {
         self.ranked.clear();
+        self.later.clear();
         self.taken = 0;
     }
 }

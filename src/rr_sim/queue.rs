@@ -68,9 +68,7 @@ impl Queue {
             ..Queue::default()
         };
     }
-}
 
-impl Queue {
     /// Moves the progress clock to time `t` at the current rate.
     pub(super) fn advance(&mut self, t: f64) {
         if self.rate > 0.0 && t != self.progress_time {
