@@ -68,10 +68,15 @@ pub(super) fn sort_by_queue(
         sorted[fill[q]] = key;
         fill[q] += 1;
     }
-    for q in 0..queues {
-        let bucket = &mut sorted[starts[q]..starts[q + 1]];
-        if !bucket.is_sorted() {
-            bucket.sort_unstable();
+    // The queue is the key's top bits, so the whole is sorted exactly when every queue's
+    // keys are: one pass over the keys rather than one slice per queue, most of them
+    // empty.
+    if !sorted.is_sorted() {
+        for q in 0..queues {
+            let bucket = &mut sorted[starts[q]..starts[q + 1]];
+            if !bucket.is_sorted() {
+                bucket.sort_unstable();
+            }
         }
     }
 }
@@ -189,51 +194,58 @@ impl Simulation {
         sort_by_queue(order, queue_counts, fill, sorted);
         let order = sorted;
         // Jobs usually arrive in order, so a run of equal deadlines is usually in the
-        // order received already.
-        // The jobs are built directly in queue order, run by run: the queue and the
-        // deadline are in the key, the rest in the small gathered record it points to.
+        // order received already: one pass over neighbouring keys tells, and only when
+        // some run is not are the runs put in order.
         let tie = |key: u128| key >> 32;
         let received_at = |key: u128| gathered[key as u32 as usize].received;
+        let misordered = order.windows(2).any(|pair| {
+            tie(pair[0]) == tie(pair[1]) && received_at(pair[0]) > received_at(pair[1])
+        });
+        if misordered {
+            let mut start = 0;
+            while start < order.len() {
+                let first = tie(order[start]);
+                let mut end = start + 1;
+                let mut in_order = true;
+                while end < order.len() && tie(order[end]) == first {
+                    if received_at(order[end - 1]) > received_at(order[end]) {
+                        in_order = false;
+                    }
+                    end += 1;
+                }
+                if !in_order {
+                    order[start..end].sort_by(|&a, &b| {
+                        received_at(a).total_cmp(&received_at(b)).then(a.cmp(&b))
+                    });
+                }
+                start = end;
+            }
+        }
+        // The jobs are built directly in queue order: the queue and the deadline are in
+        // the key, the rest in the small gathered record it points to.
         let mut jobs = std::mem::take(&mut scratch.jobs);
         jobs.clear();
         jobs.reserve(order.len());
         let mut origins = std::mem::take(&mut scratch.origins);
         origins.clear();
         origins.reserve(order.len());
-        let mut start = 0;
-        while start < order.len() {
-            let first = tie(order[start]);
-            let mut end = start + 1;
-            let mut in_order = true;
-            while end < order.len() && tie(order[end]) == first {
-                if received_at(order[end - 1]) > received_at(order[end]) {
-                    in_order = false;
-                }
-                end += 1;
-            }
-            let run = &mut order[start..end];
-            if !in_order {
-                run.sort_by(|&a, &b| received_at(a).total_cmp(&received_at(b)).then(a.cmp(&b)));
-            }
-            for &key in run.iter() {
-                let gathered = gathered[key as u32 as usize];
-                jobs.push(SimJob {
-                    queue: (key >> 97) as u32,
-                    generation: 0,
-                    prev: NO_JOB,
-                    next: NO_JOB,
-                    usage: gathered.usage,
-                    cpu: gathered.cpu,
-                    work: gathered.remaining,
-                    done: false,
-                });
-                origins.push(JobOrigin {
-                    job: JobId::from_index(gathered.job as usize),
-                    initial_remaining: gathered.remaining,
-                    deadline: from_order_bits((key >> 32) as u64),
-                });
-            }
-            start = end;
+        for &key in order.iter() {
+            let gathered = gathered[key as u32 as usize];
+            jobs.push(SimJob {
+                queue: (key >> 97) as u32,
+                generation: 0,
+                prev: NO_JOB,
+                next: NO_JOB,
+                usage: gathered.usage,
+                cpu: gathered.cpu,
+                work: gathered.remaining,
+                done: false,
+            });
+            origins.push(JobOrigin {
+                job: JobId::from_index(gathered.job as usize),
+                initial_remaining: gathered.remaining,
+                deadline: from_order_bits((key >> 32) as u64),
+            });
         }
 
         // The queues kept from the last simulation are the same project and resource at
