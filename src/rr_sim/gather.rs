@@ -68,16 +68,22 @@ pub(super) fn sort_by_queue(
         sorted[fill[q]] = key;
         fill[q] += 1;
     }
-    // The queue is the key's top bits, so the whole is sorted exactly when every queue's
-    // keys are: one pass over the keys rather than one slice per queue, most of them
-    // empty.
-    if !sorted.is_sorted() {
-        for q in 0..queues {
-            let bucket = &mut sorted[starts[q]..starts[q + 1]];
-            if !bucket.is_sorted() {
-                bucket.sort_unstable();
-            }
+    // The queue is the key's top bits, so keys of different queues are always in order:
+    // a key smaller than the one before it is inside an unsorted queue, which is sorted
+    // whole. One pass over the keys, rather than one slice per queue (most are empty).
+    let Some((_, after_first)) = sorted.split_first() else { return };
+    let Some(descent) = sorted.iter().zip(after_first).position(|(a, b)| a > b) else {
+        return;
+    };
+    let mut i = descent + 1;
+    while i < sorted.len() {
+        if sorted[i - 1] > sorted[i] {
+            let q = queue_of(sorted[i]);
+            sorted[starts[q]..starts[q + 1]].sort_unstable();
+            // The first key of the next queue is above the last of this one.
+            i = starts[q + 1];
         }
+        i += 1;
     }
 }
 
