@@ -103,7 +103,7 @@ impl Simulation {
         let horizon = state.prefs.work_buf_total();
         let horizon = if horizon.is_finite() { horizon.max(0.0) } else { 0.0 };
         let nprojects = state.projects.len();
-        let resources: [ResourceState; NRESOURCES] = ResourceType::ALL.map(|r| ResourceState {
+        let mut resources: [ResourceState; NRESOURCES] = ResourceType::ALL.map(|r| ResourceState {
             instances: f64::from(state.instances(r)),
             availability: state.time_stats.available_frac(r),
             capacity: f64::NAN,
@@ -273,7 +273,6 @@ impl Simulation {
                 }
             }
         }
-        let mut resources = resources;
         for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {
             resource.queues = std::mem::take(spare);
             resource.queues.clear();
@@ -346,30 +345,19 @@ impl Simulation {
         }
     }
 
-    /// Hands the simulation's buffers back to `scratch` for the next one.
-    pub(super) fn recycle(self, scratch: &mut RrSimScratch) {
-        let Simulation {
-            jobs,
-            origins,
-            finished_at_start,
-            queues,
-            resources,
-            event_times,
-            event_queues,
-            dirty,
-            unsettled,
-            ..
-        } = self;
-        scratch.jobs = jobs;
-        scratch.origins = origins;
-        scratch.finished_at_start = finished_at_start;
-        scratch.queues = queues;
-        for (spare, resource) in scratch.resource_queues.iter_mut().zip(resources) {
-            *spare = resource.queues;
+    /// Hands the simulation's buffers back to `scratch` for the next one. By reference,
+    /// so that the large struct is not copied on the way.
+    pub(super) fn recycle(&mut self, scratch: &mut RrSimScratch) {
+        scratch.jobs = std::mem::take(&mut self.jobs);
+        scratch.origins = std::mem::take(&mut self.origins);
+        scratch.finished_at_start = std::mem::take(&mut self.finished_at_start);
+        scratch.queues = std::mem::take(&mut self.queues);
+        for (spare, resource) in scratch.resource_queues.iter_mut().zip(&mut self.resources) {
+            *spare = std::mem::take(&mut resource.queues);
         }
-        scratch.event_times = event_times;
-        scratch.event_queues = event_queues;
-        scratch.dirty = dirty;
-        scratch.unsettled = unsettled;
+        scratch.event_times = std::mem::take(&mut self.event_times);
+        scratch.event_queues = std::mem::take(&mut self.event_queues);
+        scratch.dirty = std::mem::take(&mut self.dirty);
+        scratch.unsettled = std::mem::take(&mut self.unsettled);
     }
 }
