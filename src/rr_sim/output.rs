@@ -70,22 +70,24 @@ pub struct RrSimOutput {
 
 impl Simulation {
     /// The simulation's findings, with job completions as absolute times, in the
-    /// buffers of an earlier output (`spare`: any contents are replaced).
-    pub(super) fn output(&self, state: &ClientState, now: Time, spare: RrSimOutput) -> RrSimOutput {
-        let RrSimOutput { mut jobs, mut projects, .. } = spare;
+    /// per-job and per-project tables of an earlier output (any contents are replaced).
+    pub(super) fn output(
+        &self,
+        state: &ClientState,
+        now: Time,
+        mut jobs: Vec<JobSim>,
+        mut projects: Vec<ProjectSim>,
+    ) -> RrSimOutput {
         jobs.clear();
         jobs.resize(self.job_count, JobSim::default());
         projects.clear();
         projects.resize(state.projects.len(), ProjectSim::default());
-        let mut out = RrSimOutput {
-            jobs,
-            resources: ResourceMap::default(),
-            projects,
-            horizon: self.horizon,
-        };
+        // The output is built only at the end, from its parts, so that it is written
+        // once where it goes rather than copied there.
+        let mut resources: ResourceMap<ResourceSim> = ResourceMap::default();
         for &j in &self.finished_at_start {
             let deadline = state.jobs[j].report_deadline;
-            out.jobs[j] = JobSim {
+            jobs[j] = JobSim {
                 simulated: true,
                 projected_completion: now,
                 deadline_missed: now > deadline,
@@ -99,7 +101,7 @@ impl Simulation {
         for (job, origin) in self.jobs.iter().zip(&self.origins) {
             let projected_completion = if job.done { now + job.work } else { f64::INFINITY };
             let deadline_missed = !job.done || projected_completion > origin.deadline - report_wait;
-            out.jobs[origin.job.index()] = JobSim {
+            jobs[origin.job.index()] = JobSim {
                 simulated: true,
                 projected_completion,
                 deadline_missed,
@@ -108,8 +110,8 @@ impl Simulation {
             if deadline_missed {
                 let queue = &self.queues[job.queue as usize];
                 let resource = ResourceType::ALL[queue.resource];
-                out.resources[resource].deadlines_missed += 1;
-                out.projects[queue.project].deadlines_missed[resource] += 1;
+                resources[resource].deadlines_missed += 1;
+                projects[queue.project].deadlines_missed[resource] += 1;
             }
         }
         for (r, resource) in ResourceType::ALL.into_iter().enumerate() {
@@ -119,19 +121,19 @@ impl Simulation {
             } else {
                 sim.saturated.unwrap_or(self.horizon).min(self.horizon)
             };
-            let out_resource = &mut out.resources[resource];
+            let out_resource = &mut resources[resource];
             out_resource.instances = sim.instances;
             out_resource.shortfall = sim.shortfall;
             let nidle = (sim.instances - sim.initial_used).clamp(0.0, sim.instances);
             out_resource.nidle = if nidle > EPSILON { nidle } else { 0.0 };
             out_resource.saturated_time = saturated_time;
         }
-        for (project, queues) in out.projects.iter_mut().zip(self.queues.chunks_exact(NRESOURCES)) {
+        for (project, queues) in projects.iter_mut().zip(self.queues.chunks_exact(NRESOURCES)) {
             for (queue, resource) in queues.iter().zip(ResourceType::ALL) {
                 project.shortfall[resource] = queue.shortfall;
                 project.share[resource] = queue.share;
             }
         }
-        out
+        RrSimOutput { jobs, resources, projects, horizon: self.horizon }
     }
 }

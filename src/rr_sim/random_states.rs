@@ -93,7 +93,7 @@ proptest! {
         let facts = ProjectFacts::gather(&b.state);
         let mut sim = Simulation::new(&b.state, &facts, &mut RrSimScratch::default());
         sim.run();
-        let out = sim.output(&b.state, 0.0, RrSimOutput::default());
+        let out = sim.output(&b.state, 0.0, Vec::new(), Vec::new());
         for (r, res) in out.resources.iter() {
             prop_assert!(res.shortfall >= 0.0 && res.shortfall.is_finite(), "{r}");
             prop_assert!(res.shortfall <= res.instances * out.horizon * (1.0 + 1e-9));

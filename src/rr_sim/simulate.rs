@@ -3,7 +3,7 @@
 
 use super::allocation::Claim;
 use super::gather::{Gathered, VersionFacts};
-use super::output::RrSimOutput;
+use super::output::{JobSim, ProjectSim, RrSimOutput};
 use super::queue::Queue;
 use super::simulation::{JobOrigin, NRESOURCES, SimJob, Simulation};
 use crate::Time;
@@ -29,7 +29,12 @@ pub fn simulate_with_scratch(
 ) -> RrSimOutput {
     let mut simulation = Simulation::new(state, facts, scratch);
     simulation.run();
-    let output = simulation.output(state, now, std::mem::take(&mut scratch.spare_output));
+    let output = simulation.output(
+        state,
+        now,
+        std::mem::take(&mut scratch.spare_jobs),
+        std::mem::take(&mut scratch.spare_projects),
+    );
     simulation.recycle(scratch);
     output
 }
@@ -56,14 +61,18 @@ pub struct RrSimScratch {
     pub(super) unsettled: Vec<Claim>,
     /// The projects' shares of the resources, recomputed only when they change.
     pub(super) target: TargetCache,
-    /// An output no longer needed, whose buffers the next one reuses.
-    pub(super) spare_output: RrSimOutput,
+    /// The per-job and per-project tables of an output no longer needed, which the next
+    /// one reuses (only they: the rest of an output is small, and copying it whole would
+    /// cost more than it saves).
+    pub(super) spare_jobs: Vec<JobSim>,
+    pub(super) spare_projects: Vec<ProjectSim>,
 }
 
 impl RrSimScratch {
     /// Keeps the buffers of an output the caller is done with for the next simulation.
     pub fn recycle_output(&mut self, output: RrSimOutput) {
-        self.spare_output = output;
+        self.spare_jobs = output.jobs;
+        self.spare_projects = output.projects;
     }
 }
 
