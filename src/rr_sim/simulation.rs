@@ -139,9 +139,15 @@ impl Simulation {
             let used = self.resources[r].used;
             self.set_resource_used(r, used, horizon);
         }
+        // Closing a project's interval only adds to its shortfall where it used less than
+        // its share (the interval's end is read no more): most queues have neither jobs
+        // nor a share, and are left as they are.
         for q in 0..self.queues.len() {
-            let used = self.queues[q].used;
-            self.set_project_used(q, used, horizon);
+            let queue = &self.queues[q];
+            if queue.share - queue.used > EPSILON {
+                let used = queue.used;
+                self.set_project_used(q, used, horizon);
+            }
         }
     }
 
