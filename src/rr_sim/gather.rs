@@ -87,6 +87,50 @@ pub(super) fn sort_by_queue(
     }
 }
 
+/// Builds the simulated jobs and their origins from the sorted keys, and tells whether
+/// every run of equal keys but for the position (same queue, running or not, deadline)
+/// is in the order received.
+fn build_jobs(
+    order: &[u128],
+    gathered: &[Gathered],
+    jobs: &mut Vec<SimJob>,
+    origins: &mut Vec<JobOrigin>,
+) -> bool {
+    jobs.clear();
+    jobs.reserve(order.len());
+    origins.clear();
+    origins.reserve(order.len());
+    let mut in_order = true;
+    // Above every key shifted down, so that the first key starts a run.
+    let mut last_tie = u128::MAX;
+    let mut last_received = 0.0;
+    for &key in order {
+        let gathered = gathered[key as u32 as usize];
+        let tie = key >> 32;
+        if tie == last_tie && last_received > gathered.received {
+            in_order = false;
+        }
+        last_tie = tie;
+        last_received = gathered.received;
+        jobs.push(SimJob {
+            queue: (key >> 97) as u32,
+            generation: 0,
+            prev: NO_JOB,
+            next: NO_JOB,
+            usage: gathered.usage,
+            cpu: gathered.cpu,
+            work: gathered.remaining,
+            done: false,
+        });
+        origins.push(JobOrigin {
+            job: JobId::from_index(gathered.job as usize),
+            initial_remaining: gathered.remaining,
+            deadline: from_order_bits((key >> 32) as u64),
+        });
+    }
+    in_order
+}
+
 pub(super) fn sane_weight(share: f64) -> f64 {
     if share.is_finite() && share > 0.0 { share } else { 0.0 }
 }
@@ -199,15 +243,16 @@ impl Simulation {
         }
         sort_by_queue(order, queue_counts, fill, sorted);
         let order = sorted;
-        // Jobs usually arrive in order, so a run of equal deadlines is usually in the
-        // order received already: one pass over neighbouring keys tells, and only when
-        // some run is not are the runs put in order.
-        let tie = |key: u128| key >> 32;
-        let received_at = |key: u128| gathered[key as u32 as usize].received;
-        let misordered = order.windows(2).any(|pair| {
-            tie(pair[0]) == tie(pair[1]) && received_at(pair[0]) > received_at(pair[1])
-        });
-        if misordered {
+        // The jobs are built directly in queue order: the queue and the deadline are in
+        // the key, the rest in the small gathered record it points to. Jobs usually
+        // arrive in order, so a run of equal deadlines is usually in the order received
+        // already: building tells, and only when some run is not are the runs put in
+        // order and the jobs built again.
+        let mut jobs = std::mem::take(&mut scratch.jobs);
+        let mut origins = std::mem::take(&mut scratch.origins);
+        if !build_jobs(order, gathered, &mut jobs, &mut origins) {
+            let tie = |key: u128| key >> 32;
+            let received_at = |key: u128| gathered[key as u32 as usize].received;
             let mut start = 0;
             while start < order.len() {
                 let first = tie(order[start]);
@@ -226,32 +271,7 @@ impl Simulation {
                 }
                 start = end;
             }
-        }
-        // The jobs are built directly in queue order: the queue and the deadline are in
-        // the key, the rest in the small gathered record it points to.
-        let mut jobs = std::mem::take(&mut scratch.jobs);
-        jobs.clear();
-        jobs.reserve(order.len());
-        let mut origins = std::mem::take(&mut scratch.origins);
-        origins.clear();
-        origins.reserve(order.len());
-        for &key in order.iter() {
-            let gathered = gathered[key as u32 as usize];
-            jobs.push(SimJob {
-                queue: (key >> 97) as u32,
-                generation: 0,
-                prev: NO_JOB,
-                next: NO_JOB,
-                usage: gathered.usage,
-                cpu: gathered.cpu,
-                work: gathered.remaining,
-                done: false,
-            });
-            origins.push(JobOrigin {
-                job: JobId::from_index(gathered.job as usize),
-                initial_remaining: gathered.remaining,
-                deadline: from_order_bits((key >> 32) as u64),
-            });
+            build_jobs(order, gathered, &mut jobs, &mut origins);
         }
 
         // The queues kept from the last simulation are the same project and resource at
