@@ -275,22 +275,23 @@ impl Simulation {
         }
 
         // The queues kept from the last simulation are the same project and resource at
-        // the same index: they are reset in place, keeping their heaps' allocations.
+        // the same index: they are reset in place, keeping their heaps' allocations (the
+        // queues of projects added since are made first, then reset with the others).
         // A project's weight is the same on each of its queues: it is read once.
         let mut queues = std::mem::take(&mut scratch.queues);
         queues.truncate(queues_count);
-        let kept = queues.len();
-        for (p, project) in state.projects.iter().enumerate() {
+        while queues.len() < queues_count {
+            let q = queues.len();
+            queues.push(Queue {
+                project: q / NRESOURCES,
+                resource: q % NRESOURCES,
+                ..Queue::default()
+            });
+        }
+        for (project_queues, project) in queues.chunks_exact_mut(NRESOURCES).zip(&state.projects) {
             let weight = sane_weight(project.resource_share);
-            for (r, resource) in resources.iter().enumerate() {
-                let q = queue_index(p, r);
-                if q < kept {
-                    queues[q].reset(weight, resource.availability);
-                } else {
-                    let mut queue = Queue { project: p, resource: r, ..Queue::default() };
-                    queue.reset(weight, resource.availability);
-                    queues.push(queue);
-                }
+            for (queue, resource) in project_queues.iter_mut().zip(&resources) {
+                queue.reset(weight, resource.availability);
             }
         }
         for (resource, spare) in resources.iter_mut().zip(&mut scratch.resource_queues) {
