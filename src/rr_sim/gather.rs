@@ -336,10 +336,12 @@ impl Simulation {
                     || queues[queue_index(p.index(), resource.index())].live > 0)
         };
         let target = scratch.target.for_state(state, can_supply);
+        // The target has an entry per project in project order, as the queues do.
+        let targets = target.projects();
         for (p, project_queues) in queues.chunks_exact_mut(NRESOURCES).enumerate() {
-            let entitled = target.project(ProjectId::from_index(p)).map(|t| t.instances);
-            for (queue, resource) in project_queues.iter_mut().zip(ResourceType::ALL) {
-                queue.share = entitled.map_or(0.0, |instances| instances[resource]);
+            let entitled = targets.get(p).map_or([0.0; NRESOURCES], |t| t.instances.0);
+            for (queue, instances) in project_queues.iter_mut().zip(entitled) {
+                queue.share = instances;
             }
         }
 
