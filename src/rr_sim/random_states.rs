@@ -1,7 +1,6 @@
 //! Random states: the simulation's invariants, and its agreement with the from-scratch
 //! reference model.
 
-use super::output::RrSimOutput;
 use super::reference_model;
 use super::simulate::RrSimScratch;
 use super::simulation::Simulation;
