@@ -129,14 +129,68 @@ pub fn enforce(
     run_list: &RunList,
     rr: &RrSimOutput,
     last_schedule_time: Time,
-    _now: Time,
+    now: Time,
 ) -> Enforcement {
-    let mut enforcer = Enforcer::new(state);
+    enforce_with_scratch(
+        state,
+        run_list,
+        rr,
+        last_schedule_time,
+        now,
+        &mut EnforceScratch::default(),
+    )
+}
+
+/// The tables enforcement works in, kept by a caller that enforces again and again:
+/// a decision on a host with a few running jobs would otherwise allocate and free half
+/// a dozen lists, two of them as long as the job list, to count them.
+#[derive(Debug, Default)]
+pub struct EnforceScratch {
+    /// Per job (by id): its reason in the run list. Only the run list's jobs are set,
+    /// and they are unset again once enforced.
+    scheduled: Vec<Option<RunReason>>,
+    /// Per job (by id): [`Enforcer::holding_index`]. Only the held jobs are set, and
+    /// they are unset again once enforced.
+    holding_index: Vec<u32>,
+    holdings: Vec<Holding>,
+    app_running: Vec<u32>,
+    waiting_for_checkpoint: Vec<JobId>,
+    /// The lists of an enforcement no longer needed, which the next one reuses.
+    spare_actions: Vec<TaskAction>,
+    spare_skipped: Vec<SkippedJob>,
+}
+
+impl EnforceScratch {
+    /// Keeps the lists of an enforcement the caller is done with for the next one.
+    pub fn recycle(&mut self, enforcement: Enforcement) {
+        self.spare_actions = enforcement.actions;
+        self.spare_skipped = enforcement.skipped;
+    }
+}
+
+/// A clone starts with empty tables: what they hold between decisions means nothing.
+impl Clone for EnforceScratch {
+    fn clone(&self) -> Self {
+        EnforceScratch::default()
+    }
+}
+
+/// [`enforce`] with its tables in `scratch`'s buffers.
+pub fn enforce_with_scratch(
+    state: &ClientState,
+    run_list: &RunList,
+    rr: &RrSimOutput,
+    last_schedule_time: Time,
+    _now: Time,
+    scratch: &mut EnforceScratch,
+) -> Enforcement {
+    let mut enforcer = Enforcer::new(state, scratch);
     // Nearly every job counted, and every job acted on, is in the list (running or
     // starting); the others are the few running on to a checkpoint or preempted.
     enforcer.holdings.reserve(run_list.entries.len());
     enforcer.actions.reserve(run_list.entries.len());
-    let mut scheduled: Vec<Option<RunReason>> = vec![None; state.jobs.len()];
+    let scheduled = &mut scratch.scheduled;
+    scheduled.resize(state.jobs.len(), None);
     for entry in &run_list.entries {
         if let Some(slot) = scheduled.get_mut(entry.job.index()) {
             *slot = Some(entry.reason);
@@ -144,7 +198,8 @@ pub fn enforce(
     }
 
     // Running jobs: scheduled ones stay; unscheduled ones stay until they checkpoint.
-    let mut waiting_for_checkpoint: Vec<JobId> = Vec::new();
+    let mut waiting_for_checkpoint = std::mem::take(&mut scratch.waiting_for_checkpoint);
+    waiting_for_checkpoint.clear();
     for id in state.job_ids() {
         let job = state.job(id);
         let Some(task) = job.task.as_ref().filter(|t| t.is_running()) else { continue };
@@ -162,6 +217,11 @@ pub fn enforce(
         } else {
             enforcer.hold_running(id, &task.gpu_instances, job_is_non_cpu_intensive(state, id));
             waiting_for_checkpoint.push(id);
+        }
+    }
+    for entry in &run_list.entries {
+        if let Some(slot) = scheduled.get_mut(entry.job.index()) {
+            *slot = None;
         }
     }
     // Least time since checkpoint first: the cheapest to preempt for a deadline.
@@ -195,10 +255,11 @@ pub fn enforce(
             Err(reason) => enforcer.skipped.push(SkippedJob { job: entry.job, reason }),
         }
     }
-    for id in waiting_for_checkpoint {
+    for &id in &waiting_for_checkpoint {
         enforcer.act(id, ActionKind::KeepRunning, ActionReason::NotCheckpointed);
     }
-    Enforcement { actions: enforcer.actions, skipped: enforcer.skipped }
+    scratch.waiting_for_checkpoint = waiting_for_checkpoint;
+    enforcer.finish(scratch)
 }
 
 /// A task's memory: its measured working set, else its workunit's memory bound.
@@ -249,6 +310,7 @@ struct Enforcer<'a> {
 const NOT_HELD: u32 = u32::MAX;
 
 /// What one job was counted as holding.
+#[derive(Debug)]
 struct Holding {
     job: JobId,
     /// GPU instances it holds or was given.
@@ -258,23 +320,53 @@ struct Holding {
 }
 
 impl<'a> Enforcer<'a> {
-    fn new(state: &'a ClientState) -> Self {
+    /// An enforcer with its tables in `scratch`'s buffers ([`Enforcer::finish`] hands
+    /// them back).
+    fn new(state: &'a ClientState, scratch: &mut EnforceScratch) -> Self {
         let memory_limit = if state.host.m_nbytes > 0.0 {
             state.prefs.ram_max_used_busy_pct.max(0.0) / 100.0 * state.host.m_nbytes
         } else {
             f64::INFINITY
         };
+        let mut app_running = std::mem::take(&mut scratch.app_running);
+        app_running.clear();
+        app_running.resize(state.apps.len(), 0);
+        let mut holdings = std::mem::take(&mut scratch.holdings);
+        holdings.clear();
+        // Every entry is NOT_HELD already (`finish` unsets those it set): only a longer
+        // job list needs new ones.
+        let mut holding_index = std::mem::take(&mut scratch.holding_index);
+        holding_index.resize(state.jobs.len(), NOT_HELD);
+        let mut actions = std::mem::take(&mut scratch.spare_actions);
+        actions.clear();
+        let mut skipped = std::mem::take(&mut scratch.spare_skipped);
+        skipped.clear();
         Enforcer {
             state,
             pool: InstancePool::new(state),
             memory_limit,
             memory_used: 0.0,
-            app_running: vec![0; state.apps.len()],
-            holdings: Vec::new(),
-            holding_index: vec![NOT_HELD; state.jobs.len()],
-            actions: Vec::new(),
-            skipped: Vec::new(),
+            app_running,
+            holdings,
+            holding_index,
+            actions,
+            skipped,
         }
+    }
+
+    /// The enforcement, with the tables' buffers handed back to `scratch` (the per-job
+    /// index unset where it was set).
+    fn finish(mut self, scratch: &mut EnforceScratch) -> Enforcement {
+        for holding in &self.holdings {
+            if let Some(index) = self.holding_index.get_mut(holding.job.index()) {
+                *index = NOT_HELD;
+            }
+        }
+        self.holdings.clear();
+        scratch.holdings = self.holdings;
+        scratch.holding_index = self.holding_index;
+        scratch.app_running = self.app_running;
+        Enforcement { actions: self.actions, skipped: self.skipped }
     }
 
     fn act(&mut self, job: JobId, kind: ActionKind, reason: ActionReason) {
