@@ -147,6 +147,9 @@ impl ProjectFacts {
     pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
+        // Transfers are seldom deferred: one look down the file list spares nearly every
+        // decision a visit to each job's input files.
+        let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
             // list until the control loop forgets them, up to a quarter of it.
@@ -178,7 +181,9 @@ impl ProjectFacts {
             if job.state == JobState::FilesDownloaded {
                 f.runnable[resource] += 1;
             }
-            if !job.state.computing_done() && !state.job_has_deferred_input(job) {
+            if !job.state.computing_done()
+                && !(some_transfer_deferred && state.job_has_deferred_input(job))
+            {
                 f.nearly_runnable[resource] += 1;
                 if matches!(job.state, JobState::New | JobState::FilesDownloading) {
                     f.downloading += 1;
