@@ -35,6 +35,7 @@ use crate::cpu_sched::{
 use crate::model::{ActiveTask, AppVersion, ClientState, JobId, ResourceUsage, SchedulerState};
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
+use std::ops::Range;
 
 /// What to do with one task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,6 +154,7 @@ pub struct EnforceScratch {
     /// they are unset again once enforced.
     holding_index: Vec<u32>,
     holdings: Vec<Holding>,
+    held_instances: Vec<u32>,
     app_running: Vec<u32>,
     waiting_for_checkpoint: Vec<JobId>,
     /// The lists of an enforcement no longer needed, which the next one reuses.
@@ -302,6 +304,9 @@ struct Enforcer<'a> {
     /// Per job (by id), its place in `holdings` ([`NOT_HELD`] if none): a lookup costs
     /// the same on a host running a thousand jobs as on one running two.
     holding_index: Vec<u32>,
+    /// The GPU instances of all the holdings, each holding's in one run: one list rather
+    /// than a list per GPU job, allocated and freed at every decision.
+    held_instances: Vec<u32>,
     actions: Vec<TaskAction>,
     skipped: Vec<SkippedJob>,
 }
@@ -313,8 +318,8 @@ const NOT_HELD: u32 = u32::MAX;
 #[derive(Debug)]
 struct Holding {
     job: JobId,
-    /// GPU instances it holds or was given.
-    gpu_instances: Vec<u32>,
+    /// GPU instances it holds or was given: its run in `Enforcer::held_instances`.
+    gpu_instances: Range<usize>,
     /// Its processors are not counted (non-CPU-intensive).
     uncounted: bool,
 }
@@ -333,6 +338,8 @@ impl<'a> Enforcer<'a> {
         app_running.resize(state.apps.len(), 0);
         let mut holdings = std::mem::take(&mut scratch.holdings);
         holdings.clear();
+        let mut held_instances = std::mem::take(&mut scratch.held_instances);
+        held_instances.clear();
         // Every entry is NOT_HELD already (`finish` unsets those it set): only a longer
         // job list needs new ones.
         let mut holding_index = std::mem::take(&mut scratch.holding_index);
@@ -349,6 +356,7 @@ impl<'a> Enforcer<'a> {
             app_running,
             holdings,
             holding_index,
+            held_instances,
             actions,
             skipped,
         }
@@ -364,6 +372,7 @@ impl<'a> Enforcer<'a> {
         }
         self.holdings.clear();
         scratch.holdings = self.holdings;
+        scratch.held_instances = self.held_instances;
         scratch.holding_index = self.holding_index;
         scratch.app_running = self.app_running;
         Enforcement { actions: self.actions, skipped: self.skipped }
@@ -387,7 +396,7 @@ impl<'a> Enforcer<'a> {
 
     /// GPU instances the job holds or was given (none if it holds nothing).
     fn held(&self, id: JobId) -> &[u32] {
-        self.holding(id).map_or(&[], |h| &h.gpu_instances)
+        self.holding(id).map_or(&[], |h| &self.held_instances[h.gpu_instances.clone()])
     }
 
     /// Whether the job's processors are not counted (non-CPU-intensive).
@@ -410,22 +419,26 @@ impl<'a> Enforcer<'a> {
     /// it would fit.
     fn hold_running(&mut self, id: JobId, recorded: &[u32], non_cpu_intensive: bool) {
         let version = self.version_of(id);
-        let instances = match version.map(|v| &v.usage) {
+        let from = self.held_instances.len();
+        match version.map(|v| &v.usage) {
             // A CPU job fits or not, but either way it holds no instances: nothing to find
             // unless some are recorded.
-            Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => Vec::new(),
+            Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => {}
             Some(usage) if !non_cpu_intensive => {
-                self.pool.find(usage, recorded).unwrap_or_else(|| recorded.to_vec())
+                if !self.pool.find_into(usage, recorded, &mut self.held_instances) {
+                    self.held_instances.extend_from_slice(recorded);
+                }
             }
-            _ => Vec::new(),
-        };
-        self.hold_version(id, version, instances, non_cpu_intensive);
+            _ => {}
+        }
+        self.hold_version(id, version, from, non_cpu_intensive);
     }
 
-    /// Counts a job as holding its processors (on `instances`), memory and app slot. A job
-    /// is counted once: it runs, or it starts (after every other way to start it failed).
-    fn hold(&mut self, id: JobId, instances: Vec<u32>, non_cpu_intensive: bool) {
-        self.hold_version(id, self.version_of(id), instances, non_cpu_intensive);
+    /// Counts a job as holding its processors (on the instances added to `held_instances`
+    /// from `from` on), memory and app slot. A job is counted once: it runs, or it starts
+    /// (after every other way to start it failed).
+    fn hold(&mut self, id: JobId, from: usize, non_cpu_intensive: bool) {
+        self.hold_version(id, self.version_of(id), from, non_cpu_intensive);
     }
 
     /// [`Enforcer::hold`] with the job's app version already looked up.
@@ -433,7 +446,7 @@ impl<'a> Enforcer<'a> {
         &mut self,
         id: JobId,
         version: Option<&AppVersion>,
-        instances: Vec<u32>,
+        from: usize,
         non_cpu_intensive: bool,
     ) {
         debug_assert!(self.holding(id).is_none(), "{id:?} counted twice");
@@ -442,13 +455,17 @@ impl<'a> Enforcer<'a> {
             *count += 1;
         }
         if non_cpu_intensive {
-            self.record_holding(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
+            self.held_instances.truncate(from);
+            self.record_holding(Holding { job: id, gpu_instances: from..from, uncounted: true });
             return;
         }
-        if let Some(version) = version {
-            self.pool.occupy(&version.usage, &instances);
-            self.record_holding(Holding { job: id, gpu_instances: instances, uncounted: false });
-        }
+        let Some(version) = version else {
+            self.held_instances.truncate(from);
+            return;
+        };
+        self.pool.occupy(&version.usage, &self.held_instances[from..]);
+        let instances = from..self.held_instances.len();
+        self.record_holding(Holding { job: id, gpu_instances: instances, uncounted: false });
     }
 
     /// Gives back what [`Enforcer::hold`] counted.
@@ -463,10 +480,10 @@ impl<'a> Enforcer<'a> {
         let index = self.holding_index.get(id.index()).map_or(NOT_HELD, |&i| i);
         let (instances, uncounted) = match self.holdings.get_mut(index as usize) {
             Some(h) => (std::mem::take(&mut h.gpu_instances), h.uncounted),
-            None => (Vec::new(), false),
+            None => (0..0, false),
         };
         if !uncounted && let Some(usage) = job_usage(state, id) {
-            self.pool.release(usage, &instances);
+            self.pool.release(usage, &self.held_instances[instances]);
         }
     }
 
@@ -502,13 +519,14 @@ impl<'a> Enforcer<'a> {
         non_cpu_intensive: bool,
     ) -> Result<(), ActionReason> {
         self.admissible(id)?;
-        let instances = if non_cpu_intensive {
-            Vec::new()
-        } else {
+        let from = self.held_instances.len();
+        if !non_cpu_intensive {
             let usage = job_usage(self.state, id).ok_or(ActionReason::NotRunnable)?;
-            self.pool.find(usage, preferred).ok_or(ActionReason::NoFreeInstance)?
-        };
-        self.hold(id, instances, non_cpu_intensive);
+            if !self.pool.find_into(usage, preferred, &mut self.held_instances) {
+                return Err(ActionReason::NoFreeInstance);
+            }
+        }
+        self.hold(id, from, non_cpu_intensive);
         Ok(())
     }
 
@@ -548,7 +566,7 @@ impl<'a> Enforcer<'a> {
         if trial.find(usage, &[]).is_none() {
             return false;
         }
-        self.hold(id, Vec::new(), false);
+        self.hold(id, self.held_instances.len(), false);
         true
     }
 
