@@ -164,7 +164,7 @@ impl ProjectFacts {
             let resource = state.app_versions[av.index()].usage.main_resource();
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
-                if latency.is_finite() && latency > 0.0 {
+                if is_positive_finite(latency) {
                     let known = &mut f.min_latency[resource];
                     if known.is_none_or(|l| latency < l) {
                         *known = Some(latency);
@@ -204,6 +204,14 @@ impl ProjectFacts {
     }
 }
 
+/// Whether `x` is finite and above zero, in one comparison of its bits: the positive
+/// finite doubles are exactly the bit patterns from 1 to `f64::MAX`'s (zero is 0, the
+/// negative ones have the sign bit set, infinity and NaN lie above). Tested for every
+/// job at every decision, where the two float tests compile to a dozen instructions.
+fn is_positive_finite(x: f64) -> bool {
+    x.to_bits().wrapping_sub(1) < f64::MAX.to_bits()
+}
+
 impl ClientState {
     /// Seed 000: P is potentially runnable if it is runnable, downloading, fetchable,
     /// overworked or latency-limited: as far as the client knows, it could do work for P.
@@ -228,6 +236,27 @@ impl ClientState {
 mod tests {
     use super::*;
     use crate::model::{Coprocessor, Project};
+
+    #[test]
+    fn positive_finite_is_the_two_float_tests() {
+        let values = [
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 2.0,
+            1.0,
+            -1.0,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for x in values {
+            assert_eq!(is_positive_finite(x), x.is_finite() && x > 0.0, "{x}");
+        }
+    }
 
     #[test]
     fn overworked_is_judged_in_the_resources_own_instance_seconds() {
