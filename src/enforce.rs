@@ -30,9 +30,11 @@
 use crate::Time;
 use crate::cpu_sched::{
     InstancePool, RunList, RunListEntry, RunReason, job_is_non_cpu_intensive, job_may_run,
-    job_usage,
+    job_usage, may_run,
 };
-use crate::model::{ActiveTask, AppVersion, ClientState, JobId, ResourceUsage, SchedulerState};
+use crate::model::{
+    ActiveTask, AppVersion, ClientState, Job, JobId, ResourceUsage, SchedulerState,
+};
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
 use std::ops::Range;
@@ -202,22 +204,24 @@ pub fn enforce_with_scratch(
     // Running jobs: scheduled ones stay; unscheduled ones stay until they checkpoint.
     let mut waiting_for_checkpoint = std::mem::take(&mut scratch.waiting_for_checkpoint);
     waiting_for_checkpoint.clear();
-    for id in state.job_ids() {
-        let job = state.job(id);
+    for (index, job) in state.jobs.iter().enumerate() {
         let Some(task) = job.task.as_ref().filter(|t| t.is_running()) else { continue };
         // A finished job's task is wound up by whoever saw it finish.
         if job.state.computing_done() {
             continue;
         }
-        if !job_may_run(state, id) {
+        let id = JobId::from_index(index);
+        if !may_run(state, job) {
             enforcer.preempt(id, ActionReason::NotRunnable);
-        } else if let Some(reason) = scheduled[id.index()] {
-            enforcer.hold_running(id, &task.gpu_instances, reason == RunReason::NonCpuIntensive);
+        } else if let Some(reason) = scheduled[index] {
+            let non_cpu_intensive = reason == RunReason::NonCpuIntensive;
+            enforcer.hold_running(id, job, &task.gpu_instances, non_cpu_intensive);
             enforcer.act(id, ActionKind::KeepRunning, ActionReason::Scheduled);
         } else if task.checkpoint_wall_time > last_schedule_time {
             enforcer.preempt(id, ActionReason::Checkpointed);
         } else {
-            enforcer.hold_running(id, &task.gpu_instances, job_is_non_cpu_intensive(state, id));
+            let non_cpu_intensive = job_is_non_cpu_intensive(state, id);
+            enforcer.hold_running(id, job, &task.gpu_instances, non_cpu_intensive);
             waiting_for_checkpoint.push(id);
         }
     }
@@ -266,7 +270,11 @@ pub fn enforce_with_scratch(
 
 /// A task's memory: its measured working set, else its workunit's memory bound.
 fn working_set(state: &ClientState, id: JobId) -> f64 {
-    let job = state.job(id);
+    working_set_of(state, state.job(id))
+}
+
+/// [`working_set`] of a job record at hand.
+fn working_set_of(state: &ClientState, job: &Job) -> f64 {
     let measured = job.task.as_ref().map_or(0.0, |t| t.working_set_size);
     let bytes = if measured > 0.0 {
         measured
@@ -406,8 +414,11 @@ impl<'a> Enforcer<'a> {
 
     /// The job's app version, looked up once for everything counted from it.
     fn version_of(&self, id: JobId) -> Option<&'a AppVersion> {
-        let version = self.state.job(id).app_version?;
-        self.state.app_versions.get(version.index())
+        self.version_of_job(self.state.job(id))
+    }
+
+    fn version_of_job(&self, job: &Job) -> Option<&'a AppVersion> {
+        self.state.app_versions.get(job.app_version?.index())
     }
 
     fn app_of(&self, id: JobId) -> Option<usize> {
@@ -417,8 +428,8 @@ impl<'a> Enforcer<'a> {
     /// Counts a running job as holding its processors, memory and app slot. A running
     /// task stays on its instances; one without a valid record of them is counted where
     /// it would fit.
-    fn hold_running(&mut self, id: JobId, recorded: &[u32], non_cpu_intensive: bool) {
-        let version = self.version_of(id);
+    fn hold_running(&mut self, id: JobId, job: &Job, recorded: &[u32], non_cpu_intensive: bool) {
+        let version = self.version_of_job(job);
         let from = self.held_instances.len();
         match version.map(|v| &v.usage) {
             // A CPU job fits or not, but either way it holds no instances: nothing to find
@@ -431,26 +442,28 @@ impl<'a> Enforcer<'a> {
             }
             _ => {}
         }
-        self.hold_version(id, version, from, non_cpu_intensive);
+        self.hold_version(id, job, version, from, non_cpu_intensive);
     }
 
     /// Counts a job as holding its processors (on the instances added to `held_instances`
     /// from `from` on), memory and app slot. A job is counted once: it runs, or it starts
     /// (after every other way to start it failed).
     fn hold(&mut self, id: JobId, from: usize, non_cpu_intensive: bool) {
-        self.hold_version(id, self.version_of(id), from, non_cpu_intensive);
+        let job = self.state.job(id);
+        self.hold_version(id, job, self.version_of_job(job), from, non_cpu_intensive);
     }
 
-    /// [`Enforcer::hold`] with the job's app version already looked up.
+    /// [`Enforcer::hold`] with the job's record and app version already looked up.
     fn hold_version(
         &mut self,
         id: JobId,
+        job: &Job,
         version: Option<&AppVersion>,
         from: usize,
         non_cpu_intensive: bool,
     ) {
         debug_assert!(self.holding(id).is_none(), "{id:?} counted twice");
-        self.memory_used += working_set(self.state, id);
+        self.memory_used += working_set_of(self.state, job);
         if let Some(count) = version.and_then(|v| self.app_running.get_mut(v.app.index())) {
             *count += 1;
         }

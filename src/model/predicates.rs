@@ -26,7 +26,11 @@ impl ClientState {
     /// are downloaded and it hasn't finished computing. A job without a known app version
     /// can never run.
     pub fn job_runnable(&self, id: JobId) -> bool {
-        let job = self.job(id);
+        self.job_is_runnable(self.job(id))
+    }
+
+    /// [`ClientState::job_runnable`] of a job record at hand.
+    pub(crate) fn job_is_runnable(&self, job: &Job) -> bool {
         job.app_version.is_some()
             && self.job_not_suspended(job)
             && job.state == JobState::FilesDownloaded
