@@ -436,7 +436,8 @@ impl<'a> Enforcer<'a> {
             // unless some are recorded.
             Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => {}
             Some(usage) if !non_cpu_intensive => {
-                if !self.pool.find_into(usage, recorded, &mut self.held_instances) {
+                let found = self.pool.find_into(usage, recorded, &mut self.held_instances);
+                if !found {
                     self.held_instances.extend_from_slice(recorded);
                 }
             }

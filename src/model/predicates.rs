@@ -185,9 +185,8 @@ impl ProjectFacts {
             if job.state == JobState::FilesDownloaded {
                 f.runnable[resource] += 1;
             }
-            if !job.state.computing_done()
-                && !(some_transfer_deferred && state.job_has_deferred_input(job))
-            {
+            let deferred_input = || some_transfer_deferred && state.job_has_deferred_input(job);
+            if !job.state.computing_done() && !deferred_input() {
                 f.nearly_runnable[resource] += 1;
                 if matches!(job.state, JobState::New | JobState::FilesDownloading) {
                     f.downloading += 1;
