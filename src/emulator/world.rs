@@ -33,6 +33,7 @@ use crate::protocol::{NoWorkReason, SchedulerReply, SchedulerRequest};
 use crate::work_fetch::app_version_resources;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 /// The emulator's truth about a job, beside what the client knows.
@@ -85,6 +86,10 @@ pub struct World {
     next_serial: u32,
     /// Processes by task slot.
     processes: Vec<Option<SimProcess>>,
+    /// [`World::cpu_progress_rate`] as last worked out, until a process or the host's
+    /// availability changes: the step's `next_change` and the `advance_to` after it ask
+    /// for the same rate.
+    cpu_rate: Cell<Option<f64>>,
     figures: FiguresAccumulator,
     /// What the computing processes occupy over an interval: kept between intervals so
     /// that advancing time allocates nothing.
@@ -194,6 +199,7 @@ impl World {
             truths: vec![HashMap::new(); state.projects.len()],
             next_serial: 0,
             processes: Vec::new(),
+            cpu_rate: Cell::new(None),
             figures,
             computing: Vec::new(),
             trace,
@@ -301,7 +307,11 @@ impl World {
     /// checkpoints), since the operating system then shares the CPUs among all their
     /// threads. GPU jobs are left at full speed: their CPU part mostly feeds the GPU and
     /// the client counts it apart from the CPU jobs (`InstancePool`).
-    fn cpu_progress_rate(&self, host: HostView) -> f64 {
+    fn cpu_progress_rate(&self) -> f64 {
+        if let Some(rate) = self.cpu_rate.get() {
+            return rate;
+        }
+        let host = self.host_view();
         let demand: f64 = self
             .processes
             .iter()
@@ -310,7 +320,9 @@ impl World {
             .filter(|p| host.may_compute(&p.usage, self.boinc_compat))
             .map(|p| p.usage.avg_ncpus.clamp(0.0, self.ncpus))
             .sum();
-        if demand > self.ncpus && self.ncpus > 0.0 { self.ncpus / demand } else { 1.0 }
+        let rate = if demand > self.ncpus && self.ncpus > 0.0 { self.ncpus / demand } else { 1.0 };
+        self.cpu_rate.set(Some(rate));
+        rate
     }
 
     /// The earliest moment the world changes by itself: an availability change, a
@@ -321,7 +333,7 @@ impl World {
             next = next.min(server.next_change());
         }
         let host = self.host_view();
-        let cpu_rate = self.cpu_progress_rate(host);
+        let cpu_rate = self.cpu_progress_rate();
         for process in self.processes.iter().flatten() {
             if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
                 continue;
@@ -353,7 +365,7 @@ impl World {
             return;
         }
         let host = self.host_view();
-        let cpu_rate = self.cpu_progress_rate(host);
+        let cpu_rate = self.cpu_progress_rate();
         let mut computing = std::mem::take(&mut self.computing);
         computing.clear();
         for process in self.processes.iter_mut().flatten() {
@@ -401,6 +413,7 @@ impl World {
         while self.host.next_change() <= self.now {
             let (time, process, up) = self.host.pop_change(&mut self.host_rng);
             changed = true;
+            self.cpu_rate.set(None);
             if self.tracing {
                 let what = match process {
                     HostProcess::On => AvailabilityKind::HostOn,
@@ -478,6 +491,9 @@ impl World {
     /// world). A command for a job the world does not know is ignored. The command is
     /// used up: a started process keeps its name and instances rather than copies.
     pub fn apply(&mut self, command: TaskCommand) {
+        if !matches!(command, TaskCommand::WatchCheckpoint { .. }) {
+            self.cpu_rate.set(None);
+        }
         match command {
             TaskCommand::Start(spec) => self.spawn(*spec),
             TaskCommand::Resume { slot, gpu_instances, .. } => {
@@ -563,6 +579,7 @@ impl World {
         self.end_segment(slot);
         // The process goes: its job's name moves to the trace rather than being copied.
         let Some(process) = self.processes[slot].take() else { return };
+        self.cpu_rate.set(None);
         self.figures.job_finished(project);
         if self.tracing {
             self.trace.push(TraceEvent::JobFinished {
@@ -580,6 +597,7 @@ impl World {
         let status = self.processes.get(slot).and_then(Option::as_ref)?.status;
         self.end_segment(slot);
         self.processes[slot] = None;
+        self.cpu_rate.set(None);
         let fraction = if status.elapsed_time > 0.0 {
             status.fraction_done * status.checkpoint_elapsed_time / status.elapsed_time
         } else {
