@@ -479,8 +479,21 @@ impl ClientControl {
         apply_enforcement(&mut self.state, &decision.enforcement, now);
         self.last_schedule_time = now;
         let mut commands = Vec::new();
+        // A task watched again in this decision keeps only its last watch command (see
+        // `dedup_watches`): the command to stop watching it is not made at all, which
+        // spares a copy of its name at every decision it waits for its checkpoint.
+        let watched_again = |slot: u32| {
+            decision.enforcement.actions.iter().any(|action| {
+                matches!(action.kind, ActionKind::KeepRunning)
+                    && action.reason == ActionReason::NotCheckpointed
+                    && slot_of(self.state.job(action.job)) == slot
+            })
+        };
         for &id in &self.awaiting_checkpoint {
             let job = self.state.job(id);
+            if watched_again(slot_of(job)) {
+                continue;
+            }
             commands.push(TaskCommand::WatchCheckpoint {
                 project: job.project,
                 job: job.name.clone(),
