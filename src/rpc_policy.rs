@@ -427,9 +427,23 @@ pub fn most_urgent_report(
     batching: &[ReportBatching],
     may_contact: impl Fn(ProjectId) -> bool,
 ) -> Option<(ProjectId, ReportReason)> {
+    most_urgent_report_with(state, now, batching, may_contact, &mut ReportScratch::default())
+}
+
+/// [`most_urgent_report`], working in `scratch` (asked at every scheduler RPC, it
+/// allocated two lists each time).
+pub(crate) fn most_urgent_report_with(
+    state: &ClientState,
+    now: Time,
+    batching: &[ReportBatching],
+    may_contact: impl Fn(ProjectId) -> bool,
+    scratch: &mut ReportScratch,
+) -> Option<(ProjectId, ReportReason)> {
+    ready_results_into(state, batching, &mut scratch.ready);
     let mut best: Option<(ProjectId, ReportReason)> = None;
-    for (index, reason) in report_reasons(state, now, batching).into_iter().enumerate() {
+    for (index, (ready, record)) in scratch.ready.iter().zip(&state.projects).enumerate() {
         let project = ProjectId::from_index(index);
+        let reason = reason_from(state, record, ready, now);
         let Some(reason) = reason.filter(|_| may_contact(project)) else { continue };
         if best.is_none_or(|(_, b)| reason.rank() < b.rank()) {
             best = Some((project, reason));

@@ -46,7 +46,8 @@ use crate::model::{
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{
-    ReportBatching, ReportScratch, most_urgent_report, next_report_time_with, report_goes_first,
+    ReportBatching, ReportScratch, most_urgent_report_with, next_report_time_with,
+    report_goes_first,
 };
 use crate::work_fetch::{
     BatchingScratch, WorkRequest, clear_backoff, piggyback_request, report_batching_into,
@@ -701,10 +702,12 @@ impl ClientControl {
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
-            most_urgent_report(&self.state, now, batching, |p| {
+            let may_contact = |p| {
                 let project = self.state.project(p);
                 project.min_rpc_time <= now && !project.rpc_in_flight
-            })
+            };
+            let scratch = &mut self.report_scratch;
+            most_urgent_report_with(&self.state, now, batching, may_contact, scratch)
         } else {
             None
         };
