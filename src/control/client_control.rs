@@ -6,8 +6,8 @@
 //! A step at time `now`, in this order, is what both drivers do:
 //! 1. [`ClientControl::set_host`] for availability changes;
 //! 2. [`ClientControl::apply_status`] for each running task's process, in
-//!    [`ClientControl::running`] order, then [`ClientControl::complete`] for those that
-//!    finished;
+//!    [`ClientControl::running`] order (or [`ClientControl::apply_statuses`] for all of
+//!    them), then [`ClientControl::complete`] for those that finished;
 //! 3. [`ClientControl::schedule`]: debts, the decision, enforcement; its commands go to
 //!    the processes;
 //! 4. the RPC step: [`ClientControl::rpc_gate`], master-page fetches,
@@ -41,7 +41,7 @@ use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::learn_duration_correction;
 use crate::model::{
-    ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+    ActiveTask, ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
     SchedulerState,
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
@@ -391,15 +391,32 @@ impl ClientControl {
 
     /// What the process of running job `id` reports.
     pub fn apply_status(&mut self, id: JobId, status: &ProcessStatus) {
-        let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) else {
-            return;
-        };
-        task.elapsed_time = status.elapsed_time;
-        task.current_cpu_time = status.current_cpu_time;
-        task.fraction_done = status.fraction_done;
-        task.checkpoint_elapsed_time = status.checkpoint_elapsed_time;
-        task.checkpoint_cpu_time = status.checkpoint_cpu_time;
-        task.checkpoint_wall_time = status.checkpoint_wall_time;
+        if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
+            take_status(task, status);
+        }
+    }
+
+    /// [`ClientControl::apply_status`] for every running job, in
+    /// [`ClientControl::running`] order, with what `status` says the process in each
+    /// task's slot reports (`None`: no process there); the jobs whose processes finished
+    /// are added to `finished` with their slots. One pass, each job looked up once, for a
+    /// driver that hears every process at every step.
+    pub fn apply_statuses(
+        &mut self,
+        status: impl Fn(u32) -> Option<ProcessStatus>,
+        finished: &mut Vec<(JobId, u32)>,
+    ) {
+        for &id in &self.running {
+            let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut())
+            else {
+                continue;
+            };
+            let Some(status) = status(task.slot) else { continue };
+            take_status(task, &status);
+            if status.finished {
+                finished.push((id, task.slot));
+            }
+        }
     }
 
     /// Job `id`'s app finished at `now`: the duration correction factor learns from it,
@@ -960,6 +977,16 @@ impl ClientControl {
 /// The slot of a job's task (enforcement gives every started job one).
 fn slot_of(job: &crate::model::Job) -> u32 {
     job.task.as_ref().map_or(u32::MAX, |t| t.slot)
+}
+
+/// A task takes in what its process reports.
+fn take_status(task: &mut ActiveTask, status: &ProcessStatus) {
+    task.elapsed_time = status.elapsed_time;
+    task.current_cpu_time = status.current_cpu_time;
+    task.fraction_done = status.fraction_done;
+    task.checkpoint_elapsed_time = status.checkpoint_elapsed_time;
+    task.checkpoint_cpu_time = status.checkpoint_cpu_time;
+    task.checkpoint_wall_time = status.checkpoint_wall_time;
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep

@@ -174,9 +174,9 @@ struct Simulator {
     /// Each project's random source for its RPC policy.
     project_rngs: Vec<ChaCha8Rng>,
     disk: DiskWorld,
-    /// The jobs that finished at the current step, kept from one step to the next so
-    /// that a step allocates nothing for them.
-    finished: Vec<JobId>,
+    /// The jobs that finished at the current step, with their slots, kept from one step
+    /// to the next so that a step allocates nothing for them.
+    finished: Vec<(JobId, u32)>,
     now: Time,
     start: Time,
     end: Time,
@@ -265,22 +265,17 @@ impl Simulator {
         }
         let mut finished = std::mem::take(&mut self.finished);
         finished.clear();
-        for index in 0..self.client.running().len() {
-            let id = self.client.running()[index];
-            let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
-                continue;
-            };
-            let Some(status) = self.world.status(slot) else { continue };
-            self.client.apply_status(id, &status);
-            if status.finished {
-                self.world.reap(slot);
-                finished.push(id);
-            }
+        let world = &self.world;
+        self.client.apply_statuses(|slot| world.status(slot), &mut finished);
+        // Reaping a process changes no other's status: the finished ones go after all
+        // were heard, in the same order.
+        for &(_, slot) in &finished {
+            self.world.reap(slot);
         }
-        for &id in &finished {
+        for &(id, _) in &finished {
             self.client.complete(id, now);
         }
-        for &id in &finished {
+        for &(id, _) in &finished {
             self.disk.job_finished(self.client.state_mut(), id, now, &mut self.world.disk_sink());
         }
         self.finished = finished;
