@@ -621,9 +621,12 @@ impl ClientControl {
                 }
             }
         }
+        // The decision's facts count the results waiting to be reported, and nothing
+        // since has completed or reported a job.
+        let waiting = decision.facts.iter().map(|f| f.ready_to_report as usize).sum();
         let batching = &self.report_batching;
-        if let Some(due) =
-            next_report_time_with(&self.state, now, batching, &mut self.report_scratch)
+        let scratch = &mut self.report_scratch;
+        if let Some(due) = next_report_time_with(&self.state, now, batching, Some(waiting), scratch)
         {
             next = next.min(due);
         }
