@@ -582,7 +582,7 @@ impl ClientControl {
             &mut self.report_batching,
             &mut self.batching_scratch,
         );
-        self.plan_fetch_check(&decision, now);
+        self.plan_fetch_check(&decision, true, now);
         if let Some(previous) = self.last_decision.replace(decision) {
             self.decision_scratch.recycle(previous);
         }
@@ -591,7 +591,8 @@ impl ClientControl {
 
     /// When the fetch decision could next change without any other event: a resource's
     /// buffer reaching its low-water mark, a backoff expiring, a report falling due.
-    fn plan_fetch_check(&mut self, decision: &Decision, now: Time) {
+    /// `fresh`: the decision was just made on this state (its facts still hold).
+    fn plan_fetch_check(&mut self, decision: &Decision, fresh: bool, now: Time) {
         if decision.work_fetch.request.is_some() {
             self.next_fetch_check = now;
             return;
@@ -621,13 +622,13 @@ impl ClientControl {
                 }
             }
         }
-        // The decision's facts count the results waiting to be reported, and nothing
+        // A fresh decision's facts count the results waiting to be reported: nothing
         // since has completed or reported a job.
-        let waiting = decision.facts.iter().map(|f| f.ready_to_report as usize).sum();
+        let waiting =
+            fresh.then(|| decision.facts.iter().map(|f| f.ready_to_report as usize).sum());
         let batching = &self.report_batching;
         let scratch = &mut self.report_scratch;
-        if let Some(due) = next_report_time_with(&self.state, now, batching, Some(waiting), scratch)
-        {
+        if let Some(due) = next_report_time_with(&self.state, now, batching, waiting, scratch) {
             next = next.min(due);
         }
         self.next_fetch_check = next;
@@ -759,7 +760,7 @@ impl ClientControl {
             (None, Some(request)) => request,
             (None, None) => {
                 if let Some(decision) = self.last_decision.take() {
-                    self.plan_fetch_check(&decision, now);
+                    self.plan_fetch_check(&decision, false, now);
                     self.last_decision = Some(decision);
                 }
                 return None;
