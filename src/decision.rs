@@ -3,7 +3,7 @@
 //! seed 003 work-fetch choice, all made from the same simulation.
 
 use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
-use crate::enforce::{Enforcement, enforce};
+use crate::enforce::{EnforceScratch, Enforcement, enforce_with_scratch};
 use crate::model::{ClientState, ProjectFacts};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
 use crate::work_fetch::{FetchDecision, FetchScratch, choose_work_fetch_with};
@@ -61,6 +61,8 @@ pub struct DecisionScratch {
     pub rr_sim: RrSimScratch,
     /// The run list's candidate lists (see [`make_run_list_with_scratch`]).
     pub run_list: RunListScratch,
+    /// Enforcement's tables and lists (see [`enforce_with_scratch`]).
+    enforce: EnforceScratch,
     /// The work-fetch choice's lists.
     work_fetch: FetchScratch,
     /// The project facts' list of a decision no longer needed.
@@ -69,11 +71,12 @@ pub struct DecisionScratch {
 
 impl DecisionScratch {
     /// Keeps the buffers of a decision the caller is done with (its facts, simulation,
-    /// run list and work-fetch candidates) for the next decisions.
+    /// run list, enforcement and work-fetch candidates) for the next decisions.
     pub fn recycle(&mut self, decision: Decision) {
         self.spare_facts = decision.facts;
         self.rr_sim.recycle_output(decision.rr_sim);
         self.run_list.recycle_list(decision.run_list);
+        self.enforce.recycle(decision.enforcement);
         self.work_fetch.recycle(decision.work_fetch);
     }
 
@@ -85,8 +88,8 @@ impl DecisionScratch {
     }
 }
 
-/// [`decide_with_facts`] with the round-robin simulation and the run list working in
-/// `scratch`'s buffers.
+/// [`decide_with_facts`] with the round-robin simulation, the run list and enforcement
+/// working in `scratch`'s buffers.
 pub fn decide_with_scratch(
     state: &ClientState,
     facts: Vec<ProjectFacts>,
@@ -98,7 +101,14 @@ pub fn decide_with_scratch(
     let rr_sim = simulate_with_scratch(state, &facts, now, &mut scratch.rr_sim);
     let run_list =
         make_run_list_with_scratch(state, &rr_sim, &facts, policy, now, &mut scratch.run_list);
-    let enforcement = enforce(state, &run_list, &rr_sim, last_schedule_time, now);
+    let enforcement = enforce_with_scratch(
+        state,
+        &run_list,
+        &rr_sim,
+        last_schedule_time,
+        now,
+        &mut scratch.enforce,
+    );
     let work_fetch =
         choose_work_fetch_with(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
     Decision { now, policy, facts, rr_sim, run_list, enforcement, work_fetch }

@@ -30,11 +30,14 @@
 use crate::Time;
 use crate::cpu_sched::{
     InstancePool, RunList, RunListEntry, RunReason, job_is_non_cpu_intensive, job_may_run,
-    job_usage,
+    job_usage, may_run,
 };
-use crate::model::{ActiveTask, AppVersion, ClientState, JobId, ResourceUsage, SchedulerState};
+use crate::model::{
+    ActiveTask, AppVersion, ClientState, Job, JobId, ResourceUsage, SchedulerState,
+};
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
+use std::ops::Range;
 
 /// What to do with one task.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -129,14 +132,69 @@ pub fn enforce(
     run_list: &RunList,
     rr: &RrSimOutput,
     last_schedule_time: Time,
-    _now: Time,
+    now: Time,
 ) -> Enforcement {
-    let mut enforcer = Enforcer::new(state);
+    enforce_with_scratch(
+        state,
+        run_list,
+        rr,
+        last_schedule_time,
+        now,
+        &mut EnforceScratch::default(),
+    )
+}
+
+/// The tables enforcement works in, kept by a caller that enforces again and again:
+/// a decision on a host with a few running jobs would otherwise allocate and free half
+/// a dozen lists, two of them as long as the job list, to count them.
+#[derive(Debug, Default)]
+pub struct EnforceScratch {
+    /// Per job (by id): its reason in the run list. Only the run list's jobs are set,
+    /// and they are unset again once enforced.
+    scheduled: Vec<Option<RunReason>>,
+    /// Per job (by id): [`Enforcer::holding_index`]. Only the held jobs are set, and
+    /// they are unset again once enforced.
+    holding_index: Vec<u32>,
+    holdings: Vec<Holding>,
+    held_instances: Vec<u32>,
+    app_running: Vec<u32>,
+    waiting_for_checkpoint: Vec<JobId>,
+    /// The lists of an enforcement no longer needed, which the next one reuses.
+    spare_actions: Vec<TaskAction>,
+    spare_skipped: Vec<SkippedJob>,
+}
+
+impl EnforceScratch {
+    /// Keeps the lists of an enforcement the caller is done with for the next one.
+    pub fn recycle(&mut self, enforcement: Enforcement) {
+        self.spare_actions = enforcement.actions;
+        self.spare_skipped = enforcement.skipped;
+    }
+}
+
+/// A clone starts with empty tables: what they hold between decisions means nothing.
+impl Clone for EnforceScratch {
+    fn clone(&self) -> Self {
+        EnforceScratch::default()
+    }
+}
+
+/// [`enforce`] with its tables in `scratch`'s buffers.
+pub fn enforce_with_scratch(
+    state: &ClientState,
+    run_list: &RunList,
+    rr: &RrSimOutput,
+    last_schedule_time: Time,
+    _now: Time,
+    scratch: &mut EnforceScratch,
+) -> Enforcement {
+    let mut enforcer = Enforcer::new(state, scratch);
     // Nearly every job counted, and every job acted on, is in the list (running or
     // starting); the others are the few running on to a checkpoint or preempted.
     enforcer.holdings.reserve(run_list.entries.len());
     enforcer.actions.reserve(run_list.entries.len());
-    let mut scheduled: Vec<Option<RunReason>> = vec![None; state.jobs.len()];
+    let scheduled = &mut scratch.scheduled;
+    scheduled.resize(state.jobs.len(), None);
     for entry in &run_list.entries {
         if let Some(slot) = scheduled.get_mut(entry.job.index()) {
             *slot = Some(entry.reason);
@@ -144,24 +202,32 @@ pub fn enforce(
     }
 
     // Running jobs: scheduled ones stay; unscheduled ones stay until they checkpoint.
-    let mut waiting_for_checkpoint: Vec<JobId> = Vec::new();
-    for id in state.job_ids() {
-        let job = state.job(id);
+    let mut waiting_for_checkpoint = std::mem::take(&mut scratch.waiting_for_checkpoint);
+    waiting_for_checkpoint.clear();
+    for (index, job) in state.jobs.iter().enumerate() {
         let Some(task) = job.task.as_ref().filter(|t| t.is_running()) else { continue };
         // A finished job's task is wound up by whoever saw it finish.
         if job.state.computing_done() {
             continue;
         }
-        if !job_may_run(state, id) {
+        let id = JobId::from_index(index);
+        if !may_run(state, job) {
             enforcer.preempt(id, ActionReason::NotRunnable);
-        } else if let Some(reason) = scheduled[id.index()] {
-            enforcer.hold_running(id, &task.gpu_instances, reason == RunReason::NonCpuIntensive);
+        } else if let Some(reason) = scheduled[index] {
+            let non_cpu_intensive = reason == RunReason::NonCpuIntensive;
+            enforcer.hold_running(id, job, &task.gpu_instances, non_cpu_intensive);
             enforcer.act(id, ActionKind::KeepRunning, ActionReason::Scheduled);
         } else if task.checkpoint_wall_time > last_schedule_time {
             enforcer.preempt(id, ActionReason::Checkpointed);
         } else {
-            enforcer.hold_running(id, &task.gpu_instances, job_is_non_cpu_intensive(state, id));
+            let non_cpu_intensive = job_is_non_cpu_intensive(state, id);
+            enforcer.hold_running(id, job, &task.gpu_instances, non_cpu_intensive);
             waiting_for_checkpoint.push(id);
+        }
+    }
+    for entry in &run_list.entries {
+        if let Some(slot) = scheduled.get_mut(entry.job.index()) {
+            *slot = None;
         }
     }
     // Least time since checkpoint first: the cheapest to preempt for a deadline.
@@ -195,15 +261,20 @@ pub fn enforce(
             Err(reason) => enforcer.skipped.push(SkippedJob { job: entry.job, reason }),
         }
     }
-    for id in waiting_for_checkpoint {
+    for &id in &waiting_for_checkpoint {
         enforcer.act(id, ActionKind::KeepRunning, ActionReason::NotCheckpointed);
     }
-    Enforcement { actions: enforcer.actions, skipped: enforcer.skipped }
+    scratch.waiting_for_checkpoint = waiting_for_checkpoint;
+    enforcer.finish(scratch)
 }
 
 /// A task's memory: its measured working set, else its workunit's memory bound.
 fn working_set(state: &ClientState, id: JobId) -> f64 {
-    let job = state.job(id);
+    working_set_of(state, state.job(id))
+}
+
+/// [`working_set`] of a job record at hand.
+fn working_set_of(state: &ClientState, job: &Job) -> f64 {
     let measured = job.task.as_ref().map_or(0.0, |t| t.working_set_size);
     let bytes = if measured > 0.0 {
         measured
@@ -241,6 +312,9 @@ struct Enforcer<'a> {
     /// Per job (by id), its place in `holdings` ([`NOT_HELD`] if none): a lookup costs
     /// the same on a host running a thousand jobs as on one running two.
     holding_index: Vec<u32>,
+    /// The GPU instances of all the holdings, each holding's in one run: one list rather
+    /// than a list per GPU job, allocated and freed at every decision.
+    held_instances: Vec<u32>,
     actions: Vec<TaskAction>,
     skipped: Vec<SkippedJob>,
 }
@@ -249,32 +323,67 @@ struct Enforcer<'a> {
 const NOT_HELD: u32 = u32::MAX;
 
 /// What one job was counted as holding.
+#[derive(Debug)]
 struct Holding {
     job: JobId,
-    /// GPU instances it holds or was given.
-    gpu_instances: Vec<u32>,
+    /// GPU instances it holds or was given: its run in `Enforcer::held_instances`.
+    gpu_instances: Range<usize>,
     /// Its processors are not counted (non-CPU-intensive).
     uncounted: bool,
 }
 
 impl<'a> Enforcer<'a> {
-    fn new(state: &'a ClientState) -> Self {
+    /// An enforcer with its tables in `scratch`'s buffers ([`Enforcer::finish`] hands
+    /// them back).
+    fn new(state: &'a ClientState, scratch: &mut EnforceScratch) -> Self {
         let memory_limit = if state.host.m_nbytes > 0.0 {
             state.prefs.ram_max_used_busy_pct.max(0.0) / 100.0 * state.host.m_nbytes
         } else {
             f64::INFINITY
         };
+        let mut app_running = std::mem::take(&mut scratch.app_running);
+        app_running.clear();
+        app_running.resize(state.apps.len(), 0);
+        let mut holdings = std::mem::take(&mut scratch.holdings);
+        holdings.clear();
+        let mut held_instances = std::mem::take(&mut scratch.held_instances);
+        held_instances.clear();
+        // Every entry is NOT_HELD already (`finish` unsets those it set): only a longer
+        // job list needs new ones.
+        let mut holding_index = std::mem::take(&mut scratch.holding_index);
+        holding_index.resize(state.jobs.len(), NOT_HELD);
+        let mut actions = std::mem::take(&mut scratch.spare_actions);
+        actions.clear();
+        let mut skipped = std::mem::take(&mut scratch.spare_skipped);
+        skipped.clear();
         Enforcer {
             state,
             pool: InstancePool::new(state),
             memory_limit,
             memory_used: 0.0,
-            app_running: vec![0; state.apps.len()],
-            holdings: Vec::new(),
-            holding_index: vec![NOT_HELD; state.jobs.len()],
-            actions: Vec::new(),
-            skipped: Vec::new(),
+            app_running,
+            holdings,
+            holding_index,
+            held_instances,
+            actions,
+            skipped,
         }
+    }
+
+    /// The enforcement, with the tables' buffers handed back to `scratch` (the per-job
+    /// index unset where it was set).
+    fn finish(mut self, scratch: &mut EnforceScratch) -> Enforcement {
+        for holding in &self.holdings {
+            if let Some(index) = self.holding_index.get_mut(holding.job.index()) {
+                *index = NOT_HELD;
+            }
+        }
+        self.holdings.clear();
+        scratch.holdings = self.holdings;
+        scratch.held_instances = self.held_instances;
+        scratch.holding_index = self.holding_index;
+        scratch.app_running = self.app_running;
+        Enforcement { actions: self.actions, skipped: self.skipped }
     }
 
     fn act(&mut self, job: JobId, kind: ActionKind, reason: ActionReason) {
@@ -295,7 +404,7 @@ impl<'a> Enforcer<'a> {
 
     /// GPU instances the job holds or was given (none if it holds nothing).
     fn held(&self, id: JobId) -> &[u32] {
-        self.holding(id).map_or(&[], |h| &h.gpu_instances)
+        self.holding(id).map_or(&[], |h| &self.held_instances[h.gpu_instances.clone()])
     }
 
     /// Whether the job's processors are not counted (non-CPU-intensive).
@@ -305,8 +414,11 @@ impl<'a> Enforcer<'a> {
 
     /// The job's app version, looked up once for everything counted from it.
     fn version_of(&self, id: JobId) -> Option<&'a AppVersion> {
-        let version = self.state.job(id).app_version?;
-        self.state.app_versions.get(version.index())
+        self.version_of_job(self.state.job(id))
+    }
+
+    fn version_of_job(&self, job: &Job) -> Option<&'a AppVersion> {
+        self.state.app_versions.get(job.app_version?.index())
     }
 
     fn app_of(&self, id: JobId) -> Option<usize> {
@@ -316,47 +428,58 @@ impl<'a> Enforcer<'a> {
     /// Counts a running job as holding its processors, memory and app slot. A running
     /// task stays on its instances; one without a valid record of them is counted where
     /// it would fit.
-    fn hold_running(&mut self, id: JobId, recorded: &[u32], non_cpu_intensive: bool) {
-        let version = self.version_of(id);
-        let instances = match version.map(|v| &v.usage) {
+    fn hold_running(&mut self, id: JobId, job: &Job, recorded: &[u32], non_cpu_intensive: bool) {
+        let version = self.version_of_job(job);
+        let from = self.held_instances.len();
+        match version.map(|v| &v.usage) {
             // A CPU job fits or not, but either way it holds no instances: nothing to find
             // unless some are recorded.
-            Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => Vec::new(),
+            Some(usage) if usage.coprocessor.is_none() && recorded.is_empty() => {}
             Some(usage) if !non_cpu_intensive => {
-                self.pool.find(usage, recorded).unwrap_or_else(|| recorded.to_vec())
+                let found = self.pool.find_into(usage, recorded, &mut self.held_instances);
+                if !found {
+                    self.held_instances.extend_from_slice(recorded);
+                }
             }
-            _ => Vec::new(),
-        };
-        self.hold_version(id, version, instances, non_cpu_intensive);
+            _ => {}
+        }
+        self.hold_version(id, job, version, from, non_cpu_intensive);
     }
 
-    /// Counts a job as holding its processors (on `instances`), memory and app slot. A job
-    /// is counted once: it runs, or it starts (after every other way to start it failed).
-    fn hold(&mut self, id: JobId, instances: Vec<u32>, non_cpu_intensive: bool) {
-        self.hold_version(id, self.version_of(id), instances, non_cpu_intensive);
+    /// Counts a job as holding its processors (on the instances added to `held_instances`
+    /// from `from` on), memory and app slot. A job is counted once: it runs, or it starts
+    /// (after every other way to start it failed).
+    fn hold(&mut self, id: JobId, from: usize, non_cpu_intensive: bool) {
+        let job = self.state.job(id);
+        self.hold_version(id, job, self.version_of_job(job), from, non_cpu_intensive);
     }
 
-    /// [`Enforcer::hold`] with the job's app version already looked up.
+    /// [`Enforcer::hold`] with the job's record and app version already looked up.
     fn hold_version(
         &mut self,
         id: JobId,
+        job: &Job,
         version: Option<&AppVersion>,
-        instances: Vec<u32>,
+        from: usize,
         non_cpu_intensive: bool,
     ) {
         debug_assert!(self.holding(id).is_none(), "{id:?} counted twice");
-        self.memory_used += working_set(self.state, id);
+        self.memory_used += working_set_of(self.state, job);
         if let Some(count) = version.and_then(|v| self.app_running.get_mut(v.app.index())) {
             *count += 1;
         }
         if non_cpu_intensive {
-            self.record_holding(Holding { job: id, gpu_instances: Vec::new(), uncounted: true });
+            self.held_instances.truncate(from);
+            self.record_holding(Holding { job: id, gpu_instances: from..from, uncounted: true });
             return;
         }
-        if let Some(version) = version {
-            self.pool.occupy(&version.usage, &instances);
-            self.record_holding(Holding { job: id, gpu_instances: instances, uncounted: false });
-        }
+        let Some(version) = version else {
+            self.held_instances.truncate(from);
+            return;
+        };
+        self.pool.occupy(&version.usage, &self.held_instances[from..]);
+        let instances = from..self.held_instances.len();
+        self.record_holding(Holding { job: id, gpu_instances: instances, uncounted: false });
     }
 
     /// Gives back what [`Enforcer::hold`] counted.
@@ -371,10 +494,10 @@ impl<'a> Enforcer<'a> {
         let index = self.holding_index.get(id.index()).map_or(NOT_HELD, |&i| i);
         let (instances, uncounted) = match self.holdings.get_mut(index as usize) {
             Some(h) => (std::mem::take(&mut h.gpu_instances), h.uncounted),
-            None => (Vec::new(), false),
+            None => (0..0, false),
         };
         if !uncounted && let Some(usage) = job_usage(state, id) {
-            self.pool.release(usage, &instances);
+            self.pool.release(usage, &self.held_instances[instances]);
         }
     }
 
@@ -410,13 +533,14 @@ impl<'a> Enforcer<'a> {
         non_cpu_intensive: bool,
     ) -> Result<(), ActionReason> {
         self.admissible(id)?;
-        let instances = if non_cpu_intensive {
-            Vec::new()
-        } else {
+        let from = self.held_instances.len();
+        if !non_cpu_intensive {
             let usage = job_usage(self.state, id).ok_or(ActionReason::NotRunnable)?;
-            self.pool.find(usage, preferred).ok_or(ActionReason::NoFreeInstance)?
-        };
-        self.hold(id, instances, non_cpu_intensive);
+            if !self.pool.find_into(usage, preferred, &mut self.held_instances) {
+                return Err(ActionReason::NoFreeInstance);
+            }
+        }
+        self.hold(id, from, non_cpu_intensive);
         Ok(())
     }
 
@@ -456,7 +580,7 @@ impl<'a> Enforcer<'a> {
         if trial.find(usage, &[]).is_none() {
             return false;
         }
-        self.hold(id, Vec::new(), false);
+        self.hold(id, self.held_instances.len(), false);
         true
     }
 

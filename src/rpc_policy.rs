@@ -264,14 +264,25 @@ fn unreported(job: &Job) -> bool {
 /// may be held: the [`ReportBatching::WellStocked`] ones.
 fn ready_results(state: &ClientState, batching: &[ReportBatching]) -> Vec<Ready> {
     let mut ready = Vec::new();
-    ready_results_into(state, batching, &mut ready);
+    ready_results_into(state, batching, None, &mut ready);
     ready
 }
 
-/// [`ready_results`] into `ready` (whatever it held is replaced).
-fn ready_results_into(state: &ClientState, batching: &[ReportBatching], ready: &mut Vec<Ready>) {
+/// [`ready_results`] into `ready` (whatever it held is replaced). `waiting`, when the
+/// caller knows it, is how many results wait: the pass over the jobs ends at the last of
+/// them (they are mostly old jobs, near the front of the list).
+fn ready_results_into(
+    state: &ClientState,
+    batching: &[ReportBatching],
+    waiting: Option<usize>,
+    ready: &mut Vec<Ready>,
+) {
     ready.clear();
     ready.resize(state.projects.len(), Ready::default());
+    let mut left = waiting.unwrap_or(usize::MAX);
+    if left == 0 {
+        return;
+    }
     let lead = ReportLead::of(state);
     for (index, job) in state.jobs.iter().enumerate() {
         if unreported(job) {
@@ -279,6 +290,10 @@ fn ready_results_into(state: &ClientState, batching: &[ReportBatching], ready: &
             if let Some(r) = ready.get_mut(p) {
                 let held = batching.get(p) == Some(&ReportBatching::WellStocked);
                 r.add(JobId::from_index(index), job, lead, held);
+            }
+            left -= 1;
+            if left == 0 {
+                break;
             }
         }
     }
@@ -342,7 +357,7 @@ pub fn next_report_time(
     now: Time,
     batching: &[ReportBatching],
 ) -> Option<Time> {
-    next_report_time_with(state, now, batching, &mut ReportScratch::default())
+    next_report_time_with(state, now, batching, None, &mut ReportScratch::default())
 }
 
 /// The per-project findings [`next_report_time_with`] works in, kept by a caller that
@@ -352,14 +367,17 @@ pub(crate) struct ReportScratch {
     ready: Vec<Ready>,
 }
 
-/// [`next_report_time`], working in `scratch`.
+/// [`next_report_time`], working in `scratch`; `waiting` is how many results wait to be
+/// reported, when the caller has just counted them (see
+/// [`crate::model::ProjectFacts::ready_to_report`]).
 pub(crate) fn next_report_time_with(
     state: &ClientState,
     now: Time,
     batching: &[ReportBatching],
+    waiting: Option<usize>,
     scratch: &mut ReportScratch,
 ) -> Option<Time> {
-    ready_results_into(state, batching, &mut scratch.ready);
+    ready_results_into(state, batching, waiting, &mut scratch.ready);
     scratch
         .ready
         .iter()
@@ -427,9 +445,23 @@ pub fn most_urgent_report(
     batching: &[ReportBatching],
     may_contact: impl Fn(ProjectId) -> bool,
 ) -> Option<(ProjectId, ReportReason)> {
+    most_urgent_report_with(state, now, batching, may_contact, &mut ReportScratch::default())
+}
+
+/// [`most_urgent_report`], working in `scratch` (asked at every scheduler RPC, it
+/// allocated two lists each time).
+pub(crate) fn most_urgent_report_with(
+    state: &ClientState,
+    now: Time,
+    batching: &[ReportBatching],
+    may_contact: impl Fn(ProjectId) -> bool,
+    scratch: &mut ReportScratch,
+) -> Option<(ProjectId, ReportReason)> {
+    ready_results_into(state, batching, None, &mut scratch.ready);
     let mut best: Option<(ProjectId, ReportReason)> = None;
-    for (index, reason) in report_reasons(state, now, batching).into_iter().enumerate() {
+    for (index, (ready, record)) in scratch.ready.iter().zip(&state.projects).enumerate() {
         let project = ProjectId::from_index(index);
+        let reason = reason_from(state, record, ready, now);
         let Some(reason) = reason.filter(|_| may_contact(project)) else { continue };
         if best.is_none_or(|(_, b)| reason.rank() < b.rank()) {
             best = Some((project, reason));

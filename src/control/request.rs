@@ -92,6 +92,11 @@ pub struct RequestScratch {
     listed: Vec<i32>,
     /// By project index: it has a job that can run.
     runnable_projects: Vec<bool>,
+    /// By app version index: the speed its jobs are estimated at ([`usable_flops`]).
+    version_flops: Vec<f64>,
+    /// By project index: its duration correction factor as estimates use it
+    /// ([`project_dcf`]).
+    project_dcfs: Vec<f64>,
 }
 
 impl Clone for RequestScratch {
@@ -230,9 +235,19 @@ impl<'s> JobLists<'s> {
             in_progress: emptied(std::mem::take(&mut scratch.in_progress)),
             app_versions,
         };
+        // The in-progress jobs' estimates read their versions' speeds and their projects'
+        // factors: each is worked out once per request rather than once per job.
+        let version_flops = &mut scratch.version_flops;
+        let project_dcfs = &mut scratch.project_dcfs;
+        version_flops.clear();
+        project_dcfs.clear();
         if any_requested {
             // At most every job: one allocation rather than a growing list.
             lists.in_progress.reserve(state.jobs.len());
+            let host_flops = state.host.p_fpops;
+            version_flops
+                .extend(state.app_versions.iter().map(|v| usable_flops(v.flops, host_flops)));
+            project_dcfs.extend(state.projects.iter().map(project_dcf));
         }
         for (index, job) in state.jobs.iter().enumerate() {
             if job.project == project {
@@ -267,8 +282,8 @@ impl<'s> JobLists<'s> {
                 continue;
             }
             let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-            let flops = usable_flops(state.app_version(version).flops, state.host.p_fpops);
-            let dcf = project_dcf(state.project(job.project));
+            let flops = version_flops[version.index()];
+            let dcf = project_dcfs[job.project.index()];
             let unstarted = unstarted_from(fpops_est, flops, dcf);
             let remaining = remaining_after(unstarted, job);
             if remaining > 0.0 {

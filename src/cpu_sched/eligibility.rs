@@ -1,7 +1,7 @@
 //! Which jobs the scheduler and enforcement may give processors to at all (seed 000
 //! "Result states": runnable), with the user's run modes and the host's usable GPUs.
 
-use crate::model::{ClientState, JobId, ResourceUsage, RunMode};
+use crate::model::{ClientState, Job, JobId, ResourceUsage, RunMode};
 
 /// What the job occupies while it runs; `None` for a job without a known app version.
 pub(crate) fn job_usage(state: &ClientState, id: JobId) -> Option<&ResourceUsage> {
@@ -13,11 +13,18 @@ pub(crate) fn job_usage(state: &ClientState, id: JobId) -> Option<&ResourceUsage
 /// suspended by the run mode, and a GPU job's GPU type is usable and not suspended by
 /// the GPU mode.
 pub(crate) fn job_may_run(state: &ClientState, id: JobId) -> bool {
-    if state.run_mode == RunMode::Never || !state.job_runnable(id) {
+    may_run(state, state.job(id))
+}
+
+/// [`job_may_run`] of a job record at hand.
+pub(crate) fn may_run(state: &ClientState, job: &Job) -> bool {
+    if state.run_mode == RunMode::Never || !state.job_is_runnable(job) {
         return false;
     }
-    let Some(usage) = job_usage(state, id) else { return false };
-    let resource = usage.main_resource();
+    let Some(version) = job.app_version.and_then(|v| state.app_versions.get(v.index())) else {
+        return false;
+    };
+    let resource = version.usage.main_resource();
     !resource.is_gpu() || (state.gpu_mode != RunMode::Never && state.instances(resource) > 0)
 }
 

@@ -76,11 +76,32 @@ impl InstancePool {
     /// not fit now. `preferred` are the instances a running job already holds: they are
     /// kept when they still have room, so a running GPU job never moves.
     pub fn find(&self, usage: &ResourceUsage, preferred: &[u32]) -> Option<Vec<u32>> {
+        // Most jobs are CPU jobs: their answer needs no list.
+        if usage.coprocessor.is_none() {
+            return self.cpu_job_fits(usage).then(Vec::new);
+        }
+        let mut instances = Vec::new();
+        self.find_into(usage, preferred, &mut instances).then_some(instances)
+    }
+
+    /// Whether a CPU job fits (see the module comment).
+    fn cpu_job_fits(&self, usage: &ResourceUsage) -> bool {
+        let ncpus = self.fitted_ncpus(usage);
+        self.cpu_used < self.ncpus - FIT_TOLERANCE
+            && self.cpu_used + ncpus <= self.ncpus + 1.0 + FIT_TOLERANCE
+    }
+
+    /// [`InstancePool::find`], appending the instances to `instances` (which is left as
+    /// it was when the job does not fit), so that a caller counting many jobs keeps
+    /// them in one list rather than a list per job.
+    pub(crate) fn find_into(
+        &self,
+        usage: &ResourceUsage,
+        preferred: &[u32],
+        instances: &mut Vec<u32>,
+    ) -> bool {
         let Some((resource, amount)) = usage.coprocessor else {
-            let ncpus = self.fitted_ncpus(usage);
-            let fits = self.cpu_used < self.ncpus - FIT_TOLERANCE
-                && self.cpu_used + ncpus <= self.ncpus + 1.0 + FIT_TOLERANCE;
-            return fits.then(Vec::new);
+            return self.cpu_job_fits(usage);
         };
         let free = &self.gpu_free[resource];
         let amount = amount.max(0.0);
@@ -88,7 +109,8 @@ impl InstancePool {
             if let [instance] = preferred
                 && free.get(*instance as usize).is_some_and(|&f| f >= amount - FIT_TOLERANCE)
             {
-                return Some(vec![*instance]);
+                instances.push(*instance);
+                return true;
             }
             // Best fit: the fullest instance that still holds the job; ties to the lowest.
             let mut best: Option<(usize, f64)> = None;
@@ -100,19 +122,22 @@ impl InstancePool {
                     best = Some((index, f));
                 }
             }
-            best.map(|(index, _)| vec![index as u32])
+            best.map(|(index, _)| instances.push(index as u32)).is_some()
         } else {
             let needed = (amount - FIT_TOLERANCE).ceil() as usize;
             let wholly_free = |i: usize| free.get(i).is_some_and(|&f| f >= 1.0 - FIT_TOLERANCE);
             if preferred.len() == needed && preferred.iter().all(|&i| wholly_free(i as usize)) {
-                return Some(preferred.to_vec());
+                instances.extend_from_slice(preferred);
+                return true;
             }
-            let chosen: Vec<u32> = (0..free.len())
-                .filter(|&i| wholly_free(i))
-                .take(needed)
-                .map(|i| i as u32)
-                .collect();
-            (chosen.len() == needed).then_some(chosen)
+            let before = instances.len();
+            instances
+                .extend((0..free.len()).filter(|&i| wholly_free(i)).take(needed).map(|i| i as u32));
+            if instances.len() - before == needed {
+                return true;
+            }
+            instances.truncate(before);
+            false
         }
     }
 

@@ -8,7 +8,7 @@ mod run_list;
 #[cfg(test)]
 pub(crate) mod test_support;
 
-pub(crate) use eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage};
+pub(crate) use eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage, may_run};
 pub use instance_pool::{FIT_TOLERANCE, InstancePool};
 pub use run_list::{
     MultithreadNote, MultithreadOutcome, RunList, RunListEntry, RunListScratch, RunReason,

@@ -382,10 +382,6 @@ impl Queue {
         if ranked.rank == 0 { self.ranked.push(ranked) } else { self.later.push(ranked) }
     }
 
-    fn reserve(&mut self, additional: usize) {
-        self.ranked.reserve(additional);
-    }
-
     /// Puts the gathered jobs in key order.
     fn sort(&mut self) {
         if !in_key_order(&self.ranked) {
@@ -473,10 +469,11 @@ impl Candidates {
         scheduler: &mut Scheduler,
     ) {
         let nprojects = state.projects.len();
-        // The facts count each project's runnable jobs per resource: exact capacities.
-        // Candidates are collected first and sorted once at the end.
-        let sized = |lists: &mut ResourceMap<Vec<Queue>>,
-                     include: &dyn Fn(usize, ResourceType) -> bool| {
+        // Candidates are collected first and sorted once at the end. The lists keep their
+        // buffers from one decision to the next, which hold a project's runnable jobs
+        // after the first few decisions: reserving room at each one would cost more than
+        // the few times a list grows.
+        let emptied = |lists: &mut ResourceMap<Vec<Queue>>| {
             for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
                 // A GPU type the host lacks has no jobs that may run: no lists to sort
                 // and empty again at each decision.
@@ -485,21 +482,14 @@ impl Candidates {
                     continue;
                 }
                 per_project.resize_with(nprojects, Queue::default);
-                for (p, list) in per_project.iter_mut().enumerate() {
+                for list in per_project.iter_mut() {
                     list.clear();
-                    if include(p, r) {
-                        list.reserve(facts.get(p).map_or(0, |f| f.runnable[r] as usize));
-                    }
                 }
             }
         };
-        let endangered = |p: usize, r: ResourceType| {
-            policy != Policy::Legacy
-                && rr.projects.get(p).is_some_and(|s| s.deadlines_missed[r] > 0)
-        };
         let Candidates { edf, slice, critical, release, by_project, versions, projects } = self;
-        sized(edf, &endangered);
-        sized(by_project, &|_, _| true);
+        emptied(edf);
+        emptied(by_project);
         for list in slice.0.iter_mut() {
             list.clear();
         }

@@ -19,7 +19,7 @@ use super::world::World;
 use crate::control::{ClientControl, RpcGate, apply_master_fetch, apply_rpc_outcome, client_rng};
 use crate::emulator::figures::FiguresOfMerit;
 use crate::emulator::trace::TraceEvent;
-use crate::model::ClientState;
+use crate::model::{ClientState, JobId};
 use crate::{Policy, Time};
 use rand_chacha::ChaCha8Rng;
 use thiserror::Error;
@@ -174,6 +174,9 @@ struct Simulator {
     /// Each project's random source for its RPC policy.
     project_rngs: Vec<ChaCha8Rng>,
     disk: DiskWorld,
+    /// The jobs that finished at the current step, with their slots, kept from one step
+    /// to the next so that a step allocates nothing for them.
+    finished: Vec<(JobId, u32)>,
     now: Time,
     start: Time,
     end: Time,
@@ -198,7 +201,16 @@ impl Simulator {
             client.state().project_ids().map(|p| client_rng(config.seed, p)).collect();
         let end = world.end();
         let disk = DiskWorld::new(client.state_mut(), start, &mut world.disk_sink());
-        Simulator { client, world, project_rngs, disk, now: start, start, end }
+        Simulator {
+            client,
+            world,
+            project_rngs,
+            disk,
+            finished: Vec::new(),
+            now: start,
+            start,
+            end,
+        }
     }
 
     /// Runs to the end; returns the steps taken and the cap per day if it had to stop
@@ -251,25 +263,22 @@ impl Simulator {
         if self.world.pop_availability_changes() {
             self.client.set_host(self.world.host_view());
         }
-        let mut finished = Vec::new();
-        for index in 0..self.client.running().len() {
-            let id = self.client.running()[index];
-            let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
-                continue;
-            };
-            let Some(status) = self.world.status(slot) else { continue };
-            self.client.apply_status(id, &status);
-            if status.finished {
-                self.world.reap(slot);
-                finished.push(id);
-            }
+        let mut finished = std::mem::take(&mut self.finished);
+        finished.clear();
+        let world = &self.world;
+        self.client.apply_statuses(|slot| world.status(slot), &mut finished);
+        // Reaping a process changes no other's status: the finished ones go after all
+        // were heard, in the same order.
+        for &(_, slot) in &finished {
+            self.world.reap(slot);
         }
-        for &id in &finished {
+        for &(id, _) in &finished {
             self.client.complete(id, now);
         }
-        for id in finished {
+        for &(id, _) in &finished {
             self.disk.job_finished(self.client.state_mut(), id, now, &mut self.world.disk_sink());
         }
+        self.finished = finished;
         self.disk.poll(self.client.state_mut(), now, &mut self.world.disk_sink());
         self.schedule();
         if self.rpc_step() {

@@ -33,7 +33,9 @@ use crate::protocol::{NoWorkReason, SchedulerReply, SchedulerRequest};
 use crate::work_fetch::app_version_resources;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The emulator's truth about a job, beside what the client knows.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +49,42 @@ struct JobTruth {
     /// Its report deadline.
     deadline: Time,
 }
+
+/// Hashes job names for the world's tables of truths. Nothing outside the run chooses
+/// the names the world looks up, so a multiplication per eight bytes serves where the
+/// default hasher's resistance to chosen keys would cost several times as much on every
+/// job sent, started and reported.
+#[derive(Debug, Default, Clone, Copy)]
+struct NameHasher(u64);
+
+impl NameHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    /// The product's high bits depend on every byte, its low ones only on the low bytes
+    /// of each word: the table picks buckets by the low bits, so the high ones go there.
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// The world's truths of one project's jobs, by job name.
+type Truths = HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>;
 
 /// A task's process.
 #[derive(Debug, Clone)]
@@ -81,10 +119,14 @@ pub struct World {
     server_buffers: ServerBuffers,
     project_names: Vec<String>,
     /// Per project: the jobs the world made or adopted, by name, until reported.
-    truths: Vec<HashMap<String, JobTruth>>,
+    truths: Vec<Truths>,
     next_serial: u32,
     /// Processes by task slot.
     processes: Vec<Option<SimProcess>>,
+    /// [`World::cpu_progress_rate`] as last worked out, until a process or the host's
+    /// availability changes: the step's `next_change` and the `advance_to` after it ask
+    /// for the same rate.
+    cpu_rate: Cell<Option<f64>>,
     figures: FiguresAccumulator,
     /// What the computing processes occupy over an interval: kept between intervals so
     /// that advancing time allocates nothing.
@@ -191,9 +233,10 @@ impl World {
             servers,
             server_buffers: ServerBuffers::default(),
             project_names,
-            truths: vec![HashMap::new(); state.projects.len()],
+            truths: vec![Truths::default(); state.projects.len()],
             next_serial: 0,
             processes: Vec::new(),
+            cpu_rate: Cell::new(None),
             figures,
             computing: Vec::new(),
             trace,
@@ -301,7 +344,11 @@ impl World {
     /// checkpoints), since the operating system then shares the CPUs among all their
     /// threads. GPU jobs are left at full speed: their CPU part mostly feeds the GPU and
     /// the client counts it apart from the CPU jobs (`InstancePool`).
-    fn cpu_progress_rate(&self, host: HostView) -> f64 {
+    fn cpu_progress_rate(&self) -> f64 {
+        if let Some(rate) = self.cpu_rate.get() {
+            return rate;
+        }
+        let host = self.host_view();
         let demand: f64 = self
             .processes
             .iter()
@@ -310,7 +357,9 @@ impl World {
             .filter(|p| host.may_compute(&p.usage, self.boinc_compat))
             .map(|p| p.usage.avg_ncpus.clamp(0.0, self.ncpus))
             .sum();
-        if demand > self.ncpus && self.ncpus > 0.0 { self.ncpus / demand } else { 1.0 }
+        let rate = if demand > self.ncpus && self.ncpus > 0.0 { self.ncpus / demand } else { 1.0 };
+        self.cpu_rate.set(Some(rate));
+        rate
     }
 
     /// The earliest moment the world changes by itself: an availability change, a
@@ -321,7 +370,7 @@ impl World {
             next = next.min(server.next_change());
         }
         let host = self.host_view();
-        let cpu_rate = self.cpu_progress_rate(host);
+        let cpu_rate = self.cpu_progress_rate();
         for process in self.processes.iter().flatten() {
             if !process.running || !host.may_compute(&process.usage, self.boinc_compat) {
                 continue;
@@ -353,7 +402,7 @@ impl World {
             return;
         }
         let host = self.host_view();
-        let cpu_rate = self.cpu_progress_rate(host);
+        let cpu_rate = self.cpu_progress_rate();
         let mut computing = std::mem::take(&mut self.computing);
         computing.clear();
         for process in self.processes.iter_mut().flatten() {
@@ -401,6 +450,7 @@ impl World {
         while self.host.next_change() <= self.now {
             let (time, process, up) = self.host.pop_change(&mut self.host_rng);
             changed = true;
+            self.cpu_rate.set(None);
             if self.tracing {
                 let what = match process {
                     HostProcess::On => AvailabilityKind::HostOn,
@@ -478,6 +528,9 @@ impl World {
     /// world). A command for a job the world does not know is ignored. The command is
     /// used up: a started process keeps its name and instances rather than copies.
     pub fn apply(&mut self, command: TaskCommand) {
+        if !matches!(command, TaskCommand::WatchCheckpoint { .. }) {
+            self.cpu_rate.set(None);
+        }
         match command {
             TaskCommand::Start(spec) => self.spawn(*spec),
             TaskCommand::Resume { slot, gpu_instances, .. } => {
@@ -563,6 +616,7 @@ impl World {
         self.end_segment(slot);
         // The process goes: its job's name moves to the trace rather than being copied.
         let Some(process) = self.processes[slot].take() else { return };
+        self.cpu_rate.set(None);
         self.figures.job_finished(project);
         if self.tracing {
             self.trace.push(TraceEvent::JobFinished {
@@ -580,6 +634,7 @@ impl World {
         let status = self.processes.get(slot).and_then(Option::as_ref)?.status;
         self.end_segment(slot);
         self.processes[slot] = None;
+        self.cpu_rate.set(None);
         let fraction = if status.elapsed_time > 0.0 {
             status.fraction_done * status.checkpoint_elapsed_time / status.elapsed_time
         } else {

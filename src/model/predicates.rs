@@ -26,7 +26,11 @@ impl ClientState {
     /// are downloaded and it hasn't finished computing. A job without a known app version
     /// can never run.
     pub fn job_runnable(&self, id: JobId) -> bool {
-        let job = self.job(id);
+        self.job_is_runnable(self.job(id))
+    }
+
+    /// [`ClientState::job_runnable`] of a job record at hand.
+    pub(crate) fn job_is_runnable(&self, job: &Job) -> bool {
         job.app_version.is_some()
             && self.job_not_suspended(job)
             && job.state == JobState::FilesDownloaded
@@ -147,6 +151,9 @@ impl ProjectFacts {
     pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
+        // Transfers are seldom deferred: one look down the file list spares nearly every
+        // decision a visit to each job's input files.
+        let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
             // list until the control loop forgets them, up to a quarter of it.
@@ -161,7 +168,7 @@ impl ProjectFacts {
             let resource = state.app_versions[av.index()].usage.main_resource();
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
-                if latency.is_finite() && latency > 0.0 {
+                if is_positive_finite(latency) {
                     let known = &mut f.min_latency[resource];
                     if known.is_none_or(|l| latency < l) {
                         *known = Some(latency);
@@ -178,7 +185,8 @@ impl ProjectFacts {
             if job.state == JobState::FilesDownloaded {
                 f.runnable[resource] += 1;
             }
-            if !job.state.computing_done() && !state.job_has_deferred_input(job) {
+            let deferred_input = || some_transfer_deferred && state.job_has_deferred_input(job);
+            if !job.state.computing_done() && !deferred_input() {
                 f.nearly_runnable[resource] += 1;
                 if matches!(job.state, JobState::New | JobState::FilesDownloading) {
                     f.downloading += 1;
@@ -197,6 +205,14 @@ impl ProjectFacts {
     pub fn is_downloading(&self) -> bool {
         self.downloading > 0
     }
+}
+
+/// Whether `x` is finite and above zero, in one comparison of its bits: the positive
+/// finite doubles are exactly the bit patterns from 1 to `f64::MAX`'s (zero is 0, the
+/// negative ones have the sign bit set, infinity and NaN lie above). Tested for every
+/// job at every decision, where the two float tests compile to a dozen instructions.
+fn is_positive_finite(x: f64) -> bool {
+    x.to_bits().wrapping_sub(1) < f64::MAX.to_bits()
 }
 
 impl ClientState {
@@ -223,6 +239,27 @@ impl ClientState {
 mod tests {
     use super::*;
     use crate::model::{Coprocessor, Project};
+
+    #[test]
+    fn positive_finite_is_the_two_float_tests() {
+        let values = [
+            0.0,
+            -0.0,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 2.0,
+            1.0,
+            -1.0,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+        ];
+        for x in values {
+            assert_eq!(is_positive_finite(x), x.is_finite() && x > 0.0, "{x}");
+        }
+    }
 
     #[test]
     fn overworked_is_judged_in_the_resources_own_instance_seconds() {
