@@ -50,10 +50,11 @@ struct JobTruth {
     deadline: Time,
 }
 
-/// Hashes job names for the world's tables of truths. Nothing outside the run chooses
-/// the names the world looks up, so a multiplication per eight bytes serves where the
-/// default hasher's resistance to chosen keys would cost several times as much on every
-/// job sent, started and reported.
+/// Hashes job names for the world's tables of truths. The names are the world's own (a
+/// project's name and a number) or those of the scenario the user gave, never a remote
+/// peer's, so a multiplication per eight bytes serves where the default hasher's
+/// resistance to chosen keys would cost several times as much on every job sent,
+/// started and reported.
 #[derive(Debug, Default, Clone, Copy)]
 struct NameHasher(u64);
 
