@@ -866,9 +866,9 @@ impl ClientControl {
     }
 
     /// Forgets acknowledged jobs (and workunits no job needs) once there are more than
-    /// [`COMPACT_MIN_ACKED`] of them and they are more than a [`COMPACT_ACKED_SHARE`]th
-    /// of the list, so that every decision costs what the live queue costs, not what
-    /// the whole run has seen. Returns whether anything was forgotten.
+    /// 8 of them and they are more than a sixteenth of the list, so that every decision
+    /// costs what the live queue costs, not what the whole run has seen. Returns whether
+    /// anything was forgotten.
     pub fn compact(&mut self) -> bool {
         if self.acked_jobs <= COMPACT_MIN_ACKED
             || self.acked_jobs * COMPACT_ACKED_SHARE <= self.state.jobs.len()
