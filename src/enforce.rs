@@ -34,6 +34,7 @@ use crate::cpu_sched::{
 };
 use crate::model::{
     ActiveTask, AppVersion, ClientState, Job, JobId, ResourceUsage, SchedulerState,
+    is_positive_finite,
 };
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
@@ -281,7 +282,8 @@ fn working_set_of(state: &ClientState, job: &Job) -> f64 {
     } else {
         state.workunits.get(job.workunit.index()).map_or(0.0, |w| w.rsc_memory_bound)
     };
-    if bytes.is_finite() { bytes.max(0.0) } else { 0.0 }
+    // A negative, infinite or unknown size counts as none.
+    if is_positive_finite(bytes) { bytes } else { 0.0 }
 }
 
 /// Whether a preempted task is quit rather than suspended (see the module comment).

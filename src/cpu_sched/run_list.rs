@@ -422,11 +422,13 @@ impl Queue {
 /// an earlier time or the same one) answered without the full comparison. An earlier
 /// time by `<` is an earlier time by `total_cmp` too (neither is NaN, and they are not
 /// two zeros); the same bits are the same time by either. Jobs received together share
-/// their time.
+/// their time, and their tie goes to the lower job index without comparing: a queue's
+/// jobs are gathered in index order.
 fn in_key_order(list: &[Ranked]) -> bool {
+    debug_assert!(list.is_sorted_by_key(|r| r.job), "a queue gathered out of index order");
     list.windows(2).all(|pair| {
         let [a, b] = pair else { return true };
-        let earlier = a.time < b.time || (a.time.to_bits() == b.time.to_bits() && a.job < b.job);
+        let earlier = a.time < b.time || a.time.to_bits() == b.time.to_bits();
         (a.rank == b.rank && earlier) || a <= b
     })
 }

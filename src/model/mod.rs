@@ -26,6 +26,7 @@ pub use host::{
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
 pub use job::{ActiveTask, Job, JobState, SchedulerState};
 pub use predicates::ProjectFacts;
+pub(crate) use predicates::is_positive_finite;
 pub use prefs::{
     CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY,
 };

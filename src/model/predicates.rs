@@ -211,7 +211,7 @@ impl ProjectFacts {
 /// finite doubles are exactly the bit patterns from 1 to `f64::MAX`'s (zero is 0, the
 /// negative ones have the sign bit set, infinity and NaN lie above). Tested for every
 /// job at every decision, where the two float tests compile to a dozen instructions.
-fn is_positive_finite(x: f64) -> bool {
+pub(crate) fn is_positive_finite(x: f64) -> bool {
     x.to_bits().wrapping_sub(1) < f64::MAX.to_bits()
 }
 

@@ -26,16 +26,34 @@ impl Simulation {
             self.water_fill(r, capacity);
             // The allocations are summed in queue order as the queues are updated (an
             // update moves only its own queue's allocation): the sum `Iterator::sum` would
-            // make afterwards, from the same -0.0.
-            let mut used = -0.0;
-            for i in 0..self.resources[r].queues.len() {
+            // make afterwards, from the same -0.0 (+0.0 once a queue was dropped, whose
+            // +0.0 term would have turned a -0.0 sum to +0.0 and changed no other).
+            let mut used = if self.resources[r].dropped_empty { 0.0 } else { -0.0 };
+            let mut i = 0;
+            while i < self.resources[r].queues.len() {
                 let q = self.resources[r].queues[i] as usize;
                 let queue = &self.queues[q];
                 if force || queue.dirty || (queue.pending_alloc - queue.alloc).abs() > EPSILON {
                     let alloc = queue.pending_alloc;
                     self.update_queue(q, alloc, t);
+                    // A queue that has run out of jobs can never claim the resource again:
+                    // once it holds exactly nothing it only adds +0.0 terms to the sums
+                    // and is passed over by every later allocation, so it is dropped
+                    // (keeping the others' order, which the sums follow).
+                    let queue = &self.queues[q];
+                    if queue.live == 0
+                        && queue.alloc.to_bits() == 0
+                        && queue.held_cpus.to_bits() == 0
+                    {
+                        let resource = &mut self.resources[r];
+                        resource.queues.remove(i);
+                        resource.dropped_empty = true;
+                        used += 0.0;
+                        continue;
+                    }
                 }
                 used += self.queues[q].alloc;
+                i += 1;
             }
             if cpu {
                 used += self.coprocessor_cpus;
@@ -64,11 +82,15 @@ impl Simulation {
         if !std::mem::take(&mut self.held_cpus_moved) {
             return;
         }
-        let total: f64 = ResourceType::GPUS
+        let mut total: f64 = ResourceType::GPUS
             .iter()
             .flat_map(|g| self.resources[g.index()].queues.iter())
             .map(|&q| self.queues[q as usize].held_cpus)
             .sum();
+        // A dropped queue's +0.0 term would only have turned a -0.0 sum to +0.0.
+        if ResourceType::GPUS.iter().any(|g| self.resources[g.index()].dropped_empty) {
+            total += 0.0;
+        }
         if (total - self.coprocessor_cpus).abs() > EPSILON {
             self.coprocessor_cpus = total;
             self.coprocessor_cpus_changed = true;

@@ -54,8 +54,12 @@ pub(super) struct ResourceState {
     pub(super) availability: f64,
     /// The capacity the current allocations were computed for (NaN: none yet).
     pub(super) capacity: f64,
-    /// Queues of this resource that have jobs.
+    /// Queues of this resource that have jobs, or had them and still hold a share of
+    /// it or CPUs (a queue left with no jobs, nothing allocated and no CPUs is dropped).
     pub(super) queues: Vec<u32>,
+    /// Some queue was dropped from `queues`: the sums over them start from +0.0, as the
+    /// dropped queues' +0.0 terms would have made them.
+    pub(super) dropped_empty: bool,
     /// Instances in use (uncapped), since `used_since`.
     pub(super) used: f64,
     pub(super) used_since: f64,
