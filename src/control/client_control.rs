@@ -509,16 +509,26 @@ impl ClientControl {
         // A task watched again in this decision keeps only its last watch command (see
         // `dedup_watches`): the command to stop watching it is not made at all, which
         // spares a copy of its name at every decision it waits for its checkpoint.
-        let watched_again = |slot: u32| {
-            decision.enforcement.actions.iter().any(|action| {
-                matches!(action.kind, ActionKind::KeepRunning)
-                    && action.reason == ActionReason::NotCheckpointed
-                    && slot_of(self.state.job(action.job)) == slot
-            })
-        };
+        // The slots are sorted once, so that a host with many tasks waiting for their
+        // checkpoints pays a search per task rather than a pass over every action.
+        let mut watched_again: Vec<u32> = Vec::new();
+        if !self.awaiting_checkpoint.is_empty() {
+            watched_again.extend(
+                decision
+                    .enforcement
+                    .actions
+                    .iter()
+                    .filter(|action| {
+                        matches!(action.kind, ActionKind::KeepRunning)
+                            && action.reason == ActionReason::NotCheckpointed
+                    })
+                    .map(|action| slot_of(self.state.job(action.job))),
+            );
+            watched_again.sort_unstable();
+        }
         for &id in &self.awaiting_checkpoint {
             let job = self.state.job(id);
-            if watched_again(slot_of(job)) {
+            if watched_again.binary_search(&slot_of(job)).is_ok() {
                 continue;
             }
             commands.push(TaskCommand::WatchCheckpoint {

@@ -156,7 +156,7 @@ impl ProjectFacts {
         let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
-            // list until the control loop forgets them, up to a quarter of it.
+            // list until the control loop forgets them (see `ClientControl::compact`).
             if job.got_server_ack && job.state.computing_done() {
                 continue;
             }
