@@ -8,6 +8,7 @@ use super::queue::Queue;
 use super::simulate::RrSimScratch;
 use super::simulation::{
     JobOrigin, MIN_JOB_USAGE, NO_JOB, NRESOURCES, ResourceState, SimJob, Simulation, queue_index,
+    queue_resource,
 };
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
@@ -282,15 +283,7 @@ impl Simulation {
         // queues of projects added since are made first, then reset with the others).
         // A project's weight is the same on each of its queues: it is read once.
         let mut queues = std::mem::take(&mut scratch.queues);
-        queues.truncate(queues_count);
-        while queues.len() < queues_count {
-            let q = queues.len();
-            queues.push(Queue {
-                project: q / NRESOURCES,
-                resource: q % NRESOURCES,
-                ..Queue::default()
-            });
-        }
+        queues.resize_with(queues_count, Queue::default);
         for (project_queues, project) in queues.chunks_exact_mut(NRESOURCES).zip(&state.projects) {
             let weight = sane_weight(project.resource_share);
             for (queue, resource) in project_queues.iter_mut().zip(&resources) {
@@ -320,7 +313,7 @@ impl Simulation {
             queue.live = (end - start) as u32;
             // Room for every job's first activation, so the heap rarely grows.
             queue.completions.reserve(end - start);
-            resources[queue.resource].queues.push(q);
+            resources[queue_resource(q as usize)].queues.push(q);
             start = end;
         }
 

@@ -2,15 +2,18 @@
 //! clock its active jobs run on, and the heap of their completions.
 
 use super::keys::{HeapEntry, NO_EVENT, event_key};
-use super::simulation::{EPSILON, NO_JOB, NRESOURCES, SimJob, Simulation, is_stale, queue_index};
+use super::simulation::{
+    EPSILON, NO_JOB, NRESOURCES, SimJob, Simulation, is_stale, queue_index, queue_project,
+    queue_resource,
+};
 use crate::model::ResourceType;
 use std::collections::BinaryHeap;
 
-/// The jobs of one project on one resource, and that project's accounting on it.
+/// The jobs of one project on one resource, and that project's accounting on it. The
+/// project and the resource are those of its index (see [`queue_index`]), so that the
+/// queues the event loop walks stay small.
 #[derive(Debug, Default)]
 pub(super) struct Queue {
-    pub(super) project: usize,
-    pub(super) resource: usize,
     /// The project's resource share, the water-filling weight.
     pub(super) weight: f64,
     /// The resource's availability, kept here since every clock update needs it.
@@ -57,8 +60,6 @@ impl Queue {
         let mut completions = std::mem::take(&mut self.completions);
         completions.clear();
         *self = Queue {
-            project: self.project,
-            resource: self.resource,
             weight,
             availability,
             head: NO_JOB,
@@ -190,11 +191,11 @@ impl Simulation {
         // CPU use is recorded whenever they move, so while the CPU allocation and this
         // queue's held CPUs keep their exact values, the sum would come out as what was
         // recorded (a NaN record is always renewed, as the comparison below would).
-        let held = coprocessor_cpus_of(queue);
+        let held = coprocessor_cpus_of(queue, queue_resource(q));
         let held_moved = held.to_bits() != queue.held_cpus.to_bits();
         queue.held_cpus = held;
         *held_cpus_moved |= held_moved;
-        let project = queue.project;
+        let project = queue_project(q);
         let cpu_queue = queue_index(project, ResourceType::Cpu.index());
         if alloc_changed && q != cpu_queue {
             self.set_project_used(q, alloc, t);
@@ -215,8 +216,8 @@ impl Simulation {
     }
 }
 
-/// CPUs the active jobs of a coprocessor queue hold (each for the fraction of the time it
-/// runs).
-pub(super) fn coprocessor_cpus_of(queue: &Queue) -> f64 {
-    if queue.resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
+/// CPUs the active jobs of a coprocessor queue (on `resource`) hold, each for the
+/// fraction of the time it runs.
+pub(super) fn coprocessor_cpus_of(queue: &Queue, resource: usize) -> f64 {
+    if resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
 }

@@ -103,6 +103,16 @@ pub(super) fn queue_index(project: usize, resource: usize) -> usize {
     project * NRESOURCES + resource
 }
 
+/// The project of the queue at index `q`.
+pub(super) fn queue_project(q: usize) -> usize {
+    q / NRESOURCES
+}
+
+/// The resource of the queue at index `q`.
+pub(super) fn queue_resource(q: usize) -> usize {
+    q % NRESOURCES
+}
+
 impl Simulation {
     /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
     /// the CPU), then steps from completion to completion until no job can progress.
@@ -118,7 +128,7 @@ impl Simulation {
             let t = event_time(std::mem::replace(&mut self.event_times[slot], NO_EVENT));
             self.end_time = t;
             self.complete_due(q, t);
-            let r = self.queues[q].resource;
+            let r = queue_resource(q);
             if self.still_covered(q) {
                 // The project still wants at least its allocation, so every allocation
                 // on the resource stays as it is: only its own active jobs move on.
@@ -198,8 +208,8 @@ impl Simulation {
     /// `reallocate` makes for its dirty queues).
     pub(super) fn still_covered(&self, q: usize) -> bool {
         let queue = &self.queues[q];
-        let resource = &self.resources[queue.resource];
-        let cpu = queue.resource == ResourceType::Cpu.index();
+        let resource = &self.resources[queue_resource(q)];
+        let cpu = queue_resource(q) == ResourceType::Cpu.index();
         let capacity = if cpu {
             (resource.instances - self.coprocessor_cpus).max(0.0)
         } else {
