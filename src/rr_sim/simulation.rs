@@ -187,14 +187,15 @@ impl Simulation {
         let Simulation { queues, jobs, .. } = self;
         let queue = &mut queues[q];
         queue.advance(t);
-        let tolerance = EPSILON * queue.progress.abs().max(1.0);
         let mut first = true;
         while let Some(&top) = queue.completions.peek() {
             if is_stale(jobs, &top) {
                 queue.completions.pop();
                 continue;
             }
-            if !first && top.key() > queue.progress + tolerance {
+            // The tolerance is worked out only when a second completion is in view: most
+            // events complete a single job.
+            if !first && top.key() > queue.progress + EPSILON * queue.progress.abs().max(1.0) {
                 break;
             }
             queue.completions.pop();
