@@ -279,7 +279,7 @@ impl Simulation {
         }
 
         // The queues kept from the last simulation are the same project and resource at
-        // the same index: they are reset in place, keeping their heaps' allocations (the
+        // the same index: they are reset in place, keeping their completion lists' allocations (the
         // queues of projects added since are made first, then reset with the others).
         // A project's weight is the same on each of its queues: it is read once.
         let mut queues = std::mem::take(&mut scratch.queues);
@@ -311,7 +311,7 @@ impl Simulation {
             queue.head = start as u32;
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
-            // Room for every job's first activation, so the heap rarely grows.
+            // Room for every job's first activation, so the list rarely grows.
             queue.completions.reserve(end - start);
             resources[queue_resource(q as usize)].queues.push(q);
             start = end;

@@ -2,7 +2,7 @@
 //! assignment, step from one job completion to the next until no job can progress.
 
 use super::allocation::Claim;
-use super::keys::{HeapEntry, NO_EVENT, event_time};
+use super::keys::{Completion, NO_EVENT, event_time};
 use super::queue::Queue;
 use crate::Time;
 use crate::model::{JobId, ResourceType};
@@ -22,7 +22,7 @@ pub(super) const NO_JOB: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub(super) struct SimJob {
     pub(super) queue: u32,
-    /// Bumped on every activation and deactivation, to recognise stale heap entries.
+    /// Bumped on every activation and deactivation, to recognise stale completion entries.
     pub(super) generation: u32,
     pub(super) prev: u32,
     pub(super) next: u32,
@@ -188,7 +188,7 @@ impl Simulation {
         let queue = &mut queues[q];
         queue.advance(t);
         let mut first = true;
-        while let Some(&top) = queue.completions.peek() {
+        while let Some(top) = queue.completions.peek() {
             if is_stale(jobs, &top) {
                 queue.completions.pop();
                 continue;
@@ -226,6 +226,6 @@ impl Simulation {
 /// alone tells: an entry is pushed only on activation, with the generation that
 /// activation set; deactivation moves the generation on; and a finishing job's own
 /// entry is the one just popped, so no entry of a done job carries its generation.
-pub(super) fn is_stale(jobs: &[SimJob], entry: &HeapEntry) -> bool {
+pub(super) fn is_stale(jobs: &[SimJob], entry: &Completion) -> bool {
     jobs[entry.id() as usize].generation != entry.stamp()
 }
