@@ -9,8 +9,7 @@ impl Simulation {
     /// dirty queues (or from scratch with `force`), and moves the affected queues on.
     pub(super) fn reallocate(&mut self, r: usize, t: f64, force: bool) {
         let cpu = r == ResourceType::Cpu.index();
-        let instances = self.resources[r].instances;
-        let capacity = if cpu { (instances - self.coprocessor_cpus).max(0.0) } else { instances };
+        let capacity = self.capacity(r);
         let full = force
             || (cpu && self.coprocessor_cpus_changed)
             || (capacity - self.resources[r].capacity).abs() > EPSILON
@@ -18,6 +17,31 @@ impl Simulation {
                 let queue = &self.queues[q as usize];
                 queue.total_usage.min(capacity) < queue.alloc - EPSILON
             });
+        self.reallocate_as(r, t, force, full);
+    }
+
+    /// [`Simulation::reallocate`] when the caller has already made its test and found
+    /// that the allocations must be recomputed.
+    pub(super) fn refill(&mut self, r: usize, t: f64) {
+        self.reallocate_as(r, t, false, true);
+    }
+
+    /// The instances of resource `r` its queues share: on the CPU, those the running
+    /// coprocessor jobs leave.
+    pub(super) fn capacity(&self, r: usize) -> f64 {
+        let instances = self.resources[r].instances;
+        if r == ResourceType::Cpu.index() {
+            (instances - self.coprocessor_cpus).max(0.0)
+        } else {
+            instances
+        }
+    }
+
+    /// [`Simulation::reallocate`] once it is known whether the allocations must be
+    /// recomputed (`full`) or the dirty queues only moved on at theirs.
+    fn reallocate_as(&mut self, r: usize, t: f64, force: bool, full: bool) {
+        let cpu = r == ResourceType::Cpu.index();
+        let capacity = self.capacity(r);
         if cpu {
             self.coprocessor_cpus_changed = false;
         }

@@ -129,7 +129,8 @@ impl Simulation {
             self.end_time = t;
             self.complete_due(q, t);
             let r = queue_resource(q);
-            if self.still_covered(q) {
+            let aftermath = self.aftermath(q);
+            if aftermath == Aftermath::Covered {
                 // The project still wants at least its allocation, so every allocation
                 // on the resource stays as it is: only its own active jobs move on.
                 let alloc = self.queues[q].alloc;
@@ -142,10 +143,15 @@ impl Simulation {
                     self.queues[q].dirty = true;
                     self.dirty.push(q as u32);
                 }
-                self.reallocate(r, t, false);
+                if aftermath == Aftermath::Reallocate {
+                    self.refill(r, t);
+                } else {
+                    self.reallocate(r, t, false);
+                }
             }
+            // The CPUs the coprocessor jobs hold moved: the CPU is shared out again.
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
-                self.reallocate(ResourceType::Cpu.index(), t, false);
+                self.refill(ResourceType::Cpu.index(), t);
             }
         }
         let horizon = self.horizon;
@@ -204,22 +210,40 @@ impl Simulation {
         }
     }
 
-    /// Whether queue `q` can keep its allocation after a completion without reallocating
-    /// its resource: the capacity has not moved and its jobs still want it all (the test
-    /// `reallocate` makes for its dirty queues).
-    pub(super) fn still_covered(&self, q: usize) -> bool {
+    /// What a completion in queue `q` leaves to do on its resource: the tests
+    /// `reallocate` would make with `q` its only dirty queue, made here once.
+    pub(super) fn aftermath(&self, q: usize) -> Aftermath {
         let queue = &self.queues[q];
-        let resource = &self.resources[queue_resource(q)];
-        let cpu = queue_resource(q) == ResourceType::Cpu.index();
-        let capacity = if cpu {
-            (resource.instances - self.coprocessor_cpus).max(0.0)
+        let r = queue_resource(q);
+        let capacity = self.capacity(r);
+        let moved = (capacity - self.resources[r].capacity).abs();
+        let wanted = queue.total_usage.min(capacity);
+        let floor = queue.alloc - EPSILON;
+        if (r == ResourceType::Cpu.index() && self.coprocessor_cpus_changed)
+            || moved > EPSILON
+            || wanted < floor
+        {
+            Aftermath::Reallocate
+        } else if moved <= EPSILON && wanted >= floor {
+            Aftermath::Covered
         } else {
-            resource.instances
-        };
-        !(cpu && self.coprocessor_cpus_changed)
-            && (capacity - resource.capacity).abs() <= EPSILON
-            && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
+            Aftermath::Undecided
+        }
     }
+}
+
+/// What a completion leaves to do on its queue's resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Aftermath {
+    /// The capacity has not moved and the project's jobs still want all its allocation:
+    /// every allocation on the resource stays as it is.
+    Covered,
+    /// The capacity moved or the project's jobs want less than its allocation: the
+    /// resource is shared out again.
+    Reallocate,
+    /// Neither holds (a NaN compared): [`Simulation::reallocate`] decides, as for any
+    /// dirty queue.
+    Undecided,
 }
 
 /// Whether a completion entry no longer describes an active job's finish. The stamp
