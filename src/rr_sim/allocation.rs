@@ -1,7 +1,7 @@
 //! Sharing a resource among the projects with jobs on it: weighted water-filling, and
 //! the CPUs the running coprocessor jobs take off the CPU.
 
-use super::simulation::{EPSILON, Simulation};
+use super::simulation::{EPSILON, Simulation, at_most};
 use crate::model::ResourceType;
 
 impl Simulation {
@@ -15,7 +15,7 @@ impl Simulation {
             || (capacity - self.resources[r].capacity).abs() > EPSILON
             || self.dirty.iter().any(|&q| {
                 let queue = &self.queues[q as usize];
-                queue.total_usage.min(capacity) < queue.alloc - EPSILON
+                at_most(queue.total_usage, capacity) < queue.alloc - EPSILON
             });
         self.reallocate_as(r, t, force, full);
     }
@@ -27,7 +27,7 @@ impl Simulation {
     }
 
     /// The instances of resource `r` its queues share: on the CPU, those the running
-    /// coprocessor jobs leave.
+    /// coprocessor jobs leave. Never NaN (`max` gives 0 for a NaN difference).
     pub(super) fn capacity(&self, r: usize) -> f64 {
         let instances = self.resources[r].instances;
         if r == ResourceType::Cpu.index() {
@@ -132,8 +132,9 @@ impl Simulation {
         let mut total_weight = -0.0;
         for &q in &resources[r].queues {
             let queue = &mut queues[q as usize];
-            let demand =
-                if queue.live > 0 { queue.total_usage.min(capacity).max(0.0) } else { 0.0 };
+            // A demand is used only when above EPSILON, and the capacity is never NaN: a
+            // plain comparison does for `min`, and no floor at zero is needed.
+            let demand = if queue.live > 0 { at_most(queue.total_usage, capacity) } else { 0.0 };
             queue.pending_alloc = 0.0;
             if demand > EPSILON {
                 unsettled.push(Claim { queue: q, weight: queue.weight, demand });

@@ -103,6 +103,14 @@ pub(super) fn queue_index(project: usize, resource: usize) -> usize {
     project * NRESOURCES + resource
 }
 
+/// The smaller of `x` and a `cap` that is never NaN; a NaN `x` gives `cap`. This is
+/// `x.min(cap)` without its handling of a NaN `cap`, except that when both are zeros the
+/// sign of the result may differ: it is only for results that are compared, or used
+/// only when positive.
+pub(super) fn at_most(x: f64, cap: f64) -> f64 {
+    if x < cap { x } else { cap }
+}
+
 /// The project of the queue at index `q`.
 pub(super) fn queue_project(q: usize) -> usize {
     q / NRESOURCES
@@ -217,7 +225,8 @@ impl Simulation {
         let r = queue_resource(q);
         let capacity = self.capacity(r);
         let moved = (capacity - self.resources[r].capacity).abs();
-        let wanted = queue.total_usage.min(capacity);
+        // The capacity is never NaN (see `capacity`).
+        let wanted = at_most(queue.total_usage, capacity);
         let floor = queue.alloc - EPSILON;
         if (r == ResourceType::Cpu.index() && self.coprocessor_cpus_changed)
             || moved > EPSILON
