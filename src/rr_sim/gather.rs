@@ -56,9 +56,10 @@ pub(super) fn sort_by_queue(
     sorted: &mut Vec<u128>,
 ) {
     let queue_of = |key: u128| (key >> 97) as usize;
-    let queues = starts.len() - 1;
-    for q in 0..queues {
-        starts[q + 1] += starts[q];
+    let mut total = 0;
+    for start in starts.iter_mut() {
+        total += *start;
+        *start = total;
     }
     sorted.clear();
     sorted.resize(keys.len(), 0);
