@@ -136,6 +136,57 @@ fn build_jobs(
     in_order
 }
 
+/// The pass over the jobs of [`Simulation::new`]: each nearly-runnable job's key goes to
+/// `order` and its record to `gathered` (counted in `queue_counts`), or its index to
+/// `finished_at_start` when it has no work left. A function of its own, so that the loop
+/// keeps its tables in registers rather than sharing them with the rest of the building.
+#[inline(never)]
+fn gather_jobs(
+    state: &ClientState,
+    versions: &[Option<VersionFacts>],
+    project_included: &[bool],
+    queue_counts: &mut [usize],
+    order: &mut Vec<u128>,
+    gathered: &mut Vec<Gathered>,
+    finished_at_start: &mut Vec<usize>,
+) {
+    for (index, job) in state.jobs.iter().enumerate() {
+        // `job_nearly_runnable`, with the app version and the project's suspension
+        // read from `versions` and `project_included`. Most jobs left out are done
+        // computing (waiting to upload or report), so that is tested first.
+        if job.state.computing_done() || job.suspended {
+            continue;
+        }
+        let Some(av_id) = job.app_version else { continue };
+        let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+        if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
+            continue;
+        }
+        let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+        let remaining =
+            remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
+        if remaining <= 0.0 {
+            finished_at_start.push(index);
+            continue;
+        }
+        let queue = queue_index(job.project.index(), version.resource);
+        queue_counts[queue + 1] += 1;
+        let major = (queue as u128) << 1 | u128::from(!job.is_running());
+        order.push(
+            major << 96
+                | u128::from(order_bits(job.report_deadline)) << 32
+                | gathered.len() as u128,
+        );
+        gathered.push(Gathered {
+            job: index as u32,
+            remaining,
+            usage: version.usage,
+            cpu: version.cpu,
+            received: job.received_time,
+        });
+    }
+}
+
 pub(super) fn sane_weight(share: f64) -> f64 {
     if share.is_finite() && share > 0.0 { share } else { 0.0 }
 }
@@ -211,41 +262,15 @@ impl Simulation {
         project_included.clear();
         project_included
             .extend(state.projects.iter().map(|p| !p.non_cpu_intensive && !p.suspended));
-        for (index, job) in state.jobs.iter().enumerate() {
-            // `job_nearly_runnable`, with the app version and the project's suspension
-            // read from the tables above. Most jobs left out are done computing (waiting
-            // to upload or report), so that is tested first.
-            if job.state.computing_done() || job.suspended {
-                continue;
-            }
-            let Some(av_id) = job.app_version else { continue };
-            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-            if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
-                continue;
-            }
-            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-            let remaining =
-                remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
-            if remaining <= 0.0 {
-                finished_at_start.push(index);
-                continue;
-            }
-            let queue = queue_index(job.project.index(), version.resource);
-            queue_counts[queue + 1] += 1;
-            let major = (queue as u128) << 1 | u128::from(!job.is_running());
-            order.push(
-                major << 96
-                    | u128::from(order_bits(job.report_deadline)) << 32
-                    | gathered.len() as u128,
-            );
-            gathered.push(Gathered {
-                job: index as u32,
-                remaining,
-                usage: version.usage,
-                cpu: version.cpu,
-                received: job.received_time,
-            });
-        }
+        gather_jobs(
+            state,
+            versions,
+            project_included,
+            queue_counts,
+            order,
+            gathered,
+            &mut finished_at_start,
+        );
         sort_by_queue(order, queue_counts, fill, sorted);
         let order = sorted;
         // The jobs are built directly in queue order: the queue and the deadline are in
