@@ -124,6 +124,8 @@ pub(super) fn queue_resource(q: usize) -> usize {
 impl Simulation {
     /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
     /// the CPU), then steps from completion to completion until no job can progress.
+    /// Kept out of line, so that the event loop has the registers to itself.
+    #[inline(never)]
     pub(super) fn run(&mut self) {
         for gpu in ResourceType::GPUS {
             self.reallocate(gpu.index(), 0.0, true);
