@@ -163,8 +163,7 @@ fn gather_jobs(
             continue;
         }
         let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-        let remaining =
-            remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
+        let remaining = remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
         if remaining <= 0.0 {
             finished_at_start.push(index);
             continue;
