@@ -1,7 +1,7 @@
 //! Sharing a resource among the projects with jobs on it: weighted water-filling, and
 //! the CPUs the running coprocessor jobs take off the CPU.
 
-use super::simulation::{EPSILON, Simulation};
+use super::simulation::{EPSILON, Simulation, at_most};
 use crate::model::ResourceType;
 
 impl Simulation {
@@ -9,15 +9,39 @@ impl Simulation {
     /// dirty queues (or from scratch with `force`), and moves the affected queues on.
     pub(super) fn reallocate(&mut self, r: usize, t: f64, force: bool) {
         let cpu = r == ResourceType::Cpu.index();
-        let instances = self.resources[r].instances;
-        let capacity = if cpu { (instances - self.coprocessor_cpus).max(0.0) } else { instances };
+        let capacity = self.capacity(r);
         let full = force
             || (cpu && self.coprocessor_cpus_changed)
             || (capacity - self.resources[r].capacity).abs() > EPSILON
             || self.dirty.iter().any(|&q| {
                 let queue = &self.queues[q as usize];
-                queue.total_usage.min(capacity) < queue.alloc - EPSILON
+                at_most(queue.total_usage, capacity) < queue.alloc - EPSILON
             });
+        self.reallocate_as(r, t, force, full);
+    }
+
+    /// [`Simulation::reallocate`] when the caller has already made its test and found
+    /// that the allocations must be recomputed.
+    pub(super) fn refill(&mut self, r: usize, t: f64) {
+        self.reallocate_as(r, t, false, true);
+    }
+
+    /// The instances of resource `r` its queues share: on the CPU, those the running
+    /// coprocessor jobs leave. Never NaN (`max` gives 0 for a NaN difference).
+    pub(super) fn capacity(&self, r: usize) -> f64 {
+        let instances = self.resources[r].instances;
+        if r == ResourceType::Cpu.index() {
+            (instances - self.coprocessor_cpus).max(0.0)
+        } else {
+            instances
+        }
+    }
+
+    /// [`Simulation::reallocate`] once it is known whether the allocations must be
+    /// recomputed (`full`) or the dirty queues only moved on at theirs.
+    fn reallocate_as(&mut self, r: usize, t: f64, force: bool, full: bool) {
+        let cpu = r == ResourceType::Cpu.index();
+        let capacity = self.capacity(r);
         if cpu {
             self.coprocessor_cpus_changed = false;
         }
@@ -108,8 +132,9 @@ impl Simulation {
         let mut total_weight = -0.0;
         for &q in &resources[r].queues {
             let queue = &mut queues[q as usize];
-            let demand =
-                if queue.live > 0 { queue.total_usage.min(capacity).max(0.0) } else { 0.0 };
+            // A demand is used only when above EPSILON, and the capacity is never NaN: a
+            // plain comparison does for `min`, and no floor at zero is needed.
+            let demand = if queue.live > 0 { at_most(queue.total_usage, capacity) } else { 0.0 };
             queue.pending_alloc = 0.0;
             if demand > EPSILON {
                 unsettled.push(Claim { queue: q, weight: queue.weight, demand });

@@ -8,6 +8,7 @@ use super::queue::Queue;
 use super::simulate::RrSimScratch;
 use super::simulation::{
     JobOrigin, MIN_JOB_USAGE, NO_JOB, NRESOURCES, ResourceState, SimJob, Simulation, queue_index,
+    queue_resource,
 };
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
 use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
@@ -55,9 +56,10 @@ pub(super) fn sort_by_queue(
     sorted: &mut Vec<u128>,
 ) {
     let queue_of = |key: u128| (key >> 97) as usize;
-    let queues = starts.len() - 1;
-    for q in 0..queues {
-        starts[q + 1] += starts[q];
+    let mut total = 0;
+    for start in starts.iter_mut() {
+        total += *start;
+        *start = total;
     }
     sorted.clear();
     sorted.resize(keys.len(), 0);
@@ -132,6 +134,56 @@ fn build_jobs(
         }
     }));
     in_order
+}
+
+/// The pass over the jobs of [`Simulation::new`]: each nearly-runnable job's key goes to
+/// `order` and its record to `gathered` (counted in `queue_counts`), or its index to
+/// `finished_at_start` when it has no work left. A function of its own, so that the loop
+/// keeps its tables in registers rather than sharing them with the rest of the building.
+#[inline(never)]
+fn gather_jobs(
+    state: &ClientState,
+    versions: &[Option<VersionFacts>],
+    project_included: &[bool],
+    queue_counts: &mut [usize],
+    order: &mut Vec<u128>,
+    gathered: &mut Vec<Gathered>,
+    finished_at_start: &mut Vec<usize>,
+) {
+    for (index, job) in state.jobs.iter().enumerate() {
+        // `job_nearly_runnable`, with the app version and the project's suspension
+        // read from `versions` and `project_included`. Most jobs left out are done
+        // computing (waiting to upload or report), so that is tested first.
+        if job.state.computing_done() || job.suspended {
+            continue;
+        }
+        let Some(av_id) = job.app_version else { continue };
+        let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
+        if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
+            continue;
+        }
+        let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
+        let remaining = remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
+        if remaining <= 0.0 {
+            finished_at_start.push(index);
+            continue;
+        }
+        let queue = queue_index(job.project.index(), version.resource);
+        queue_counts[queue + 1] += 1;
+        let major = (queue as u128) << 1 | u128::from(!job.is_running());
+        order.push(
+            major << 96
+                | u128::from(order_bits(job.report_deadline)) << 32
+                | gathered.len() as u128,
+        );
+        gathered.push(Gathered {
+            job: index as u32,
+            remaining,
+            usage: version.usage,
+            cpu: version.cpu,
+            received: job.received_time,
+        });
+    }
 }
 
 pub(super) fn sane_weight(share: f64) -> f64 {
@@ -209,41 +261,15 @@ impl Simulation {
         project_included.clear();
         project_included
             .extend(state.projects.iter().map(|p| !p.non_cpu_intensive && !p.suspended));
-        for (index, job) in state.jobs.iter().enumerate() {
-            // `job_nearly_runnable`, with the app version and the project's suspension
-            // read from the tables above. Most jobs left out are done computing (waiting
-            // to upload or report), so that is tested first.
-            if job.state.computing_done() || job.suspended {
-                continue;
-            }
-            let Some(av_id) = job.app_version else { continue };
-            let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-            if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
-                continue;
-            }
-            let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
-            let remaining =
-                remaining_after(unstarted_from(fpops_est, version.flops, version.dcf), job);
-            if remaining <= 0.0 {
-                finished_at_start.push(index);
-                continue;
-            }
-            let queue = queue_index(job.project.index(), version.resource);
-            queue_counts[queue + 1] += 1;
-            let major = (queue as u128) << 1 | u128::from(!job.is_running());
-            order.push(
-                major << 96
-                    | u128::from(order_bits(job.report_deadline)) << 32
-                    | gathered.len() as u128,
-            );
-            gathered.push(Gathered {
-                job: index as u32,
-                remaining,
-                usage: version.usage,
-                cpu: version.cpu,
-                received: job.received_time,
-            });
-        }
+        gather_jobs(
+            state,
+            versions,
+            project_included,
+            queue_counts,
+            order,
+            gathered,
+            &mut finished_at_start,
+        );
         sort_by_queue(order, queue_counts, fill, sorted);
         let order = sorted;
         // The jobs are built directly in queue order: the queue and the deadline are in
@@ -278,19 +304,11 @@ impl Simulation {
         }
 
         // The queues kept from the last simulation are the same project and resource at
-        // the same index: they are reset in place, keeping their heaps' allocations (the
+        // the same index: they are reset in place, keeping their completion lists' allocations (the
         // queues of projects added since are made first, then reset with the others).
         // A project's weight is the same on each of its queues: it is read once.
         let mut queues = std::mem::take(&mut scratch.queues);
-        queues.truncate(queues_count);
-        while queues.len() < queues_count {
-            let q = queues.len();
-            queues.push(Queue {
-                project: q / NRESOURCES,
-                resource: q % NRESOURCES,
-                ..Queue::default()
-            });
-        }
+        queues.resize_with(queues_count, Queue::default);
         for (project_queues, project) in queues.chunks_exact_mut(NRESOURCES).zip(&state.projects) {
             let weight = sane_weight(project.resource_share);
             for (queue, resource) in project_queues.iter_mut().zip(&resources) {
@@ -318,9 +336,9 @@ impl Simulation {
             queue.head = start as u32;
             queue.total_usage = jobs[start..end].iter().map(|j| j.usage).sum();
             queue.live = (end - start) as u32;
-            // Room for every job's first activation, so the heap rarely grows.
+            // Room for every job's first activation, so the list rarely grows.
             queue.completions.reserve(end - start);
-            resources[queue.resource].queues.push(q);
+            resources[queue_resource(q as usize)].queues.push(q);
             start = end;
         }
 

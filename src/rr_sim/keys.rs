@@ -1,32 +1,28 @@
-//! Floats as order-preserving integers: the completion heaps' packed entries and the
+//! Floats as order-preserving integers: the packed completion entries and the
 //! pending-event keys of the round-robin simulation, so that a single integer comparison
 //! orders them and ties break deterministically.
 
-use std::cmp::Reverse;
-
-/// An entry of a min-heap, packed into one integer so that a single comparison orders
-/// it: the key (in an order-preserving encoding), then the id, then the stamp, so ties
-/// break deterministically. Reversed, because `BinaryHeap` pops its greatest entry.
+/// A pending completion, packed into one integer so that a single comparison orders it:
+/// the key (in an order-preserving encoding), then the id, then the stamp, so ties break
+/// deterministically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct HeapEntry(Reverse<u128>);
+pub(super) struct Completion(u128);
 
-impl HeapEntry {
+impl Completion {
     pub(super) fn new(key: f64, id: u32, stamp: u32) -> Self {
-        HeapEntry(Reverse(
-            u128::from(order_bits(key)) << 64 | u128::from(id) << 32 | u128::from(stamp),
-        ))
+        Completion(u128::from(order_bits(key)) << 64 | u128::from(id) << 32 | u128::from(stamp))
     }
 
     pub(super) fn key(self) -> f64 {
-        from_order_bits((self.0.0 >> 64) as u64)
+        from_order_bits((self.0 >> 64) as u64)
     }
 
     pub(super) fn id(self) -> u32 {
-        (self.0.0 >> 32) as u32
+        (self.0 >> 32) as u32
     }
 
     pub(super) fn stamp(self) -> u32 {
-        self.0.0 as u32
+        self.0 as u32
     }
 }
 

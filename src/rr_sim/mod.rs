@@ -53,14 +53,16 @@
 //! # Cost
 //!
 //! Each project's jobs on a resource progress at one common rate, so a queue keeps one
-//! "progress clock" and a heap of its active jobs keyed by the clock value at which they
-//! finish; each queue keeps the time of its next completion, and the next event is found
-//! by a scan over the queues that have jobs (at most projects × resources, usually a
-//! dozen: cheaper than a global heap whose entries mostly go stale). A reallocation
-//! changes a queue's rate, never its heap, so it costs O(1) per queue. A completion whose project
-//! still wants at least its allocation leaves every allocation unchanged, so it touches
-//! only its own queue: the simulation is O(jobs · log jobs) plus O(projects) per
-//! reallocation, with no per-event pass over all jobs.
+//! "progress clock" and its active jobs' completions in order of the clock value at which
+//! they finish (a sorted list: jobs mostly finish in the order they started, so a new
+//! completion usually goes at the end); each queue keeps the time of its next
+//! completion, and the next event is found by a scan over the queues that have jobs (at
+//! most projects × resources, usually a dozen: cheaper than a global heap whose entries
+//! mostly go stale). A reallocation changes a queue's rate, never its completions, so it
+//! costs O(1) per queue. A completion whose project still wants at least its allocation
+//! leaves every allocation unchanged, so it touches only its own queue: the simulation
+//! is O(jobs · active jobs) at worst, O(jobs) when they finish in the order they
+//! started, plus O(projects) per reallocation, with no per-event pass over all jobs.
 //!
 //! Allowances: a job using more instances than the resource has is treated as using all
 //! of them (BOINC runs such a job alone), and coprocessor jobs hold their CPUs whatever

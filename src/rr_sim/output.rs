@@ -1,7 +1,7 @@
 //! What the round-robin simulation reports: per job, per resource and per project (the
 //! module documentation of [`crate::rr_sim`] says what each figure means).
 
-use super::simulation::{EPSILON, NRESOURCES, Simulation};
+use super::simulation::{EPSILON, NRESOURCES, Simulation, queue_project, queue_resource};
 use crate::Time;
 use crate::model::{ClientState, ResourceMap, ResourceType};
 use serde::Serialize;
@@ -108,10 +108,10 @@ impl Simulation {
                 remaining_duration: origin.initial_remaining,
             };
             if deadline_missed {
-                let queue = &self.queues[job.queue as usize];
-                let resource = ResourceType::ALL[queue.resource];
+                let q = job.queue as usize;
+                let resource = ResourceType::ALL[queue_resource(q)];
                 resources[resource].deadlines_missed += 1;
-                projects[queue.project].deadlines_missed[resource] += 1;
+                projects[queue_project(q)].deadlines_missed[resource] += 1;
             }
         }
         for (r, resource) in ResourceType::ALL.into_iter().enumerate() {

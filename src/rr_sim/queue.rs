@@ -1,16 +1,73 @@
 //! One project's jobs on one resource: the active head of the queue, the common progress
-//! clock its active jobs run on, and the heap of their completions.
+//! clock its active jobs run on, and their completions in order.
 
-use super::keys::{HeapEntry, NO_EVENT, event_key};
-use super::simulation::{EPSILON, NO_JOB, NRESOURCES, SimJob, Simulation, is_stale, queue_index};
+use super::keys::{Completion, NO_EVENT, event_key};
+use super::simulation::{
+    EPSILON, NO_JOB, NRESOURCES, SimJob, Simulation, is_stale, queue_index, queue_project,
+    queue_resource,
+};
 use crate::model::ResourceType;
-use std::collections::BinaryHeap;
 
-/// The jobs of one project on one resource, and that project's accounting on it.
+/// The pending completions of a queue's active jobs, earliest first: the entries from
+/// `first` on, in ascending order (those before it were taken).
+///
+/// A job activated later usually finishes later (the queue runs its active jobs at one
+/// rate, and jobs of a project tend to be alike), so a new entry usually belongs at the
+/// end: kept sorted, taking the earliest is a step of `first` rather than a heap's sift to
+/// the bottom, and adding one is usually a single comparison. The queues' active jobs
+/// are few (they share the instances of one resource), which bounds the shifting when an
+/// entry does belong further in. The entries are distinct (a job's stamp changes with
+/// every activation), so they come out in the same order as from any priority queue.
+#[derive(Debug, Default)]
+pub(super) struct Completions {
+    entries: Vec<Completion>,
+    first: usize,
+}
+
+impl Completions {
+    pub(super) fn clear(&mut self) {
+        self.entries.clear();
+        self.first = 0;
+    }
+
+    /// Room for `additional` more entries than are in the list.
+    pub(super) fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
+    /// The earliest pending completion.
+    pub(super) fn peek(&self) -> Option<Completion> {
+        self.entries.get(self.first).copied()
+    }
+
+    /// Takes the earliest pending completion.
+    pub(super) fn pop(&mut self) {
+        self.first += 1;
+    }
+
+    /// Adds a completion in its place, moving it down past any later ones. Once all were
+    /// taken, the list starts over, so that it holds no more than the entries added since
+    /// it was last empty.
+    pub(super) fn push(&mut self, entry: Completion) {
+        if self.entries.len() <= self.first {
+            self.clear();
+        }
+        self.entries.push(entry);
+        let entries = self.entries.as_mut_slice();
+        for i in (self.first + 1..entries.len()).rev() {
+            if entries[i - 1] <= entry {
+                break;
+            }
+            entries.swap(i - 1, i);
+        }
+    }
+}
+
+/// The jobs of one project on one resource, and that project's accounting on it. The
+/// project and the resource are those of its index (see [`queue_index`]), so that the
+/// queues the event loop walks stay small.
 #[derive(Debug, Default)]
 pub(super) struct Queue {
-    pub(super) project: usize,
-    pub(super) resource: usize,
     /// The project's resource share, the water-filling weight.
     pub(super) weight: f64,
     /// The resource's availability, kept here since every clock update needs it.
@@ -35,7 +92,7 @@ pub(super) struct Queue {
     /// completion keys are on), as of `progress_time`.
     pub(super) progress: f64,
     pub(super) progress_time: f64,
-    pub(super) completions: BinaryHeap<HeapEntry>,
+    pub(super) completions: Completions,
     /// Its place in the event list (`Simulation::event_times`), if it has jobs.
     pub(super) event_slot: u32,
     pub(super) dirty: bool,
@@ -49,16 +106,14 @@ pub(super) struct Queue {
 
 impl Queue {
     /// Makes the queue as it is before a simulation starts: no jobs, nothing allocated or
-    /// used, with the project's `weight` and the resource's `availability`. Its heap keeps
-    /// its allocation.
+    /// used, with the project's `weight` and the resource's `availability`. Its completion
+    /// list keeps its allocation.
     pub(super) fn reset(&mut self, weight: f64, availability: f64) {
         // Built whole from the default, so that no field of a new kind can be left with
         // the last simulation's value.
         let mut completions = std::mem::take(&mut self.completions);
         completions.clear();
         *self = Queue {
-            project: self.project,
-            resource: self.resource,
             weight,
             availability,
             head: NO_JOB,
@@ -92,7 +147,7 @@ impl Queue {
             let job = &mut jobs[next as usize];
             job.generation = job.generation.wrapping_add(1);
             job.work += self.progress;
-            self.completions.push(HeapEntry::new(job.work, next, job.generation));
+            self.completions.push(Completion::new(job.work, next, job.generation));
             self.active_usage += job.usage;
             self.active_cpu += job.cpu;
             self.active_end = next;
@@ -156,7 +211,7 @@ impl Queue {
             return;
         }
         while let Some(top) = self.completions.peek() {
-            if is_stale(jobs, top) {
+            if is_stale(jobs, &top) {
                 self.completions.pop();
                 continue;
             }
@@ -190,11 +245,11 @@ impl Simulation {
         // CPU use is recorded whenever they move, so while the CPU allocation and this
         // queue's held CPUs keep their exact values, the sum would come out as what was
         // recorded (a NaN record is always renewed, as the comparison below would).
-        let held = coprocessor_cpus_of(queue);
+        let held = coprocessor_cpus_of(queue, queue_resource(q));
         let held_moved = held.to_bits() != queue.held_cpus.to_bits();
         queue.held_cpus = held;
         *held_cpus_moved |= held_moved;
-        let project = queue.project;
+        let project = queue_project(q);
         let cpu_queue = queue_index(project, ResourceType::Cpu.index());
         if alloc_changed && q != cpu_queue {
             self.set_project_used(q, alloc, t);
@@ -215,8 +270,8 @@ impl Simulation {
     }
 }
 
-/// CPUs the active jobs of a coprocessor queue hold (each for the fraction of the time it
-/// runs).
-pub(super) fn coprocessor_cpus_of(queue: &Queue) -> f64 {
-    if queue.resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
+/// CPUs the active jobs of a coprocessor queue (on `resource`) hold, each for the
+/// fraction of the time it runs.
+pub(super) fn coprocessor_cpus_of(queue: &Queue, resource: usize) -> f64 {
+    if resource == ResourceType::Cpu.index() { 0.0 } else { queue.rate * queue.active_cpu }
 }

@@ -2,7 +2,7 @@
 //! assignment, step from one job completion to the next until no job can progress.
 
 use super::allocation::Claim;
-use super::keys::{HeapEntry, NO_EVENT, event_time};
+use super::keys::{Completion, NO_EVENT, event_time};
 use super::queue::Queue;
 use crate::Time;
 use crate::model::{JobId, ResourceType};
@@ -22,7 +22,7 @@ pub(super) const NO_JOB: u32 = u32::MAX;
 #[derive(Debug, Clone)]
 pub(super) struct SimJob {
     pub(super) queue: u32,
-    /// Bumped on every activation and deactivation, to recognise stale heap entries.
+    /// Bumped on every activation and deactivation, to recognise stale completion entries.
     pub(super) generation: u32,
     pub(super) prev: u32,
     pub(super) next: u32,
@@ -103,9 +103,29 @@ pub(super) fn queue_index(project: usize, resource: usize) -> usize {
     project * NRESOURCES + resource
 }
 
+/// The smaller of `x` and a `cap` that is never NaN; a NaN `x` gives `cap`. This is
+/// `x.min(cap)` without its handling of a NaN `cap`, except that when both are zeros the
+/// sign of the result may differ: it is only for results that are compared, or used
+/// only when positive.
+pub(super) fn at_most(x: f64, cap: f64) -> f64 {
+    if x < cap { x } else { cap }
+}
+
+/// The project of the queue at index `q`.
+pub(super) fn queue_project(q: usize) -> usize {
+    q / NRESOURCES
+}
+
+/// The resource of the queue at index `q`.
+pub(super) fn queue_resource(q: usize) -> usize {
+    q % NRESOURCES
+}
+
 impl Simulation {
     /// Makes the initial assignment (coprocessors first, since their jobs' CPUs come off
     /// the CPU), then steps from completion to completion until no job can progress.
+    /// Kept out of line, so that the event loop has the registers to itself.
+    #[inline(never)]
     pub(super) fn run(&mut self) {
         for gpu in ResourceType::GPUS {
             self.reallocate(gpu.index(), 0.0, true);
@@ -118,8 +138,9 @@ impl Simulation {
             let t = event_time(std::mem::replace(&mut self.event_times[slot], NO_EVENT));
             self.end_time = t;
             self.complete_due(q, t);
-            let r = self.queues[q].resource;
-            if self.still_covered(q) {
+            let r = queue_resource(q);
+            let aftermath = self.aftermath(q);
+            if aftermath == Aftermath::Covered {
                 // The project still wants at least its allocation, so every allocation
                 // on the resource stays as it is: only its own active jobs move on.
                 let alloc = self.queues[q].alloc;
@@ -132,10 +153,15 @@ impl Simulation {
                     self.queues[q].dirty = true;
                     self.dirty.push(q as u32);
                 }
-                self.reallocate(r, t, false);
+                if aftermath == Aftermath::Reallocate {
+                    self.refill(r, t);
+                } else {
+                    self.reallocate(r, t, false);
+                }
             }
+            // The CPUs the coprocessor jobs hold moved: the CPU is shared out again.
             if r != ResourceType::Cpu.index() && self.coprocessor_cpus_changed {
-                self.reallocate(ResourceType::Cpu.index(), t, false);
+                self.refill(ResourceType::Cpu.index(), t);
             }
         }
         let horizon = self.horizon;
@@ -177,14 +203,15 @@ impl Simulation {
         let Simulation { queues, jobs, .. } = self;
         let queue = &mut queues[q];
         queue.advance(t);
-        let tolerance = EPSILON * queue.progress.abs().max(1.0);
         let mut first = true;
-        while let Some(&top) = queue.completions.peek() {
+        while let Some(top) = queue.completions.peek() {
             if is_stale(jobs, &top) {
                 queue.completions.pop();
                 continue;
             }
-            if !first && top.key() > queue.progress + tolerance {
+            // The tolerance is worked out only when a second completion is in view: most
+            // events complete a single job.
+            if !first && top.key() > queue.progress + EPSILON * queue.progress.abs().max(1.0) {
                 break;
             }
             queue.completions.pop();
@@ -193,28 +220,47 @@ impl Simulation {
         }
     }
 
-    /// Whether queue `q` can keep its allocation after a completion without reallocating
-    /// its resource: the capacity has not moved and its jobs still want it all (the test
-    /// `reallocate` makes for its dirty queues).
-    pub(super) fn still_covered(&self, q: usize) -> bool {
+    /// What a completion in queue `q` leaves to do on its resource: the tests
+    /// `reallocate` would make with `q` its only dirty queue, made here once.
+    pub(super) fn aftermath(&self, q: usize) -> Aftermath {
         let queue = &self.queues[q];
-        let resource = &self.resources[queue.resource];
-        let cpu = queue.resource == ResourceType::Cpu.index();
-        let capacity = if cpu {
-            (resource.instances - self.coprocessor_cpus).max(0.0)
+        let r = queue_resource(q);
+        let capacity = self.capacity(r);
+        let moved = (capacity - self.resources[r].capacity).abs();
+        // The capacity is never NaN (see `capacity`).
+        let wanted = at_most(queue.total_usage, capacity);
+        let floor = queue.alloc - EPSILON;
+        if (r == ResourceType::Cpu.index() && self.coprocessor_cpus_changed)
+            || moved > EPSILON
+            || wanted < floor
+        {
+            Aftermath::Reallocate
+        } else if moved <= EPSILON && wanted >= floor {
+            Aftermath::Covered
         } else {
-            resource.instances
-        };
-        !(cpu && self.coprocessor_cpus_changed)
-            && (capacity - resource.capacity).abs() <= EPSILON
-            && queue.total_usage.min(capacity) >= queue.alloc - EPSILON
+            Aftermath::Undecided
+        }
     }
+}
+
+/// What a completion leaves to do on its queue's resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Aftermath {
+    /// The capacity has not moved and the project's jobs still want all its allocation:
+    /// every allocation on the resource stays as it is.
+    Covered,
+    /// The capacity moved or the project's jobs want less than its allocation: the
+    /// resource is shared out again.
+    Reallocate,
+    /// Neither holds (a NaN compared): [`Simulation::reallocate`] decides, as for any
+    /// dirty queue.
+    Undecided,
 }
 
 /// Whether a completion entry no longer describes an active job's finish. The stamp
 /// alone tells: an entry is pushed only on activation, with the generation that
 /// activation set; deactivation moves the generation on; and a finishing job's own
 /// entry is the one just popped, so no entry of a done job carries its generation.
-pub(super) fn is_stale(jobs: &[SimJob], entry: &HeapEntry) -> bool {
+pub(super) fn is_stale(jobs: &[SimJob], entry: &Completion) -> bool {
     jobs[entry.id() as usize].generation != entry.stamp()
 }
