@@ -430,6 +430,10 @@ impl<'a> Enforcer<'a> {
     /// Counts a running job as holding its processors, memory and app slot. A running
     /// task stays on its instances; one without a valid record of them is counted where
     /// it would fit.
+    ///
+    /// Inlined (as is [`Enforcer::hold_version`] into it): it runs for every running
+    /// job at every decision, and the calls cost about as much as the counting.
+    #[inline(always)]
     fn hold_running(&mut self, id: JobId, job: &Job, recorded: &[u32], non_cpu_intensive: bool) {
         let version = self.version_of_job(job);
         let from = self.held_instances.len();
@@ -457,6 +461,7 @@ impl<'a> Enforcer<'a> {
     }
 
     /// [`Enforcer::hold`] with the job's record and app version already looked up.
+    #[inline(always)]
     fn hold_version(
         &mut self,
         id: JobId,
