@@ -364,7 +364,8 @@ fn must_start_now(
 /// project's runnable jobs of one resource) and kept from one decision to the next.
 /// Where the order is broken anyway, the stable sort merges the runs in order between
 /// them rather than sorting from scratch (keys are distinct: the order is the same as
-/// an unstable sort's).
+/// an unstable sort's). A queue is sorted when it is first taken from: the debt pass
+/// fills the processors from a few projects' queues, and most are never taken from.
 #[derive(Debug, Default)]
 struct Queue {
     ranked: Vec<Ranked>,
@@ -375,6 +376,8 @@ struct Queue {
     later: Vec<Ranked>,
     /// How many were taken from the front.
     taken: usize,
+    /// Put in key order since the last job was gathered.
+    sorted: bool,
 }
 
 impl Queue {
@@ -382,8 +385,12 @@ impl Queue {
         if ranked.rank == 0 { self.ranked.push(ranked) } else { self.later.push(ranked) }
     }
 
-    /// Puts the gathered jobs in key order.
+    /// Puts the gathered jobs in key order (once).
     fn sort(&mut self) {
+        if self.sorted {
+            return;
+        }
+        self.sorted = true;
         if !in_key_order(&self.ranked) {
             self.ranked.sort();
         }
@@ -396,18 +403,23 @@ impl Queue {
         }
     }
 
+    /// The next job; the queue must be sorted.
     fn peek(&self) -> Option<&Ranked> {
+        debug_assert!(self.sorted, "a queue looked into before it was sorted");
         self.ranked.get(self.taken)
     }
 
+    /// Takes the next job, sorting the queue first if it was not yet.
     fn pop(&mut self) -> Option<Ranked> {
+        self.sort();
         let next = self.peek().copied()?;
         self.taken += 1;
         Some(next)
     }
 
+    /// Whether every job was taken (sorted or not: `later` is empty once sorted).
     fn is_empty(&self) -> bool {
-        self.taken >= self.ranked.len()
+        self.taken >= self.ranked.len() && self.later.is_empty()
     }
 
     /// Empties the queue, keeping its buffer.
@@ -415,6 +427,7 @@ impl Queue {
         self.ranked.clear();
         self.later.clear();
         self.taken = 0;
+        self.sorted = false;
     }
 }
 
@@ -471,7 +484,7 @@ impl Candidates {
         scheduler: &mut Scheduler,
     ) {
         let nprojects = state.projects.len();
-        // Candidates are collected first and sorted once at the end. The lists keep their
+        // Candidates are collected first and sorted once, after. The lists keep their
         // buffers from one decision to the next, which hold a project's runnable jobs
         // after the first few decisions: reserving room at each one would cost more than
         // the few times a list grows.
@@ -592,7 +605,9 @@ impl Candidates {
             };
             by_project[resource][project].push(ranked);
         }
-        for queue in edf.0.iter_mut().chain(by_project.0.iter_mut()).flatten() {
+        // The debt pass's queues are sorted as they are first taken from; the EDF pass
+        // compares the queues' first jobs before it takes any.
+        for queue in edf.0.iter_mut().flatten() {
             queue.sort();
         }
     }
