@@ -154,6 +154,9 @@ impl ProjectFacts {
         // Transfers are seldom deferred: one look down the file list spares nearly every
         // decision a visit to each job's input files.
         let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
+        // Projects are seldom suspended: one look down the project list spares nearly
+        // every job a look up of its project.
+        let some_project_suspended = state.projects.iter().any(|p| p.suspended);
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
             // list until the control loop forgets them (see `ClientControl::compact`).
@@ -179,7 +182,9 @@ impl ProjectFacts {
             // their suspension test and the deferred-input test (which visits the
             // workunit's input files). A downloading job is never done computing, so it is
             // also nearly runnable unless an input is deferred.
-            if job.suspended || state.projects[job.project.index()].suspended {
+            if job.suspended
+                || (some_project_suspended && state.projects[job.project.index()].suspended)
+            {
                 continue;
             }
             if job.state == JobState::FilesDownloaded {
