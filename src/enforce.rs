@@ -636,15 +636,28 @@ impl<'a> Enforcer<'a> {
 /// lowest free slot), preempted ones are suspended (`Preempted`) or quit
 /// (`Uninitialized`, rolled back to their checkpoint, which is where the app restarts).
 pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now: Time) {
-    let mut slots_in_use: Vec<u32> =
-        state.jobs.iter().filter_map(|j| j.task.as_ref().map(|t| t.slot)).collect();
-    slots_in_use.sort_unstable();
+    // The slots in use, listed when the first job without a task starts: most
+    // enforcements start none, and the list takes a pass over every job. Nothing done
+    // before that changes which slots are in use (a preempted task keeps its slot).
+    let mut slots_in_use: Option<Vec<u32>> = None;
     for action in &enforcement.actions {
+        let starts = matches!(action.kind, ActionKind::Start { .. } | ActionKind::Resume { .. });
+        if starts
+            && slots_in_use.is_none()
+            && state.jobs.get(action.job.index()).is_some_and(|j| j.task.is_none())
+        {
+            let mut slots: Vec<u32> =
+                state.jobs.iter().filter_map(|j| j.task.as_ref().map(|t| t.slot)).collect();
+            slots.sort_unstable();
+            slots_in_use = Some(slots);
+        }
         let Some(job) = state.jobs.get_mut(action.job.index()) else { continue };
         match &action.kind {
             ActionKind::Start { gpu_instances } | ActionKind::Resume { gpu_instances } => {
                 let task = job.task.get_or_insert_with(|| {
-                    let slot = lowest_free_slot(&slots_in_use);
+                    // Listed above, as this job had no task.
+                    let slots_in_use = slots_in_use.get_or_insert_with(Vec::new);
+                    let slot = lowest_free_slot(slots_in_use);
                     let at = slots_in_use.partition_point(|&s| s < slot);
                     slots_in_use.insert(at, slot);
                     ActiveTask::new(slot)
