@@ -536,6 +536,9 @@ impl Candidates {
                 computing && !project.suspended && facts.get(p).is_none_or(ProjectFacts::runnable);
             may_run.then_some(project.non_cpu_intensive)
         }));
+        // Deadline misses are seldom projected: one look down the rr_sim's projects
+        // spares nearly every decision a look up per job.
+        let some_misses = rr.projects.iter().any(|p| p.deadlines_missed.0.iter().any(|&n| n > 0));
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let project = job.project.index();
@@ -558,8 +561,9 @@ impl Candidates {
             }
             let running = job.is_running();
             if policy != Policy::Legacy {
-                let misses = rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
-                if misses > 0 {
+                let misses =
+                    || rr.projects.get(project).map_or(0, |p| p.deadlines_missed[resource]);
+                if some_misses && misses() > 0 {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
                     edf[resource][project].push(ranked);
                 }
