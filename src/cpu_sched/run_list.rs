@@ -211,13 +211,16 @@ pub fn make_run_list_with_scratch(
                 }
                 scheduler.try_schedule(c.job, RunReason::Edf);
             }
-            scheduler.earliest_deadline_first(
-                resource,
-                &mut candidates.edf[resource],
-                rr,
-                &mut scratch.active,
-                &mut scratch.misses,
-            );
+            // Most decisions project no deadline misses: no EDF pass.
+            if candidates.edf_jobs[resource] {
+                scheduler.earliest_deadline_first(
+                    resource,
+                    &mut candidates.edf[resource],
+                    rr,
+                    &mut scratch.active,
+                    &mut scratch.misses,
+                );
+            }
             for &id in &candidates.slice[resource] {
                 if !scheduler.pool.has_room(resource) {
                     break;
@@ -452,6 +455,8 @@ struct Candidates {
     /// Per project with deadline misses on the resource (indexed by project id): its
     /// jobs, earliest deadline first, ties to the lowest job index (seed 000 step 2).
     edf: ResourceMap<Vec<Queue>>,
+    /// Whether some job is in the resource's `edf` queues.
+    edf_jobs: ResourceMap<bool>,
     /// Running jobs still inside their scheduling period, by job index.
     slice: ResourceMap<Vec<JobId>>,
     /// Running jobs that could not wait one scheduling period and still make their
@@ -502,8 +507,10 @@ impl Candidates {
                 }
             }
         };
-        let Candidates { edf, slice, critical, release, by_project, versions, projects } = self;
+        let Candidates { edf, edf_jobs, slice, critical, release, by_project, versions, projects } =
+            self;
         emptied(edf);
+        *edf_jobs = ResourceMap::default();
         emptied(by_project);
         for list in slice.0.iter_mut() {
             list.clear();
@@ -566,6 +573,7 @@ impl Candidates {
                 if some_misses && misses() > 0 {
                     let ranked = Ranked { rank: 0, time: job.report_deadline, job: id };
                     edf[resource][project].push(ranked);
+                    edf_jobs[resource] = true;
                 }
                 let remaining = rr.jobs.get(index).map_or(0.0, |j| j.remaining_duration);
                 let wall = remaining / available[resource];
@@ -611,8 +619,10 @@ impl Candidates {
         }
         // The debt pass's queues are sorted as they are first taken from; the EDF pass
         // compares the queues' first jobs before it takes any.
-        for queue in edf.0.iter_mut().flatten() {
-            queue.sort();
+        for (queues, _) in edf.0.iter_mut().zip(edf_jobs.0).filter(|(_, jobs)| *jobs) {
+            for queue in queues {
+                queue.sort();
+            }
         }
     }
 }
