@@ -493,7 +493,8 @@ impl Candidates {
         // buffers from one decision to the next, which hold a project's runnable jobs
         // after the first few decisions: reserving room at each one would cost more than
         // the few times a list grows.
-        let emptied = |lists: &mut ResourceMap<Vec<Queue>>| {
+        // `filled`: the resources whose lists may hold jobs (the others are empty already).
+        let emptied = |lists: &mut ResourceMap<Vec<Queue>>, filled: ResourceMap<bool>| {
             for (r, per_project) in ResourceType::ALL.into_iter().zip(lists.0.iter_mut()) {
                 // A GPU type the host lacks has no jobs that may run: no lists to sort
                 // and empty again at each decision.
@@ -502,16 +503,18 @@ impl Candidates {
                     continue;
                 }
                 per_project.resize_with(nprojects, Queue::default);
-                for list in per_project.iter_mut() {
-                    list.clear();
+                if filled[r] {
+                    for list in per_project.iter_mut() {
+                        list.clear();
+                    }
                 }
             }
         };
         let Candidates { edf, edf_jobs, slice, critical, release, by_project, versions, projects } =
             self;
-        emptied(edf);
+        emptied(edf, *edf_jobs);
         *edf_jobs = ResourceMap::default();
-        emptied(by_project);
+        emptied(by_project, ResourceMap([true; ResourceType::ALL.len()]));
         for list in slice.0.iter_mut() {
             list.clear();
         }
