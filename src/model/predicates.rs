@@ -149,6 +149,16 @@ impl ProjectFacts {
     /// [`ProjectFacts::gather`] into `facts` (whatever it held is replaced), so that a
     /// caller gathering at every decision reuses one list.
     pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
+        ProjectFacts::gather_with(state, facts, &mut Vec::new());
+    }
+
+    /// [`ProjectFacts::gather_into`] with `main_resources` as working space: a buffer
+    /// kept from one decision to the next.
+    pub(crate) fn gather_with(
+        state: &ClientState,
+        facts: &mut Vec<ProjectFacts>,
+        main_resources: &mut Vec<ResourceType>,
+    ) {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
         // Transfers are seldom deferred: one look down the file list spares nearly every
@@ -157,6 +167,9 @@ impl ProjectFacts {
         // Projects are seldom suspended: one look down the project list spares nearly
         // every job a look up of its project.
         let some_project_suspended = state.projects.iter().any(|p| p.suspended);
+        // Each app version's main resource, looked up once rather than once per job.
+        main_resources.clear();
+        main_resources.extend(state.app_versions.iter().map(|v| v.usage.main_resource()));
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
             // list until the control loop forgets them (see `ClientControl::compact`).
@@ -168,7 +181,7 @@ impl ProjectFacts {
                 f.ready_to_report += 1;
             }
             let Some(av) = job.app_version else { continue };
-            let resource = state.app_versions[av.index()].usage.main_resource();
+            let resource = main_resources[av.index()];
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
                 if is_positive_finite(latency) {
