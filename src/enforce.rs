@@ -641,19 +641,19 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
     // before that changes which slots are in use (a preempted task keeps its slot).
     let mut slots_in_use: Option<Vec<u32>> = None;
     for action in &enforcement.actions {
-        let starts = matches!(action.kind, ActionKind::Start { .. } | ActionKind::Resume { .. });
-        if starts
-            && slots_in_use.is_none()
-            && state.jobs.get(action.job.index()).is_some_and(|j| j.task.is_none())
-        {
-            let mut slots: Vec<u32> =
-                state.jobs.iter().filter_map(|j| j.task.as_ref().map(|t| t.slot)).collect();
-            slots.sort_unstable();
-            slots_in_use = Some(slots);
-        }
-        let Some(job) = state.jobs.get_mut(action.job.index()) else { continue };
+        let index = action.job.index();
         match &action.kind {
+            // Nearly every action: looked at first, and without touching the job.
+            ActionKind::KeepRunning => {}
             ActionKind::Start { gpu_instances } | ActionKind::Resume { gpu_instances } => {
+                let Some(job) = state.jobs.get(index) else { continue };
+                if job.task.is_none() && slots_in_use.is_none() {
+                    let mut slots: Vec<u32> =
+                        state.jobs.iter().filter_map(|j| j.task.as_ref().map(|t| t.slot)).collect();
+                    slots.sort_unstable();
+                    slots_in_use = Some(slots);
+                }
+                let job = &mut state.jobs[index];
                 let task = job.task.get_or_insert_with(|| {
                     // Listed above, as this job had no task.
                     let slots_in_use = slots_in_use.get_or_insert_with(Vec::new);
@@ -670,7 +670,9 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
                 }
             }
             ActionKind::Preempt { remove_from_memory } => {
-                let Some(task) = job.task.as_mut() else { continue };
+                let Some(task) = state.jobs.get_mut(index).and_then(|j| j.task.as_mut()) else {
+                    continue;
+                };
                 task.gpu_instances.clear();
                 if *remove_from_memory {
                     task.quit();
@@ -678,7 +680,6 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
                     task.scheduler_state = SchedulerState::Preempted;
                 }
             }
-            ActionKind::KeepRunning => {}
         }
     }
 }
