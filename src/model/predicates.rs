@@ -200,15 +200,23 @@ impl ProjectFacts {
             {
                 continue;
             }
-            if job.state == JobState::FilesDownloaded {
-                f.runnable[resource] += 1;
-            }
             let deferred_input = || some_transfer_deferred && state.job_has_deferred_input(job);
-            if !job.state.computing_done() && !deferred_input() {
-                f.nearly_runnable[resource] += 1;
-                if matches!(job.state, JobState::New | JobState::FilesDownloading) {
-                    f.downloading += 1;
+            // One look at the state: the jobs not done computing are the runnable and the
+            // downloading ones.
+            match job.state {
+                JobState::FilesDownloaded => {
+                    f.runnable[resource] += 1;
+                    if !deferred_input() {
+                        f.nearly_runnable[resource] += 1;
+                    }
                 }
+                JobState::New | JobState::FilesDownloading => {
+                    if !deferred_input() {
+                        f.nearly_runnable[resource] += 1;
+                        f.downloading += 1;
+                    }
+                }
+                _ => debug_assert!(job.state.computing_done()),
             }
         }
     }
