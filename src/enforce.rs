@@ -637,8 +637,9 @@ impl<'a> Enforcer<'a> {
 /// (`Uninitialized`, rolled back to their checkpoint, which is where the app restarts).
 pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now: Time) {
     // The slots in use, listed when the first job without a task starts: about half
-    // the enforcements start none on a busy host, and the list takes a pass over every job. Nothing done
-    // before that changes which slots are in use (a preempted task keeps its slot).
+    // the enforcements start none on a busy host, and the list takes a pass over every
+    // job. Nothing done before that changes which slots are in use (a preempted task
+    // keeps its slot).
     let mut slots_in_use: Option<Vec<u32>> = None;
     for action in &enforcement.actions {
         let index = action.job.index();
