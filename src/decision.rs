@@ -4,7 +4,7 @@
 
 use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
 use crate::enforce::{EnforceScratch, Enforcement, enforce_with_scratch};
-use crate::model::{ClientState, ProjectFacts};
+use crate::model::{ClientState, ProjectFacts, ResourceType};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
 use crate::work_fetch::{FetchDecision, FetchScratch, choose_work_fetch_with};
 use crate::{Policy, Time};
@@ -67,6 +67,8 @@ pub struct DecisionScratch {
     work_fetch: FetchScratch,
     /// The project facts' list of a decision no longer needed.
     spare_facts: Vec<ProjectFacts>,
+    /// The project facts' working space (see [`ProjectFacts::gather_with`]).
+    facts_versions: Vec<ResourceType>,
 }
 
 impl DecisionScratch {
@@ -83,7 +85,7 @@ impl DecisionScratch {
     /// [`ProjectFacts::gather`], in the list of a recycled decision.
     pub fn gather_facts(&mut self, state: &ClientState) -> Vec<ProjectFacts> {
         let mut facts = std::mem::take(&mut self.spare_facts);
-        ProjectFacts::gather_into(state, &mut facts);
+        ProjectFacts::gather_with(state, &mut facts, &mut self.facts_versions);
         facts
     }
 }

@@ -149,11 +149,27 @@ impl ProjectFacts {
     /// [`ProjectFacts::gather`] into `facts` (whatever it held is replaced), so that a
     /// caller gathering at every decision reuses one list.
     pub fn gather_into(state: &ClientState, facts: &mut Vec<ProjectFacts>) {
+        ProjectFacts::gather_with(state, facts, &mut Vec::new());
+    }
+
+    /// [`ProjectFacts::gather_into`] with `main_resources` as working space: a buffer
+    /// kept from one decision to the next.
+    pub(crate) fn gather_with(
+        state: &ClientState,
+        facts: &mut Vec<ProjectFacts>,
+        main_resources: &mut Vec<ResourceType>,
+    ) {
         facts.clear();
         facts.resize(state.projects.len(), ProjectFacts::default());
         // Transfers are seldom deferred: one look down the file list spares nearly every
         // decision a visit to each job's input files.
         let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
+        // Projects are seldom suspended: one look down the project list spares nearly
+        // every job a look up of its project.
+        let some_project_suspended = state.projects.iter().any(|p| p.suspended);
+        // Each app version's main resource, looked up once rather than once per job.
+        main_resources.clear();
+        main_resources.extend(state.app_versions.iter().map(|v| v.usage.main_resource()));
         for job in &state.jobs {
             // Done and acknowledged: none of the facts counts it. Such jobs wait in the
             // list until the control loop forgets them (see `ClientControl::compact`).
@@ -165,7 +181,7 @@ impl ProjectFacts {
                 f.ready_to_report += 1;
             }
             let Some(av) = job.app_version else { continue };
-            let resource = state.app_versions[av.index()].usage.main_resource();
+            let resource = main_resources[av.index()];
             if !job.got_server_ack {
                 let latency = job.report_deadline - job.received_time;
                 if is_positive_finite(latency) {
@@ -179,18 +195,28 @@ impl ProjectFacts {
             // their suspension test and the deferred-input test (which visits the
             // workunit's input files). A downloading job is never done computing, so it is
             // also nearly runnable unless an input is deferred.
-            if job.suspended || state.projects[job.project.index()].suspended {
+            if job.suspended
+                || (some_project_suspended && state.projects[job.project.index()].suspended)
+            {
                 continue;
             }
-            if job.state == JobState::FilesDownloaded {
-                f.runnable[resource] += 1;
-            }
             let deferred_input = || some_transfer_deferred && state.job_has_deferred_input(job);
-            if !job.state.computing_done() && !deferred_input() {
-                f.nearly_runnable[resource] += 1;
-                if matches!(job.state, JobState::New | JobState::FilesDownloading) {
-                    f.downloading += 1;
+            // One look at the state: the jobs not done computing are the runnable and the
+            // downloading ones.
+            match job.state {
+                JobState::FilesDownloaded => {
+                    f.runnable[resource] += 1;
+                    if !deferred_input() {
+                        f.nearly_runnable[resource] += 1;
+                    }
                 }
+                JobState::New | JobState::FilesDownloading => {
+                    if !deferred_input() {
+                        f.nearly_runnable[resource] += 1;
+                        f.downloading += 1;
+                    }
+                }
+                _ => debug_assert!(job.state.computing_done()),
             }
         }
     }
