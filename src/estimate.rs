@@ -103,7 +103,12 @@ pub(crate) fn project_dcf(project: &Project) -> f64 {
 /// [`unstarted_duration`] from its parts: the workunit's flops estimate, the speed from
 /// [`usable_flops`] and the DCF from [`version_dcf`].
 pub(crate) fn unstarted_from(fpops_est: f64, flops: f64, dcf: f64) -> f64 {
-    let fpops_est = if fpops_est.is_finite() && fpops_est > 0.0 { fpops_est } else { 0.0 };
+    // A corrupt estimate (not positive, NaN, infinite) counts as no work. This runs for
+    // every job at every decision: the sign, then infinity, are two comparisons, where
+    // `is_finite() && > 0.0` compiles to a classification of the bits a dozen
+    // instructions long.
+    let positive = if fpops_est > 0.0 { fpops_est } else { 0.0 };
+    let fpops_est = if positive < f64::INFINITY { positive } else { 0.0 };
     let duration = fpops_est / flops * dcf;
     if duration.is_finite() { duration } else { f64::MAX }
 }
