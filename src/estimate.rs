@@ -26,7 +26,7 @@
 //! ([`OVERRUN_REMAINING_FRACTION`] of its elapsed time, at least
 //! [`MIN_OVERRUN_REMAINING`]), so the simulation still sees it occupying its resources.
 
-use crate::model::{AppVersion, ClientState, Job, JobId, Project};
+use crate::model::{AppVersion, ClientState, Job, JobId, Project, is_positive_finite};
 
 /// The smallest duration correction factor (DESIGN.md: clamped to [0.01, 100]).
 pub const DCF_MIN: f64 = 0.01;
@@ -47,7 +47,7 @@ pub const MIN_OVERRUN_REMAINING: f64 = 1.0;
 
 /// A usable duration correction factor: BOINC's clamp, with 1 for a corrupt value.
 fn sane_dcf(dcf: f64) -> f64 {
-    if dcf.is_finite() && dcf > 0.0 { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 }
+    if is_positive_finite(dcf) { dcf.clamp(DCF_MIN, DCF_MAX) } else { 1.0 }
 }
 
 /// Seed 000 note 2: estimated processing seconds of a job that has not started: the
@@ -84,10 +84,9 @@ pub(crate) fn version_dcf(project: &Project, version: &AppVersion) -> f64 {
 /// else the host's CPU benchmark, else [`FALLBACK_FLOPS`]. Depends only on the app
 /// version and the host, so a caller estimating many jobs computes it once per version.
 pub(crate) fn usable_flops(av_flops: f64, host_p_fpops: f64) -> f64 {
-    let usable = |flops: f64| flops.is_finite() && flops > 0.0;
-    if usable(av_flops) {
+    if is_positive_finite(av_flops) {
         av_flops
-    } else if usable(host_p_fpops) {
+    } else if is_positive_finite(host_p_fpops) {
         host_p_fpops
     } else {
         FALLBACK_FLOPS
@@ -103,7 +102,9 @@ pub(crate) fn project_dcf(project: &Project) -> f64 {
 /// [`unstarted_duration`] from its parts: the workunit's flops estimate, the speed from
 /// [`usable_flops`] and the DCF from [`version_dcf`].
 pub(crate) fn unstarted_from(fpops_est: f64, flops: f64, dcf: f64) -> f64 {
-    let fpops_est = if fpops_est.is_finite() && fpops_est > 0.0 { fpops_est } else { 0.0 };
+    // Run for every job at every decision: one comparison of the bits (see
+    // `is_positive_finite`) rather than the float tests' dozen instructions.
+    let fpops_est = if is_positive_finite(fpops_est) { fpops_est } else { 0.0 };
     let duration = fpops_est / flops * dcf;
     if duration.is_finite() { duration } else { f64::MAX }
 }

@@ -144,7 +144,10 @@ impl HostFacts {
     }
 }
 
-/// What the decision knows about project `id`, which may supply `may_supply`.
+/// What the decision knows about project `id`, which may supply `may_supply`. Inlined
+/// into the gathering of every project's facts at every decision, so that the record is
+/// written in its place in the list rather than returned and copied there.
+#[inline(always)]
 fn project_info(
     state: &ClientState,
     rr: &RrSimOutput,
