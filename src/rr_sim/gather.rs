@@ -11,7 +11,7 @@ use super::simulation::{
     queue_resource,
 };
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
-use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
+use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType, is_positive_finite};
 
 /// What a job's simulation takes from its app version.
 #[derive(Debug, Clone, Copy)]
@@ -150,6 +150,9 @@ fn gather_jobs(
     gathered: &mut Vec<Gathered>,
     finished_at_start: &mut Vec<usize>,
 ) {
+    // Deferred transfers are rare: one look at the file list spares the walk of each
+    // job's input files when there is none.
+    let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
     for (index, job) in state.jobs.iter().enumerate() {
         // `job_nearly_runnable`, with the app version and the project's suspension
         // read from `versions` and `project_included`. Most jobs left out are done
@@ -159,7 +162,9 @@ fn gather_jobs(
         }
         let Some(av_id) = job.app_version else { continue };
         let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-        if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
+        if !project_included[job.project.index()]
+            || (some_transfer_deferred && state.job_has_deferred_input(job))
+        {
             continue;
         }
         let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
@@ -187,7 +192,7 @@ fn gather_jobs(
 }
 
 pub(super) fn sane_weight(share: f64) -> f64 {
-    if share.is_finite() && share > 0.0 { share } else { 0.0 }
+    if is_positive_finite(share) { share } else { 0.0 }
 }
 
 impl Simulation {
