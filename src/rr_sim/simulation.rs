@@ -139,10 +139,9 @@ impl Simulation {
             self.complete_due(q, t);
             let r = queue_resource(q);
             let aftermath = self.aftermath(q);
-            if aftermath == Aftermath::Covered {
+            if let Aftermath::Covered(alloc) = aftermath {
                 // The project still wants at least its allocation, so every allocation
                 // on the resource stays as it is: only its own active jobs move on.
-                let alloc = self.queues[q].alloc;
                 self.update_queue(q, alloc, t);
                 if r != ResourceType::Cpu.index() {
                     self.recount_coprocessor_cpus();
@@ -245,7 +244,7 @@ impl Simulation {
         {
             Aftermath::Reallocate
         } else if moved <= EPSILON && wanted >= floor {
-            Aftermath::Covered
+            Aftermath::Covered(queue.alloc)
         } else {
             Aftermath::Undecided
         }
@@ -253,11 +252,12 @@ impl Simulation {
 }
 
 /// What a completion leaves to do on its queue's resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Aftermath {
-    /// The capacity has not moved and the project's jobs still want all its allocation:
-    /// every allocation on the resource stays as it is.
-    Covered,
+    /// The capacity has not moved and the project's jobs still want all its allocation
+    /// (given, so that the caller need not look it up again): every allocation on the
+    /// resource stays as it is.
+    Covered(f64),
     /// The capacity moved or the project's jobs want less than its allocation: the
     /// resource is shared out again.
     Reallocate,
