@@ -44,7 +44,7 @@
 //! A resource's speed is [`crate::model::Host::relative_speed`]; where that is unknown
 //! (not positive or not finite) the resource counts as fast as a CPU.
 
-use crate::model::{ClientState, ProjectId, ResourceMap, ResourceType};
+use crate::model::{ClientState, ProjectId, ResourceMap, ResourceType, is_positive_finite};
 
 const NRESOURCES: usize = ResourceType::ALL.len();
 const NMASKS: usize = 1 << NRESOURCES;
@@ -94,7 +94,7 @@ impl TargetAllocation {
         projects: impl IntoIterator<Item = FairShareProject>,
     ) -> Self {
         let instances = instances.map(|_, &n| if n.is_finite() { n.max(0.0) } else { 0.0 });
-        let speed = speed.map(|_, &s| if s.is_finite() && s > 0.0 { s } else { 1.0 });
+        let speed = speed.map(|_, &s| if is_positive_finite(s) { s } else { 1.0 });
         let capacity: [f64; NRESOURCES] = ResourceType::ALL.map(|r| instances[r] * speed[r]);
         let usable =
             (0..NRESOURCES).filter(|&r| capacity[r] > 0.0).fold(0usize, |mask, r| mask | 1 << r);
@@ -247,7 +247,7 @@ impl TargetCache {
 }
 
 fn sane_share(share: f64) -> f64 {
-    if share.is_finite() && share > 0.0 { share } else { 0.0 }
+    if is_positive_finite(share) { share } else { 0.0 }
 }
 
 /// The result of dividing some resources among weighted classes: each class's flow onto

@@ -90,9 +90,12 @@ impl Simulation {
                 self.update_queue(q, alloc, t);
             }
         }
-        for q in self.dirty.drain(..) {
-            self.queues[q as usize].dirty = false;
+        // A plain walk and a clear: `drain` would also move a tail that is never there.
+        let Simulation { queues, dirty, .. } = self;
+        for &q in dirty.iter() {
+            queues[q as usize].dirty = false;
         }
+        dirty.clear();
         if !cpu {
             self.recount_coprocessor_cpus();
         }

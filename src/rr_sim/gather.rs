@@ -11,7 +11,7 @@ use super::simulation::{
     queue_resource,
 };
 use crate::estimate::{remaining_after, unstarted_from, usable_flops, version_dcf};
-use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType};
+use crate::model::{ClientState, JobId, ProjectFacts, ProjectId, ResourceType, is_positive_finite};
 
 /// What a job's simulation takes from its app version.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +28,9 @@ pub(super) struct VersionFacts {
 /// order (small, so that the sort moves keys and the jobs are built once, in place).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Gathered {
+    /// Its sort key (queue, running first, deadline, position in the gathered list),
+    /// kept in the record so that gathering writes one record per job.
+    pub(super) key: u128,
     pub(super) job: u32,
     pub(super) remaining: f64,
     /// Its version's [`VersionFacts::usage`] and [`VersionFacts::cpu`], copied here so
@@ -48,9 +51,10 @@ pub(super) fn job_usage(declared: f64, instances: f64) -> f64 {
 /// the number of keys of queue `q`, counted while the keys were made), then each queue's keys
 /// are sorted only when they are not in order already, as they usually are (jobs arrive
 /// in deadline order, and the running ones are the oldest).
-/// The result goes to `sorted`; `fill` is working space.
+/// The keys are read from the gathered records; the result goes to `sorted`; `fill` is
+/// working space.
 pub(super) fn sort_by_queue(
-    keys: &[u128],
+    gathered: &[Gathered],
     starts: &mut [usize],
     fill: &mut Vec<usize>,
     sorted: &mut Vec<u128>,
@@ -62,10 +66,10 @@ pub(super) fn sort_by_queue(
         *start = total;
     }
     sorted.clear();
-    sorted.resize(keys.len(), 0);
+    sorted.resize(gathered.len(), 0);
     fill.clear();
     fill.extend_from_slice(starts);
-    for &key in keys {
+    for &Gathered { key, .. } in gathered {
         let q = queue_of(key);
         sorted[fill[q]] = key;
         fill[q] += 1;
@@ -136,8 +140,8 @@ fn build_jobs(
     in_order
 }
 
-/// The pass over the jobs of [`Simulation::new`]: each nearly-runnable job's key goes to
-/// `order` and its record to `gathered` (counted in `queue_counts`), or its index to
+/// The pass over the jobs of [`Simulation::new`]: each nearly-runnable job's record,
+/// with its key, goes to `gathered` (counted in `queue_counts`), or its index to
 /// `finished_at_start` when it has no work left. A function of its own, so that the loop
 /// keeps its tables in registers rather than sharing them with the rest of the building.
 #[inline(never)]
@@ -146,10 +150,12 @@ fn gather_jobs(
     versions: &[Option<VersionFacts>],
     project_included: &[bool],
     queue_counts: &mut [usize],
-    order: &mut Vec<u128>,
     gathered: &mut Vec<Gathered>,
     finished_at_start: &mut Vec<usize>,
 ) {
+    // Deferred transfers are rare: one look at the file list spares the walk of each
+    // job's input files when there is none.
+    let some_transfer_deferred = state.files.iter().any(|f| f.transfer_deferred);
     for (index, job) in state.jobs.iter().enumerate() {
         // `job_nearly_runnable`, with the app version and the project's suspension
         // read from `versions` and `project_included`. Most jobs left out are done
@@ -159,7 +165,9 @@ fn gather_jobs(
         }
         let Some(av_id) = job.app_version else { continue };
         let Some(&Some(version)) = versions.get(av_id.index()) else { continue };
-        if !project_included[job.project.index()] || state.job_has_deferred_input(job) {
+        if !project_included[job.project.index()]
+            || (some_transfer_deferred && state.job_has_deferred_input(job))
+        {
             continue;
         }
         let fpops_est = state.workunit(job.workunit).rsc_fpops_est;
@@ -171,12 +179,11 @@ fn gather_jobs(
         let queue = queue_index(job.project.index(), version.resource);
         queue_counts[queue + 1] += 1;
         let major = (queue as u128) << 1 | u128::from(!job.is_running());
-        order.push(
-            major << 96
-                | u128::from(order_bits(job.report_deadline)) << 32
-                | gathered.len() as u128,
-        );
+        let key = major << 96
+            | u128::from(order_bits(job.report_deadline)) << 32
+            | gathered.len() as u128;
         gathered.push(Gathered {
+            key,
             job: index as u32,
             remaining,
             usage: version.usage,
@@ -187,7 +194,7 @@ fn gather_jobs(
 }
 
 pub(super) fn sane_weight(share: f64) -> f64 {
-    if share.is_finite() && share > 0.0 { share } else { 0.0 }
+    if is_positive_finite(share) { share } else { 0.0 }
 }
 
 impl Simulation {
@@ -218,19 +225,10 @@ impl Simulation {
             facts.iter().flat_map(|f| f.nearly_runnable.0).map(|n| n as usize).sum();
         let capacity = expected.min(state.jobs.len());
         let RrSimScratch {
-            gathered,
-            order,
-            sorted,
-            queue_counts,
-            fill,
-            versions,
-            project_included,
-            ..
+            gathered, sorted, queue_counts, fill, versions, project_included, ..
         } = scratch;
         gathered.clear();
         gathered.reserve(capacity);
-        order.clear();
-        order.reserve(capacity);
         let mut finished_at_start = std::mem::take(&mut scratch.finished_at_start);
         finished_at_start.clear();
         queue_counts.clear();
@@ -266,11 +264,10 @@ impl Simulation {
             versions,
             project_included,
             queue_counts,
-            order,
             gathered,
             &mut finished_at_start,
         );
-        sort_by_queue(order, queue_counts, fill, sorted);
+        sort_by_queue(gathered, queue_counts, fill, sorted);
         let order = sorted;
         // The jobs are built directly in queue order: the queue and the deadline are in
         // the key, the rest in the small gathered record it points to. Jobs usually

@@ -44,7 +44,6 @@ pub fn simulate_with_scratch(
 #[derive(Debug, Default)]
 pub struct RrSimScratch {
     pub(super) gathered: Vec<Gathered>,
-    pub(super) order: Vec<u128>,
     pub(super) sorted: Vec<u128>,
     pub(super) queue_counts: Vec<usize>,
     pub(super) fill: Vec<usize>,

@@ -134,16 +134,14 @@ impl Simulation {
         for resource in &mut self.resources {
             resource.initial_used = resource.used;
         }
-        while let Some((slot, q)) = self.next_event() {
-            let t = event_time(std::mem::replace(&mut self.event_times[slot], NO_EVENT));
+        while let Some((t, q)) = self.take_next_event() {
             self.end_time = t;
             self.complete_due(q, t);
             let r = queue_resource(q);
             let aftermath = self.aftermath(q);
-            if aftermath == Aftermath::Covered {
+            if let Aftermath::Covered(alloc) = aftermath {
                 // The project still wants at least its allocation, so every allocation
                 // on the resource stays as it is: only its own active jobs move on.
-                let alloc = self.queues[q].alloc;
                 self.update_queue(q, alloc, t);
                 if r != ResourceType::Cpu.index() {
                     self.recount_coprocessor_cpus();
@@ -184,8 +182,8 @@ impl Simulation {
     /// The queue whose pending event comes first: the earliest time, ties to the lowest
     /// queue index. The queues with jobs are few (at most projects × resources), so a
     /// scan costs less than keeping a heap of events, most of which would go stale.
-    /// Returns its slot in the event list and its index.
-    pub(super) fn next_event(&self) -> Option<(usize, usize)> {
+    /// Takes that event from the event list and returns its time and the queue's index.
+    pub(super) fn take_next_event(&mut self) -> Option<(f64, usize)> {
         let mut first = NO_EVENT;
         let mut first_slot = 0;
         for (slot, &key) in self.event_times.iter().enumerate() {
@@ -194,7 +192,17 @@ impl Simulation {
                 first_slot = slot;
             }
         }
-        (first != NO_EVENT).then(|| (first_slot, self.event_queues[first_slot] as usize))
+        if first == NO_EVENT {
+            return None;
+        }
+        // The slot was found in the event list, and each slot has its queue.
+        let (Some(taken), Some(&q)) =
+            (self.event_times.get_mut(first_slot), self.event_queues.get(first_slot))
+        else {
+            return None;
+        };
+        *taken = NO_EVENT;
+        Some((event_time(first), q as usize))
     }
 
     /// Completes the job queue `q`'s event was for, and any that finish at the same time.
@@ -236,7 +244,7 @@ impl Simulation {
         {
             Aftermath::Reallocate
         } else if moved <= EPSILON && wanted >= floor {
-            Aftermath::Covered
+            Aftermath::Covered(queue.alloc)
         } else {
             Aftermath::Undecided
         }
@@ -244,11 +252,12 @@ impl Simulation {
 }
 
 /// What a completion leaves to do on its queue's resource.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Aftermath {
-    /// The capacity has not moved and the project's jobs still want all its allocation:
-    /// every allocation on the resource stays as it is.
-    Covered,
+    /// The capacity has not moved and the project's jobs still want all its allocation
+    /// (given, so that the caller need not look it up again): every allocation on the
+    /// resource stays as it is.
+    Covered(f64),
     /// The capacity moved or the project's jobs want less than its allocation: the
     /// resource is shared out again.
     Reallocate,
