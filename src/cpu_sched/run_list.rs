@@ -195,7 +195,10 @@ pub fn make_run_list_with_scratch(
     let mut scheduler = Scheduler::new(state, policy, scratch);
     let candidates = &mut scratch.candidates;
     candidates.gather(state, rr, facts, policy, now, &mut scheduler);
-    for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
+    // GPUs first, then the CPU: one array rather than a chain of two, which would
+    // test at each step which half it is in.
+    let [gpu0, gpu1, gpu2] = ResourceType::GPUS;
+    for resource in [gpu0, gpu1, gpu2, ResourceType::Cpu] {
         if !scheduler.pool.has_room(resource) {
             continue;
         }
