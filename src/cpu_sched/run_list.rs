@@ -579,7 +579,10 @@ impl Candidates {
         }));
         // Deadline misses are seldom projected: one look down the rr_sim's projects
         // spares nearly every decision a look up per job.
-        let some_misses = rr.projects.iter().any(|p| p.deadlines_missed.0.iter().any(|&n| n > 0));
+        // (Counts are unsigned: a project misses none when its counts are all zero, one
+        // comparison of the whole map.)
+        let some_misses =
+            rr.projects.iter().any(|p| p.deadlines_missed.0 != [0; ResourceType::ALL.len()]);
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let project = job.project.index();
