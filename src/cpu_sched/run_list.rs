@@ -335,7 +335,15 @@ fn must_start_now(
     let schedule = |free: &mut Vec<f64>, margin: f64| -> Option<usize> {
         let mut started_now = 0;
         for c in critical.iter() {
-            let (slot, &at) = free.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+            // The instance free first (the first of equals), as a plain loop: `min_by` over
+            // an enumeration carries the pair through every step.
+            let mut at = *free.first()?;
+            let mut slot = 0;
+            for (index, &t) in free.iter().enumerate().skip(1) {
+                if t.total_cmp(&at).is_lt() {
+                    (slot, at) = (index, t);
+                }
+            }
             if at <= 0.0 {
                 started_now += 1;
             }
