@@ -904,7 +904,7 @@ impl<'a> Scheduler<'a> {
         active: &mut Vec<usize>,
     ) {
         active.clear();
-        active.extend((0..queues.len()).filter(|&p| !queues[p].is_empty()));
+        active.extend(queues.iter().enumerate().filter(|(_, q)| !q.is_empty()).map(|(p, _)| p));
         let first_of_pass = self.entries.len();
         // The first (best-ranked) multithread CPU job that found no room, and whether it
         // was the first job the pass tried: its project's turn had come.
