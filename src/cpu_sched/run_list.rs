@@ -50,7 +50,8 @@ use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
 use crate::model::{
-    ClientState, JobId, JobState, ProjectFacts, ResourceMap, ResourceType, ResourceUsage, RunMode,
+    ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+    ResourceUsage, RunMode,
 };
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
@@ -194,7 +195,10 @@ pub fn make_run_list_with_scratch(
     let mut scheduler = Scheduler::new(state, policy, scratch);
     let candidates = &mut scratch.candidates;
     candidates.gather(state, rr, facts, policy, now, &mut scheduler);
-    for resource in ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]) {
+    // GPUs first, then the CPU: one array rather than a chain of two, which would
+    // test at each step which half it is in.
+    let [gpu0, gpu1, gpu2] = ResourceType::GPUS;
+    for resource in [gpu0, gpu1, gpu2, ResourceType::Cpu] {
         if !scheduler.pool.has_room(resource) {
             continue;
         }
@@ -331,7 +335,15 @@ fn must_start_now(
     let schedule = |free: &mut Vec<f64>, margin: f64| -> Option<usize> {
         let mut started_now = 0;
         for c in critical.iter() {
-            let (slot, &at) = free.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1))?;
+            // The instance free first (the first of equals), as a plain loop: `min_by` over
+            // an enumeration carries the pair through every step.
+            let mut at = *free.first()?;
+            let mut slot = 0;
+            for (index, &t) in free.iter().enumerate().skip(1) {
+                if t.total_cmp(&at).is_lt() {
+                    (slot, at) = (index, t);
+                }
+            }
             if at <= 0.0 {
                 started_now += 1;
             }
@@ -469,12 +481,26 @@ struct Candidates {
     /// running first, then the earliest received (seed 000 step 7), or for `legacy`
     /// running, preempted, new, each earliest deadline first (seed 001).
     by_project: ResourceMap<Vec<Queue>>,
-    /// Per app version: its main resource, whether that is usable, whether its app is
-    /// non-CPU-intensive.
-    versions: Vec<(ResourceType, bool, bool)>,
+    /// Per app version, what the gather needs of it and its project.
+    versions: Vec<VersionFacts>,
     /// Per project: `None` if its jobs may not run at all, else whether the project is
     /// non-CPU-intensive.
     projects: Vec<Option<bool>>,
+}
+
+/// An app version's facts for the gather, looked up once per decision rather than per job.
+#[derive(Debug, Clone, Copy)]
+struct VersionFacts {
+    resource: ResourceType,
+    /// Whether its main resource is usable.
+    usable: bool,
+    /// Whether its app is non-CPU-intensive.
+    non_cpu_intensive_app: bool,
+    project: ProjectId,
+    /// For the jobs of `project` (nearly all that use the version): `None` if they may
+    /// not run at all (resource unusable, project not running jobs), else whether they
+    /// are non-CPU-intensive (app or project). One table look up per job, not two.
+    own_project: Option<bool>,
 }
 
 impl Candidates {
@@ -531,14 +557,6 @@ impl Candidates {
         let computing = state.run_mode != RunMode::Never;
         let available = ResourceMap::from_fn(|r| state.time_stats.available_frac(r));
         let gpus_usable = state.gpu_mode != RunMode::Never;
-        versions.clear();
-        versions.extend(state.app_versions.iter().map(|v| {
-            let resource = v.usage.main_resource();
-            let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
-            let non_cpu_intensive =
-                state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
-            (resource, usable, non_cpu_intensive)
-        }));
         // Whether a project's jobs may run at all (its suspension is `job_runnable`'s).
         projects.clear();
         projects.extend(state.projects.iter().enumerate().map(|(p, project)| {
@@ -546,26 +564,54 @@ impl Candidates {
                 computing && !project.suspended && facts.get(p).is_none_or(ProjectFacts::runnable);
             may_run.then_some(project.non_cpu_intensive)
         }));
+        // A job's placement from its version's facts and its project's.
+        let placement = |v: &VersionFacts, project: Option<bool>| {
+            project.filter(|_| v.usable).map(|p| p || v.non_cpu_intensive_app)
+        };
+        versions.clear();
+        versions.extend(state.app_versions.iter().map(|v| {
+            let resource = v.usage.main_resource();
+            let usable = !resource.is_gpu() || (gpus_usable && state.instances(resource) > 0);
+            let non_cpu_intensive_app =
+                state.apps.get(v.app.index()).is_some_and(|a| a.non_cpu_intensive);
+            let mut facts = VersionFacts {
+                resource,
+                usable,
+                non_cpu_intensive_app,
+                project: v.project,
+                own_project: None,
+            };
+            facts.own_project =
+                placement(&facts, projects.get(v.project.index()).copied().flatten());
+            facts
+        }));
         // Deadline misses are seldom projected: one look down the rr_sim's projects
         // spares nearly every decision a look up per job.
-        let some_misses = rr.projects.iter().any(|p| p.deadlines_missed.0.iter().any(|&n| n > 0));
+        // (Counts are unsigned: a project misses none when its counts are all zero, one
+        // comparison of the whole map.)
+        let some_misses =
+            rr.projects.iter().any(|p| p.deadlines_missed.0 != [0; ResourceType::ALL.len()]);
         for (index, job) in state.jobs.iter().enumerate() {
             let id = JobId::from_index(index);
             let project = job.project.index();
-            let Some(&(resource, usable, non_cpu_intensive_app)) =
-                job.app_version.and_then(|v| versions.get(v.index()))
-            else {
+            let Some(version) = job.app_version.and_then(|v| versions.get(v.index())) else {
                 continue;
+            };
+            let resource = version.resource;
+            let own = if version.project == job.project {
+                version.own_project
+            } else {
+                placement(version, projects.get(project).copied().flatten())
             };
             // `job_runnable`, less what the tables above already tested (the app version,
-            // the project's suspension).
-            let Some(&Some(non_cpu_intensive_project)) = projects.get(project) else {
+            // the resource, the project's suspension).
+            let Some(non_cpu_intensive) = own else {
                 continue;
             };
-            if !usable || job.suspended || job.state != JobState::FilesDownloaded {
+            if job.suspended || job.state != JobState::FilesDownloaded {
                 continue;
             }
-            if non_cpu_intensive_app || non_cpu_intensive_project {
+            if non_cpu_intensive {
                 scheduler.schedule_non_cpu_intensive(id);
                 continue;
             }
@@ -858,7 +904,7 @@ impl<'a> Scheduler<'a> {
         active: &mut Vec<usize>,
     ) {
         active.clear();
-        active.extend((0..queues.len()).filter(|&p| !queues[p].is_empty()));
+        active.extend(queues.iter().enumerate().filter(|(_, q)| !q.is_empty()).map(|(p, _)| p));
         let first_of_pass = self.entries.len();
         // The first (best-ranked) multithread CPU job that found no room, and whether it
         // was the first job the pass tried: its project's turn had come.
