@@ -84,8 +84,46 @@ impl Hasher for NameHasher {
     }
 }
 
-/// The world's truths of one project's jobs, by job name.
-type Truths = HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>;
+/// The world's truths of one project's jobs until reported: those its server made by
+/// their number, as keying them by name would cost a copy of the name and its hash on
+/// every job sent; the scenario's own by name.
+#[derive(Debug, Clone, Default)]
+struct Truths {
+    /// Jobs the server made, by [`EmulatedServer::made_job_index`].
+    made: Vec<Option<JobTruth>>,
+    /// The scenario's jobs, by name.
+    adopted: HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>,
+}
+
+impl Truths {
+    fn insert(&mut self, made_index: Option<usize>, name: &str, truth: JobTruth) {
+        match made_index {
+            Some(index) => {
+                if self.made.len() <= index {
+                    self.made.resize(index + 1, None);
+                }
+                self.made[index] = Some(truth);
+            }
+            None => {
+                self.adopted.insert(name.to_string(), truth);
+            }
+        }
+    }
+
+    fn get(&self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
+        match made_index {
+            Some(index) => self.made.get(index).copied().flatten(),
+            None => self.adopted.get(name).copied(),
+        }
+    }
+
+    fn remove(&mut self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
+        match made_index {
+            Some(index) => self.made.get_mut(index).and_then(Option::take),
+            None => self.adopted.remove(name),
+        }
+    }
+}
 
 /// A task's process.
 #[derive(Debug, Clone)]
@@ -276,9 +314,15 @@ impl World {
             deadline,
         };
         self.next_serial += 1;
+        let made_index = self.made_job_index(project, name);
         if let Some(truths) = self.truths.get_mut(project.index()) {
-            truths.insert(name.to_string(), truth);
+            truths.insert(made_index, name, truth);
         }
+    }
+
+    /// Which of its server's jobs `name` is ([`EmulatedServer::made_job_index`]).
+    fn made_job_index(&self, project: ProjectId, name: &str) -> Option<usize> {
+        self.servers.get(project.index())?.made_job_index(name)
     }
 
     fn add_truth(&mut self, state: &ClientState, id: JobId, true_duration: f64) {
@@ -579,8 +623,9 @@ impl World {
     }
 
     fn spawn(&mut self, spec: TaskSpec) {
+        let made_index = self.made_job_index(spec.project, &spec.job);
         let Some(truth) =
-            self.truths.get(spec.project.index()).and_then(|t| t.get(&spec.job)).copied()
+            self.truths.get(spec.project.index()).and_then(|t| t.get(made_index, &spec.job))
         else {
             return;
         };
@@ -705,7 +750,9 @@ impl World {
         };
         for reported in &request.results {
             let name = reported.name.as_ref();
-            let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
+            let made_index = self.made_job_index(project, name);
+            let Some(truth) =
+                self.truths.get_mut(project.index()).and_then(|t| t.remove(made_index, name))
             else {
                 continue;
             };
