@@ -577,7 +577,7 @@ impl World {
             self.cpu_rate.set(None);
         }
         match command {
-            TaskCommand::Start(spec) => self.spawn(*spec),
+            TaskCommand::Start(spec) => self.spawn(spec),
             TaskCommand::Resume { slot, gpu_instances, .. } => {
                 let slot = slot as usize;
                 if let Some(process) = self.processes.get_mut(slot).and_then(Option::as_mut) {
@@ -622,25 +622,28 @@ impl World {
         }
     }
 
-    fn spawn(&mut self, spec: TaskSpec) {
+    /// Starts the process `spec` describes. The spec stays boxed: the fields the
+    /// process keeps are moved out of the box one by one, not the whole (large) spec
+    /// copied out first.
+    fn spawn(&mut self, spec: Box<TaskSpec>) {
         let made_index = self.made_job_index(spec.project, &spec.job);
         let Some(truth) =
             self.truths.get(spec.project.index()).and_then(|t| t.get(made_index, &spec.job))
         else {
             return;
         };
-        let slot = spec.slot as usize;
+        let TaskSpec { project, job, slot, usage, gpu_instances, mut status, .. } = *spec;
+        let slot = slot as usize;
         if self.processes.len() <= slot {
             self.processes.resize(slot + 1, None);
         }
-        let mut status = spec.status;
         status.finished = status.elapsed_time >= truth.true_duration - 1e-6;
         self.processes[slot] = Some(SimProcess {
-            project: spec.project,
-            job: spec.job,
+            project,
+            job,
             truth,
-            usage: spec.usage,
-            gpu_instances: spec.gpu_instances,
+            usage,
+            gpu_instances,
             status,
             running: true,
             segment_start: None,
