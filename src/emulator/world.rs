@@ -297,11 +297,13 @@ impl World {
     }
 
     /// Records what a job really is: it runs `true_duration` seconds (at least one) and
-    /// checkpoints as its app does.
+    /// checkpoints as its app does. `made_index`: which of its server's jobs it is
+    /// ([`EmulatedServer::made_job_index`]).
     fn insert_truth(
         &mut self,
         project: ProjectId,
         name: &str,
+        made_index: Option<usize>,
         checkpoint_period: f64,
         true_duration: f64,
         deadline: Time,
@@ -314,7 +316,6 @@ impl World {
             deadline,
         };
         self.next_serial += 1;
-        let made_index = self.made_job_index(project, name);
         if let Some(truths) = self.truths.get_mut(project.index()) {
             truths.insert(made_index, name, truth);
         }
@@ -330,9 +331,11 @@ impl World {
         let workunit = state.workunit(job.workunit);
         let app = state.app(workunit.app);
         let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
+        let made_index = self.made_job_index(job.project, &job.name);
         self.insert_truth(
             job.project,
             &job.name,
+            made_index,
             checkpoint_period,
             true_duration,
             job.report_deadline,
@@ -780,7 +783,9 @@ impl World {
             let app_name = self.tracing.then(|| app.name.clone());
             let true_duration = sent.true_flops / flops.max(1.0);
             let name = &result.name;
-            self.insert_truth(project, name, checkpoint_period, true_duration, sent.deadline);
+            let made_index = Some(sent.made_index);
+            let (period, deadline) = (checkpoint_period, sent.deadline);
+            self.insert_truth(project, name, made_index, period, true_duration, deadline);
             self.figures.job_received(project);
             if let Some(app) = app_name {
                 self.trace.push(TraceEvent::JobReceived {

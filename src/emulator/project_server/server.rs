@@ -246,8 +246,10 @@ impl EmulatedServer {
                     continue;
                 }
                 let name = job_name(&self.project_name, self.next_job_number);
+                let made_index = (self.next_job_number - self.first_job_number) as usize;
                 self.next_job_number += 1;
-                reply.send(&candidate, name, fpops_est, true_flops, now + relative_deadline);
+                let deadline = now + relative_deadline;
+                reply.send(&candidate, name, made_index, fpops_est, true_flops, deadline);
             }
             for message in resource_offer.no_work_messages(request) {
                 reply.message(message);
