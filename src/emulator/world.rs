@@ -84,8 +84,46 @@ impl Hasher for NameHasher {
     }
 }
 
-/// The world's truths of one project's jobs, by job name.
-type Truths = HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>;
+/// The world's truths of one project's jobs until reported: those its server made by
+/// their number, as keying them by name would cost a copy of the name and its hash on
+/// every job sent; the scenario's own by name.
+#[derive(Debug, Clone, Default)]
+struct Truths {
+    /// Jobs the server made, by [`EmulatedServer::made_job_index`].
+    made: Vec<Option<JobTruth>>,
+    /// The scenario's jobs, by name.
+    adopted: HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>,
+}
+
+impl Truths {
+    fn insert(&mut self, made_index: Option<usize>, name: &str, truth: JobTruth) {
+        match made_index {
+            Some(index) => {
+                if self.made.len() <= index {
+                    self.made.resize(index + 1, None);
+                }
+                self.made[index] = Some(truth);
+            }
+            None => {
+                self.adopted.insert(name.to_string(), truth);
+            }
+        }
+    }
+
+    fn get(&self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
+        match made_index {
+            Some(index) => self.made.get(index).copied().flatten(),
+            None => self.adopted.get(name).copied(),
+        }
+    }
+
+    fn remove(&mut self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
+        match made_index {
+            Some(index) => self.made.get_mut(index).and_then(Option::take),
+            None => self.adopted.remove(name),
+        }
+    }
+}
 
 /// A task's process.
 #[derive(Debug, Clone)]
@@ -259,11 +297,13 @@ impl World {
     }
 
     /// Records what a job really is: it runs `true_duration` seconds (at least one) and
-    /// checkpoints as its app does.
+    /// checkpoints as its app does. `made_index`: which of its server's jobs it is
+    /// ([`EmulatedServer::made_job_index`]).
     fn insert_truth(
         &mut self,
         project: ProjectId,
         name: &str,
+        made_index: Option<usize>,
         checkpoint_period: f64,
         true_duration: f64,
         deadline: Time,
@@ -277,8 +317,13 @@ impl World {
         };
         self.next_serial += 1;
         if let Some(truths) = self.truths.get_mut(project.index()) {
-            truths.insert(name.to_string(), truth);
+            truths.insert(made_index, name, truth);
         }
+    }
+
+    /// Which of its server's jobs `name` is ([`EmulatedServer::made_job_index`]).
+    fn made_job_index(&self, project: ProjectId, name: &str) -> Option<usize> {
+        self.servers.get(project.index())?.made_job_index(name)
     }
 
     fn add_truth(&mut self, state: &ClientState, id: JobId, true_duration: f64) {
@@ -286,9 +331,11 @@ impl World {
         let workunit = state.workunit(job.workunit);
         let app = state.app(workunit.app);
         let checkpoint_period = app.emulation.map_or(0.0, |e| e.checkpoint_period);
+        let made_index = self.made_job_index(job.project, &job.name);
         self.insert_truth(
             job.project,
             &job.name,
+            made_index,
             checkpoint_period,
             true_duration,
             job.report_deadline,
@@ -533,7 +580,7 @@ impl World {
             self.cpu_rate.set(None);
         }
         match command {
-            TaskCommand::Start(spec) => self.spawn(*spec),
+            TaskCommand::Start(spec) => self.spawn(spec),
             TaskCommand::Resume { slot, gpu_instances, .. } => {
                 let slot = slot as usize;
                 if let Some(process) = self.processes.get_mut(slot).and_then(Option::as_mut) {
@@ -578,24 +625,28 @@ impl World {
         }
     }
 
-    fn spawn(&mut self, spec: TaskSpec) {
+    /// Starts the process `spec` describes. The spec stays boxed: the fields the
+    /// process keeps are moved out of the box one by one, not the whole (large) spec
+    /// copied out first.
+    fn spawn(&mut self, spec: Box<TaskSpec>) {
+        let made_index = self.made_job_index(spec.project, &spec.job);
         let Some(truth) =
-            self.truths.get(spec.project.index()).and_then(|t| t.get(&spec.job)).copied()
+            self.truths.get(spec.project.index()).and_then(|t| t.get(made_index, &spec.job))
         else {
             return;
         };
-        let slot = spec.slot as usize;
+        let TaskSpec { project, job, slot, usage, gpu_instances, mut status, .. } = *spec;
+        let slot = slot as usize;
         if self.processes.len() <= slot {
             self.processes.resize(slot + 1, None);
         }
-        let mut status = spec.status;
         status.finished = status.elapsed_time >= truth.true_duration - 1e-6;
         self.processes[slot] = Some(SimProcess {
-            project: spec.project,
-            job: spec.job,
+            project,
+            job,
             truth,
-            usage: spec.usage,
-            gpu_instances: spec.gpu_instances,
+            usage,
+            gpu_instances,
             status,
             running: true,
             segment_start: None,
@@ -705,7 +756,9 @@ impl World {
         };
         for reported in &request.results {
             let name = reported.name.as_ref();
-            let Some(truth) = self.truths.get_mut(project.index()).and_then(|t| t.remove(name))
+            let made_index = self.made_job_index(project, name);
+            let Some(truth) =
+                self.truths.get_mut(project.index()).and_then(|t| t.remove(made_index, name))
             else {
                 continue;
             };
@@ -730,7 +783,9 @@ impl World {
             let app_name = self.tracing.then(|| app.name.clone());
             let true_duration = sent.true_flops / flops.max(1.0);
             let name = &result.name;
-            self.insert_truth(project, name, checkpoint_period, true_duration, sent.deadline);
+            let made_index = Some(sent.made_index);
+            let (period, deadline) = (checkpoint_period, sent.deadline);
+            self.insert_truth(project, name, made_index, period, true_duration, deadline);
             self.figures.job_received(project);
             if let Some(app) = app_name {
                 self.trace.push(TraceEvent::JobReceived {

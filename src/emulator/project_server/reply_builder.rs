@@ -33,6 +33,9 @@ pub struct SentJob {
     pub true_flops: f64,
     /// Report deadline.
     pub deadline: Time,
+    /// Which of the server's jobs it is, counted from its first
+    /// ([`super::EmulatedServer::made_job_index`] of its name).
+    pub made_index: usize,
 }
 
 /// The server's answer to a request: the reply the client reads, and the truth about
@@ -89,11 +92,12 @@ impl<'c> ReplyBuilder<'c> {
         }
     }
 
-    /// Sends a job of `candidate`.
+    /// Sends a job of `candidate`, the server's `made_index`th.
     pub(super) fn send(
         &mut self,
         candidate: &Candidate,
         name: String,
+        made_index: usize,
         fpops_est: f64,
         true_flops: f64,
         deadline: Time,
@@ -148,6 +152,7 @@ impl<'c> ReplyBuilder<'c> {
             fpops_est,
             true_flops,
             deadline,
+            made_index,
         });
     }
 

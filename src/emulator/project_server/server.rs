@@ -61,6 +61,9 @@ pub struct EmulatedServer {
     project_name: String,
     availability: Option<OnOffProcess>,
     next_job_number: u64,
+    /// The number of the first job this server makes: every scenario job named as its
+    /// jobs are numbers below it.
+    first_job_number: u64,
     boinc_compat: bool,
     /// The project's `<delete_from_self/>` (seed 004): the third free-space figure
     /// may be used.
@@ -90,6 +93,7 @@ impl EmulatedServer {
             project_name: record.name.clone(),
             availability,
             next_job_number,
+            first_job_number: next_job_number,
             boinc_compat: false,
             delete_from_self: record.deletion_policy.delete_from_self,
             catalogue: Catalogue::of(state, project),
@@ -242,14 +246,37 @@ impl EmulatedServer {
                     continue;
                 }
                 let name = job_name(&self.project_name, self.next_job_number);
+                let made_index = (self.next_job_number - self.first_job_number) as usize;
                 self.next_job_number += 1;
-                reply.send(&candidate, name, fpops_est, true_flops, now + relative_deadline);
+                let deadline = now + relative_deadline;
+                reply.send(&candidate, name, made_index, fpops_est, true_flops, deadline);
             }
             for message in resource_offer.no_work_messages(request) {
                 reply.message(message);
             }
         }
         Some(reply.finish(&mut buffers.described))
+    }
+}
+
+impl EmulatedServer {
+    /// Which of the jobs this server made `name` names, counted from its first: the
+    /// number in a `{project_name}_{number}` at or past the first number it gave.
+    /// `None` for every other name, the scenario's own jobs included, as the server's
+    /// numbering starts past theirs.
+    pub(crate) fn made_job_index(&self, name: &str) -> Option<usize> {
+        let digits = name.strip_prefix(self.project_name.as_str())?.strip_prefix('_')?;
+        if digits.is_empty() {
+            return None;
+        }
+        let mut number: u64 = 0;
+        for digit in digits.bytes() {
+            if !digit.is_ascii_digit() {
+                return None;
+            }
+            number = number.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+        }
+        usize::try_from(number.checked_sub(self.first_job_number)?).ok()
     }
 }
 
