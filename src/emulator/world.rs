@@ -86,11 +86,12 @@ impl Hasher for NameHasher {
 
 /// The world's truths of one project's jobs until reported: those its server made by
 /// their number, as keying them by name would cost a copy of the name and its hash on
-/// every job sent; the scenario's own by name.
+/// every job sent; the scenario's own by name. Both hold only jobs not yet reported, so
+/// a long run's tables stay the size of the host's queue.
 #[derive(Debug, Clone, Default)]
 struct Truths {
     /// Jobs the server made, by [`EmulatedServer::made_job_index`].
-    made: Vec<Option<JobTruth>>,
+    made: HashMap<usize, JobTruth, BuildHasherDefault<NameHasher>>,
     /// The scenario's jobs, by name.
     adopted: HashMap<String, JobTruth, BuildHasherDefault<NameHasher>>,
 }
@@ -99,10 +100,7 @@ impl Truths {
     fn insert(&mut self, made_index: Option<usize>, name: &str, truth: JobTruth) {
         match made_index {
             Some(index) => {
-                if self.made.len() <= index {
-                    self.made.resize(index + 1, None);
-                }
-                self.made[index] = Some(truth);
+                self.made.insert(index, truth);
             }
             None => {
                 self.adopted.insert(name.to_string(), truth);
@@ -112,14 +110,14 @@ impl Truths {
 
     fn get(&self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
         match made_index {
-            Some(index) => self.made.get(index).copied().flatten(),
+            Some(index) => self.made.get(&index).copied(),
             None => self.adopted.get(name).copied(),
         }
     }
 
     fn remove(&mut self, made_index: Option<usize>, name: &str) -> Option<JobTruth> {
         match made_index {
-            Some(index) => self.made.get_mut(index).and_then(Option::take),
+            Some(index) => self.made.remove(&index),
             None => self.adopted.remove(name),
         }
     }
@@ -157,7 +155,8 @@ pub struct World {
     /// What the servers answer requests in, kept from one request to the next.
     server_buffers: ServerBuffers,
     project_names: Vec<String>,
-    /// Per project: the jobs the world made or adopted, by name, until reported.
+    /// Per project: the jobs its server made (by number) or the world adopted (by name),
+    /// until reported.
     truths: Vec<Truths>,
     next_serial: u32,
     /// Processes by task slot.
