@@ -33,8 +33,8 @@ pub struct SentJob {
     pub true_flops: f64,
     /// Report deadline.
     pub deadline: Time,
-    /// Which of the server's jobs it is, counted from its first
-    /// ([`super::EmulatedServer::made_job_index`] of its name).
+    /// Which of the server's jobs it is, counted from the first it made (0 for the
+    /// first): the number in its name less the server's first number.
     pub made_index: usize,
 }
 
