@@ -261,12 +261,14 @@ impl EmulatedServer {
 
 impl EmulatedServer {
     /// Which of the jobs this server made `name` names, counted from its first: the
-    /// number in a `{project_name}_{number}` at or past the first number it gave.
+    /// number in a `{project_name}_{number}` (as [`job_name`] writes it) at or past the
+    /// first number it gave.
     /// `None` for every other name, the scenario's own jobs included, as the server's
     /// numbering starts past theirs.
     pub(crate) fn made_job_index(&self, name: &str) -> Option<usize> {
         let digits = name.strip_prefix(self.project_name.as_str())?.strip_prefix('_')?;
-        if digits.is_empty() {
+        // Only the digits `job_name` writes: one name per number.
+        if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
             return None;
         }
         let mut number: u64 = 0;
@@ -439,6 +441,39 @@ mod tests {
             .map(|r| r.name.as_str())
             .collect();
         assert_eq!(names, ["p_0", "p_1", "p_2", "p_3"]);
+    }
+
+    #[test]
+    fn a_sent_jobs_index_is_the_one_its_name_gives_back_and_scenario_names_have_none() {
+        let mut state = state_with_apps(4, &[emulation(1.0, 48.0, 1.0)]);
+        let (mut server, mut rng) = new_server(&state);
+        let answer = ask(&mut server, &state, &mut rng, (CPU, 2.0 * HOUR, 0.0));
+        let scenario_jobs = answer.sent.len();
+        assert!(scenario_jobs > 0);
+        apply_reply(&mut state, ProjectId(0), answer.reply, 0.0);
+        // A server for a state that already holds jobs numbers its own past them: the
+        // world files a job's truth by the index sent and finds it by the name's.
+        let (mut server, mut rng) = new_server(&state);
+        let answer = ask(&mut server, &state, &mut rng, (CPU, 2.0 * HOUR, 0.0));
+        assert!(!answer.sent.is_empty());
+        for (i, (sent, result)) in answer.sent.iter().zip(&answer.reply.results).enumerate() {
+            assert_eq!(sent.made_index, i, "{}", result.name);
+            assert_eq!(server.made_job_index(&result.name), Some(i), "{}", result.name);
+        }
+        let first = scenario_jobs;
+        for name in [
+            "p_0".to_string(),
+            format!("p_{}", first - 1),
+            format!("p_0{first}"),
+            format!("p_+{first}"),
+            format!("q_{first}"),
+            format!("p{first}"),
+            "p_".to_string(),
+            format!("p_{first}x"),
+            "p_99999999999999999999999".to_string(),
+        ] {
+            assert_eq!(server.made_job_index(&name), None, "{name}");
+        }
     }
 
     #[test]
