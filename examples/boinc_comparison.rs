@@ -1,4 +1,4 @@
-//! Runs every scenario of one or more scenario folders (default `../shared/scenarios`)
+//! Runs every scenario of one or more scenario folders (default `tests/scenarios`)
 //! for 10 simulated days with the default policy, under `--boinc-compat` and faithfully,
 //! and prints a markdown table next to BOINC's own emulator figures
 //! (`boinc_10d/results.txt` in each scenario), with the acceptance margins checked.
@@ -166,7 +166,7 @@ fn figures(f: &FiguresOfMerit) -> String {
 fn main() {
     let mut roots: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     if roots.is_empty() {
-        roots.push(PathBuf::from("../shared/scenarios"));
+        roots.push(PathBuf::from("tests/scenarios"));
     }
     println!(
         "| scenario | BOINC wasted / idle / share viol. / fair-share viol. | boinc-rs (--boinc-compat) | within margins | better on | boinc-rs (faithful) |"

@@ -3,7 +3,7 @@
 //! each a real client's request loop without the waiting: it attaches (a new account and
 //! host), then asks for work again and again, each request reporting the jobs the last
 //! reply sent as finished and uploaded. The requests are BOINC 7.20.5's own (the captures
-//! in ../shared/fixtures), read and written with the core's `SchedulerRequest`, with each
+//! in tests/fixtures), read and written with the core's `SchedulerRequest`, with each
 //! host's authenticator, host id, sequence number, the project's key and its reports
 //! filled in; each reply is read with the core's `SchedulerReply`. The server does all its
 //! work for each: accounts, reports and their validation, the work generator (an input
@@ -27,13 +27,13 @@ use tokio::sync::Barrier;
 
 /// The attach request of BOINC 7.20.5 (no host id yet).
 const ATTACH_REQUEST: &str =
-    include_str!("../../shared/fixtures/boinc-7.20.5/sched_request_01_attach.xml");
+    include_str!("../tests/fixtures/boinc-7.20.5/sched_request_01_attach.xml");
 /// Its work request.
 const FETCH_REQUEST: &str =
-    include_str!("../../shared/fixtures/boinc-7.20.5/sched_request_02_fetch_work.xml");
+    include_str!("../tests/fixtures/boinc-7.20.5/sched_request_02_fetch_work.xml");
 /// Its report of a job that succeeded (the reported result is the template).
 const REPORT_REQUEST: &str =
-    include_str!("../../shared/fixtures/boinc-7.20.5/sched_request_04_report_success.xml");
+    include_str!("../tests/fixtures/boinc-7.20.5/sched_request_04_report_success.xml");
 /// The headers the real client sends with a scheduler request.
 const USER_AGENT: &str = "BOINC client (x86_64-pc-linux-gnu 7.20.5)";
 /// How long the started server may take to be ready (it checksums and signs its app).

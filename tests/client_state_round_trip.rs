@@ -535,7 +535,7 @@ fn an_rpc_in_flight_is_not_saved() {
 /// nothing boinc-rs took from them is lost in its own file.
 #[test]
 fn real_client_states_survive_our_writer() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let files = [
         "boinc-7.20.5/state/client_state_fresh.xml",
         "boinc-7.20.5/state/client_state_attached.xml",

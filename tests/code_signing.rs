@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use std::path::Path;
 use std::sync::LazyLock;
 
-const SIGNED_REPLY: &str = "../shared/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml";
+const SIGNED_REPLY: &str = "tests/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml";
 const KEYS: &str = "tests/fixtures/code_signing";
 
 fn read(relative: &str) -> String {

@@ -155,7 +155,7 @@ fn fixture_text() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
     TEXT.get_or_init(|| {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/fixtures/boinc-8.3.0/client_state_running_captured.xml");
+            .join("tests/fixtures/boinc-8.3.0/client_state_running_captured.xml");
         std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!("{}: {e} (the shared test data must be beside the checkout)", path.display())
         })

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 /// The shared fixtures live beside the checkout; a missing directory is a broken test
 /// setup, never a pass.
 fn shared_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     assert!(
         dir.join("fixtures").is_dir() && dir.join("scenarios").is_dir(),
-        "{} must hold fixtures/ and scenarios/ (the shared test data beside the checkout)",
+        "{} must hold fixtures/ and scenarios/",
         dir.display()
     );
     dir

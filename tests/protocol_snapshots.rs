@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn shared_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    assert!(dir.is_dir(), "{} must hold the shared test data beside the checkout", dir.display());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    assert!(dir.is_dir(), "{} is missing: it holds the test data (fixtures, scenarios)", dir.display());
     dir
 }
 

@@ -1,5 +1,5 @@
 //! The scheduler RPC's messages against what the real BOINC client sends and the replies
-//! it accepted (../shared/fixtures, boinc-7.20.5 and boinc-8.3.0): every captured request
+//! it accepted (tests/fixtures, boinc-7.20.5 and boinc-8.3.0): every captured request
 //! and reply reads, with its values; what boinc-rs writes reads back to the same value;
 //! the requests boinc-rs makes for the attach, fetch and report cases carry the real
 //! client's top-level elements in its order (snapshots beside the captured requests);
@@ -19,7 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     assert!(dir.is_dir(), "{} must hold the real client's captures", dir.display());
     dir
 }

@@ -1,5 +1,5 @@
-//! `boinc-rs explain` end to end: every real state file in ../shared/fixtures and every
-//! scenario in ../shared/scenarios and examples/scenarios loads, and the JSON carries the
+//! `boinc-rs explain` end to end: every real state file in tests/fixtures and every
+//! scenario in tests/scenarios and examples/scenarios loads, and the JSON carries the
 //! documented keys; a broken state fails with the file, line and element named.
 
 use serde_json::Value;
@@ -11,10 +11,10 @@ fn repo_root() -> PathBuf {
 }
 
 fn shared() -> PathBuf {
-    let dir = repo_root().join("../shared");
+    let dir = repo_root().join("tests");
     assert!(
         dir.is_dir(),
-        "{} is missing: CI checks out shared/ beside the repository",
+        "{} is missing: it holds the test data (fixtures, scenarios)",
         dir.display()
     );
     dir

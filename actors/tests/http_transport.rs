@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use support::http::{Recorded, TestServer, block_on};
 
 const REPLY: &str =
-    include_str!("../../../shared/fixtures/boinc-7.20.5/sched_reply_nowork_example.xml");
+    include_str!("../../tests/fixtures/boinc-7.20.5/sched_reply_nowork_example.xml");
 const HEADERS: &str =
-    include_str!("../../../shared/fixtures/boinc-7.20.5/sched_request_http_headers.txt");
+    include_str!("../../tests/fixtures/boinc-7.20.5/sched_request_http_headers.txt");
 
 fn settings(timeout: f64) -> HttpSettings {
     let config = CcConfig { http_transfer_timeout: timeout, ..CcConfig::default() };

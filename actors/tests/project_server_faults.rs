@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 /// BOINC 7.20.5's work request.
 const FETCH_REQUEST: &str =
-    include_str!("../../../shared/fixtures/boinc-7.20.5/sched_request_02_fetch_work.xml");
+    include_str!("../../tests/fixtures/boinc-7.20.5/sched_request_02_fetch_work.xml");
 
 /// A work request from a new host (of a new account, so that no host runs into its
 /// limit of jobs in progress) holding `key` (none: a fresh attach).

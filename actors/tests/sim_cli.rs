@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn scenario(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenarios").join(name);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/scenarios").join(name);
     assert!(
         dir.join("client_state.xml").is_file(),
         "{} is missing: CI checks out shared/ beside the repository",

@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn the_real_clients_files_read_without_problems() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/boinc-7.20.5/state/");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/boinc-7.20.5/state/");
         let cc = std::fs::read_to_string(format!("{dir}cc_config.xml")).expect("cc_config fixture");
         let prefs = std::fs::read_to_string(format!("{dir}global_prefs_override.xml"))
             .expect("override fixture");

@@ -275,7 +275,7 @@ mod tests {
     fn the_real_clients_file_reads() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/fixtures/boinc-7.20.5/state/cc_config.xml"
+            "/tests/fixtures/boinc-7.20.5/state/cc_config.xml"
         ))
         .expect("the fixture");
         let (config, problems) = read_cc_config(&text, "cc_config.xml").expect("reads");

@@ -348,7 +348,7 @@ mod tests {
     use super::*;
 
     const FIXTURE_830: &str =
-        include_str!("../../../shared/fixtures/boinc-8.3.0/file_upload_request_captured.txt");
+        include_str!("../../tests/fixtures/boinc-8.3.0/file_upload_request_captured.txt");
 
     #[test]
     fn the_real_clients_upload_reads() {

@@ -391,7 +391,7 @@ fn a_file_forgotten_meanwhile_is_discarded() {
 /// The real client's signed reply: its key, its executable's MD5 and signature.
 fn signed_fixture() -> (String, String, String) {
     let text =
-        include_str!("../../../shared/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml");
+        include_str!("../../tests/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml");
     let reply = SchedulerReply::from_xml(text).expect("the fixture");
     let executable = reply.file_infos.iter().find(|f| f.executable).expect("an executable");
     (

@@ -34,10 +34,10 @@ pub fn repository_dir() -> PathBuf {
 /// The shared test data beside the checkout; a missing directory is a broken test
 /// setup, never a pass.
 pub fn shared_dir() -> PathBuf {
-    let dir = repository_dir().join("../shared");
+    let dir = repository_dir().join("tests");
     assert!(
         dir.is_dir(),
-        "{} must hold the shared test data (scenarios, fixtures) beside the checkout",
+        "{} is missing: it holds the test data (fixtures, scenarios)",
         dir.display()
     );
     dir

@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn the_fixture_account_file_is_read() {
         let fixture =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/boinc-7.20.5/state");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/boinc-7.20.5/state");
         let files = read_account_files(&fixture).expect("reads");
         assert_eq!(files.accounts.len(), 1, "{:?}", files.problems);
         assert_eq!(files.accounts[0].authenticator, "0123456789abcdef0123456789abcdef");

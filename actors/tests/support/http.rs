@@ -38,7 +38,7 @@ pub struct TestServer {
 }
 
 const NOWORK: &str =
-    include_str!("../../../../shared/fixtures/boinc-7.20.5/sched_reply_nowork_example.xml");
+    include_str!("../../../tests/fixtures/boinc-7.20.5/sched_reply_nowork_example.xml");
 
 /// 100 MB.
 pub const HUGE: u64 = 100_000_000;

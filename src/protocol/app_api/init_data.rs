@@ -401,7 +401,7 @@ mod tests {
     fn fixture() -> String {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shared/fixtures/boinc-7.20.5/slot/init_data.xml"
+            "/tests/fixtures/boinc-7.20.5/slot/init_data.xml"
         );
         std::fs::read_to_string(path).expect("the shared fixture slot/init_data.xml")
     }
