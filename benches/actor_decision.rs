@@ -8,19 +8,19 @@
 //! Run: `cargo bench -p boinc-actors --bench actor_decision`.
 
 use actix::Addr;
-use boinc_actors::journal::Journal;
-use boinc_actors::runtime::SchedulerActor;
-use boinc_actors::runtime::context::ActorContext;
-use boinc_actors::runtime::events::EventBus;
-use boinc_actors::runtime::messages::{Startup, Tick};
-use boinc_actors::runtime::scheduler::SchedulerSetup;
-use boinc_actors::sim::effects::{Faults, SimWorld, VirtualClock};
-use boinc_actors::sim::paused_system;
 use boinc_core::Policy;
 use boinc_core::control::ClientControl;
-use boinc_core::emulator::engine::SimConfig;
-use boinc_core::emulator::world::World;
 use boinc_core::model::{SyntheticHost, synthetic_host};
+use boinc_emulator::engine::SimConfig;
+use boinc_emulator::world::World;
+use boinc_runtime::journal::Journal;
+use boinc_runtime::runtime::SchedulerActor;
+use boinc_runtime::runtime::context::ActorContext;
+use boinc_runtime::runtime::events::EventBus;
+use boinc_runtime::runtime::messages::{Startup, Tick};
+use boinc_runtime::runtime::scheduler::SchedulerSetup;
+use boinc_runtime::sim::effects::{Faults, SimWorld, VirtualClock};
+use boinc_runtime::sim::paused_system;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
 
@@ -83,7 +83,7 @@ impl Bench {
     /// One step a simulated minute after the previous one; its wall time.
     async fn step(&mut self) -> Duration {
         self.now += 60.0;
-        boinc_actors::sim::effects::lock(self.sim.world()).advance_to(self.now);
+        boinc_runtime::sim::effects::lock(self.sim.world()).advance_to(self.now);
         self.clock.set(self.now);
         let started = Instant::now();
         self.scheduler.send(Tick { now: self.now }).await.expect("tick");

@@ -15,9 +15,9 @@
 //! whole path from files to figures.
 
 use boinc_core::Policy;
-use boinc_core::emulator::engine::{SimConfig, run_simulation};
 use boinc_core::model::{ClientState, SECONDS_PER_DAY};
 use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_emulator::engine::{SimConfig, run_simulation};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

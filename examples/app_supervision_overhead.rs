@@ -20,13 +20,13 @@
 //! Run: `cargo build -p boinc-actors && cargo run -p boinc-actors --example
 //! app_supervision_overhead -- --seconds 180` (prints one JSON object).
 
-use boinc_actors::effects::{ProcessHost, SystemClock};
-use boinc_actors::live::process::{LiveProcessHost, ProcessHostConfig};
-use boinc_actors::live::{StandaloneTask, TaskDriver};
-use boinc_actors::runtime::messages::TaskReport;
-use boinc_actors::runtime::task::TaskSupervision;
 use boinc_core::control::{SlotFile, SlotFileRole, TaskSpec};
 use boinc_core::supervise::RestartPolicy;
+use boinc_runtime::effects::{ProcessHost, SystemClock};
+use boinc_runtime::runtime::messages::TaskReport;
+use boinc_runtime::runtime::task::TaskSupervision;
+use boinc_service::process::{LiveProcessHost, ProcessHostConfig};
+use boinc_service::{StandaloneTask, TaskDriver};
 use clap::Parser;
 use serde_json::json;
 use std::path::{Path, PathBuf};

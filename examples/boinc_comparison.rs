@@ -4,20 +4,20 @@
 //! (`boinc_10d/results.txt` in each scenario), with the acceptance margins checked.
 //!
 //! BOINC's fair-share violation is computed here, with boinc-rs's own definition
-//! ([`boinc_core::emulator::fair_share`]), from BOINC's per-project, per-device usage in
+//! ([`boinc_emulator::fair_share`]), from BOINC's per-project, per-device usage in
 //! `boinc_10d/resources.txt` and the app versions the scenario gives each project.
 //! Scenarios without BOINC's figures (the shipped examples) are listed without them.
 //!
 //! `cargo run --release --example boinc_comparison [-- DIR ...]`
 
 use boinc_core::Policy;
-use boinc_core::emulator::engine::{SimConfig, run_simulation};
-use boinc_core::emulator::fair_share::{ProjectProcessing, fair_share_violation};
-use boinc_core::emulator::figures::FiguresOfMerit;
 use boinc_core::model::{
     ClientState, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType, SECONDS_PER_DAY,
 };
 use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_emulator::engine::{SimConfig, run_simulation};
+use boinc_emulator::fair_share::{ProjectProcessing, fair_share_violation};
+use boinc_emulator::figures::FiguresOfMerit;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

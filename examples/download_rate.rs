@@ -7,12 +7,12 @@
 //!
 //! Run: `cargo run --release -p boinc-actors --example download_rate -- [--json] [BYTES]`
 
-use boinc_actors::effects::{FileTransfer, Transferred};
-use boinc_actors::live::http::{HttpSettings, LiveFileTransfer};
-use boinc_actors::project_server::{ProjectServer, ProjectServerConfig};
 use boinc_core::control::ClientIdentity;
 use boinc_core::model::{CcConfig, FileId, ProjectId};
 use boinc_core::transfer::{Direction, TransferOrder};
+use boinc_project_server::{ProjectServer, ProjectServerConfig};
+use boinc_runtime::effects::{FileTransfer, Transferred};
+use boinc_service::http::{HttpSettings, LiveFileTransfer};
 use std::time::Instant;
 
 /// Downloads measured.

@@ -8,9 +8,9 @@
 //! Run: `cargo run -p boinc-actors --example embed_client [SCENARIO_DIR]`
 //! (default: the shipped `examples/scenarios/desktop_gpu`).
 
-use boinc_actors::sim::paused_system;
-use boinc_actors::state_files::load_state_dir;
-use boinc_actors::{Client, ClientEvent, UserAction};
+use boinc_runtime::sim::paused_system;
+use boinc_runtime::state_files::load_state_dir;
+use boinc_runtime::{Client, ClientEvent, UserAction};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -9,8 +9,8 @@
 //! Run: `cargo run -p boinc-actors --example embed_tokio [SCENARIO_DIR]`
 //! (default: the shipped `examples/scenarios/desktop_gpu`).
 
-use boinc_actors::state_files::load_state_dir;
-use boinc_actors::{Client, ClientEvent, UserAction};
+use boinc_runtime::state_files::load_state_dir;
+use boinc_runtime::{Client, ClientEvent, UserAction};
 use std::path::{Path, PathBuf};
 
 /// What the host program saw.

@@ -5,9 +5,9 @@
 //! Run: `cargo run --release -p boinc-actors --example gui_rpc_load [JOBS]` (default: a
 //! synthetic 16-CPU host with 500 tasks, paced in real time, served on a free port).
 
-use boinc_actors::Client;
-use boinc_actors::gui_rpc::{GuiRpcClient, GuiRpcConfig, GuiRpcServer, PASSWORD_FILE};
 use boinc_core::model::{SyntheticHost, synthetic_host};
+use boinc_gui_rpc::{GuiRpcClient, GuiRpcConfig, GuiRpcServer, PASSWORD_FILE};
+use boinc_runtime::Client;
 use std::time::{Duration, Instant};
 
 /// Concurrent clients in the throughput runs.

@@ -15,8 +15,8 @@
 //! from the `boinc-rs` beside this example's directory); `--url URL` loads a server that
 //! is already running instead. Prints each run and the median as JSON.
 
-use boinc_actors::project_server::URL_FILE;
 use boinc_core::protocol::{ReportedResult, SchedulerReply, SchedulerRequest};
+use boinc_project_server::URL_FILE;
 use clap::Parser;
 use serde_json::json;
 use std::path::PathBuf;

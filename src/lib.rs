@@ -15,7 +15,6 @@ pub mod control;
 pub mod cpu_sched;
 pub mod decision;
 pub mod disk;
-pub mod emulator;
 pub mod enforce;
 pub mod estimate;
 pub mod explain;

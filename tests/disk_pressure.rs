@@ -7,10 +7,10 @@
 mod support;
 
 use boinc_core::Policy;
-use boinc_core::emulator::engine::{FETCH_POLL_INTERVAL, SimConfig, SimResult, run_simulation};
-use boinc_core::emulator::trace::{DiskEvent, TraceEvent};
-use boinc_core::emulator::trace_figures::figures_from_trace;
 use boinc_core::model::ClientState;
+use boinc_emulator::engine::{FETCH_POLL_INTERVAL, SimConfig, SimResult, run_simulation};
+use boinc_emulator::trace::{DiskEvent, TraceEvent};
+use boinc_emulator::trace_figures::figures_from_trace;
 use std::collections::HashMap;
 
 /// One job's files in the scenario: 5 MB input, 100 MB sticky, 2 MB output.

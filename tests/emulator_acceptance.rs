@@ -12,7 +12,7 @@
 
 mod support;
 
-use boinc_core::emulator::trace::TraceEvent;
+use boinc_emulator::trace::TraceEvent;
 use std::collections::HashMap;
 use support::run;
 

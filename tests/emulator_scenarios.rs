@@ -4,9 +4,9 @@
 
 mod support;
 
-use boinc_core::emulator::figures::FiguresOfMerit;
-use boinc_core::emulator::trace::{AvailabilityKind, TraceEvent};
-use boinc_core::emulator::trace_figures::figures_from_trace;
+use boinc_emulator::figures::FiguresOfMerit;
+use boinc_emulator::trace::{AvailabilityKind, TraceEvent};
+use boinc_emulator::trace_figures::figures_from_trace;
 use std::collections::HashMap;
 use std::time::Instant;
 use support::{assert_sane, json_lines_round_trip, run, scenario_names};
@@ -77,7 +77,7 @@ fn assert_agree(what: &str, printed: &FiguresOfMerit, replayed: &FiguresOfMerit)
             p.fair_share,
             q.fair_share
         );
-        let counts = |f: &boinc_core::emulator::figures::ProjectFigures| {
+        let counts = |f: &boinc_emulator::figures::ProjectFigures| {
             (
                 f.jobs_done,
                 f.deadlines_missed,

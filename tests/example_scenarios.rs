@@ -5,9 +5,9 @@
 
 mod support;
 
-use boinc_core::emulator::engine::SimResult;
-use boinc_core::emulator::engine::run_simulation;
-use boinc_core::emulator::trace::TraceEvent;
+use boinc_emulator::engine::SimResult;
+use boinc_emulator::engine::run_simulation;
+use boinc_emulator::trace::TraceEvent;
 use std::path::{Path, PathBuf};
 use support::{load_scenario_dir, run_state, sim_config};
 

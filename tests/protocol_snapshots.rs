@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 
 fn shared_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    assert!(dir.is_dir(), "{} is missing: it holds the test data (fixtures, scenarios)", dir.display());
+    assert!(
+        dir.is_dir(),
+        "{} is missing: it holds the test data (fixtures, scenarios)",
+        dir.display()
+    );
     dir
 }
 

@@ -8,16 +8,16 @@ mod support;
 
 use boinc_core::Policy;
 use boinc_core::decision::decide;
-use boinc_core::emulator::engine::{
-    SimConfig, SimError, max_steps_per_day, run_to_snapshot, try_run_simulation,
-};
-use boinc_core::emulator::figures::FiguresOfMerit;
-use boinc_core::emulator::notation::{NotationOptions, scenario_from_notation};
-use boinc_core::emulator::project_server::MAX_JOBS_PER_REQUEST;
 use boinc_core::explain::{Explanation, state_time};
 use boinc_core::model::{ClientState, ResourceType, SECONDS_PER_DAY};
 use boinc_core::protocol::{SourceText, StateFiles, load_state};
 use boinc_core::work_fetch::runnable_job_cap;
+use boinc_emulator::engine::{
+    SimConfig, SimError, max_steps_per_day, run_to_snapshot, try_run_simulation,
+};
+use boinc_emulator::figures::FiguresOfMerit;
+use boinc_emulator::notation::{NotationOptions, scenario_from_notation};
+use boinc_emulator::project_server::MAX_JOBS_PER_REQUEST;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use std::path::{Path, PathBuf};

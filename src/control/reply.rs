@@ -1008,9 +1008,8 @@ mod tests {
 
     /// The code-signing key of the real client's signed reply fixture.
     fn fixture_key() -> String {
-        let text = include_str!(
-            "../../tests/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml"
-        );
+        let text =
+            include_str!("../../tests/fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml");
         SchedulerReply::from_xml(text).expect("the fixture").code_sign_key.expect("its key")
     }
 

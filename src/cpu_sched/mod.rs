@@ -5,8 +5,8 @@
 mod eligibility;
 mod instance_pool;
 mod run_list;
-#[cfg(test)]
-pub(crate) mod test_support;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 pub(crate) use eligibility::{job_is_non_cpu_intensive, job_may_run, job_usage, may_run};
 pub use instance_pool::{FIT_TOLERANCE, InstancePool};

@@ -1,4 +1,5 @@
-//! Small hand-built client states for the scheduling, enforcement and accounting tests.
+//! Small hand-built client states for the scheduling, enforcement and accounting tests
+//! (built for this crate's tests, and for other crates' with the `test-support` feature).
 
 use crate::Time;
 use crate::model::{
@@ -8,17 +9,17 @@ use crate::model::{
 use crate::rr_sim::RrSimOutput;
 
 /// Usage of a plain or multithread CPU job.
-pub(crate) fn cpu(ncpus: f64) -> ResourceUsage {
+pub fn cpu(ncpus: f64) -> ResourceUsage {
     ResourceUsage { avg_ncpus: ncpus, coprocessor: None }
 }
 
 /// Usage of a GPU job.
-pub(crate) fn gpu(resource: ResourceType, ncpus: f64, instances: f64) -> ResourceUsage {
+pub fn gpu(resource: ResourceType, ncpus: f64, instances: f64) -> ResourceUsage {
     ResourceUsage { avg_ncpus: ncpus, coprocessor: Some((resource, instances)) }
 }
 
 /// An rr_sim result in which nothing misses its deadline.
-pub(crate) fn quiet_rr(state: &ClientState) -> RrSimOutput {
+pub fn quiet_rr(state: &ClientState) -> RrSimOutput {
     RrSimOutput {
         jobs: vec![Default::default(); state.jobs.len()],
         projects: vec![Default::default(); state.projects.len()],
@@ -27,7 +28,7 @@ pub(crate) fn quiet_rr(state: &ClientState) -> RrSimOutput {
 }
 
 /// Marks jobs as missing their deadlines in an rr_sim result, counting them per project.
-pub(crate) fn mark_deadline_missed(state: &ClientState, rr: &mut RrSimOutput, jobs: &[JobId]) {
+pub fn mark_deadline_missed(state: &ClientState, rr: &mut RrSimOutput, jobs: &[JobId]) {
     for &id in jobs {
         rr.jobs[id.index()].deadline_missed = true;
         let job = state.job(id);
@@ -38,13 +39,14 @@ pub(crate) fn mark_deadline_missed(state: &ClientState, rr: &mut RrSimOutput, jo
 
 /// Builds a client state step by step.
 #[derive(Clone)]
-pub(crate) struct StateBuilder {
-    pub(crate) state: ClientState,
+pub struct StateBuilder {
+    /// The state built so far.
+    pub state: ClientState,
 }
 
 impl StateBuilder {
     /// A host with `ncpus` CPUs of 1 Gflops and nothing attached.
-    pub(crate) fn new(ncpus: u32) -> Self {
+    pub fn new(ncpus: u32) -> Self {
         let mut state = ClientState::default();
         state.host.p_ncpus = ncpus;
         state.host.p_fpops = 1e9;
@@ -52,7 +54,7 @@ impl StateBuilder {
     }
 
     /// Adds `count` GPUs of a type, each worth 10 CPUs (peak 50 Gflops).
-    pub(crate) fn gpus(mut self, resource: ResourceType, count: u32) -> Self {
+    pub fn gpus(mut self, resource: ResourceType, count: u32) -> Self {
         self.state.host.coprocessors[resource] = Some(Coprocessor {
             resource,
             name: "test gpu".into(),
@@ -64,18 +66,18 @@ impl StateBuilder {
     }
 
     /// The finished state.
-    pub(crate) fn build(self) -> ClientState {
+    pub fn build(self) -> ClientState {
         self.state
     }
 
     /// Attaches a project.
-    pub(crate) fn project(&mut self, name: &str, share: f64) -> ProjectId {
+    pub fn project(&mut self, name: &str, share: f64) -> ProjectId {
         self.state.projects.push(Project::new(name, format!("https://{name}.test/"), share));
         ProjectId::from_index(self.state.projects.len() - 1)
     }
 
     /// Adds an app with one version of the given usage.
-    pub(crate) fn app_version(&mut self, project: ProjectId, usage: ResourceUsage) -> AppVersionId {
+    pub fn app_version(&mut self, project: ProjectId, usage: ResourceUsage) -> AppVersionId {
         self.state.apps.push(App::new(project, format!("app{}", self.state.apps.len())));
         let app = AppId::from_index(self.state.apps.len() - 1);
         self.state.app_versions.push(AppVersion::new(project, app, 1, "", usage, 1e9));
@@ -83,13 +85,13 @@ impl StateBuilder {
     }
 
     /// Limits the concurrent jobs of an app version's app.
-    pub(crate) fn max_concurrent(&mut self, version: AppVersionId, n: u32) {
+    pub fn max_concurrent(&mut self, version: AppVersionId, n: u32) {
         let app = self.state.app_version(version).app;
         self.state.apps[app.index()].max_concurrent = Some(n);
     }
 
     /// Adds a runnable job.
-    pub(crate) fn job(
+    pub fn job(
         &mut self,
         project: ProjectId,
         version: AppVersionId,
@@ -117,7 +119,7 @@ impl StateBuilder {
     /// Gives a job a task in the given scheduler state, started at `run_start`, with
     /// `elapsed` seconds run and a checkpoint at `checkpoint_elapsed` taken at wall time
     /// `checkpoint_wall`.
-    pub(crate) fn task(
+    pub fn task(
         &mut self,
         job: JobId,
         scheduler_state: SchedulerState,
@@ -139,8 +141,8 @@ impl StateBuilder {
 
 /// A random host with projects, CPU, multithread and GPU jobs (some running, some
 /// preempted, some endangered in the rr_sim), debts and RECs, for the invariant tests.
-pub(crate) fn random_scenario()
--> impl proptest::strategy::Strategy<Value = (ClientState, RrSimOutput)> {
+#[cfg(test)]
+pub fn random_scenario() -> impl proptest::strategy::Strategy<Value = (ClientState, RrSimOutput)> {
     use proptest::prelude::*;
     let job =
         (0usize..4, 0usize..6, 0.0f64..1e5, 1e4f64..1e6, 0u8..4, 0.0f64..7200.0, any::<bool>());

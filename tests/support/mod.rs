@@ -1,17 +1,17 @@
-//! The tests' one support layer, shared by boinc-core's tests (tests/) and
-//! boinc-actors' (actors/tests/, which include this file by path): where the shared
-//! scenarios, the shipped scenarios and the real BOINC fixtures are, loading them as
+//! The tests' one support layer for scenarios and fixtures, shared by the cross-crate
+//! tests (tests/) and the other crates' tests (which include this file by path): where
+//! the reference scenarios, the shipped scenarios and the real BOINC fixtures are, loading them as
 //! `boinc-rs sim --scenario` does, the run configuration every test uses, running the
 //! emulator, and round-tripping a trace through JSON lines.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 use boinc_core::Policy;
-use boinc_core::emulator::engine::{SimConfig, SimResult, run_simulation};
-use boinc_core::emulator::figures::FiguresOfMerit;
-use boinc_core::emulator::trace::TraceEvent;
 use boinc_core::model::ClientState;
 use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_emulator::engine::{SimConfig, SimResult, run_simulation};
+use boinc_emulator::figures::FiguresOfMerit;
+use boinc_emulator::trace::TraceEvent;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -21,18 +21,19 @@ pub const DAY: f64 = 86_400.0;
 /// The seed every acceptance run uses, so failures reproduce with `boinc-rs sim --seed 1`.
 pub const SEED: u64 = 1;
 
-/// The repository's root, whichever crate's tests include this file.
+/// The repository's root, whichever crate's tests include this file: the nearest
+/// directory above the crate that holds the workspace's `Cargo.lock`.
 pub fn repository_dir() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if manifest.ends_with("actors") {
-        manifest.parent().expect("actors/ is inside the repository").to_path_buf()
-    } else {
-        manifest.to_path_buf()
-    }
+    manifest
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .unwrap_or(manifest)
+        .to_path_buf()
 }
 
-/// The shared test data beside the checkout; a missing directory is a broken test
-/// setup, never a pass.
+/// The test data kept in the repository (tests/fixtures, tests/scenarios); a missing
+/// directory is a broken test setup, never a pass.
 pub fn shared_dir() -> PathBuf {
     let dir = repository_dir().join("tests");
     assert!(
@@ -43,7 +44,7 @@ pub fn shared_dir() -> PathBuf {
     dir
 }
 
-/// The shared emulator scenarios.
+/// The reference scenarios (with BOINC's figures in REFERENCE.md).
 pub fn scenarios_dir() -> PathBuf {
     shared_dir().join("scenarios")
 }

@@ -3,8 +3,8 @@
 //! its own.
 //!
 //! ```no_run
-//! # fn host(state: boinc_core::model::ClientState) -> Result<(), boinc_actors::ClientError> {
-//! use boinc_actors::{Client, UserAction};
+//! # fn host(state: boinc_core::model::ClientState) -> Result<(), boinc_runtime::ClientError> {
+//! use boinc_runtime::{Client, UserAction};
 //! // A simulated client on its own thread, driven from this one.
 //! let handle = Client::builder().state(state).days(2.0).start()?;
 //! let events = handle.events_blocking();
@@ -17,16 +17,16 @@
 
 use super::error::ClientError;
 use super::handle::{ClientHandle, HandleShared, RunReport};
+use super::wall_clock_driver::WallClockDriver;
 use crate::effects::{
     Clock, FileSystem, FileTransfer, HostDiscovery, ProcessHost, SchedulerTransport,
     StatePersistence,
 };
 use crate::journal::{EntryKind, Journal};
-use crate::live::disk::LiveDisk;
-use crate::live::driver::WallClockDriver;
 use crate::runtime::context::ActorContext;
 use crate::runtime::disk::DiskActor;
 use crate::runtime::events::{ClientEvent, EventBus};
+use crate::runtime::live_disk::LiveDisk;
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::runtime::supervision::{ActorSupervisor, PanicInjector};
 use crate::sim::driver::VirtualDriver;
@@ -74,7 +74,7 @@ pub struct Effects {
     /// What the host is and whether it may work.
     pub host_discovery: Arc<dyn HostDiscovery>,
     /// Where project files are downloaded and uploaded (the live one is
-    /// [`crate::live::http::LiveFileTransfer`]; [`crate::live::http::LiveNetwork`] makes it
+    /// `boinc_service::http::LiveFileTransfer`; `boinc_service::http::LiveNetwork` makes it
     /// with the transport). With one, jobs wait for their files to be downloaded and
     /// checked, and results are reported after their outputs are uploaded; `None`: the
     /// host's world moves no files, and they count as present.

@@ -4,6 +4,7 @@
 mod builder;
 mod error;
 pub(crate) mod handle;
+pub(crate) mod wall_clock_driver;
 
 pub use builder::{Client, ClientBuilder, Effects, RunSetup};
 pub use error::ClientError;

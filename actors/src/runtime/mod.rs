@@ -6,6 +6,7 @@ pub mod context;
 pub mod disk;
 pub mod events;
 pub mod fetch;
+pub mod live_disk;
 pub mod messages;
 pub mod project;
 pub mod resource;

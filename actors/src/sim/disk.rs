@@ -6,8 +6,8 @@
 use super::effects::{SharedWorld, lock};
 use crate::effects::DiskManager;
 use boinc_core::Time;
-use boinc_core::emulator::disk_world::DiskWorld;
 use boinc_core::model::{ClientState, JobId};
+use boinc_emulator::disk_world::DiskWorld;
 
 /// The emulated disk and the world whose figures it reports to.
 pub(crate) struct SimulatedDisk {

@@ -15,8 +15,8 @@ use crate::runtime::supervision::{ActorId, ActorKind, ActorSupervisor};
 use crate::sim::effects::{SharedWorld, VirtualClock, lock};
 use actix::{Handler, Message};
 use boinc_core::Time;
-use boinc_core::emulator::engine::next_step_time;
 use boinc_core::supervise::RestartDecision;
+use boinc_emulator::engine::next_step_time;
 use std::sync::Arc;
 use tokio::time::Instant;
 

@@ -11,11 +11,11 @@ use crate::effects::{
 use crate::runtime::supervision::InjectedPanic;
 use boinc_core::Time;
 use boinc_core::control::{HostView, TaskCommand};
-use boinc_core::emulator::world::World;
 use boinc_core::model::{ClientState, Host, ProjectId};
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::AppExit;
 use boinc_core::transfer::TransferOrder;
+use boinc_emulator::world::World;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashMap;

@@ -8,6 +8,6 @@ pub mod effects;
 mod run;
 pub(crate) mod setup;
 
-pub use boinc_core::emulator::engine::{SimConfig, SimResult};
+pub use boinc_emulator::engine::{SimConfig, SimResult};
 pub use run::{paused_system, run_actor_simulation};
 pub(crate) use setup::SimulatedWorld;

@@ -3,8 +3,8 @@
 use crate::client::{Client, ClientError};
 use crate::journal::Journal;
 use crate::sim::effects::Faults;
-use boinc_core::emulator::engine::{SimConfig, SimResult};
 use boinc_core::model::ClientState;
+use boinc_emulator::engine::{SimConfig, SimResult};
 
 /// Runs a scenario through the actor system in virtual time: a current-thread tokio
 /// runtime with a paused clock under an actix System, simulated effects, the same

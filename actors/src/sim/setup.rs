@@ -8,11 +8,11 @@ use crate::runtime::disk::DiskActor;
 use crate::runtime::scheduler::SchedulerSetup;
 use boinc_core::Time;
 use boinc_core::control::ClientControl;
-use boinc_core::emulator::disk_world::DiskWorld;
-use boinc_core::emulator::engine::{SimConfig, prepare_state};
-use boinc_core::emulator::world::World;
 use boinc_core::model::ClientState;
 use boinc_core::supervise::RestartPolicy;
+use boinc_emulator::disk_world::DiskWorld;
+use boinc_emulator::engine::{SimConfig, prepare_state};
+use boinc_emulator::world::World;
 use std::sync::Arc;
 
 /// Everything a simulated client runs over.

@@ -5,12 +5,14 @@
 //! the manager's key, and carries the plan out. A manager's side reads the request and
 //! writes the reply with the same types (`boinc-rs project-server` in that role).
 
+mod password;
 mod plan;
 mod raw_element;
 mod reply;
 mod request;
 mod settings;
 
+pub use password::account_manager_password_hash;
 pub use plan::{
     AccountManagerAction, AccountManagerPlan, DEFAULT_REPEAT_SECONDS, Rejection, plan_reply,
 };

@@ -399,10 +399,8 @@ mod tests {
     use proptest::prelude::*;
 
     fn fixture() -> String {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/boinc-7.20.5/slot/init_data.xml"
-        );
+        let path =
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/boinc-7.20.5/slot/init_data.xml");
         std::fs::read_to_string(path).expect("the shared fixture slot/init_data.xml")
     }
 

@@ -3,7 +3,7 @@
 //! gui_rpc_get_state_with_projects.txt): reading a request into an [`Operation`],
 //! and rendering every reply body from a [`ClientView`] of the client and its event
 //! log. The server that frames, authenticates and carries operations out is
-//! `boinc_actors::gui_rpc`.
+//! `boinc_gui_rpc`.
 
 mod cc_status;
 mod client_state;

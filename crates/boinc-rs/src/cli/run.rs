@@ -1,0 +1,80 @@
+//! `boinc-rs run --dir DIR [--gui-rpc-port P] [--app-user USER]`: the host service (see
+//! [`boinc_service::service`]) until SIGTERM, SIGINT or a GUI RPC `quit`; then the
+//! tasks are asked to quit and the state is written before it exits.
+
+use anyhow::{Context, Result};
+use boinc_service::service::{Service, ServiceConfig};
+use std::path::PathBuf;
+
+/// The arguments of `run`.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// The data directory (created if missing): client_state.xml, account files, the
+    /// configuration files, projects/ and slots/.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// The GUI RPC port (boinccmd, boinctui and `boinc-rs status` connect to it).
+    #[arg(long, value_name = "P", default_value_t = boinc_gui_rpc::DEFAULT_PORT)]
+    gui_rpc_port: u16,
+    /// Serve no GUI RPC at all.
+    #[arg(long, conflicts_with = "gui_rpc_port")]
+    no_gui_rpc: bool,
+    /// Run apps as this user (BOINC's boinc_project account): the client must run as
+    /// root or with CAP_SETUID and CAP_SETGID; projects/ and slots/ go to the user's
+    /// primary group (docs/app-isolation.md).
+    #[arg(long, value_name = "USER")]
+    app_user: Option<String>,
+    /// Write the log as JSON lines (one object per event) instead of text.
+    #[arg(long)]
+    pub(crate) log_json: bool,
+}
+
+/// Runs the service until it is told to stop.
+pub(crate) fn run(args: RunArgs) -> Result<()> {
+    // One thread serves GUI RPC, watches the account files and talks to the account
+    // manager (none of it is heavy: BOINC's client does all of it on one); the client
+    // runs on a thread of its own. A volunteer's machine sees two threads when idle.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the service's runtime")?;
+    runtime.block_on(async move {
+        let mut config = ServiceConfig::new(&args.dir);
+        config.gui_rpc_port = (!args.no_gui_rpc).then_some(args.gui_rpc_port);
+        config.app_user = args.app_user.clone();
+        let service = Service::start(config)
+            .await
+            .with_context(|| format!("cannot start the client in {}", args.dir.display()))?;
+        if let Some(address) = service.gui_rpc {
+            tracing::info!(%address, dir = %args.dir.display(), "boinc-rs is running");
+        }
+        let handle = service.handle.clone();
+        let signals = tokio::spawn(async move {
+            if let Some(name) = stop_signal().await {
+                tracing::info!(signal = name, "stopping: tasks asked to quit, state written");
+            }
+            handle.shutdown();
+        });
+        let report = service.finished().await;
+        signals.abort();
+        let report = report.context("the client stopped with an error")?;
+        tracing::info!(decisions = report.decisions, rpcs = report.rpcs, "stopped");
+        Ok(())
+    })
+}
+
+/// The first of SIGTERM and SIGINT; `None` when they cannot be listened for (the
+/// service then stops only through GUI RPC).
+async fn stop_signal() -> Option<&'static str> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut interrupt)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        tracing::warn!("cannot listen for SIGTERM and SIGINT");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => Some("SIGTERM"),
+        _ = interrupt.recv() => Some("SIGINT"),
+    }
+}

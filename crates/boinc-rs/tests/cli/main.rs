@@ -1,0 +1,12 @@
+//! The `boinc-rs` commands end to end: app-test, demo, explain, host-info, sim, the data directory, and the GUI RPC controls.
+
+#[path = "../served/mod.rs"]
+mod served;
+
+mod app_test_cli;
+mod data_dir;
+mod demo;
+mod explain_cli;
+mod gui_rpc_cli;
+mod host_info_cli;
+mod sim_cli;

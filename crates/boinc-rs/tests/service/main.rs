@@ -1,0 +1,12 @@
+//! The host service (`boinc-rs run`): its life, its account manager, and GUI RPC peers (boinccmd, boinctui, hostile clients) against it.
+
+#[path = "../served/mod.rs"]
+mod served;
+#[path = "../support/mod.rs"]
+mod support;
+
+mod account_manager_service;
+mod boinccmd_service;
+mod gui_rpc_hostile;
+mod gui_rpc_peers;
+mod service;

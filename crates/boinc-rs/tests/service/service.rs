@@ -1,0 +1,217 @@
+//! `boinc-rs run`, the host service, as a volunteer runs it (issue "The host service"):
+//! the real binary on a data directory, attached with `boinc-rs attach` to the real
+//! `boinc-rs project-server` on 127.0.0.1, running the example app.
+//!
+//! - A service stopped with SIGTERM mid-job exits cleanly and, started again, resumes
+//!   the task from its checkpoint: its CPU time never goes back further than the
+//!   checkpoint the state recorded.
+//! - `kill -9` at 20 seeded random moments (during downloads, computing, uploads, RPCs,
+//!   state writes): after each, the state file reads; at the end every result the
+//!   server issued was reported exactly once, by the server's own records.
+
+use crate::support;
+
+use boinc_core::model::ClientState;
+use boinc_service::state_store::StateStore;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::http::free_port;
+use support::project_server::ProjectServerProcess;
+use support::service::{ServiceProcess, signal, wait_exit};
+
+/// The longest a service may take to stop after SIGTERM (tasks quit, state written).
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A data directory attached to the project at `url`, checkpointing every second and
+/// reporting results as soon as they are uploaded.
+fn attached_data_dir(url: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a data directory");
+    let status = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
+        .args(["attach", "--dir"])
+        .arg(dir.path())
+        .args([url, "service_test_key"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("boinc-rs attach runs");
+    assert!(status.success(), "boinc-rs attach failed");
+    std::fs::write(
+        dir.path().join("global_prefs_override.xml"),
+        "<global_preferences><disk_interval>1</disk_interval></global_preferences>\n",
+    )
+    .expect("the preferences");
+    std::fs::write(
+        dir.path().join("cc_config.xml"),
+        "<cc_config><options><report_results_immediately>1</report_results_immediately>\
+         </options></cc_config>\n",
+    )
+    .expect("cc_config.xml");
+    dir
+}
+
+/// `boinc-rs run` on `dir` with GUI RPC on a free port, its log appended to `log`.
+fn start_service(dir: &Path, log: &Path) -> ServiceProcess {
+    support::service::start_service(dir, free_port(), log)
+}
+
+/// The state on disk, read as the service reads it (the newest whole copy).
+fn saved_state(dir: &Path) -> Option<ClientState> {
+    let store = StateStore::open(dir).expect("the directory is free again");
+    store.load().expect("the state reads").map(|loaded| loaded.state)
+}
+
+/// The state file as it is now, while a service may be writing it: the main copy if
+/// it reads, else nothing.
+fn peek_state(dir: &Path) -> Option<ClientState> {
+    let text = std::fs::read_to_string(dir.join("client_state.xml")).ok()?;
+    boinc_core::protocol::parse_client_state(&text, "client_state.xml").ok()
+}
+
+fn log_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let tail: Vec<char> = text.chars().rev().take(20_000).collect();
+    tail.into_iter().rev().collect()
+}
+
+/// A job's task, its CPU time and checkpoint, from a state.
+fn task_times(state: &ClientState, job: &str) -> Option<(f64, f64)> {
+    let job = state.jobs.iter().find(|j| j.name == job)?;
+    let task = job.task.as_ref()?;
+    Some((task.current_cpu_time, task.checkpoint_cpu_time))
+}
+
+#[test]
+fn a_service_stopped_mid_job_resumes_it_from_its_checkpoint() {
+    let server = ProjectServerProcess::start(&[
+        "--jobs",
+        "2",
+        "--job-seconds",
+        "20",
+        "--request-delay",
+        "1",
+        "--max-jobs-per-cpu",
+        "1",
+    ]);
+    let data = attached_data_dir(&server.url);
+    let dir = data.path();
+    let log: PathBuf = dir.with_extension("log");
+    let mut service = start_service(dir, &log);
+    // Run until a task has checkpointed at least 3 CPU seconds.
+    let started = Instant::now();
+    let (job, _) = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no checkpoint within 300 s; the service's log:\n{}",
+            log_of(&log)
+        );
+        let found = peek_state(dir).and_then(|state| {
+            state.jobs.iter().find_map(|j| {
+                let task = j.task.as_ref()?;
+                (task.checkpoint_cpu_time >= 3.0)
+                    .then(|| (j.name.clone(), task.checkpoint_cpu_time))
+            })
+        });
+        if let Some(found) = found {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    signal(&service, nix::sys::signal::Signal::SIGTERM);
+    let status = wait_exit(&mut service, STOP_TIMEOUT)
+        .unwrap_or_else(|| panic!("no exit within {STOP_TIMEOUT:?}:\n{}", log_of(&log)));
+    assert!(status.success(), "the service exited with {status}:\n{}", log_of(&log));
+    let state = saved_state(dir).expect("a state was written");
+    let (cpu_at_stop, checkpoint) = task_times(&state, &job).expect("the task is kept");
+    assert!(checkpoint >= 3.0 && cpu_at_stop >= checkpoint, "{cpu_at_stop} {checkpoint}");
+
+    let mut service = start_service(dir, &log);
+    let mut lowest_after_restart = f64::INFINITY;
+    let mut resumed = false;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(300) && !resumed {
+        if let Some((cpu, _)) = peek_state(dir).and_then(|s| task_times(&s, &job)) {
+            lowest_after_restart = lowest_after_restart.min(cpu);
+            resumed = cpu > cpu_at_stop + 2.0;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(resumed, "the task did not compute again after the restart:\n{}", log_of(&log));
+    assert!(
+        lowest_after_restart >= checkpoint,
+        "CPU time went back to {lowest_after_restart} s, before the checkpoint at {checkpoint} s"
+    );
+    signal(&service, nix::sys::signal::Signal::SIGTERM);
+    let status = wait_exit(&mut service, STOP_TIMEOUT).expect("the service stops");
+    assert!(status.success(), "{status}:\n{}", log_of(&log));
+}
+
+#[test]
+fn twenty_kills_lose_no_result_and_report_none_twice() {
+    const JOBS: u64 = 8;
+    let server = ProjectServerProcess::start(&[
+        "--jobs",
+        &JOBS.to_string(),
+        "--job-seconds",
+        "2-4",
+        "--request-delay",
+        "1",
+        "--max-jobs-per-cpu",
+        "2",
+    ]);
+    let data = attached_data_dir(&server.url);
+    let dir = data.path();
+    let log: PathBuf = dir.with_extension("log");
+    let mut rng = ChaCha8Rng::seed_from_u64(20);
+    for kill in 0..20 {
+        let mut service = start_service(dir, &log);
+        let alive = Duration::from_secs_f64(rng.random_range(0.2..5.0));
+        std::thread::sleep(alive);
+        signal(&service, nix::sys::signal::Signal::SIGKILL);
+        wait_exit(&mut service, STOP_TIMEOUT).expect("a killed service is gone");
+        // Whatever the moment, the state reads (or none was written yet).
+        let state = saved_state(dir);
+        if kill > 5 {
+            assert!(state.is_some(), "no state after {} kills:\n{}", kill + 1, log_of(&log));
+        }
+    }
+    let mut service = start_service(dir, &log);
+    let started = Instant::now();
+    let done = |status: &serde_json::Value| {
+        status["jobs_created"].as_u64() == Some(JOBS)
+            && status["jobs_reported"].as_u64() == Some(JOBS)
+    };
+    while started.elapsed() < Duration::from_secs(400) && !done(&server.status()) {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The server counts the last reports before the client has read its answer and
+    // written the acknowledgements down: wait, bounded, for the state file to hold
+    // them before stopping the client.
+    let all_acknowledged = |state: Option<ClientState>| {
+        state.is_some_and(|state| state.jobs.iter().all(|job| job.got_server_ack))
+    };
+    let waiting_for_acks = Instant::now();
+    while waiting_for_acks.elapsed() < Duration::from_secs(120)
+        && !all_acknowledged(peek_state(dir))
+    {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    signal(&service, nix::sys::signal::Signal::SIGTERM);
+    let _ = wait_exit(&mut service, STOP_TIMEOUT);
+    let status = server.status();
+    assert!(done(&status), "not every job reported: {status:#}\n{}", log_of(&log));
+    assert_eq!(status["duplicate_reports"], 0, "{status:#}");
+    for result in status["results"].as_array().expect("the results") {
+        assert_eq!(result["times_reported"], 1, "{result}");
+        // A kill costs a task the time since its checkpoint, never the task: the app
+        // a killed client left running is stopped and the task restarts.
+        assert_eq!(result["outcome"], "valid", "{result}\n{}", log_of(&log));
+    }
+    let state = saved_state(dir).expect("the state");
+    assert!(
+        state.jobs.iter().all(|job| job.got_server_ack),
+        "the client still holds a job the server has not acknowledged: {:?}",
+        state.jobs
+    );
+}

@@ -1,0 +1,35 @@
+//! boinc-gui-rpc: the GUI RPC server (docs/design.md "Protocol facts", GUI RPC): the real `boinccmd`,
+//! `boinctui` and BOINC Manager, and boinc-rs's own `status`, `tasks`, `project` and
+//! `quit` commands, control a running client through it. The protocol itself (reading
+//! requests, rendering replies) is the core's `boinc_core::protocol::gui_rpc`; this
+//! module frames, authenticates, limits and carries operations out.
+//!
+//! Mounting it over any running client: [`GuiRpcServer::bind`] with a
+//! [`GuiRpcConfig`] and the client's [`boinc_runtime::ClientHandle`], then
+//! [`GuiRpcServer::serve`] until the client stops.
+
+#![warn(missing_docs)]
+
+mod auth;
+mod client;
+mod config;
+mod connection;
+mod error;
+mod framing;
+mod host_services;
+mod message_feed;
+mod modes;
+mod ops;
+mod registry;
+mod remote_access;
+mod server;
+mod session;
+
+pub use auth::{PASSWORD_FILE, load_or_create_password, nonce_hash, read_password};
+pub use client::GuiRpcClient;
+pub use config::{DEFAULT_PORT, GuiRpcConfig, Limits};
+pub use error::GuiRpcError;
+pub use host_services::{AccountManagerInfo, HostServices};
+pub use message_feed::MessageSink;
+pub use remote_access::{REMOTE_HOSTS_FILE, RemoteAccess};
+pub use server::{GuiRpcServer, ServerMonitor};

@@ -1,0 +1,378 @@
+//! Carrying GUI RPC operations out against a running client (DESIGN.md "Protocol
+//! facts", GUI RPC): queries render a snapshot of the client with the core's reply
+//! functions; control operations become the core's user actions, applied at once by
+//! the client (so a suspended task has stopped when the reply goes out). Unknown
+//! projects and tasks get BOINC's own error messages.
+
+use super::modes::{ModeKind, TemporaryModes};
+use super::server::ServerShared;
+use boinc_core::control::{MessagePriority, UserAction, UserActionError};
+use boinc_core::model::RunMode;
+use boinc_core::protocol::data_dir::{CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
+use boinc_core::protocol::gui_rpc::{
+    self as protocol, ClientView, ModeChange, Modes, Operation, ProjectAction, ResultAction,
+    render_query,
+};
+use boinc_runtime::client::ClientError;
+use boinc_runtime::configuration_files::read_configuration_dir;
+use boinc_runtime::runtime::messages::StateSnapshot;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// BOINC's `ERR_IN_PROGRESS`: an account manager RPC is under way.
+const ERR_IN_PROGRESS: i32 = -204;
+/// BOINC's `ERR_ALREADY_ATTACHED`.
+const ERR_ALREADY_ATTACHED: i32 = -130;
+/// An operation the host service would carry out; BOINC's `ERR_NOT_IMPLEMENTED`.
+const ERR_NOT_IMPLEMENTED: i32 = -150;
+/// An account manager RPC that failed (the message says why); BOINC's `ERR_HTTP_TRANSIENT`
+/// would claim a network fault, which it need not be, so the generic failure.
+const ERR_ACCOUNT_MANAGER_RPC: i32 = -1;
+
+/// What the connection does after sending an operation's reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Afterwards {
+    /// Nothing.
+    Continue,
+    /// Shut the client down (`quit`).
+    ShutDown,
+}
+
+fn stopped(error: &ClientError) -> Vec<u8> {
+    protocol::error(&error.to_string())
+}
+
+/// The modes as `get_cc_status` reports them.
+fn modes(temporary: &TemporaryModes, snapshot: &StateSnapshot) -> Modes {
+    let now = Instant::now();
+    let state = &snapshot.state;
+    Modes {
+        task: temporary.status(ModeKind::Task, state.run_mode, now),
+        gpu: temporary.status(ModeKind::Gpu, state.gpu_mode, now),
+        network: temporary.status(ModeKind::Network, state.network_mode, now),
+    }
+}
+
+/// Carries `operation` out; returns the reply body and what to do after sending it.
+pub(crate) async fn execute(
+    operation: Operation,
+    shared: &Arc<ServerShared>,
+) -> (Vec<u8>, Afterwards) {
+    let body = match operation {
+        Operation::SetRunMode(change) => set_mode(shared, ModeKind::Task, change).await,
+        Operation::SetGpuMode(change) => set_mode(shared, ModeKind::Gpu, change).await,
+        Operation::SetNetworkMode(change) => set_mode(shared, ModeKind::Network, change).await,
+        Operation::Project { .. } | Operation::Result { .. } => {
+            act_on_project(shared, &operation).await
+        }
+        Operation::ProjectAttach { master_url, authenticator, project_name } => {
+            attach(shared, master_url, authenticator, project_name).await
+        }
+        Operation::ProjectAttachPoll => {
+            let (error_num, messages) = shared.attach_status();
+            protocol::project_attach_poll(error_num, &messages)
+        }
+        Operation::AccountManagerInfo => {
+            let info = shared.host.as_ref().map(|host| host.account_manager()).unwrap_or_default();
+            protocol::account_manager_info(&info.url, &info.name, info.have_credentials)
+        }
+        Operation::AccountManagerRpc(target) => match &shared.host {
+            Some(host) => {
+                shared.set_account_manager_status(ERR_IN_PROGRESS, None);
+                let rpc = host.account_manager_rpc(target);
+                let waiting = shared.clone();
+                // The RPC goes on after the reply: clients poll acct_mgr_rpc_poll.
+                tokio::spawn(async move {
+                    match rpc.await {
+                        Ok(()) => waiting.set_account_manager_status(0, None),
+                        Err(message) => waiting
+                            .set_account_manager_status(ERR_ACCOUNT_MANAGER_RPC, Some(message)),
+                    }
+                });
+                protocol::success()
+            }
+            None => protocol::error(
+                "account managers need the host service (boinc-rs run); this client cannot \
+                 reach one",
+            ),
+        },
+        Operation::AccountManagerRpcPoll => {
+            let (error_num, message) = shared.account_manager_status();
+            protocol::account_manager_rpc_poll(error_num, message.as_deref())
+        }
+        Operation::ReadCcConfig => {
+            reload_configuration(shared, ConfigurationPart::Options, "Re-read config file").await
+        }
+        Operation::ReadGlobalPrefsOverride => {
+            reload_configuration(
+                shared,
+                ConfigurationPart::Preferences,
+                "Reading preferences override file",
+            )
+            .await
+        }
+        Operation::Quit => {
+            shared.log.push(
+                shared.client_time(),
+                "",
+                MessagePriority::Info,
+                "Exit requested by user",
+            );
+            return (protocol::success(), Afterwards::ShutDown);
+        }
+        query => match shared.client.snapshot().await {
+            Ok(snapshot) => {
+                shared.saw(&snapshot);
+                let modes = modes(&shared.modes(), &snapshot);
+                let view = view(shared, &snapshot, modes);
+                let log = shared.log.lock();
+                render_query(&query, &view, &log)
+                    .unwrap_or_else(|| protocol::unrecognized(&format!("{query:?}")))
+            }
+            Err(error) => stopped(&error),
+        },
+    };
+    (body, Afterwards::Continue)
+}
+
+/// The view a reply is rendered from.
+fn view<'a>(shared: &'a ServerShared, snapshot: &'a StateSnapshot, modes: Modes) -> ClientView<'a> {
+    ClientView {
+        now: snapshot.time,
+        state: &snapshot.state,
+        in_flight: &snapshot.in_flight,
+        platform: &shared.platform,
+        client_start_time: shared.client_start_time(),
+        modes,
+    }
+}
+
+/// Applies `action`, logging `message` (about `project`) when it took.
+async fn act(shared: &ServerShared, action: UserAction, project: &str, message: &str) -> Vec<u8> {
+    match shared.client.act(action).await {
+        Ok(()) => {
+            shared.log.push(shared.client_time(), project, MessagePriority::Info, message);
+            protocol::success()
+        }
+        Err(ClientError::Action(UserActionError::UnknownProject(_))) => {
+            protocol::error("No such project")
+        }
+        Err(ClientError::Action(UserActionError::UnknownTask(_))) => {
+            protocol::error("no such result")
+        }
+        Err(error) => stopped(&error),
+    }
+}
+
+async fn set_mode(shared: &Arc<ServerShared>, kind: ModeKind, change: ModeChange) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    shared.saw(&snapshot);
+    let state = &snapshot.state;
+    let current = match kind {
+        ModeKind::Task => state.run_mode,
+        ModeKind::Gpu => state.gpu_mode,
+        ModeKind::Network => state.network_mode,
+    };
+    let plan = shared.modes().request(kind, change, current, Instant::now());
+    if let Some((generation, after)) = plan.restore_after {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let permanent = shared.modes().expire(kind, generation);
+            if let Some(mode) = permanent {
+                let _ = shared.client.act(mode_action(kind, mode)).await;
+            }
+        });
+    }
+    match plan.set {
+        Some(mode) => {
+            let what = match kind {
+                ModeKind::Task => "computing",
+                ModeKind::Gpu => "GPU computing",
+                ModeKind::Network => "network activity",
+            };
+            let message = format!("{what}: {} (by user request)", mode_words(mode));
+            act(shared, mode_action(kind, mode), "", &message).await
+        }
+        None => protocol::success(),
+    }
+}
+
+fn mode_action(kind: ModeKind, mode: RunMode) -> UserAction {
+    match kind {
+        ModeKind::Task => UserAction::SetRunMode(mode),
+        ModeKind::Gpu => UserAction::SetGpuMode(mode),
+        ModeKind::Network => UserAction::SetNetworkMode(mode),
+    }
+}
+
+fn mode_words(mode: RunMode) -> &'static str {
+    match mode {
+        RunMode::Always => "always",
+        RunMode::Auto => "according to preferences",
+        RunMode::Never => "suspended",
+    }
+}
+
+/// A project or result operation: the project must be attached under that URL, and a
+/// result must be one of its tasks, as BOINC checks before it acts.
+async fn act_on_project(shared: &ServerShared, operation: &Operation) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    shared.saw(&snapshot);
+    let state = &snapshot.state;
+    let (url, result) = match operation {
+        Operation::Project { master_url, .. } => (master_url, None),
+        Operation::Result { project_url, name, .. } => (project_url, Some(name)),
+        _ => return protocol::error("not a project operation"),
+    };
+    let Some(project) = state.project_by_url(url).filter(|&p| !state.project(p).detached) else {
+        return protocol::error("No such project");
+    };
+    if let Some(name) = result
+        && !state.jobs.iter().any(|job| job.project == project && job.name == *name)
+    {
+        return protocol::error("no such result");
+    }
+    let Some(action) = operation.user_action() else {
+        return protocol::error("not a project operation");
+    };
+    let project_name = state.project(project).name.clone();
+    let message = match operation {
+        Operation::Project { action, .. } => match action {
+            ProjectAction::Suspend => "suspended by user".to_string(),
+            ProjectAction::Resume => "resumed by user".to_string(),
+            ProjectAction::Update => "update requested by user".to_string(),
+            ProjectAction::NoMoreWork => "work fetch suspended by user".to_string(),
+            ProjectAction::AllowMoreWork => "work fetch resumed by user".to_string(),
+            ProjectAction::Reset => "Resetting project".to_string(),
+            ProjectAction::Detach => "Detaching from project".to_string(),
+        },
+        Operation::Result { action, name, .. } => match action {
+            ResultAction::Suspend => format!("task {name} suspended by user"),
+            ResultAction::Resume => format!("task {name} resumed by user"),
+            ResultAction::Abort => format!("task {name} aborted by user"),
+        },
+        _ => String::new(),
+    };
+    let detach = matches!(operation, Operation::Project { action: ProjectAction::Detach, .. });
+    let reply = act(shared, action, &project_name, &message).await;
+    // The files side of a detach (the account file, the project's directory) is the
+    // host's: left in place, the account file would attach the project again.
+    if detach
+        && reply == protocol::success()
+        && let Some(host) = &shared.host
+        && let Err(message) = host.project_detached(url.clone()).await
+    {
+        return protocol::error(&message);
+    }
+    reply
+}
+
+async fn attach(
+    shared: &ServerShared,
+    master_url: String,
+    authenticator: String,
+    project_name: String,
+) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    shared.saw(&snapshot);
+    match snapshot.state.project_by_url(&master_url) {
+        Some(project) if !snapshot.state.project(project).detached => {
+            shared.set_attach_status(
+                ERR_ALREADY_ATTACHED,
+                vec!["Already attached to project".into()],
+            );
+            protocol::error("Already attached to project")
+        }
+        // A project detached before, attached again: a host writes its account file
+        // anew (the detach removed it), with the authenticator given now.
+        Some(project) if shared.host.is_none() => {
+            let name = snapshot.state.project(project).name.clone();
+            let reply =
+                act(shared, UserAction::Attach(master_url), &name, "Attaching to project").await;
+            shared.set_attach_status(0, Vec::new());
+            reply
+        }
+        Some(_) | None => match &shared.host {
+            Some(host) => {
+                match host.attach_project(master_url, authenticator, project_name).await {
+                    Ok(()) => {
+                        shared.set_attach_status(0, Vec::new());
+                        protocol::success()
+                    }
+                    Err(message) => {
+                        shared.set_attach_status(ERR_NOT_IMPLEMENTED, vec![message.clone()]);
+                        protocol::error(&message)
+                    }
+                }
+            }
+            None => {
+                let message = "attaching a project the client has never known needs the host \
+                               service (boinc-rs run, or boinc-rs attach)";
+                shared.set_attach_status(ERR_NOT_IMPLEMENTED, vec![message.to_string()]);
+                protocol::error(message)
+            }
+        },
+    }
+}
+
+/// Which part of the configuration a reload applies.
+enum ConfigurationPart {
+    /// cc_config.xml and the projects' app_config.xml (`read_cc_config`).
+    Options,
+    /// The preferences (`read_global_prefs_override`).
+    Preferences,
+}
+
+/// Re-reads the configuration files (`live::configuration_files`) and applies one part;
+/// each problem in them goes to the event log as an alert, and a file that cannot be
+/// read leaves its settings as they were.
+async fn reload_configuration(
+    shared: &ServerShared,
+    part: ConfigurationPart,
+    message: &str,
+) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    let dir = shared.data_dir.clone();
+    let read =
+        tokio::task::spawn_blocking(move || read_configuration_dir(&dir, &snapshot.state)).await;
+    let Ok((configuration, warnings)) = read else {
+        return protocol::error("reading the configuration failed; see the client's log");
+    };
+    for warning in &warnings {
+        shared.log.push(shared.client_time(), "", MessagePriority::UserAlert, warning);
+    }
+    // A file of this part that could not be read changes nothing: say why.
+    let files: &[&str] = match part {
+        ConfigurationPart::Options => &[CC_CONFIG],
+        ConfigurationPart::Preferences => &[GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE],
+    };
+    if let Some(unread) = configuration.unread.iter().find(|name| files.contains(&name.as_str())) {
+        let reason = warnings.iter().find(|w| w.contains(unread.as_str()));
+        return protocol::error(reason.map_or(unread.as_str(), String::as_str));
+    }
+    let actions = match part {
+        ConfigurationPart::Options => vec![
+            UserAction::SetConfig(configuration.cc_config),
+            UserAction::SetAppConfigs(configuration.app_configs),
+        ],
+        ConfigurationPart::Preferences => vec![UserAction::SetPreferences(configuration.prefs)],
+    };
+    let mut reply = protocol::success();
+    for action in actions {
+        reply = act(shared, action, "", message).await;
+    }
+    reply
+}

@@ -1,0 +1,209 @@
+//! The live client's [`HostDiscovery`]: the machine ([`super::system_description`]),
+//! its NVIDIA GPUs ([`super::nvidia`]), the CPU benchmarks ([`super::cpu_benchmark`]),
+//! and once a second whether the user and power let it compute
+//! ([`super::host_conditions`], judged by the core's `host_view` under the preferences).
+
+use super::cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
+use super::host_conditions::observe_host_conditions;
+use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usable_coprocessor};
+use super::system_description::describe_system;
+use boinc_core::control::{HostView, host_view};
+use boinc_core::model::{CcConfig, Host, Prefs, ResourceType};
+use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+/// How long each CPU benchmark runs by default (the real client's take about ten seconds
+/// in all; two seconds each already steadies the figure within a few percent).
+pub const DEFAULT_BENCHMARK_DURATION: Duration = Duration::from_secs(2);
+
+/// What discovery follows from the user's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoverySettings {
+    /// The preferences that say when the host may compute.
+    pub prefs: Prefs,
+    /// Look for no GPU (cc_config's `<no_gpus>`).
+    pub no_gpus: bool,
+    /// Use every NVIDIA GPU, not only the most capable ones (`<use_all_gpus>`).
+    pub use_all_gpus: bool,
+    /// NVIDIA devices never used (`<ignore_nvidia_dev>`).
+    pub ignored_nvidia_devices: Vec<u32>,
+    /// How long each CPU benchmark runs.
+    pub benchmark_duration: Duration,
+}
+
+impl Default for DiscoverySettings {
+    fn default() -> Self {
+        DiscoverySettings {
+            prefs: Prefs::default(),
+            no_gpus: false,
+            use_all_gpus: false,
+            ignored_nvidia_devices: Vec::new(),
+            benchmark_duration: DEFAULT_BENCHMARK_DURATION,
+        }
+    }
+}
+
+impl DiscoverySettings {
+    /// The settings that follow from the client's preferences and cc_config.xml (the
+    /// reloaded configuration, `live::configuration_files`).
+    pub fn follow(prefs: &Prefs, config: &CcConfig) -> Self {
+        DiscoverySettings {
+            prefs: prefs.clone(),
+            no_gpus: config.no_gpus,
+            use_all_gpus: config.use_all_gpus,
+            ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
+            benchmark_duration: DEFAULT_BENCHMARK_DURATION,
+        }
+    }
+}
+
+/// Everything one discovery found: the host as the state keeps it and the details
+/// behind it (`boinc-rs host-info` prints them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiscoveredHost {
+    /// The host, GPUs included, as the client schedules on it.
+    pub host: Host,
+    /// The NVIDIA GPUs, or why there are none.
+    pub nvidia: Result<NvidiaGpus, NvidiaDiscoveryError>,
+    /// The benchmark figures, when the benchmarks ran.
+    pub benchmark: Option<BenchmarkResult>,
+}
+
+/// Host discovery on the machine the client runs on.
+pub struct LiveHostDiscovery {
+    data_dir: PathBuf,
+    clock: Arc<dyn Clock>,
+    settings: RwLock<DiscoverySettings>,
+}
+
+impl LiveHostDiscovery {
+    /// Discovery for a client whose data directory is `data_dir`.
+    pub fn new(
+        data_dir: impl Into<PathBuf>,
+        clock: Arc<dyn Clock>,
+        settings: DiscoverySettings,
+    ) -> Self {
+        LiveHostDiscovery { data_dir: data_dir.into(), clock, settings: RwLock::new(settings) }
+    }
+
+    /// Follows a new configuration (a reload of cc_config.xml or the preferences); the
+    /// next availability check and description use it.
+    pub fn set_settings(&self, settings: DiscoverySettings) {
+        *self.settings.write().unwrap_or_else(PoisonError::into_inner) = settings;
+    }
+
+    fn settings(&self) -> DiscoverySettings {
+        self.settings.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Describes the host with every detail; runs the CPU benchmarks (seconds, on every
+    /// CPU) when `run_benchmarks`.
+    pub fn discover(&self, run_benchmarks: bool) -> Result<DiscoveredHost, HostDiscoveryError> {
+        let settings = self.settings();
+        let mut host = describe_system(&self.data_dir)?;
+        let benchmark =
+            run_benchmarks.then(|| run_cpu_benchmarks(host.p_ncpus, settings.benchmark_duration));
+        if let Some(figures) = benchmark {
+            host.p_fpops = figures.fpops;
+            host.description.p_iops = figures.iops;
+            host.description.p_calculated = self.clock.now();
+        }
+        let nvidia = if settings.no_gpus {
+            tracing::info!("GPUs not looked for: cc_config.xml says no_gpus");
+            Err(NvidiaDiscoveryError::NoDevices)
+        } else {
+            discover_nvidia_gpus()
+        };
+        match &nvidia {
+            Ok(gpus) if !settings.no_gpus => {
+                host.coprocessors[ResourceType::Nvidia] = usable_coprocessor(
+                    gpus,
+                    settings.use_all_gpus,
+                    &settings.ignored_nvidia_devices,
+                );
+                host.description.nvidia_driver_version = gpus.driver_version_code;
+                host.description.cuda_version = gpus.cuda_version;
+                for device in &gpus.devices {
+                    tracing::info!(
+                        index = device.index,
+                        model = %device.name,
+                        memory_bytes = device.memory_bytes,
+                        peak_flops = device.peak_flops,
+                        driver = %gpus.driver_version,
+                        "NVIDIA GPU found"
+                    );
+                }
+            }
+            Ok(_) => {}
+            Err(reason) => tracing::info!("{reason}; computing on the CPUs only"),
+        }
+        Ok(DiscoveredHost { host, nvidia, benchmark })
+    }
+}
+
+impl HostDiscovery for LiveHostDiscovery {
+    fn availability(&self) -> HostView {
+        host_view(&observe_host_conditions(), &self.settings().prefs)
+    }
+
+    fn describe(&self, run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
+        self.discover(run_benchmarks).map(|found| found.host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_runtime::effects::SystemClock;
+
+    #[test]
+    fn this_host_is_described_with_its_benchmarks() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let settings = DiscoverySettings {
+            benchmark_duration: Duration::from_millis(20),
+            ..Default::default()
+        };
+        let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
+        let found = discovery.discover(true).expect("described");
+        let figures = found.benchmark.expect("benchmarks ran");
+        assert_eq!(found.host.p_fpops, figures.fpops);
+        assert_eq!(found.host.description.p_iops, figures.iops);
+        assert!(found.host.description.p_calculated > 1.7e9, "stamped with the clock");
+        // No driver on the build machines: no NVIDIA coprocessor, and the reason why.
+        match &found.nvidia {
+            Ok(gpus) => assert!(
+                found.host.coprocessors[ResourceType::Nvidia].is_some() || gpus.devices.is_empty()
+            ),
+            Err(_) => assert!(found.host.coprocessors[ResourceType::Nvidia].is_none()),
+        }
+        let skipped = discovery.describe(false).expect("described");
+        assert_eq!(skipped.description.p_calculated, 0.0, "no benchmark: the old figures stay");
+    }
+
+    #[test]
+    fn no_gpus_looks_for_none() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = CcConfig { no_gpus: true, ignore_nvidia_dev: vec![1], ..CcConfig::default() };
+        let settings = DiscoverySettings::follow(&Prefs::default(), &config);
+        assert_eq!(settings.ignored_nvidia_devices, vec![1]);
+        let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
+        let found = discovery.discover(false).expect("described");
+        assert!(found.nvidia.is_err() && found.host.coprocessors[ResourceType::Nvidia].is_none());
+    }
+
+    #[test]
+    fn availability_follows_the_preferences() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let discovery =
+            LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), DiscoverySettings::default());
+        assert!(discovery.availability().on);
+        // Computing only while idle, with an idle time longer than any uptime: a user
+        // with a terminal is busy; a host without one (a container) is always idle.
+        let prefs = Prefs { run_if_user_active: false, idle_time_to_run: 1e9, ..Prefs::default() };
+        discovery.set_settings(DiscoverySettings { prefs, ..Default::default() });
+        let conditions = observe_host_conditions();
+        assert_eq!(discovery.availability().active, conditions.user_idle_seconds.is_none());
+    }
+}

@@ -1,0 +1,279 @@
+//! The live process host (issue "Running real apps"): runs each task's app in its slot
+//! directory under the data directory, and answers the TaskActor's commands and polls
+//! through the [`ProcessHost`] trait. Commands return at once; what takes time (an app
+//! quitting, a kill after a grace period) is followed up at later polls.
+//!
+//! A slot keeps its files between runs of the same task, so a restarted app finds its
+//! checkpoint; a task new to a slot (by `init_data.xml`'s result name) gets it emptied.
+//! When the task is over ([`ProcessHost::reap`]), its outputs go to the project
+//! directory and the slot is removed. Dropping the host kills every app it still runs;
+//! a new host first stops apps a previous run left in the slots (`leftover.rs`).
+
+use super::config::ProcessHostConfig;
+use super::containment::write_containment_available;
+use super::leftover::stop_leftover_apps;
+use super::slot::SlotLayout;
+use super::task_process::{RunState, TaskProcess};
+use crate::data_dir_modes::set_data_dir_modes;
+use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
+use boinc_core::protocol::app_api::InitData;
+use boinc_runtime::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+/// What the host knows of one slot.
+struct SlotRecord {
+    /// The task's spec as last started.
+    spec: TaskSpec,
+    layout: SlotLayout,
+    /// The current run, until its end has been reported.
+    process: Option<TaskProcess>,
+    /// The last status of the previous run: where the app's own checkpoint in the slot
+    /// stands, which may be newer than what the scheduler heard before the run ended.
+    last_status: Option<ProcessStatus>,
+}
+
+/// The tail of an ended task's standard error, kept after its slot is gone.
+const KEPT_STDERR_TAILS: usize = 64;
+
+/// Runs tasks' apps as real processes.
+pub struct LiveProcessHost {
+    config: ProcessHostConfig,
+    clock: Arc<dyn Clock>,
+    contain: bool,
+    slots: Mutex<HashMap<u32, SlotRecord>>,
+    /// Standard-error tails of reaped tasks, by job name, oldest first.
+    stderr_tails: Mutex<Vec<(String, String)>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl LiveProcessHost {
+    /// A host for the data directory in `config` (created if missing); `clock` dates
+    /// the checkpoints.
+    pub fn new(config: ProcessHostConfig, clock: Arc<dyn Clock>) -> Result<Self, ProcessError> {
+        let mut config = config;
+        let slots_dir = config.data_dir.join(boinc_core::control::task_program::SLOTS_DIR);
+        let slot_error = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ProcessError::Slot { slot: 0, path, source }
+        };
+        std::fs::create_dir_all(&slots_dir).map_err(slot_error(&slots_dir))?;
+        config.data_dir =
+            std::fs::canonicalize(&config.data_dir).map_err(slot_error(&config.data_dir))?;
+        // Apps run as another user reach their slot and project only through the
+        // group the data directory's scheme gives them.
+        if let Some(user) = &config.app_user {
+            set_data_dir_modes(&config.data_dir, Some(user.gid))
+                .map_err(|e| ProcessError::Slot { slot: 0, path: e.path, source: e.source })?;
+            tracing::info!(user = %user.name, uid = user.uid, gid = user.gid, "apps run as the app user");
+        }
+        // Only one client holds a data directory: whatever still works in its slots was
+        // left by a previous run and would share the slot with the task's new instance.
+        let left =
+            stop_leftover_apps(&config.data_dir.join(boinc_core::control::task_program::SLOTS_DIR));
+        if left > 0 {
+            tracing::warn!(
+                apps = left,
+                "stopped apps left running by a previous run of the client"
+            );
+        }
+        let contain = config.contain_writes && write_containment_available();
+        if config.contain_writes && !contain {
+            tracing::warn!(
+                "this kernel has no Landlock: apps can write outside their slot directories"
+            );
+        }
+        Ok(LiveProcessHost {
+            config,
+            clock,
+            contain,
+            slots: Mutex::new(HashMap::new()),
+            stderr_tails: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The data directory (absolute).
+    pub fn data_dir(&self) -> &Path {
+        &self.config.data_dir
+    }
+
+    /// Whether apps' writes are confined to their slot and project directories.
+    pub fn confines_writes(&self) -> bool {
+        self.contain
+    }
+
+    /// The process id of the app running in `slot`, if one runs.
+    pub fn process_id(&self, slot: u32) -> Option<i32> {
+        lock(&self.slots).get(&slot).and_then(|r| r.process.as_ref()).map(TaskProcess::pid)
+    }
+
+    /// The slot directory of `slot`'s task, while it has one.
+    pub fn slot_dir(&self, slot: u32) -> Option<PathBuf> {
+        lock(&self.slots).get(&slot).map(|r| r.layout.slot_dir.clone())
+    }
+
+    /// The last 63 KB of the standard error of `job`, whose task was reaped (what
+    /// BOINC reports with a result). Taken once.
+    pub fn take_stderr(&self, job: &str) -> Option<String> {
+        let mut tails = lock(&self.stderr_tails);
+        let at = tails.iter().position(|(j, _)| j == job)?;
+        Some(tails.remove(at).1)
+    }
+
+    fn start(&self, spec: &TaskSpec) -> Result<(), ProcessError> {
+        let mut slots = lock(&self.slots);
+        if let Some(record) = slots.get_mut(&spec.slot)
+            && let Some(process) = record.process.as_mut()
+        {
+            if record.spec.job != spec.job {
+                return Err(ProcessError::Host(format!(
+                    "slot {} is busy with {}; the task {} cannot start there",
+                    spec.slot, record.spec.job, spec.job
+                )));
+            }
+            // Already running: a start is a resume.
+            process.resume(spec.slot);
+            return Ok(());
+        }
+        let layout = SlotLayout::of(&self.config.data_dir, spec)?;
+        let known = slots.get(&spec.slot).filter(|r| r.spec.job == spec.job);
+        // The app resumes from its checkpoint in the slot: count from there.
+        let later = known.and_then(|r| r.last_status).filter(|last| {
+            last.checkpoint_cpu_time > spec.status.checkpoint_cpu_time && !last.finished
+        });
+        let spec = &match later {
+            Some(last) => TaskSpec { status: last, ..spec.clone() },
+            None => spec.clone(),
+        };
+        let known = known.is_some();
+        let fresh = !known && layout.occupant().as_deref() != Some(result_name(spec));
+        let data_dir = self.config.data_dir.to_string_lossy();
+        let mut init_data = InitData::for_task(
+            spec,
+            &layout.project_dir.to_string_lossy(),
+            &data_dir,
+            self.config.client_pid,
+            self.config.host_info.clone(),
+        );
+        init_data.result_name = result_name(spec).to_owned();
+        let process = TaskProcess::start(
+            spec,
+            layout.clone(),
+            &init_data,
+            fresh,
+            self.contain,
+            self.config.app_user.as_ref(),
+        )?;
+        tracing::info!(slot = spec.slot, job = %spec.job, pid = process.pid(), fresh, "app started");
+        slots.insert(
+            spec.slot,
+            SlotRecord { spec: spec.clone(), layout, process: Some(process), last_status: None },
+        );
+        Ok(())
+    }
+
+    fn with_process(
+        &self,
+        slot: u32,
+        action: impl FnOnce(&mut TaskProcess),
+    ) -> Result<(), ProcessError> {
+        let mut slots = lock(&self.slots);
+        let process = slots
+            .get_mut(&slot)
+            .and_then(|r| r.process.as_mut())
+            .ok_or(ProcessError::NoProcess { slot })?;
+        action(process);
+        Ok(())
+    }
+}
+
+/// The result name a task's slot is known by.
+fn result_name(spec: &TaskSpec) -> &str {
+    if spec.program.result_name.is_empty() { &spec.job } else { &spec.program.result_name }
+}
+
+impl ProcessHost for LiveProcessHost {
+    fn command(&self, command: &TaskCommand) -> Result<(), ProcessError> {
+        let config = &self.config;
+        match command {
+            TaskCommand::Start(spec) => self.start(spec),
+            TaskCommand::Resume { slot, .. } => self.with_process(*slot, |p| p.resume(*slot)),
+            TaskCommand::Preempt { slot, remove_from_memory: false, .. } => {
+                self.with_process(*slot, |p| p.suspend(*slot))
+            }
+            TaskCommand::Preempt { slot, remove_from_memory: true, .. } => {
+                self.with_process(*slot, |p| p.quit(config.quit_grace, *slot))
+            }
+            TaskCommand::Abort { slot, .. } => {
+                self.with_process(*slot, |p| p.abort(config.abort_grace, *slot))
+            }
+            // The status every poll returns carries the checkpoint: nothing to arm.
+            TaskCommand::WatchCheckpoint { .. } => Ok(()),
+        }
+    }
+
+    fn poll(&self, slot: u32) -> Result<ProcessReport, ProcessError> {
+        let now = self.clock.now();
+        let mut slots = lock(&self.slots);
+        let Some(record) = slots.get_mut(&slot) else { return Ok(ProcessReport::Gone) };
+        let Some(process) = record.process.as_mut() else { return Ok(ProcessReport::Gone) };
+        match process.poll(&record.spec, &self.config, now) {
+            RunState::Alive(status) => Ok(ProcessReport::Running(status)),
+            RunState::Exited { exit, status } => {
+                tracing::info!(slot, job = %record.spec.job, ?exit, "app exited");
+                record.process = None;
+                record.last_status = Some(status);
+                Ok(ProcessReport::Exited { exit, status })
+            }
+            RunState::Gone(status) => {
+                record.process = None;
+                record.last_status = Some(status);
+                Ok(ProcessReport::Gone)
+            }
+        }
+    }
+
+    fn reap(&self, slot: u32) -> Result<(), ProcessError> {
+        let Some(mut record) = lock(&self.slots).remove(&slot) else { return Ok(()) };
+        if let Some(mut process) = record.process.take() {
+            process.kill(None);
+            // SIGKILL takes effect promptly; the reap waits for it.
+            let _ = process.poll(&record.spec, &self.config, self.clock.now());
+        }
+        let layout = &record.layout;
+        let moved = layout.move_outputs(&record.spec);
+        tracing::info!(slot, job = %record.spec.job, outputs = moved.len(), "task over; slot cleaned");
+        if let Some(tail) = layout.stderr_tail() {
+            let mut tails = lock(&self.stderr_tails);
+            if tails.len() >= KEPT_STDERR_TAILS {
+                tails.remove(0);
+            }
+            tails.push((record.spec.job.clone(), tail));
+        }
+        layout.remove().map_err(|source| ProcessError::Slot {
+            slot,
+            path: layout.slot_dir.clone(),
+            source,
+        })
+    }
+
+    fn kill(&self, slot: u32) -> Result<(), ProcessError> {
+        self.with_process(slot, |p| p.kill(None))
+    }
+}
+
+impl Drop for LiveProcessHost {
+    fn drop(&mut self) {
+        let mut slots = lock(&self.slots);
+        for record in slots.values_mut() {
+            if let Some(mut process) = record.process.take() {
+                process.kill(None);
+                let _ = process.poll(&record.spec, &self.config, 0.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The host service (`boinc-rs run`; DESIGN.md "State", "The drivers"): one client over
+//! the real effects in a data directory, for months. It takes the directory's lock,
+//! loads client_state.xml (or the copy before it), follows the user's configuration,
+//! describes the machine, takes in the account files, and runs the same runtime the
+//! emulator drives in virtual time on the wall clock: tasks polled every second, the
+//! control loop stepped when it asks, the state written when something that matters
+//! changes. Beside the client it serves GUI RPC and watches the account files, so a
+//! project attached with `boinc-rs attach` is picked up within seconds, and follows the
+//! account manager it was told to use (`account_manager.rs`). It sets the data
+//! directory's modes when it starts and, with an app user, runs apps as that user
+//! (docs/app-isolation.md).
+
+use super::account_files::{read_account_files, remove_project_files, write_account_file};
+use super::account_manager::AccountManagerClient;
+use super::data_dir_modes::{DataDirModesError, set_data_dir_modes};
+use super::data_directory::DataDirectory;
+use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
+use super::http::{HttpSettings, LiveNetwork};
+use super::process::{AppUser, AppUserError, LiveProcessHost, ProcessHostConfig};
+use super::state_keeper::StateKeeper;
+use super::state_store::{StateStore, StateStoreError};
+use boinc_core::control::{ClientIdentity, UserAction, apply_accounts, apply_user_action};
+use boinc_core::model::ClientState;
+use boinc_core::protocol::gui_rpc::AccountManagerTarget;
+use boinc_gui_rpc::{AccountManagerInfo, GuiRpcConfig, GuiRpcError, GuiRpcServer, HostServices};
+use boinc_runtime::client::{Client, ClientError, ClientHandle, Effects, RunReport};
+use boinc_runtime::configuration_files::read_configuration_dir;
+use boinc_runtime::effects::{Clock, HostDiscovery, SystemClock};
+use futures_util::future::BoxFuture;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the account files are looked at (BOINC's client looks as often).
+const ACCOUNT_SCAN_INTERVAL: Duration = Duration::from_secs(5);
+
+/// How the service runs.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The GUI RPC port (BOINC's 31416; 0 picks a free one); `None`: no GUI RPC.
+    pub gui_rpc_port: Option<u16>,
+    /// How often tasks are polled (BOINC polls its apps once a second).
+    pub tick_interval: Duration,
+    /// The user apps run as (`--app-user`; `None`: the client's own user). The client
+    /// refuses to start when it cannot run apps as this user.
+    pub app_user: Option<String>,
+}
+
+impl ServiceConfig {
+    /// BOINC's defaults for the data directory `dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        ServiceConfig {
+            data_dir: data_dir.into(),
+            gui_rpc_port: Some(31416),
+            tick_interval: Duration::from_secs(1),
+            app_user: None,
+        }
+    }
+}
+
+/// Why the service could not start or stopped badly.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// The data directory cannot be created.
+    #[error("cannot create the data directory {dir}: {source}; check the path and its permissions")]
+    DataDirectory {
+        /// The directory.
+        dir: PathBuf,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The state could not be opened or read (another client holds the directory, or
+    /// every copy of the state is damaged).
+    #[error(transparent)]
+    State(#[from] StateStoreError),
+    /// The machine could not be described.
+    #[error("cannot describe this machine: {0}")]
+    Host(#[from] boinc_runtime::effects::HostDiscoveryError),
+    /// Apps cannot run as the app user asked for.
+    #[error(transparent)]
+    AppUser(#[from] AppUserError),
+    /// The data directory's owners or modes cannot be set.
+    #[error(transparent)]
+    Modes(#[from] DataDirModesError),
+    /// The process host could not be set up.
+    #[error("cannot prepare to run apps: {0}")]
+    Processes(#[from] boinc_runtime::effects::ProcessError),
+    /// The HTTP client could not be set up.
+    #[error("cannot set up the network: {0}")]
+    Network(#[from] super::http::HttpSetupError),
+    /// The GUI RPC server could not start.
+    #[error(transparent)]
+    GuiRpc(#[from] GuiRpcError),
+    /// The client failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+}
+
+/// A running service: its client, and where its GUI RPC listens.
+pub struct Service {
+    /// The client.
+    pub handle: ClientHandle,
+    /// The GUI RPC server's address, when it serves.
+    pub gui_rpc: Option<SocketAddr>,
+    gui_rpc_task: Option<tokio::task::JoinHandle<Result<(), GuiRpcError>>>,
+    account_task: tokio::task::JoinHandle<()>,
+    account_manager_task: tokio::task::JoinHandle<()>,
+}
+
+impl Service {
+    /// Starts the service (call it on a tokio runtime: the GUI RPC server and the
+    /// account watcher run there; the client runs on a thread of its own).
+    pub async fn start(config: ServiceConfig) -> Result<Service, ServiceError> {
+        let dir = config.data_dir.clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|source| ServiceError::DataDirectory { dir: dir.clone(), source })?;
+        let store = StateStore::open(&dir)?;
+        let app_user = config.app_user.as_deref().map(AppUser::look_up).transpose()?;
+        set_data_dir_modes(&dir, app_user.as_ref().map(|user| user.gid))?;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let now = clock.now();
+        let loaded = store.load()?;
+        let mut state = match &loaded {
+            Some(loaded) => {
+                for problem in &loaded.passed_over {
+                    tracing::warn!(%problem, "a damaged copy of the state was passed over");
+                }
+                tracing::info!(file = loaded.file, jobs = loaded.state.jobs.len(), "state loaded");
+                loaded.state.clone()
+            }
+            None => {
+                tracing::info!(dir = %dir.display(), "no state yet: a new client");
+                ClientState::default()
+            }
+        };
+        apply_configuration(&dir, &mut state);
+        let discovery = Arc::new(LiveHostDiscovery::new(
+            &dir,
+            clock.clone(),
+            DiscoverySettings::follow(&state.prefs, &state.config),
+        ));
+        describe_host(&discovery, &mut state).await?;
+        take_account_files(&dir, &mut state);
+        let mut process_config = ProcessHostConfig::new(&dir);
+        process_config.app_user = app_user;
+        let process_host = Arc::new(LiveProcessHost::new(process_config, clock.clone())?);
+        let network =
+            LiveNetwork::new(HttpSettings::new(&state.config, &ClientIdentity::default()), &dir)?;
+        let keeper = Arc::new(StateKeeper::new(store, loaded.as_ref().map(|l| &l.state), now));
+        let allow_remote = state.config.allow_remote_gui_rpc;
+        let effects = Effects {
+            clock,
+            process_host,
+            transport: network.transport.clone(),
+            host_discovery: discovery,
+            file_transfer: Some(network.file_transfer.clone()),
+            file_system: Some(Arc::new(DataDirectory::new(&dir))),
+            persistence: Some(keeper),
+            tick_interval: config.tick_interval,
+        };
+        let transport = network.transport.clone();
+        let manager_clock = effects.clock.clone();
+        let handle = Client::builder().state(state).effects(effects).start()?;
+        let account_manager =
+            Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
+        let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
+            Some(port) => {
+                let mut rpc = GuiRpcConfig::new(&dir).port(port);
+                rpc.allow_remote = allow_remote;
+                let services: Arc<dyn HostServices> = Arc::new(ServiceHostServices {
+                    dir: dir.clone(),
+                    client: handle.clone(),
+                    account_manager: account_manager.clone(),
+                });
+                let server =
+                    match GuiRpcServer::bind_with(rpc, handle.clone(), Some(services)).await {
+                        Ok(server) => server,
+                        Err(error) => {
+                            handle.shutdown();
+                            return Err(error.into());
+                        }
+                    };
+                let address = server.local_addr();
+                tracing::info!(%address, "GUI RPC listening");
+                (Some(address), Some(tokio::spawn(server.serve())))
+            }
+            None => (None, None),
+        };
+        let account_task = tokio::spawn(watch_account_files(dir, handle.clone()));
+        let account_manager_task = tokio::spawn(account_manager.run());
+        Ok(Service { handle, gui_rpc, gui_rpc_task, account_task, account_manager_task })
+    }
+
+    /// Waits until the client stops (a GUI RPC `quit`, or [`Service::stop`]), then stops
+    /// what ran beside it.
+    pub async fn finished(self) -> Result<RunReport, ServiceError> {
+        let report = self.handle.finished().await;
+        self.account_task.abort();
+        self.account_manager_task.abort();
+        if let Some(task) = self.gui_rpc_task {
+            task.abort();
+        }
+        Ok(report?)
+    }
+
+    /// Asks the client to stop: tasks are asked to quit and the state is written.
+    pub fn stop(&self) {
+        self.handle.shutdown();
+    }
+}
+
+/// The user's configuration files taken into the state; what was wrong is logged.
+fn apply_configuration(dir: &Path, state: &mut ClientState) {
+    let (configuration, unreadable) = read_configuration_dir(dir, state);
+    for problem in unreadable.iter().chain(configuration.warnings(state).iter()) {
+        tracing::warn!(%problem, "configuration");
+    }
+    for action in configuration.user_actions() {
+        if let Err(error) = apply_user_action(state, &action, 0.0) {
+            tracing::warn!(%error, "configuration not applied");
+        }
+    }
+}
+
+/// The machine described, off the async threads (the benchmarks take seconds): the
+/// benchmarks run only when the state has none yet.
+async fn describe_host(
+    discovery: &Arc<LiveHostDiscovery>,
+    state: &mut ClientState,
+) -> Result<(), ServiceError> {
+    let run_benchmarks = state.host.description.p_calculated <= 0.0;
+    let discovery = discovery.clone();
+    let found = tokio::task::spawn_blocking(move || discovery.describe(run_benchmarks))
+        .await
+        .map_err(|e| ServiceError::Client(ClientError::Stopped(e.to_string())))??;
+    state.host = state.host.refreshed(found);
+    if state.host.description.host_cpid.is_empty() {
+        state.host.description.host_cpid = new_host_cpid(&state.host.description.domain_name);
+        tracing::info!(host_cpid = %state.host.description.host_cpid, "a new host identity");
+    }
+    if state.host.coprocessors.iter().all(|(_, c)| c.is_none()) {
+        tracing::info!("no GPU found: computing on the CPUs only");
+    }
+    tracing::info!(
+        ncpus = state.host.p_ncpus,
+        fpops = state.host.p_fpops,
+        memory = state.host.m_nbytes,
+        "host described"
+    );
+    Ok(())
+}
+
+/// A host's cross-project identity, made once and kept in the state: projects and
+/// account managers tell one host from another by it, so two hosts never share one
+/// (random bytes, with the host's name and the time, hashed as BOINC's client does).
+fn new_host_cpid(domain_name: &str) -> String {
+    use rand::RngCore;
+    let mut seed = [0u8; 32];
+    rand::rng().fill_bytes(&mut seed);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let mut text = format!("{domain_name}{now}").into_bytes();
+    text.extend_from_slice(&seed);
+    boinc_core::protocol::code_signing::md5_hex(&text)
+}
+
+/// The account files of the directory taken into the state.
+fn take_account_files(dir: &Path, state: &mut ClientState) {
+    match read_account_files(dir) {
+        Ok(files) => {
+            for problem in &files.problems {
+                tracing::warn!(%problem, "an account file could not be read");
+            }
+            let changes = apply_accounts(state, &files.accounts);
+            for project in changes.attached {
+                tracing::info!(project = %state.project(project).master_url, "attached");
+            }
+        }
+        Err(error) => tracing::warn!(%error, "the account files could not be read"),
+    }
+}
+
+/// Looks at the account files every few seconds and attaches the client to each new
+/// one (or takes a changed key), until the client stops.
+async fn watch_account_files(dir: PathBuf, client: ClientHandle) {
+    let mut interval = tokio::time::interval(ACCOUNT_SCAN_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        let files = match read_account_files(&dir) {
+            Ok(files) => files,
+            Err(error) => {
+                tracing::warn!(%error, "the account files could not be read");
+                continue;
+            }
+        };
+        let Ok(snapshot) = client.snapshot().await else { return };
+        for account in files.accounts {
+            let known = snapshot.state.project_by_url(&account.master_url).is_some_and(|p| {
+                let project = snapshot.state.project(p);
+                !project.detached && project.authenticator == account.authenticator
+            });
+            if known || account.master_url.is_empty() || account.authenticator.is_empty() {
+                continue;
+            }
+            let action = UserAction::AttachAccount {
+                master_url: account.master_url.clone(),
+                authenticator: account.authenticator,
+                project_name: account.project_name,
+            };
+            match client.act(action).await {
+                Ok(()) => {
+                    tracing::info!(project = %account.master_url, "attached from its account file")
+                }
+                Err(ClientError::Action(error)) => {
+                    tracing::warn!(%error, project = %account.master_url, "account file not taken")
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// What the service does for a GUI RPC client beyond the client's own operations.
+struct ServiceHostServices {
+    dir: PathBuf,
+    client: ClientHandle,
+    account_manager: Arc<AccountManagerClient>,
+}
+
+impl HostServices for ServiceHostServices {
+    fn attach_project(
+        &self,
+        master_url: String,
+        authenticator: String,
+        project_name: String,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let dir = self.dir.clone();
+        let client = self.client.clone();
+        Box::pin(async move {
+            // The account file first: the attachment survives a restart.
+            let written = write_account_file(&dir, &master_url, &authenticator)
+                .map_err(|error| error.to_string())?;
+            tracing::info!(file = %written.display(), "account file written");
+            let action = UserAction::AttachAccount {
+                master_url,
+                authenticator,
+                project_name: (!project_name.is_empty()).then_some(project_name),
+            };
+            client.act(action).await.map_err(|error| error.to_string())
+        })
+    }
+
+    fn project_detached(&self, master_url: String) -> BoxFuture<'static, Result<(), String>> {
+        let dir = self.dir.clone();
+        Box::pin(async move {
+            let removed =
+                remove_project_files(&dir, &master_url).map_err(|error| error.to_string())?;
+            tracing::info!(project = %master_url, files = removed.len(), "detached: files removed");
+            Ok(())
+        })
+    }
+
+    fn account_manager_rpc(
+        &self,
+        target: AccountManagerTarget,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let manager = self.account_manager.clone();
+        Box::pin(async move {
+            let done = match target {
+                AccountManagerTarget::Configured => manager.request().await,
+                AccountManagerTarget::Account { url, name, password } => {
+                    manager.join(&url, &name, &password).await
+                }
+            };
+            done.map_err(|error| error.to_string())
+        })
+    }
+
+    fn account_manager(&self) -> AccountManagerInfo {
+        self.account_manager.info()
+    }
+}

@@ -1,0 +1,349 @@
+//! The client's state on disk (DESIGN.md "State"; issue "The host service"):
+//! client_state.xml in BOINC's format, written so that a crash at any moment leaves a
+//! whole state behind, read back on start with the copies kept for damage.
+//!
+//! A write goes to `client_state_next.xml`, which is flushed to the disk; then the
+//! current `client_state.xml` becomes `client_state_prev.xml` and the new file takes its
+//! name (the real client's sequence). Reading takes the first of `client_state.xml`,
+//! `client_state_next.xml` (whole whenever the main file is missing: a crash between the
+//! two renames) and `client_state_prev.xml` that parses, and says why it passed over the
+//! others. When to write is the core's [`SaveSchedule`]; [`StateStore::save_if_due`]
+//! carries it out.
+//!
+//! The store holds the data directory's lock ([`DataDirLock`]) for as long as it lives:
+//! only one client writes a directory's state.
+
+use super::atomic_file::{AtomicWriteError, write_atomically};
+use super::data_dir_lock::{DataDirLock, LockError};
+use boinc_core::Time;
+use boinc_core::control::{PROTOCOL_VERSION, SaveDue, SaveSchedule};
+use boinc_core::model::ClientState;
+use boinc_core::protocol::data_dir::{CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV};
+use boinc_core::protocol::{StateFileOrigin, parse_client_state, write_client_state};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest state file read, bytes: a client holding the most jobs it may
+/// (`boinc_core::control::MAX_JOBS_HELD`) writes a few hundred megabytes. A larger file
+/// is passed over like a damaged copy, never read into memory.
+const MAX_STATE_FILE: u64 = 1 << 30;
+
+/// The bytes of the file at `path`; `None` when it is larger than [`MAX_STATE_FILE`].
+fn read_bounded(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > MAX_STATE_FILE {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_STATE_FILE + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= MAX_STATE_FILE).then_some(bytes))
+}
+
+/// Why the state could not be stored or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum StateStoreError {
+    /// The data directory is another client's, or cannot be locked.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The state could not be written.
+    #[error(
+        "cannot save the client's state: {0}; check that the disk has space and the data \
+         directory is writable (the client keeps trying)"
+    )]
+    Write(#[source] AtomicWriteError),
+    /// A state file exists but cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Every copy of the state is damaged.
+    #[error(
+        "no usable state in {dir}: {}; restore a backup of client_state.xml, or move the \
+         state files away to start afresh (projects are attached again from their account \
+         files, but their jobs are lost)",
+        .problems.join("; ")
+    )]
+    Damaged {
+        /// The directory.
+        dir: PathBuf,
+        /// What is wrong with each copy.
+        problems: Vec<String>,
+    },
+}
+
+/// A state read from disk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedState {
+    /// The state.
+    pub state: ClientState,
+    /// The file it came from.
+    pub file: &'static str,
+    /// Why the newer copies before it were passed over (empty when the main file was
+    /// used): the caller logs them.
+    pub passed_over: Vec<String>,
+}
+
+/// The state files of one data directory, locked for this client.
+#[derive(Debug)]
+pub struct StateStore {
+    dir: PathBuf,
+    platform: String,
+    lock: DataDirLock,
+}
+
+impl StateStore {
+    /// Takes the data directory `dir` for this client: refused if another client has it.
+    pub fn open(dir: &Path) -> Result<StateStore, StateStoreError> {
+        let lock = DataDirLock::acquire(dir)?;
+        Ok(StateStore {
+            dir: dir.to_path_buf(),
+            platform: boinc_core::protocol::platform::boinc_platform(),
+            lock,
+        })
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The lock file this store holds.
+    pub fn lock_file(&self) -> &Path {
+        self.lock.path()
+    }
+
+    /// Reads the newest whole state; `None` in a directory that has none yet.
+    pub fn load(&self) -> Result<Option<LoadedState>, StateStoreError> {
+        let mut passed_over = Vec::new();
+        let mut found_any = false;
+        for name in [CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV] {
+            let path = self.dir.join(name);
+            let bytes = match read_bounded(&path) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
+                    found_any = true;
+                    passed_over
+                        .push(format!("{name}: larger than {MAX_STATE_FILE} bytes, not read"));
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(StateStoreError::Read { path, source }),
+            };
+            found_any = true;
+            // A stray invalid byte must not cost the user the whole state.
+            let text = String::from_utf8_lossy(&bytes);
+            match parse_client_state(&text, name) {
+                Ok(state) => return Ok(Some(LoadedState { state, file: name, passed_over })),
+                Err(error) => passed_over.push(error.to_string()),
+            }
+        }
+        if found_any {
+            Err(StateStoreError::Damaged { dir: self.dir.clone(), problems: passed_over })
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Writes `state` now, keeping the copy it replaces as client_state_prev.xml.
+    pub fn save(&self, state: &ClientState) -> Result<(), StateStoreError> {
+        let origin = StateFileOrigin { platform: &self.platform, version: PROTOCOL_VERSION };
+        let text = write_client_state(state, &origin);
+        write_atomically(
+            &self.dir,
+            CLIENT_STATE,
+            CLIENT_STATE_NEXT,
+            Some(CLIENT_STATE_PREV),
+            text.as_bytes(),
+        )
+        .map_err(StateStoreError::Write)
+    }
+
+    /// Writes `state` if `schedule` says it is due at `now`, and tells the schedule how
+    /// it went. Returns what the schedule says next (after a write: nothing until the
+    /// state changes). A failed write is retried when the schedule says.
+    pub fn save_if_due(
+        &self,
+        schedule: &mut SaveSchedule,
+        state: &ClientState,
+        now: Time,
+    ) -> Result<SaveDue, StateStoreError> {
+        match schedule.due(state, now) {
+            SaveDue::Now { digest, .. } => match self.save(state) {
+                Ok(()) => {
+                    schedule.saved(digest, now);
+                    Ok(SaveDue::Nothing)
+                }
+                Err(error) => {
+                    schedule.failed(now);
+                    Err(error)
+                }
+            },
+            waiting => Ok(waiting),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::control::SavePolicy;
+    use boinc_core::model::{Project, SyntheticHost, synthetic_host};
+    use std::fs;
+
+    /// A state with projects, apps, workunits and jobs, one of them running.
+    fn busy_state() -> ClientState {
+        synthetic_host(SyntheticHost { ncpus: 2, njobs: 6, running_prefix: 1, seed: 9, now: 100.0 })
+    }
+
+    /// A state with only projects: what any change of the tests is checked against.
+    fn projects(names: &[&str]) -> ClientState {
+        let mut state = ClientState::default();
+        for name in names {
+            state.projects.push(Project::new(*name, format!("http://{name}/"), 100.0));
+        }
+        state
+    }
+
+    #[test]
+    fn a_fresh_directory_has_no_state() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        assert_eq!(store.load().expect("loads"), None);
+    }
+
+    #[test]
+    fn saves_read_back_and_keep_the_previous_copy() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        let first = busy_state();
+        store.save(&first).expect("first save");
+        let second = projects(&["a", "b"]);
+        store.save(&second).expect("second save");
+        let loaded = store.load().expect("loads").expect("a state");
+        assert_eq!((loaded.file, loaded.state.projects.len()), (CLIENT_STATE, 2));
+        assert!(loaded.passed_over.is_empty());
+        let previous = fs::read_to_string(dir.path().join(CLIENT_STATE_PREV)).expect("prev");
+        let previous = parse_client_state(&previous, CLIENT_STATE_PREV).expect("parses");
+        assert_eq!(previous.jobs.len(), first.jobs.len());
+        assert!(!dir.path().join(CLIENT_STATE_NEXT).exists());
+    }
+
+    /// A kind of damage and what it makes of a good file's text.
+    type Damage = (&'static str, fn(&str) -> Vec<u8>);
+
+    /// Damage to the main file, each kind in turn: the previous copy is loaded and the
+    /// damage is reported.
+    /// A store in a fresh directory that saved one project, then two.
+    fn saved_twice() -> (tempfile::TempDir, StateStore) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        store.save(&projects(&["older"])).expect("first save");
+        store.save(&projects(&["older", "newer"])).expect("second save");
+        (dir, store)
+    }
+
+    #[test]
+    fn a_damaged_state_falls_back_to_the_previous_copy() {
+        let damage: [Damage; 4] = [
+            ("truncated", |text| text.as_bytes()[..text.len() / 2].to_vec()),
+            ("garbage", |_| b"\x00\x01garbage<<>>not xml at all".to_vec()),
+            ("empty", |_| Vec::new()),
+            ("another file", |_| b"<cc_config><options/></cc_config>".to_vec()),
+        ];
+        for (kind, damaged) in damage {
+            let (dir, store) = saved_twice();
+            let main = dir.path().join(CLIENT_STATE);
+            let text = fs::read_to_string(&main).expect("main");
+            fs::write(&main, damaged(&text)).expect("damage");
+            let loaded = store.load().expect("loads").unwrap_or_else(|| panic!("{kind}: state"));
+            assert_eq!(loaded.file, CLIENT_STATE_PREV, "{kind}");
+            assert_eq!(loaded.state.projects.len(), 1, "{kind}: the previous copy");
+            assert_eq!(loaded.passed_over.len(), 1, "{kind}");
+            assert!(loaded.passed_over[0].starts_with(CLIENT_STATE), "{kind}: names the file");
+        }
+    }
+
+    /// A state file grown past the bound (sparse here: nothing is written) is passed
+    /// over unread, and the previous copy is taken.
+    #[test]
+    fn a_huge_state_file_is_passed_over_unread() {
+        let (dir, store) = saved_twice();
+        let main = fs::OpenOptions::new().write(true).open(dir.path().join(CLIENT_STATE));
+        main.expect("main").set_len(MAX_STATE_FILE + 1).expect("grown");
+        let loaded = store.load().expect("loads").expect("a state");
+        assert_eq!((loaded.file, loaded.state.projects.len()), (CLIENT_STATE_PREV, 1));
+        assert!(loaded.passed_over[0].contains("larger than"), "{:?}", loaded.passed_over);
+    }
+
+    /// A crash between the two renames leaves no client_state.xml but a whole
+    /// client_state_next.xml: it is the newest state.
+    #[test]
+    fn a_crash_between_the_renames_loses_nothing() {
+        let (dir, store) = saved_twice();
+        fs::rename(dir.path().join(CLIENT_STATE), dir.path().join(CLIENT_STATE_NEXT))
+            .expect("as if the last rename had not happened");
+        let loaded = store.load().expect("loads").expect("a state");
+        assert_eq!((loaded.file, loaded.state.projects.len()), (CLIENT_STATE_NEXT, 2));
+    }
+
+    #[test]
+    fn every_copy_damaged_is_an_error_that_says_what_to_do() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        fs::write(dir.path().join(CLIENT_STATE), "<client_state><project>").expect("write");
+        fs::write(dir.path().join(CLIENT_STATE_PREV), "garbage").expect("write");
+        let error = store.load().expect_err("nothing usable");
+        let message = error.to_string();
+        assert!(message.contains(CLIENT_STATE) && message.contains(CLIENT_STATE_PREV), "{message}");
+        assert!(message.contains("restore a backup"), "{message}");
+    }
+
+    #[test]
+    fn a_second_store_on_the_same_directory_is_refused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let _first = StateStore::open(dir.path()).expect("open");
+        let error = StateStore::open(dir.path()).expect_err("second");
+        assert!(matches!(error, StateStoreError::Lock(LockError::Held { .. })), "{error}");
+    }
+
+    #[test]
+    fn the_schedule_decides_and_failures_are_retried() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open(dir.path()).expect("open");
+        let mut schedule = SaveSchedule::new(SavePolicy::default());
+        let mut state = projects(&["a"]);
+        assert_eq!(
+            store.save_if_due(&mut schedule, &state, 10.0).expect("writes"),
+            SaveDue::Nothing
+        );
+        assert!(dir.path().join(CLIENT_STATE).exists());
+        schedule.note_progress();
+        assert_eq!(
+            store.save_if_due(&mut schedule, &state, 11.0).expect("waits"),
+            SaveDue::At(70.0)
+        );
+        // A write that cannot happen (the directory is gone) is retried later.
+        state.projects[0].suspended = true;
+        let gone = tempfile::tempdir().expect("temp dir");
+        let broken = StateStore {
+            dir: gone.path().join("absent"),
+            ..StateStore::open(gone.path()).expect("open")
+        };
+        assert!(broken.save_if_due(&mut schedule, &state, 12.0).is_err());
+        assert_eq!(schedule.failures(), 1);
+        assert_eq!(
+            store.save_if_due(&mut schedule, &state, 12.5).expect("waits"),
+            SaveDue::At(13.0)
+        );
+        assert_eq!(
+            store.save_if_due(&mut schedule, &state, 13.0).expect("retries"),
+            SaveDue::Nothing
+        );
+        let loaded = store.load().expect("loads").expect("state");
+        assert!(loaded.state.projects[0].suspended);
+    }
+}
