@@ -3,6 +3,7 @@
 
 mod cpu_benchmark;
 mod cpu_info;
+#[cfg(feature = "nvml")]
 mod gpu_peak_flops;
 mod host_conditions;
 mod live_host_discovery;

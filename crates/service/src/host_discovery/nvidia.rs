@@ -3,16 +3,21 @@
 //! library is loaded when discovery runs, so a host without the driver (or without
 //! `libnvidia-ml.so.1`) gets one clear log line and goes on with its CPUs.
 
+#[cfg(feature = "nvml")]
 use super::gpu_peak_flops::{
     UNKNOWN_GPU_PEAK_FLOPS, encode_cuda_version, encode_driver_version, multiprocessors, peak_flops,
 };
 use boinc_core::model::{Coprocessor, ResourceType};
+#[cfg(feature = "nvml")]
 use nvml_wrapper::Nvml;
+#[cfg(feature = "nvml")]
 use nvml_wrapper::enum_wrappers::device::Clock;
+#[cfg(feature = "nvml")]
 use std::ffi::OsStr;
 
 /// The most devices read: more than any machine has, so a driver reporting nonsense
 /// cannot make discovery loop for long.
+#[cfg(feature = "nvml")]
 const MAX_DEVICES: u32 = 64;
 
 /// One NVIDIA GPU as NVML describes it.
@@ -66,9 +71,21 @@ pub enum NvidiaDiscoveryError {
     /// The driver has no devices.
     #[error("no NVIDIA GPU: the NVIDIA driver lists no device")]
     NoDevices,
+    /// This build leaves NVML out (boinc-service without its `nvml` feature).
+    #[error(
+        "no NVIDIA GPU: this build of boinc-rs leaves NVIDIA discovery out; build it with the `nvml` feature to compute on an NVIDIA GPU"
+    )]
+    NotBuilt,
+}
+
+/// Reads the NVIDIA GPUs: none in a build without NVML.
+#[cfg(not(feature = "nvml"))]
+pub fn discover_nvidia_gpus() -> Result<NvidiaGpus, NvidiaDiscoveryError> {
+    Err(NvidiaDiscoveryError::NotBuilt)
 }
 
 /// Reads the NVIDIA GPUs through NVML.
+#[cfg(feature = "nvml")]
 pub fn discover_nvidia_gpus() -> Result<NvidiaGpus, NvidiaDiscoveryError> {
     let nvml = load_nvml()?;
     let driver = |e: nvml_wrapper::error::NvmlError| NvidiaDiscoveryError::Driver(e.to_string());
@@ -96,6 +113,7 @@ pub fn discover_nvidia_gpus() -> Result<NvidiaGpus, NvidiaDiscoveryError> {
 }
 
 /// The library as the driver installs it (`.so.1`), else the development link.
+#[cfg(feature = "nvml")]
 fn load_nvml() -> Result<Nvml, NvidiaDiscoveryError> {
     let versioned = Nvml::builder().lib_path(OsStr::new("libnvidia-ml.so.1")).init();
     let error = match versioned.or_else(|_| Nvml::init()) {
@@ -110,6 +128,7 @@ fn load_nvml() -> Result<Nvml, NvidiaDiscoveryError> {
     })
 }
 
+#[cfg(feature = "nvml")]
 fn read_device(nvml: &Nvml, index: u32) -> Result<NvidiaDevice, nvml_wrapper::error::NvmlError> {
     let device = nvml.device_by_index(index)?;
     let capability = device.cuda_compute_capability()?;
@@ -167,7 +186,7 @@ pub fn usable_coprocessor(
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "nvml"))]
 mod tests {
     use super::*;
 
