@@ -1,5 +1,5 @@
 //! Duration estimates (seed 000 notes 1-5) and the duration correction factor (note 3,
-//! DESIGN.md "DCF").
+//! docs/design.md "DCF").
 //!
 //! BOINC keeps one duration correction factor per project, so a project with a CPU app
 //! and a GPU app, or two apps whose estimates are off by different factors, has both
@@ -28,7 +28,7 @@
 
 use crate::model::{AppVersion, ClientState, Job, JobId, Project, is_positive_finite};
 
-/// The smallest duration correction factor (DESIGN.md: clamped to [0.01, 100]).
+/// The smallest duration correction factor (docs/design.md: clamped to [0.01, 100]).
 pub const DCF_MIN: f64 = 0.01;
 /// The largest duration correction factor.
 pub const DCF_MAX: f64 = 100.0;

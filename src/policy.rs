@@ -1,4 +1,4 @@
-//! The selectable policy families (DESIGN.md "Policies"): the newest seeds by default,
+//! The selectable policy families (docs/design.md "Policies"): the newest seeds by default,
 //! the older ones kept for comparison in the emulator.
 
 use serde::{Deserialize, Serialize};

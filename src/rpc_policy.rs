@@ -1,7 +1,7 @@
 //! Scheduler RPC timing and retry policy (seed 002): minimum RPC time, randomised
 //! exponential backoff after failed RPCs and crashing computations, master-page
 //! refetch, when results must be reported, which session to start, and the
-//! exponentially averaged resource debt. Constants are BOINC 8.x's (DESIGN.md).
+//! exponentially averaged resource debt. Constants are BOINC 8.x's (docs/design.md).
 
 use crate::Time;
 use crate::model::{ClientState, Job, JobId, Project, ProjectId, RunMode, SECONDS_PER_DAY};

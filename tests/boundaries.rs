@@ -1,4 +1,4 @@
-//! The boundary between the client and the world (DESIGN.md "The boundary between the
+//! The boundary between the client and the world (docs/design.md "The boundary between the
 //! core and the world"): the control loop speaks to the world in protocol requests and
 //! replies only, so nothing in it may reach into the emulator.
 

@@ -1,4 +1,4 @@
-//! GUI RPC replies against the real client's (DESIGN.md "Protocol facts", GUI RPC):
+//! GUI RPC replies against the real client's (docs/design.md "Protocol facts", GUI RPC):
 //! boinc-rs renders each reply from the same state BOINC 7.20.5 was captured on
 //! (tests/fixtures/gui_rpc/pending_result_replies.txt) and the two are compared field
 //! by field: every field BOINC writes is either written by boinc-rs with the same

@@ -1,4 +1,4 @@
-//! Projects attached through account files (DESIGN.md "State"; BOINC's data directory
+//! Projects attached through account files (docs/design.md "State"; BOINC's data directory
 //! keeps each project's authenticator in `account_<url>.xml`, not in client_state.xml):
 //! the accounts a data directory holds, taken into the state. A new account attaches a
 //! new project, which fetches its master page and asks for work at the next

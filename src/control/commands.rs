@@ -1,4 +1,4 @@
-//! What the control loop tells the processes and what it hears back (DESIGN.md "Time,
+//! What the control loop tells the processes and what it hears back (docs/design.md "Time,
 //! effects, determinism"): the vocabulary shared by the emulated world and the process
 //! host effect of the actors.
 

@@ -1,5 +1,5 @@
 //! The client's event log: what `boinccmd --get_messages` and the Manager's event log
-//! show (DESIGN.md "Protocol facts", GUI RPC `get_messages`, `get_message_count`,
+//! show (docs/design.md "Protocol facts", GUI RPC `get_messages`, `get_message_count`,
 //! `get_notices`). Messages are numbered from 1 in the order they happen; the log keeps
 //! the newest ones up to its capacity, and each body is cut to a bounded length, so a
 //! client that runs for months holds a bounded log however chatty its projects are.

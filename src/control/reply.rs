@@ -1,4 +1,4 @@
-//! A scheduler reply taken into the client's state (DESIGN.md "The boundary between the
+//! A scheduler reply taken into the client's state (docs/design.md "The boundary between the
 //! core and the world": a `SchedulerReply` comes back; seed 003 "Handling scheduler
 //! replies"), pure: the project's identity and account, new apps, files, app versions,
 //! workunits and jobs, acknowledgements and aborts. It returns what the reply means for
@@ -10,7 +10,7 @@
 //! platform where both sides name one), as the real client matches them; a job with no
 //! such version is not taken. A job whose input files and app files are all present
 //! can run at once (`FilesDownloaded`); otherwise it waits for its downloads (`New`).
-//! A new host id restarts the RPC sequence number (DESIGN.md "Protocol facts"). The
+//! A new host id restarts the RPC sequence number (docs/design.md "Protocol facts"). The
 //! reply's `request_delay` goes to the RPC policy through [`ReplyOutcome::work`].
 //! The first code-signing key is pinned; a new one replaces it only when the pinned key
 //! signed it ([`super::check_reply`] refuses a reply whose key change is not signed).

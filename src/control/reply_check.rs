@@ -1,4 +1,4 @@
-//! Whether a scheduler reply may be taken at all, before any of it is (DESIGN.md
+//! Whether a scheduler reply may be taken at all, before any of it is (docs/design.md
 //! "Protocol facts", Files; issue "Talking to real project servers", code signing): a
 //! reply offering a code-signing key other than the pinned one is refused whole unless
 //! the pinned key signed the new one (its jobs may come with executables signed by the

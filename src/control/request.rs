@@ -1,4 +1,4 @@
-//! The scheduler request the client makes from its state (DESIGN.md "The boundary
+//! The scheduler request the client makes from its state (docs/design.md "The boundary
 //! between the core and the world": a `SchedulerRequest` goes out; seed 003 "Scheduler
 //! request and reply message"; seed 004 "Scheduling Server Changes"): pure, a function
 //! of the state, the RPC the control loop decided on, the client's identity and `now`.

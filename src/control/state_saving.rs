@@ -1,4 +1,4 @@
-//! When the client writes its state file (DESIGN.md "State"; issue "The host service"):
+//! When the client writes its state file (docs/design.md "State"; issue "The host service"):
 //! at once when something it must not forget has changed (a job received, finished,
 //! reported or acknowledged, a file downloaded or uploaded, a checkpoint, an RPC's
 //! outcome, a user's action), and otherwise, when only progress figures moved, at most

@@ -1,4 +1,4 @@
-//! What a task's process runs (DESIGN.md "Protocol facts", App API; issue "Running real
+//! What a task's process runs (docs/design.md "Protocol facts", App API; issue "Running real
 //! apps"): the app version's main program and arguments, the files the app opens by
 //! their open names, the slot and project directories, the bounds the client enforces,
 //! and the identity an app reads from `init_data.xml`. Built by the core from the client

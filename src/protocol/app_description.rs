@@ -1,5 +1,5 @@
 //! `<app>` and `<app_version>` as scheduler replies send them and requests list them
-//! (seed 000 notes 1–2: what a version's jobs occupy and how fast it runs; DESIGN.md
+//! (seed 000 notes 1–2: what a version's jobs occupy and how fast it runs; docs/design.md
 //! "App API": the files it runs and the BOINC API version it was built with).
 //!
 //! A request lists the client's versions at every RPC, so a version description may

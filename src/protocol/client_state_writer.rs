@@ -1,4 +1,4 @@
-//! The model into client_state.xml (DESIGN.md "State"; seed 000 "Concepts and terms",
+//! The model into client_state.xml (docs/design.md "State"; seed 000 "Concepts and terms",
 //! seed 002's RPC timing, seed 003's per-resource state, seed 004's files): what the
 //! client must not forget across a restart, in the format BOINC's own client writes
 //! (fixtures/boinc-7.20.5/state, boinc-8.3.0), so the real client reads a boinc-rs data

@@ -1,4 +1,4 @@
-//! The layout of BOINC's data directory (DESIGN.md "State"; fixtures/boinc-7.20.5/state):
+//! The layout of BOINC's data directory (docs/design.md "State"; fixtures/boinc-7.20.5/state):
 //! the names of the state files, of each project's account file and of the other files
 //! the client keeps per project, so that boinc-rs and the real client read and write
 //! the same directory. Names only; the caller reads, writes and removes.

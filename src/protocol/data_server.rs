@@ -1,4 +1,4 @@
-//! BOINC's data server protocol (DESIGN.md "Protocol facts", "Files"; fixtures
+//! BOINC's data server protocol (docs/design.md "Protocol facts", "Files"; fixtures
 //! boinc-7.20.5/upload_request_sample.txt and boinc-8.3.0/file_upload_request_captured.txt):
 //! a client uploads an output file with one POST whose body is a `<data_server_request>`
 //! header naming the file, its size, checksum and the offset it resumes from, then

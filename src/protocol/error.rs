@@ -1,4 +1,4 @@
-//! Errors from reading BOINC's XML files (DESIGN.md "Protocol facts": the state files a
+//! Errors from reading BOINC's XML files (docs/design.md "Protocol facts": the state files a
 //! user migrates from the real client). Every error names the file, the 1-based line and,
 //! where there is one, the element, and says what to do about it: these files are often
 //! edited by hand.

@@ -1,4 +1,4 @@
-//! A scheduler reply's `<file_info>` (DESIGN.md "Protocol facts", "Files"; seed 004's
+//! A scheduler reply's `<file_info>` (docs/design.md "Protocol facts", "Files"; seed 004's
 //! `<priority>` and `<exp_days>`): a file the client must download (an input or an
 //! executable, with its size, checksum and, for executables, the project's signature)
 //! or produce and upload (an output, with its size limit and upload URL).

@@ -1,4 +1,4 @@
-//! `<file_ref>` (DESIGN.md "Protocol facts", "App API"): how an app version, a workunit
+//! `<file_ref>` (docs/design.md "Protocol facts", "App API"): how an app version, a workunit
 //! or a result names a file and the name the app opens it by, as scheduler replies and
 //! state files write it.
 

@@ -1,4 +1,4 @@
-//! What a scheduler request tells a project about the host (DESIGN.md "Protocol facts";
+//! What a scheduler request tells a project about the host (docs/design.md "Protocol facts";
 //! the elements and their order are the real client's, fixtures/boinc-7.20.5 and 8.3.0):
 //! `<host_info>`, `<time_stats>`, `<net_stats>`, `<disk_usage>` and the per-GPU
 //! `<coprocs>` entries that carry seed 003's `req_secs`/`req_instances`.

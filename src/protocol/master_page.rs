@@ -1,4 +1,4 @@
-//! A project's master page (DESIGN.md "Protocol facts": the page at the project's URL
+//! A project's master page (docs/design.md "Protocol facts": the page at the project's URL
 //! names its scheduler URLs as `<scheduler>URL</scheduler>` or
 //! `<link rel="boinc_scheduler" href="URL">`), read by a client and written by a project
 //! server.

@@ -1,4 +1,4 @@
-//! BOINC XML formats (DESIGN.md "Protocol facts"): the state files read into the model
+//! BOINC XML formats (docs/design.md "Protocol facts"): the state files read into the model
 //! (client_state.xml, account files, global_prefs.xml and its override, cc_config.xml),
 //! the scheduler RPC's messages in both directions (the request the client writes, the
 //! reply a project answers, the master page that names its schedulers), the app API's

@@ -1,4 +1,4 @@
-//! What a scheduler request says about the jobs the client still holds (DESIGN.md
+//! What a scheduler request says about the jobs the client still holds (docs/design.md
 //! "Protocol facts"): `<other_results>`, this project's jobs not yet reported (so the
 //! server can resend lost ones); `<in_progress_results>`, every project's jobs still to
 //! compute with their deadlines and remaining time (seed 000 "Scheduler work-send

@@ -1,4 +1,4 @@
-//! A finished job as a scheduler request reports it (DESIGN.md "Protocol facts";
+//! A finished job as a scheduler request reports it (docs/design.md "Protocol facts";
 //! fixtures/boinc-7.20.5 sched_request_03/04, boinc-8.3.0 sched_request_3): `<result>`
 //! with its outcome (exit status, state, times), the app version it ran with, the app's
 //! stderr and the `<file_info>` of each uploaded output.

@@ -1,4 +1,4 @@
-//! `<scheduler_reply>` (DESIGN.md "Protocol facts"; seed 003 "Handling scheduler
+//! `<scheduler_reply>` (docs/design.md "Protocol facts"; seed 003 "Handling scheduler
 //! replies"): what a project answers, as BOINC servers write it and the real client
 //! accepts it (fixtures/boinc-7.20.5 sched_reply_*): the project's and account's names
 //! and ids, the host id, `request_delay`, messages, acknowledged and aborted results,

@@ -1,4 +1,4 @@
-//! `<scheduler_request>` (DESIGN.md "Protocol facts"; seed 003 "Scheduler request and
+//! `<scheduler_request>` (docs/design.md "Protocol facts"; seed 003 "Scheduler request and
 //! reply message"): everything the client tells a project at each scheduler RPC, in the
 //! elements and order of the real client (fixtures/boinc-7.20.5 sched_request_01–04 and
 //! boinc-8.3.0 sched_request_1/3): the account and host ids, the client's version and

@@ -1,4 +1,4 @@
-//! A scheduler reply's `<message priority="…">` (DESIGN.md "Protocol facts"), and the
+//! A scheduler reply's `<message priority="…">` (docs/design.md "Protocol facts"), and the
 //! reasons for sending no work that real servers give only as messages: seed 000's "no
 //! work because of deadlines" is BOINC's "Tasks won't finish in time: …", seed 004's
 //! disk-space refusal is "… needs N MB more disk space. …". A server written for

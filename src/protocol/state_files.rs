@@ -1,5 +1,5 @@
 //! Loading a state directory's files together, in the order the real client applies them
-//! (DESIGN.md "Protocol facts", "State"): client_state.xml, then global_prefs.xml, then
+//! (docs/design.md "Protocol facts", "State"): client_state.xml, then global_prefs.xml, then
 //! global_prefs_override.xml on top of it, then cc_config.xml. The caller reads the files;
 //! this module only interprets their text.
 

@@ -1,4 +1,4 @@
-//! Typed reading of element values as BOINC writes them (DESIGN.md "Protocol facts"):
+//! Typed reading of element values as BOINC writes them (docs/design.md "Protocol facts"):
 //! numbers such as `4e+09` or `1000000000.000000` with surrounding whitespace, flags that
 //! are either `<flag/>` or `<flag>0|1</flag>`. Every failure is an [`XmlError`] carrying
 //! the element and its line.

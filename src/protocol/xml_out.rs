@@ -1,4 +1,4 @@
-//! Writing BOINC XML (GUI RPC replies and requests, account manager requests; DESIGN.md
+//! Writing BOINC XML (GUI RPC replies and requests, account manager requests; docs/design.md
 //! "Protocol facts") with quick-xml's writer: one element per line, indented, numbers
 //! as BOINC prints them (`%f`: six decimals), flags as empty elements. The real tools
 //! read these line by line or element by element; both work when every element sits on

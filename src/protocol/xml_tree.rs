@@ -1,4 +1,4 @@
-//! A small element tree over quick-xml's event reader (DESIGN.md "Protocol facts"). BOINC's
+//! A small element tree over quick-xml's event reader (docs/design.md "Protocol facts"). BOINC's
 //! files are plain nested elements with text; the few attributes BOINC writes (a reply
 //! message's `priority`, a preferences venue's `name`) are kept as written. The tree
 //! keeps each element's line so that a bad value can be reported where it is, and the

@@ -1,4 +1,4 @@
-//! Writing BOINC XML (DESIGN.md "Protocol facts") with quick-xml's writer: elements with
+//! Writing BOINC XML (docs/design.md "Protocol facts") with quick-xml's writer: elements with
 //! text, numbers, flags, CDATA and content passed on verbatim, indented as BOINC indents.
 //!
 //! Numbers are written as the real client writes them (`%f`: six decimals) whenever that

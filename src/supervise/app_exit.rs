@@ -1,5 +1,5 @@
 //! What the end of an app's process means for its task ("BOINC 8.x behaviour" in
-//! DESIGN.md; issue "Running real apps"): finished, restarted from its checkpoint after a
+//! docs/design.md; issue "Running real apps"): finished, restarted from its checkpoint after a
 //! backoff, or ended in a computation error with BOINC's exit code.
 //!
 //! - The app finished (it called `boinc_finish`, or in wrapper mode exited 0 with its

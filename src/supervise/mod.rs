@@ -1,4 +1,4 @@
-//! Supervision (DESIGN.md "Time, effects, determinism": restart policy is ours, driven by
+//! Supervision (docs/design.md "Time, effects, determinism": restart policy is ours, driven by
 //! the clock; "BOINC 8.x behaviour": which app exits are restarted and which are errors).
 //!
 //! Pure: a supervisor (a TaskActor for its app, the SchedulerActor for the actors it

@@ -1,4 +1,4 @@
-//! File transfers, the policy (DESIGN.md "Protocol facts", Files; BOINC's persistent
+//! File transfers, the policy (docs/design.md "Protocol facts", Files; BOINC's persistent
 //! file transfers; seed 002 "Minimum RPC time" for what a failed download does to its
 //! project): which downloads and uploads start now within the limits of cc_config,
 //! what an attempt's end does (a download checked for size, checksum and signature

@@ -1,4 +1,4 @@
-//! Whether a download is the file the project announced (DESIGN.md "Protocol facts",
+//! Whether a download is the file the project announced (docs/design.md "Protocol facts",
 //! Files): its size is `<nbytes>`, its MD5 is `<md5_cksum>`, and an executable's
 //! `<file_signature>` verifies with the project's pinned `<code_sign_key>` over the MD5
 //! the client computed itself. An executable is not even downloaded without a signature

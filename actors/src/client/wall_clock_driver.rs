@@ -1,4 +1,4 @@
-//! The wall-clock driver (DESIGN.md "The drivers"): ticks the scheduler at least once
+//! The wall-clock driver (docs/design.md "The drivers"): ticks the scheduler at least once
 //! per tick interval (task polls, as BOINC polls its apps once a second) and whenever
 //! the scheduler asks for a step sooner, tells it when host discovery reports a change
 //! of availability, supervises it, and shuts it down when asked.

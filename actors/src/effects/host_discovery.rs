@@ -1,4 +1,4 @@
-//! What the host is and whether it may work (DESIGN.md "The boundary between the core
+//! What the host is and whether it may work (docs/design.md "The boundary between the core
 //! and the world"; issue "The host service", host and GPU discovery): the live client
 //! reads the machine (`live::host_discovery`: sysinfo, NVML, /proc and /sys), the simulated one reports the
 //! scenario's host and its emulated availability.

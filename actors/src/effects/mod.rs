@@ -1,4 +1,4 @@
-//! The effects the runtime has on the world, behind traits (DESIGN.md "The boundary
+//! The effects the runtime has on the world, behind traits (docs/design.md "The boundary
 //! between the core and the world"): a clock, a process host, a scheduler-RPC transport,
 //! file transfer, a file system, and host and GPU discovery. Every effect is fallible
 //! with a typed error, and every implementation (real, simulated, replayed) is

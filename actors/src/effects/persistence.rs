@@ -1,4 +1,4 @@
-//! Where a live client keeps its state between lives (DESIGN.md "State"; the host
+//! Where a live client keeps its state between lives (docs/design.md "State"; the host
 //! service writes client_state.xml): the driver hands over the state after every step
 //! of the control loop and when the client stops; the implementation decides, by the
 //! core's save policy ([`boinc_core::control::SaveSchedule`]), whether to write.

@@ -1,4 +1,4 @@
-//! Running tasks' processes (DESIGN.md "Protocol facts", App API; issue "Running real
+//! Running tasks' processes (docs/design.md "Protocol facts", App API; issue "Running real
 //! apps"): the process host starts a task's app from its [`TaskSpec`], suspends, resumes,
 //! quits, aborts and kills it, and reports how it is doing. What an exit means for the
 //! task (restart after a backoff, error, done) is the core's decision

@@ -1,4 +1,4 @@
-//! Downloads and uploads of project files (DESIGN.md "Protocol facts", Files; the
+//! Downloads and uploads of project files (docs/design.md "Protocol facts", Files; the
 //! policy is the core's [`boinc_core::transfer`]). A file transfer carries out one
 //! attempt of a [`TransferOrder`] at a time: a download goes into the order's staging
 //! file, resuming from the bytes already there, and comes back with what it received

@@ -1,4 +1,4 @@
-//! Scheduler RPCs and master-page fetches (seed 002 "RPC sessions"; DESIGN.md "Protocol
+//! Scheduler RPCs and master-page fetches (seed 002 "RPC sessions"; docs/design.md "Protocol
 //! facts"). A transport sends a [`SchedulerRequest`] to a scheduler URL and brings back
 //! the [`SchedulerReply`], or fetches a project's master page; every way it can fail is
 //! an [`RpcError`], which seed 002's backoff acts on.

@@ -1,4 +1,4 @@
-//! The message journal and its replay (DESIGN.md "Time, effects, determinism").
+//! The message journal and its replay (docs/design.md "Time, effects, determinism").
 
 mod record;
 mod replay;

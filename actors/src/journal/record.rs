@@ -1,4 +1,4 @@
-//! The message journal (DESIGN.md "Time, effects, determinism"): every message
+//! The message journal (docs/design.md "Time, effects, determinism"): every message
 //! delivered to every actor, and every input from the outside world (the clock, the
 //! host, processes, servers), as JSON lines of (sequence, virtual time, actor, kind,
 //! message). Recording writes them out; verifying compares a replayed run with a

@@ -1,4 +1,4 @@
-//! `boinc-rs replay` (DESIGN.md "Time, effects, determinism"): re-runs the actors from a
+//! `boinc-rs replay` (docs/design.md "Time, effects, determinism"): re-runs the actors from a
 //! journal's recorded inputs (time, availability, process reports, server replies, user
 //! actions) and checks that every message they deliver is the recorded one. The first
 //! difference is the divergence.

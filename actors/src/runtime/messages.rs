@@ -1,4 +1,4 @@
-//! The messages the actors exchange (DESIGN.md "Actors"): plain serde structs, so the
+//! The messages the actors exchange (docs/design.md "Actors"): plain serde structs, so the
 //! journal can record each one as it is delivered.
 
 use crate::effects::RpcError;

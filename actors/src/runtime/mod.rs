@@ -1,4 +1,4 @@
-//! The actors (DESIGN.md "Actors"): one per thing with a life of its own, each a thin
+//! The actors (docs/design.md "Actors"): one per thing with a life of its own, each a thin
 //! shell that turns messages into calls of the pure core and effects, with the messages
 //! they exchange, what they share, and the events a host program hears.
 

@@ -1,8 +1,8 @@
-//! SchedulerActor: the client's centre (DESIGN.md "Actors"). It holds the authoritative
+//! SchedulerActor: the client's centre (docs/design.md "Actors"). It holds the authoritative
 //! client state and runs the control loop of [`boinc_core::control`]: each [`Tick`]
 //! polls the running tasks, completes finished jobs, decides (rr_sim, EDF and debts,
 //! enforcement) and sends run and preempt commands to the task actors, then starts the
-//! RPC step's operations. Operations never hold the loop up (DESIGN.md "Nothing waits"):
+//! RPC step's operations. Operations never hold the loop up (docs/design.md "Nothing waits"):
 //! a master-page fetch or a scheduler RPC is recorded in the core's state as in flight
 //! and its result comes back later as the continuation of its future, while ticks,
 //! polls, supervision and user actions go on. When it wants the next step is published
@@ -937,7 +937,7 @@ impl SchedulerActor {
             .boxed_local()
     }
 
-    /// Starts the file transfers the core wants now (DESIGN.md "Nothing waits"): each
+    /// Starts the file transfers the core wants now (docs/design.md "Nothing waits"): each
     /// attempt runs on its own and its end is taken in when it comes, which may start
     /// the next ones and a new decision.
     fn start_transfers(&self, now: Time, ctx: &mut Context<Self>) {

@@ -1,4 +1,4 @@
-//! Supervision of the actors (DESIGN.md "Time, effects, determinism": restart policy is
+//! Supervision of the actors (docs/design.md "Time, effects, determinism": restart policy is
 //! ours, driven by the clock). actix never restarts an actor whose handler panicked: its
 //! mailbox closes, and whoever sends to it next learns of the failure. The scheduler
 //! supervises the actors it started and the driver supervises the scheduler; each keeps

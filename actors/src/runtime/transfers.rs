@@ -1,4 +1,4 @@
-//! The scheduler's file transfers (DESIGN.md "Nothing waits"; the policy is the core's
+//! The scheduler's file transfers (docs/design.md "Nothing waits"; the policy is the core's
 //! [`boinc_core::transfer`], stepped by [`ClientControl::start_transfers`] and
 //! [`ClientControl::finish_transfer`]): each attempt the core orders is an operation in
 //! flight, recorded in the core's state, whose end comes back to the scheduler as the

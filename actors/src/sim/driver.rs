@@ -1,4 +1,4 @@
-//! The virtual-time driver (DESIGN.md "Time, effects, determinism"): moves the paused
+//! The virtual-time driver (docs/design.md "Time, effects, determinism"): moves the paused
 //! tokio clock from one instant to the next that the emulated world or the scheduler
 //! asked for, feeding availability changes and ticks to the actors. Operations the
 //! scheduler started (RPCs, fetches) complete at their own pace; the driver listens on

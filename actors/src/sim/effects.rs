@@ -1,4 +1,4 @@
-//! Every effect trait implemented over the emulated world of a scenario (DESIGN.md
+//! Every effect trait implemented over the emulated world of a scenario (docs/design.md
 //! "Time, effects, determinism": simulated effects take a seeded RNG), so a scenario
 //! runs through the real actors in virtual time. Faults can be injected: scheduler RPCs
 //! that fail and apps that crash, each drawn from its own seeded stream.

@@ -1,4 +1,4 @@
-//! The app's API thread (DESIGN.md "Protocol facts", App API): ten times a second it
+//! The app's API thread (docs/design.md "Protocol facts", App API): ten times a second it
 //! reads the client's heartbeat and process-control requests; once a second it reports
 //! the app's CPU times and fraction done (not while suspended, as BOINC's API); every ten
 //! seconds it checks that the client's process still exists (without a client process

@@ -1,4 +1,4 @@
-//! The app's side of BOINC's API (DESIGN.md "Protocol facts", App API; issue "Running
+//! The app's side of BOINC's API (docs/design.md "Protocol facts", App API; issue "Running
 //! real apps"), for science apps written in Rust: [`BoincApp`] reads `init_data.xml`,
 //! maps the slot's shared memory, answers the client's heartbeats and suspend, resume,
 //! quit and abort requests, reports CPU time, checkpoints and fraction done, and

@@ -1,4 +1,4 @@
-//! The app's mapping of `boinc_mmap_file` (DESIGN.md "Protocol facts", App API): the
+//! The app's mapping of `boinc_mmap_file` (docs/design.md "Protocol facts", App API): the
 //! app maps the file its client created in the slot, as BOINC's API does, and moves
 //! whole messages in and out of it. The client writes into the same pages at any time,
 //! so every access is volatile and a message's text is written before its flag.

@@ -1,7 +1,7 @@
 //! Host and project-server availability as alternating random up/down periods, the way
 //! BOINC's client emulator models `<time_stats>` (`on_frac`, `connected_frac`,
 //! `active_frac`, `gpu_active_frac` with their `*_lambda`) and a project's
-//! `<available><frac><lambda>` (DESIGN.md "Emulator"; REFERENCE.md "How BOINC's emulator
+//! `<available><frac><lambda>` (docs/design.md "Emulator"; REFERENCE.md "How BOINC's emulator
 //! models the world").
 //!
 //! A process is up a long-run fraction `frac` of the time. Up periods have mean length

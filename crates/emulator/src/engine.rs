@@ -1,4 +1,4 @@
-//! The emulator's event loop (DESIGN.md "Emulator"; the triggers of seed 000 "CPU
+//! The emulator's event loop (docs/design.md "Emulator"; the triggers of seed 000 "CPU
 //! scheduling policy": job completion, end of a scheduling period, new runnable jobs;
 //! seed 002's fetch polling and backoff expiry; availability changes).
 //!

@@ -1,4 +1,4 @@
-//! BOINC's figures of merit for an emulator run (DESIGN.md "Emulator": idle fraction,
+//! BOINC's figures of merit for an emulator run (docs/design.md "Emulator": idle fraction,
 //! wasted fraction, share violation, monotony, RPCs per job), the fair-share violation
 //! beside them ([`super::fair_share`]), with the per-project usage, jobs done and
 //! deadlines missed; and the online accumulator the event loop feeds.
@@ -225,7 +225,7 @@ fn fraction(numerator: f64, denominator: f64) -> f64 {
 }
 
 impl RunTotals {
-    /// Applies BOINC's definitions of the figures of merit (DESIGN.md "Emulator").
+    /// Applies BOINC's definitions of the figures of merit (docs/design.md "Emulator").
     pub(crate) fn figures(&self) -> FiguresOfMerit {
         let flops_total: f64 = self.capacity.0.iter().sum();
         let used_per_project: Vec<f64> =

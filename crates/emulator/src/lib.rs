@@ -1,4 +1,4 @@
-//! The emulator (DESIGN.md "Emulator"): BOINC's client-emulator scenarios run in virtual
+//! The emulator (docs/design.md "Emulator"): BOINC's client-emulator scenarios run in virtual
 //! time through the same policies as the live client, with emulated project servers and
 //! host availability, producing BOINC's figures of merit, a trace and a timeline.
 

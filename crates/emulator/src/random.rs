@@ -1,4 +1,4 @@
-//! Deterministic samplers for the emulator (DESIGN.md "Emulator": job sizes drawn from
+//! Deterministic samplers for the emulator (docs/design.md "Emulator": job sizes drawn from
 //! the normal distribution, availability periods of exponential length). They read only
 //! the RNG they are handed, in a fixed order, so a run is a function of its seed.
 

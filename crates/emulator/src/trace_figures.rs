@@ -1,4 +1,4 @@
-//! Recomputes the figures of merit (DESIGN.md "Emulator") from an emulator trace alone,
+//! Recomputes the figures of merit (docs/design.md "Emulator") from an emulator trace alone,
 //! independently of the online accumulator in [`super::figures`]: capacity by a sweep over
 //! the host's availability changes, usage from each run segment (its CPU part capped, as
 //! the accumulator caps it, wherever the segments overlapping it commit more CPUs than

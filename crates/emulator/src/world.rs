@@ -1,4 +1,4 @@
-//! The emulated world (DESIGN.md "Emulator"): the host's availability, the project
+//! The emulated world (docs/design.md "Emulator"): the host's availability, the project
 //! servers, and the processes of running tasks, with the figures of merit and the trace
 //! measured on it. The client reaches the servers only by scheduler requests and
 //! replies; what only the emulator may know (a job's true size) stays here, by job name. The client's side of the run is [`boinc_core::control::ClientControl`];

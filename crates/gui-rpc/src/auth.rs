@@ -1,4 +1,4 @@
-//! GUI RPC authentication (DESIGN.md "Protocol facts", GUI RPC): the password in the
+//! GUI RPC authentication (docs/design.md "Protocol facts", GUI RPC): the password in the
 //! data directory's gui_rpc_auth.cfg, created with a random password on first start
 //! (readable by its owner only, mode 0600), the nonce a client gets for `<auth1/>`, and
 //! the check of its `<auth2>` answer, md5(nonce + password) in lowercase hex.

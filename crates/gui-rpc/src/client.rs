@@ -1,4 +1,4 @@
-//! A GUI RPC client (DESIGN.md "Protocol facts", GUI RPC): what `boinc-rs status`,
+//! A GUI RPC client (docs/design.md "Protocol facts", GUI RPC): what `boinc-rs status`,
 //! `tasks`, `project` and `quit` use to talk to a running client, boinc-rs or BOINC's
 //! own. One connection, one request at a time, each reply read to its terminator
 //! within a time and size limit.

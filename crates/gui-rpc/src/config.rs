@@ -1,4 +1,4 @@
-//! How a GUI RPC server is set up (DESIGN.md "Protocol facts", GUI RPC): where it
+//! How a GUI RPC server is set up (docs/design.md "Protocol facts", GUI RPC): where it
 //! listens, where its password and remote-host files are, and the limits that keep
 //! hostile clients from using up memory, connections or time.
 

@@ -1,4 +1,4 @@
-//! One GUI RPC connection (DESIGN.md "Protocol facts", GUI RPC): requests read one at a
+//! One GUI RPC connection (docs/design.md "Protocol facts", GUI RPC): requests read one at a
 //! time, each answered before the next is read; the session decides, the operations
 //! act, and the connection closes when the session says so, when a limit is hit, when
 //! the client goes quiet for too long, or when the server needs its place.

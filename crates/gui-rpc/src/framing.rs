@@ -1,4 +1,4 @@
-//! Cutting a connection's bytes into requests (DESIGN.md "Protocol facts", GUI RPC):
+//! Cutting a connection's bytes into requests (docs/design.md "Protocol facts", GUI RPC):
 //! each request ends with the byte 0x03. A request may come in many reads or several in
 //! one; the reader hands them out one at a time, in order. Memory stays bounded: a
 //! request may not grow past the size limit, and all connections together may not hold

@@ -1,4 +1,4 @@
-//! The event log behind GUI RPC's `get_messages` (DESIGN.md "Protocol facts", GUI
+//! The event log behind GUI RPC's `get_messages` (docs/design.md "Protocol facts", GUI
 //! RPC): the client's events, in words, kept in the core's bounded
 //! [`MessageLog`]; the host program can add its own lines through a [`MessageSink`].
 

@@ -1,4 +1,4 @@
-//! Carrying GUI RPC operations out against a running client (DESIGN.md "Protocol
+//! Carrying GUI RPC operations out against a running client (docs/design.md "Protocol
 //! facts", GUI RPC): queries render a snapshot of the client with the core's reply
 //! functions; control operations become the core's user actions, applied at once by
 //! the client (so a suspended task has stopped when the reply goes out). Unknown

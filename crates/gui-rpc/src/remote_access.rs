@@ -1,4 +1,4 @@
-//! Who may connect to the GUI RPC port (DESIGN.md "Protocol facts", GUI RPC): local
+//! Who may connect to the GUI RPC port (docs/design.md "Protocol facts", GUI RPC): local
 //! clients always; other hosts only when the user says so, by listing them in the data
 //! directory's remote_hosts.cfg (one name or address per line, `#` and `;` comments) or
 //! with cc_config.xml's `<allow_remote_gui_rpc>` (any host). Remote clients must

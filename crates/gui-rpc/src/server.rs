@@ -1,4 +1,4 @@
-//! The GUI RPC server (DESIGN.md "Protocol facts", GUI RPC): a TCP listener on
+//! The GUI RPC server (docs/design.md "Protocol facts", GUI RPC): a TCP listener on
 //! 127.0.0.1 (every interface when remote hosts are allowed), port 31416 unless told
 //! otherwise, serving one running client through its [`ClientHandle`]. Each connection
 //! is a task of its own, taking one request at a time; the server stops when the

@@ -1,4 +1,4 @@
-//! One connection's protocol state (DESIGN.md "Protocol facts", GUI RPC; the fixtures'
+//! One connection's protocol state (docs/design.md "Protocol facts", GUI RPC; the fixtures'
 //! edge cases): authentication in two steps, what a client may ask before it has
 //! authenticated, and when the server gives up on a connection. Pure: each request
 //! comes in, a step comes out; the connection carries it out.

@@ -1,6 +1,6 @@
 //! The apps the project serves: each app's executable sits in the download directory
 //! under BOINC's naming (`{app}_{version}_{platform}`), with its size, MD5 and the
-//! project's signature of it (DESIGN.md "Protocol facts": an executable runs only with a
+//! project's signature of it (docs/design.md "Protocol facts": an executable runs only with a
 //! `<file_signature>` that verifies with the project's key). The executable is linked
 //! (or copied) into the project directory, so what is served is exactly what was
 //! signed even if the original is rebuilt.

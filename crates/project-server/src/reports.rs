@@ -1,4 +1,4 @@
-//! Reported results (DESIGN.md "Protocol facts": `result_ack` lets the client forget a
+//! Reported results (docs/design.md "Protocol facts": `result_ack` lets the client forget a
 //! reported result): each report is counted, acknowledged (also a repeated one, or one
 //! of a result the project never made, so the client stops sending it), and a first
 //! report is validated in the simplest way: a result the client says succeeded is valid

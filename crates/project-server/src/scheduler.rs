@@ -1,5 +1,5 @@
 //! The scheduler: a `<scheduler_request>` in, a `<scheduler_reply>` out, as a BOINC
-//! project's scheduler answers (DESIGN.md "Protocol facts"). An open project: any
+//! project's scheduler answers (docs/design.md "Protocol facts"). An open project: any
 //! authenticator gets an account, and a host without a valid id gets a new one. Reported
 //! results are taken and acknowledged ([`super::reports`]); jobs the host lost (in
 //! progress for it, but neither held nor reported) are sent again; new jobs are chosen by

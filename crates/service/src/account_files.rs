@@ -1,4 +1,4 @@
-//! The account files of a data directory (DESIGN.md "State"; fixtures/boinc-7.20.5/state/
+//! The account files of a data directory (docs/design.md "State"; fixtures/boinc-7.20.5/state/
 //! account_127.0.0.1_8088.xml): `boinc-rs attach` writes one, atomically, for a running
 //! client (or the next one started) to take in with
 //! [`apply_accounts`](boinc_core::control::apply_accounts); the client reads them all on

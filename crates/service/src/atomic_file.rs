@@ -1,5 +1,5 @@
 //! Writing a file of the data directory so that a crash at any moment leaves either the
-//! old file or the new one whole (DESIGN.md "State"): the new content goes to a temporary
+//! old file or the new one whole (docs/design.md "State"): the new content goes to a temporary
 //! file beside it, is flushed to the disk, and only then takes the file's name; the
 //! directory is flushed last, so the rename itself survives a power loss.
 

@@ -1,4 +1,4 @@
-//! One client per data directory (DESIGN.md "State"; issue "The host service"): a running
+//! One client per data directory (docs/design.md "State"; issue "The host service"): a running
 //! client holds a write lock on the directory's `lockfile`, as the real BOINC client
 //! does, and a second client (boinc-rs or BOINC's own) is refused with a message naming
 //! the process that holds it.

@@ -1,4 +1,4 @@
-//! The host service (`boinc-rs run`; DESIGN.md "State", "The drivers"): one client over
+//! The host service (`boinc-rs run`; docs/design.md "State", "The drivers"): one client over
 //! the real effects in a data directory, for months. It takes the directory's lock,
 //! loads client_state.xml (or the copy before it), follows the user's configuration,
 //! describes the machine, takes in the account files, and runs the same runtime the

@@ -1,4 +1,4 @@
-//! The client's state on disk (DESIGN.md "State"; issue "The host service"):
+//! The client's state on disk (docs/design.md "State"; issue "The host service"):
 //! client_state.xml in BOINC's format, written so that a crash at any moment leaves a
 //! whole state behind, read back on start with the copies kept for damage.
 //!

@@ -1,4 +1,4 @@
-//! The app-status channel's message (DESIGN.md "Protocol facts", App API; the fixture
+//! The app-status channel's message (docs/design.md "Protocol facts", App API; the fixture
 //! slot's channel 5): once a second an app using BOINC's API reports its CPU time, the
 //! CPU time at its last checkpoint and its fraction done. The client learns of a
 //! checkpoint when the reported checkpoint CPU time moves.

@@ -1,4 +1,4 @@
-//! The layout of `boinc_mmap_file` (DESIGN.md "Protocol facts", App API; the fixture
+//! The layout of `boinc_mmap_file` (docs/design.md "Protocol facts", App API; the fixture
 //! `boinc-7.20.5/slot/boinc_mmap_file`): 8 channels of 1024 bytes, in a fixed order. In
 //! each channel the first byte says whether a message is present; the text follows,
 //! NUL-terminated. The writer of a channel writes only while the flag is clear (text

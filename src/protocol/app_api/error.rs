@@ -1,4 +1,4 @@
-//! Errors from reading what an app leaves for the client (DESIGN.md "Protocol facts",
+//! Errors from reading what an app leaves for the client (docs/design.md "Protocol facts",
 //! App API): the text in a shared-memory channel and the files an app writes in its
 //! slot. An app can write anything there, by mistake or on purpose; every problem is one
 //! of these errors, never a panic, and the client keeps supervising the app.

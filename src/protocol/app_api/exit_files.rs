@@ -1,4 +1,4 @@
-//! The files an app using BOINC's API leaves in its slot to say how it ended (DESIGN.md
+//! The files an app using BOINC's API leaves in its slot to say how it ended (docs/design.md
 //! "Protocol facts", App API): `boinc_finish_called` (written by `boinc_finish`: the
 //! exit status on the first line, then an optional message and `notice`) and
 //! `boinc_temporary_exit` (written by `boinc_temporary_exit`: the delay in seconds before

@@ -1,4 +1,4 @@
-//! The heartbeat channel's message (DESIGN.md "Protocol facts", App API; the fixture
+//! The heartbeat channel's message (docs/design.md "Protocol facts", App API; the fixture
 //! slot's channel 4): `<heartbeat/>` once a second from the client, with the task's
 //! working set and the most it may use. An app that finds no heartbeat for a while, and
 //! cannot see the client's process, exits; the client takes a heartbeat left unread for

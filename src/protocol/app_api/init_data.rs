@@ -1,4 +1,4 @@
-//! `init_data.xml` (DESIGN.md "Protocol facts", App API; the fixture
+//! `init_data.xml` (docs/design.md "Protocol facts", App API; the fixture
 //! `boinc-7.20.5/slot/init_data.xml`): what the client tells an app when it starts it,
 //! in the app's slot directory. An app using BOINC's API reads it in `boinc_init`: its
 //! job, its project and account, the bounds it runs under, the CPU time its job already

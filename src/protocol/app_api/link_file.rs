@@ -1,4 +1,4 @@
-//! Link files (DESIGN.md "Protocol facts", App API): in a slot directory, a file named by
+//! Link files (docs/design.md "Protocol facts", App API): in a slot directory, a file named by
 //! the open name an app uses, holding `<soft_link>../../projects/NAME/FILE</soft_link>`,
 //! the path of the real file relative to the slot. BOINC's API resolves an open name by
 //! reading it; a file that is not a link file is the data itself.

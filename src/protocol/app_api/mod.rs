@@ -1,4 +1,4 @@
-//! BOINC's app API, the pure part (DESIGN.md "Protocol facts", App API): what a client
+//! BOINC's app API, the pure part (docs/design.md "Protocol facts", App API): what a client
 //! and an app say to each other through the slot directory. The shared-memory channels
 //! and their messages, `init_data.xml`, link files, and the files an app leaves when it
 //! ends. The client's side lives in boinc-actors' live process host, the app's side in

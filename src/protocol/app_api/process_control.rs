@@ -1,4 +1,4 @@
-//! The process-control channel's requests (DESIGN.md "Protocol facts", App API): the
+//! The process-control channel's requests (docs/design.md "Protocol facts", App API): the
 //! client asks an app that uses BOINC's API to suspend, resume, quit (it restarts later
 //! from its checkpoint) or abort (its job ends in an error). Apps without the API get
 //! signals instead.

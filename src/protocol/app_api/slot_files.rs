@@ -1,5 +1,5 @@
 //! The other files BOINC's app API and the client agree on in a slot directory
-//! (DESIGN.md "Protocol facts", App API), and how much of an app's standard error the
+//! (docs/design.md "Protocol facts", App API), and how much of an app's standard error the
 //! client keeps.
 
 /// Where the client sends an app's standard error.

@@ -1,4 +1,4 @@
-//! Code signing (DESIGN.md "Protocol facts", "Files"): a project signs each executable
+//! Code signing (docs/design.md "Protocol facts", "Files"): a project signs each executable
 //! it serves with its private key; the client runs an executable only if its
 //! `<file_signature>` verifies with the project's `<code_sign_key>`. The signature is
 //! RSA PKCS#1 v1.5 (type 1 padding, no digest prefix) over the ASCII hex MD5 of the

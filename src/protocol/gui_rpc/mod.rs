@@ -1,4 +1,4 @@
-//! BOINC's GUI RPC protocol, the pure part (DESIGN.md "Protocol facts", GUI RPC; the
+//! BOINC's GUI RPC protocol, the pure part (docs/design.md "Protocol facts", GUI RPC; the
 //! fixtures gui_rpc_samples.txt, gui_rpc_edge_cases.txt and
 //! gui_rpc_get_state_with_projects.txt): reading a request into an [`Operation`],
 //! and rendering every reply body from a [`ClientView`] of the client and its event

@@ -1,4 +1,4 @@
-//! The operations of BOINC's GUI RPC protocol (DESIGN.md "Protocol facts", GUI RPC;
+//! The operations of BOINC's GUI RPC protocol (docs/design.md "Protocol facts", GUI RPC;
 //! the fixtures gui_rpc_samples.txt and gui_rpc_edge_cases.txt) and who may ask for
 //! them: read-only operations are open to local clients without authentication, every
 //! other one needs it, as in BOINC 7.20.5.

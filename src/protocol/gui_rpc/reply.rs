@@ -1,4 +1,4 @@
-//! GUI RPC replies (DESIGN.md "Protocol facts", GUI RPC): the envelope
+//! GUI RPC replies (docs/design.md "Protocol facts", GUI RPC): the envelope
 //! `<boinc_gui_rpc_reply>\n BODY </boinc_gui_rpc_reply>\n` and the terminating byte
 //! 0x03, and every reply body, rendered from a [`ClientView`] and the event log. Each
 //! function returns a body; [`frame_reply`] wraps it for the wire.

@@ -1,4 +1,4 @@
-//! Reading GUI RPC replies, for a client (DESIGN.md "Protocol facts", GUI RPC): what
+//! Reading GUI RPC replies, for a client (docs/design.md "Protocol facts", GUI RPC): what
 //! `boinc-rs status`, `tasks` and the server's tests need from the replies of boinc-rs
 //! or of BOINC's own client. Fields a reply lacks read as their defaults, as the real
 //! tools read them.

@@ -1,4 +1,4 @@
-//! Reading one GUI RPC request (DESIGN.md "Protocol facts", GUI RPC): the text between
+//! Reading one GUI RPC request (docs/design.md "Protocol facts", GUI RPC): the text between
 //! the connection's terminators, `<boinc_gui_rpc_request>` around one operation. What
 //! the real client answers to requests that are not one (no wrapper, an empty wrapper,
 //! an unknown operation) is in the fixture gui_rpc_edge_cases.txt; this reader gives

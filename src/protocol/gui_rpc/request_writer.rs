@@ -1,4 +1,4 @@
-//! Writing GUI RPC requests, for a client (DESIGN.md "Protocol facts", GUI RPC): the
+//! Writing GUI RPC requests, for a client (docs/design.md "Protocol facts", GUI RPC): the
 //! inverse of [`super::parse_request`], in the layout boinccmd sends.
 
 use super::operation::{AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction};

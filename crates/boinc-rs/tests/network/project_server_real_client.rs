@@ -1,6 +1,6 @@
 //! The real BOINC client accepts `boinc-rs project-server` (issue "Talking to real
 //! project servers", acceptance): Debian's `boinc` 7.20.5, offline on loopback
-//! (DESIGN.md "Real peers": a scratch data directory, its own GUI RPC port, no GPUs, no
+//! (docs/design.md "Real peers": a scratch data directory, its own GUI RPC port, no GPUs, no
 //! benchmarks, `<no_info_fetch>` in cc_config.xml, never `<unsigned_apps_ok>`), is
 //! attached with `boinccmd --project_attach`; it fetches the master page, gets jobs of
 //! the example app, downloads the app and checks its signature against the project's

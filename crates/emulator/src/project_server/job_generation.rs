@@ -1,4 +1,4 @@
-//! Job generation on an emulated server (DESIGN.md "Emulator", following BOINC's client
+//! Job generation on an emulated server (docs/design.md "Emulator", following BOINC's client
 //! emulator): what the project serves, taken from the scenario (its apps with their
 //! emulation parameters, its app versions), which of its apps can make jobs for each
 //! resource, the app chosen for the next job by weight, and the job's true size drawn

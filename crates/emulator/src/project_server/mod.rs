@@ -1,4 +1,4 @@
-//! The emulated project servers (DESIGN.md "Emulator"; seed 000 "Scheduler work-send
+//! The emulated project servers (docs/design.md "Emulator"; seed 000 "Scheduler work-send
 //! policy"; seed 004 "Scheduling Server Changes"): each reads a scheduler request and
 //! answers a scheduler reply, as a real server does.
 

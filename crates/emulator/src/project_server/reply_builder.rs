@@ -1,5 +1,5 @@
 //! The emulated server's answer, written as a real server writes its scheduler reply
-//! (DESIGN.md "Protocol facts"): every reported result acknowledged; for each job sent a
+//! (docs/design.md "Protocol facts"): every reported result acknowledged; for each job sent a
 //! `<workunit>` (named as the job, with the estimate, and a flops bound ten times the
 //! larger of the estimate and the true size, so an emulated job is never aborted for
 //! running long) and a `<result>` naming its app version, with the `<app>` and

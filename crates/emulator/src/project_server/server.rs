@@ -1,4 +1,4 @@
-//! An emulated BOINC project server (DESIGN.md "Emulator"; seed 000 "Scheduler work-send
+//! An emulated BOINC project server (docs/design.md "Emulator"; seed 000 "Scheduler work-send
 //! policy"): it reads only the client's [`SchedulerRequest`] and answers a
 //! [`SchedulerReply`](boinc_core::protocol::SchedulerReply), as a real server does, knowing
 //! of the project only what the scenario says it serves ([`Catalogue`]).

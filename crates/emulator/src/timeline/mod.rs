@@ -1,4 +1,4 @@
-//! The emulator's SVG timeline (issue 3 "Timeline", DESIGN.md "Emulator": one lane per
+//! The emulator's SVG timeline (issue 3 "Timeline", docs/design.md "Emulator": one lane per
 //! CPU/GPU instance, coloured by project, deadline misses marked), drawn from the trace
 //! alone so that any saved trace can be redrawn.
 //!

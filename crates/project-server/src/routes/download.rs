@@ -1,6 +1,6 @@
 //! `GET /download/NAME`: the project's files (executables and job inputs), with one
 //! byte range (`Range: bytes=N-` or `N-M`) for a client resuming an interrupted
-//! download (DESIGN.md "Protocol facts", "Files"). Only plain names in the download
+//! download (docs/design.md "Protocol facts", "Files"). Only plain names in the download
 //! directory are served.
 
 use super::super::faults::FaultTarget;

@@ -1,4 +1,4 @@
-//! The master page (DESIGN.md "Protocol facts": the scheduler's URL in both forms BOINC
+//! The master page (docs/design.md "Protocol facts": the scheduler's URL in both forms BOINC
 //! clients look for, `<scheduler>` and `<link rel="boinc_scheduler">`).
 
 use super::super::faults::FaultTarget;

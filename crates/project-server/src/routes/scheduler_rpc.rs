@@ -1,4 +1,4 @@
-//! `POST /cgi`: the scheduler RPC over HTTP (DESIGN.md "Protocol facts": the body is the
+//! `POST /cgi`: the scheduler RPC over HTTP (docs/design.md "Protocol facts": the body is the
 //! `<scheduler_request>`, whatever the Content-Type says; the answer is the
 //! `<scheduler_reply>`). The records' changes are saved before the reply goes out, so a
 //! crash never forgets a job a client was told about or a report it was acknowledged.

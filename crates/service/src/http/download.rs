@@ -1,4 +1,4 @@
-//! A download attempt (DESIGN.md "Protocol facts", Files): a GET of the file's URL into
+//! A download attempt (docs/design.md "Protocol facts", Files): a GET of the file's URL into
 //! its staging file, resumed with a `Range` request from the bytes already there (a
 //! server that ignores the range sends the whole file, which then replaces them; one
 //! that refuses it makes the next attempt start over), never past the file's size, with

@@ -1,4 +1,4 @@
-//! The client's HTTP (DESIGN.md "Protocol facts"; issue "Talking to real project
+//! The client's HTTP (docs/design.md "Protocol facts"; issue "Talking to real project
 //! servers"): scheduler RPCs and master pages ([`HttpTransport`]), downloads and uploads
 //! ([`LiveFileTransfer`]) and account manager RPCs, all over one reqwest client with rustls, proxies from the
 //! environment, bounded redirects and answers, and cc_config's stall timeout

@@ -1,4 +1,4 @@
-//! How the client talks HTTP (DESIGN.md "Protocol facts"; cc_config's
+//! How the client talks HTTP (docs/design.md "Protocol facts"; cc_config's
 //! `http_transfer_timeout` and `http_transfer_timeout_bps`): the user agent the real
 //! client sends, the stall rule, the bounds on redirects and answers, and the one
 //! reqwest client (rustls, proxies from the environment) that scheduler RPCs and file

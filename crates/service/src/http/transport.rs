@@ -1,4 +1,4 @@
-//! Scheduler RPCs and master pages over HTTP (DESIGN.md "Protocol facts"; seed 002 "RPC
+//! Scheduler RPCs and master pages over HTTP (docs/design.md "Protocol facts"; seed 002 "RPC
 //! sessions"): a master page is a GET of the project's URL, read for its scheduler URLs;
 //! a scheduler RPC is a POST of the `<scheduler_request>` with the headers the real
 //! client sends (fixtures/boinc-7.20.5/sched_request_http_headers.txt: `User-Agent:

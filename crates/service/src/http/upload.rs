@@ -1,4 +1,4 @@
-//! An upload attempt by BOINC's data server protocol (DESIGN.md "Protocol facts",
+//! An upload attempt by BOINC's data server protocol (docs/design.md "Protocol facts",
 //! Files; the texts are the core's [`boinc_core::protocol::DataServerRequest`]): for a file
 //! of at least [`FILE_SIZE_QUERY_THRESHOLD`] bytes the server is first asked how much of
 //! it it holds, then one POST carries the header and the file's bytes from there,

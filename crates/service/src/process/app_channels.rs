@@ -1,4 +1,4 @@
-//! The client's conversation with an app that uses BOINC's API (DESIGN.md "Protocol
+//! The client's conversation with an app that uses BOINC's API (docs/design.md "Protocol
 //! facts", App API): a heartbeat whenever the app has read the previous one, its status
 //! reports read as they come, and process-control requests queued until the app's
 //! channel is free, as BOINC's client queues them. A message of the client's left unread

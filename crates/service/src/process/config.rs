@@ -1,5 +1,5 @@
 //! How the live process host runs apps (issue "Running real apps"): the grace periods
-//! of BOINC's client (DESIGN.md "BOINC 8.x behaviour": a quit escalates to a kill after
+//! of BOINC's client (docs/design.md "BOINC 8.x behaviour": a quit escalates to a kill after
 //! 60 s, an app that leaves the client's messages unread for 180 s is hung), how often
 //! the slot's disk use is measured, whether an app's writes are confined to its slot,
 //! and the user apps run as.

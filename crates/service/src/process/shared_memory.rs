@@ -1,4 +1,4 @@
-//! The client's side of an app's `boinc_mmap_file` (DESIGN.md "Protocol facts", App API).
+//! The client's side of an app's `boinc_mmap_file` (docs/design.md "Protocol facts", App API).
 //!
 //! The app maps the file; the client reads and writes it with `pread`/`pwrite` instead
 //! of mapping it too. Linux keeps file I/O and shared mappings of a file in one page

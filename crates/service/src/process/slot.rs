@@ -1,4 +1,4 @@
-//! A task's slot directory (issue "Running real apps", slot directories; DESIGN.md
+//! A task's slot directory (issue "Running real apps", slot directories; docs/design.md
 //! "Protocol facts", App API): `slots/N` beside `projects/`, holding `init_data.xml`,
 //! the app's files and inputs by their open names, its outputs while it runs, its
 //! standard error and whatever it writes for itself (its checkpoint).
