@@ -19,8 +19,9 @@ const ROUND_TIMEOUT: Duration = Duration::from_secs(240);
 
 #[test]
 fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
-    // The client's log, shown when the test fails.
-    let _ = tracing_subscriber::fmt().with_test_writer().with_env_filter("info").try_init();
+    // The client's log goes to the test binary's one capture (other tests of this
+    // binary read it back), and is shown when the test fails.
+    crate::support::live_client::captured_log();
     let server =
         ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "1", "--request-delay", "1"]);
     let mut client = LiveClient::start(&server.url, &CcConfig::default());
@@ -46,10 +47,11 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
     assert!(
         acked && server.counter("results_validated") == 1,
         "no acknowledged, validated result within {ROUND_TIMEOUT:?}; transfers {transfers:?}; \
-         jobs {:?}; server status {}; server log:\n{}",
+         jobs {:?}; server status {}; server log:\n{}\nclient log:\n{}",
         snapshot.state.jobs,
         server.status(),
-        server.log()
+        server.log(),
+        crate::support::live_client::log_lines_with(&[]).join("\n")
     );
     // The signed app came down whole and is what the server signed.
     let status = server.status();
