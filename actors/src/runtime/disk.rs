@@ -11,7 +11,7 @@ use crate::effects::DiskManager;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
 use crate::runtime::messages::{DiskReply, DiskStep};
-use actix::{Actor, Context, Handler, MessageResult};
+use actix::{Actor, Context, Handler};
 use boinc_core::Time;
 use boinc_core::model::{ClientState, FileStatus, RunMode};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -82,41 +82,41 @@ impl Actor for DiskActor {
 }
 
 impl Handler<DiskStep> for DiskActor {
-    type Result = MessageResult<DiskStep>;
+    type Result = ();
 
     fn handle(&mut self, message: DiskStep, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("disk", "DiskStep", &message);
         let _span = tracing::debug_span!("disk").entered();
         self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
-        let DiskStep { now, finished, mut state } = message;
-        let before = DiskView::of(&state);
+        let DiskStep { now, finished, state: mut loan } = message;
+        let state = loan.state();
+        let before = DiskView::of(state);
         let mut disk = self.manager();
         guarded("DiskStep", || {
             for &id in &finished {
-                disk.job_finished(&mut state, id, now);
+                disk.job_finished(state, id, now);
             }
-            disk.poll(&mut state, now);
+            disk.poll(state, now);
         });
         drop(disk);
-        self.report(before, &state, now);
-        MessageResult(state)
+        self.report(before, state, now);
     }
 }
 
 impl Handler<DiskReply> for DiskActor {
-    type Result = MessageResult<DiskReply>;
+    type Result = ();
 
     fn handle(&mut self, message: DiskReply, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("disk", "DiskReply", &message);
-        let DiskReply { now, new_jobs, mut state } = message;
-        let before = DiskView::of(&state);
+        let DiskReply { now, new_jobs, state: mut loan } = message;
+        let state = loan.state();
+        let before = DiskView::of(state);
         let mut disk = self.manager();
         guarded("DiskReply", || {
-            disk.after_reply(&mut state, &new_jobs, now);
+            disk.after_reply(state, &new_jobs, now);
         });
         drop(disk);
-        self.report(before, &state, now);
-        MessageResult(state)
+        self.report(before, state, now);
     }
 }
 

@@ -5,9 +5,11 @@
 
 use super::project::ProjectActor;
 use super::supervision::{ActorId, ActorKind};
+use crate::effects::RpcError;
 use crate::runtime::context::ActorContext;
-use crate::runtime::messages::{RunSession, SessionOutcome};
+use crate::runtime::messages::RunSession;
 use actix::{Actor, ActorFutureExt, Addr, Context, Handler, ResponseActFuture, WrapFuture};
+use boinc_core::protocol::SchedulerReply;
 
 /// The client's fetch actor.
 pub struct FetchActor {
@@ -49,7 +51,7 @@ impl Handler<ProjectActors> for FetchActor {
 impl Handler<RunSession> for FetchActor {
     // Sessions of different projects run side by side: one slow server holds up no
     // other project's session.
-    type Result = ResponseActFuture<Self, Result<SessionOutcome, String>>;
+    type Result = ResponseActFuture<Self, Result<Result<SchedulerReply, RpcError>, String>>;
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("fetch", "RunSession", &message);
@@ -63,11 +65,11 @@ impl Handler<RunSession> for FetchActor {
         };
         let sent = actor.send(message);
         Box::pin(sent.into_actor(self).map(|outcome, fetch, _| match outcome {
-            Ok(Ok(outcome)) => {
-                if outcome.reply.is_err() {
+            Ok(Ok(reply)) => {
+                if reply.is_err() {
                     fetch.failures += 1;
                 }
-                Ok(outcome)
+                Ok(reply)
             }
             Ok(Err(error)) => {
                 fetch.failures += 1;

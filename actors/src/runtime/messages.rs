@@ -6,8 +6,9 @@ use boinc_core::Time;
 use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, TaskCommand};
 use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
 use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
+use boinc_core::work_fetch::WorkReply;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 pub use boinc_core::control::UserAction;
 
@@ -130,9 +131,11 @@ pub struct MasterFetch {
 }
 
 /// Run a scheduler RPC session (from the scheduler to the FetchActor, and from it to
-/// the ProjectActor).
+/// the ProjectActor). The answer is the server's reply, or why there is none; the
+/// project's actor settles the session's effect on its protocol state when the
+/// scheduler has taken the reply in ([`SettleSession`]).
 #[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Result<SessionOutcome, String>")]
+#[rtype(result = "Result<Result<SchedulerReply, RpcError>, String>")]
 pub struct RunSession {
     /// When.
     pub now: Time,
@@ -143,18 +146,23 @@ pub struct RunSession {
     /// The scheduler request made for the call; shared, not journaled.
     #[serde(skip)]
     pub request: Arc<SchedulerRequest<'static>>,
-    /// The client's state the request describes, as of `now`; shared, not journaled.
+    /// The project's record as of `now` (its account, pinned key and protocol state),
+    /// which the project's actor checks the reply against and settles the session on;
+    /// not journaled.
     #[serde(skip)]
-    pub state: Arc<ClientState>,
+    pub project: Option<Box<Project>>,
 }
 
-/// How a session ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionOutcome {
-    /// The server's reply, or why there is none.
-    pub reply: Result<SchedulerReply, RpcError>,
-    /// The project's protocol state after the session.
-    pub rpc_state: ProjectRpcState,
+/// The scheduler took a session's reply in: the project's actor settles its protocol
+/// state (backoffs, next RPC time) from what the reply brought, and answers with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "ProjectRpcState")]
+pub struct SettleSession {
+    /// When.
+    pub now: Time,
+    /// What the reply brought per resource and its request delay; `None`: the RPC
+    /// failed.
+    pub work: Option<WorkReply>,
 }
 
 /// A user action, delivered to the scheduler: applied at once, with a new schedule.
@@ -202,8 +210,8 @@ pub struct Shutdown {
 }
 
 /// The disk manager's step: the jobs that just finished, then `data_manager_poll`.
-#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Box<ClientState>")]
+#[derive(Debug, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
 pub struct DiskStep {
     /// When.
     pub now: Time,
@@ -211,12 +219,12 @@ pub struct DiskStep {
     pub finished: Vec<JobId>,
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
-    pub state: Box<ClientState>,
+    pub state: StateLoan,
 }
 
 /// A reply brought jobs: their files are associated.
-#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Box<ClientState>")]
+#[derive(Debug, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
 pub struct DiskReply {
     /// When.
     pub now: Time,
@@ -224,5 +232,48 @@ pub struct DiskReply {
     pub new_jobs: Vec<JobId>,
     /// The client state, lent for the step (not journaled).
     #[serde(skip)]
-    pub state: Box<ClientState>,
+    pub state: StateLoan,
+}
+
+/// The client state lent to another actor for one step, without a copy: it goes back
+/// to the lender when the loan is dropped, whether the borrower finished its step or
+/// failed holding it (the loan is dropped as the failure unwinds, or with a message
+/// that was never delivered), so an actor that fails loses nothing of the state.
+#[derive(Debug, Default)]
+pub struct StateLoan {
+    state: Option<Box<ClientState>>,
+    home: Arc<Mutex<Option<Box<ClientState>>>>,
+}
+
+/// Where a lent state comes back to.
+#[derive(Debug, Default, Clone)]
+pub struct LoanReturn(Arc<Mutex<Option<Box<ClientState>>>>);
+
+impl StateLoan {
+    /// Lends `state`; the state comes back through the [`LoanReturn`].
+    pub fn new(state: ClientState) -> (StateLoan, LoanReturn) {
+        let home = Arc::new(Mutex::new(None));
+        (StateLoan { state: Some(Box::new(state)), home: home.clone() }, LoanReturn(home))
+    }
+
+    /// The lent state. An empty loan (one made by deserialising a journal line) lends
+    /// an empty state.
+    pub fn state(&mut self) -> &mut ClientState {
+        self.state.get_or_insert_with(Box::default)
+    }
+}
+
+impl Drop for StateLoan {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            *self.home.lock().unwrap_or_else(PoisonError::into_inner) = Some(state);
+        }
+    }
+}
+
+impl LoanReturn {
+    /// The state, once the loan has ended (`None` while it is still out).
+    pub fn take(&self) -> Option<ClientState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take().map(|state| *state)
+    }
 }

@@ -7,12 +7,14 @@
 use super::supervision::{ActorId, ActorKind};
 use crate::effects::{RpcError, SchedulerTransport};
 use crate::runtime::context::ActorContext;
-use crate::runtime::messages::{MasterFetch, RunSession, SessionOutcome};
-use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, WrapFuture};
+use crate::runtime::messages::{MasterFetch, RunSession, SettleSession};
+use actix::{Actor, ActorFutureExt, AtomicResponse, Context, Handler, MessageResult, WrapFuture};
 use boinc_core::control::{
-    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, check_reply, client_rng, work_reply,
+    ProjectRpcState, apply_master_fetch, apply_rpc_outcome, check_reply, client_rng,
 };
-use boinc_core::model::ProjectId;
+use boinc_core::model::{Project, ProjectId};
+use boinc_core::protocol::SchedulerReply;
+use boinc_core::work_fetch::WorkRequest;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
 
@@ -24,6 +26,9 @@ pub struct ProjectActor {
     transport: Arc<dyn SchedulerTransport>,
     rng: ChaCha8Rng,
     rpc_state: Option<ProjectRpcState>,
+    /// The session whose reply the scheduler is taking in: the project's record as the
+    /// session began, and the work it asked for.
+    session: Option<(Box<Project>, WorkRequest)>,
 }
 
 impl ProjectActor {
@@ -42,6 +47,7 @@ impl ProjectActor {
             transport,
             rng: client_rng(seed, project),
             rpc_state: None,
+            session: None,
         }
     }
 
@@ -93,7 +99,7 @@ impl Handler<MasterFetch> for ProjectActor {
 }
 
 impl Handler<RunSession> for ProjectActor {
-    type Result = AtomicResponse<Self, Result<SessionOutcome, String>>;
+    type Result = AtomicResponse<Self, Result<Result<SchedulerReply, RpcError>, String>>;
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "RunSession", &message);
@@ -101,49 +107,51 @@ impl Handler<RunSession> for ProjectActor {
         tracing::debug!(reported = message.call.reported.len(), "scheduler RPC");
         self.context
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
-        let RunSession { now, call, url, request, state } = message;
+        let RunSession { now: _, call, url, request, project } = message;
+        let Some(project) = project else {
+            return AtomicResponse::new(Box::pin(actix::fut::ready(Err(format!(
+                "the session for project {} came without the project",
+                self.project.0
+            )))));
+        };
         let rpc = self.transport.scheduler_rpc(&url, &request);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {
             actor.context.input(&actor.id, "RpcReply", &reply);
             // A reply the client may not take (a key change the pinned key did not
             // sign, a file name that is not a plain name) counts as a failed RPC.
-            let reply = reply.and_then(|reply| {
-                match state
-                    .projects
-                    .get(call.request.project.index())
-                    .map(|p| check_reply(p, &reply))
-                {
-                    Some(Err(refusal)) => {
-                        Err(RpcError::Refused { url: url.clone(), reason: refusal.to_string() })
-                    }
-                    _ => Ok(reply),
+            let reply = reply.and_then(|reply| match check_reply(&project, &reply) {
+                Err(refusal) => {
+                    Err(RpcError::Refused { url: url.clone(), reason: refusal.to_string() })
                 }
+                Ok(()) => Ok(reply),
             });
             if let Err(error) = &reply {
                 tracing::warn!(%error, "scheduler RPC failed");
             }
-            let Some(project) = state.projects.get(call.request.project.index()) else {
-                let rpc_state = actor.rpc_state.clone().unwrap_or_else(|| {
-                    ProjectRpcState::of(&boinc_core::model::Project::new("", "", 0.0))
-                });
-                return Ok(SessionOutcome { reply, rpc_state });
-            };
-            let mut project = project.clone();
-            let project_id = call.request.project;
-            let work_reply =
-                reply.as_ref().ok().map(|r| (work_reply(&state, project_id, r), r.request_delay));
-            apply_rpc_outcome(
-                &mut project,
-                &call.request,
-                work_reply.as_ref().map(|(w, d)| (w, *d)),
-                now,
-                &mut actor.rng,
-            );
-            let rpc_state = ProjectRpcState::of(&project);
-            actor.rpc_state = Some(rpc_state.clone());
-            // The scheduler takes its state back once the session lets go of it.
-            drop(state);
-            Ok(SessionOutcome { reply, rpc_state })
+            actor.session = Some((project, call.request));
+            Ok(reply)
         })))
+    }
+}
+
+impl Handler<SettleSession> for ProjectActor {
+    type Result = MessageResult<SettleSession>;
+
+    fn handle(&mut self, message: SettleSession, _: &mut Context<Self>) -> Self::Result {
+        self.context.delivered(&self.id, "SettleSession", &message);
+        let SettleSession { now, work } = message;
+        let state = match self.session.take() {
+            Some((mut project, request)) => {
+                let work = work.as_ref().map(|w| (w, w.request_delay));
+                apply_rpc_outcome(&mut project, &request, work, now, &mut self.rng);
+                ProjectRpcState::of(&project)
+            }
+            // No session to settle (a rebuilt actor): what it last knew stands.
+            None => self.rpc_state.clone().unwrap_or_else(|| {
+                ProjectRpcState::of(&boinc_core::model::Project::new("", "", 0.0))
+            }),
+        };
+        self.rpc_state = Some(state.clone());
+        MessageResult(state)
     }
 }

@@ -19,9 +19,9 @@ use super::disk::DiskActor;
 use super::events::ClientEvent;
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, MasterFetch, Poll,
-    PollTasks, RunSession, SessionOutcome, Shutdown, Snapshot, Startup, StateSnapshot, Stats,
-    TaskReport, Tick, User,
+    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, LoanReturn,
+    MasterFetch, Poll, PollTasks, RunSession, SettleSession, Shutdown, Snapshot, Startup,
+    StateLoan, StateSnapshot, Stats, TaskReport, Tick, User,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -29,6 +29,7 @@ use super::supervision::{ActorId, ActorKind, ActorSupervisor};
 use super::task::{TaskActor, TaskSupervision};
 use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
+use crate::effects::RpcError;
 use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport};
 use actix::fut::LocalBoxActorFuture;
 use actix::{
@@ -36,14 +37,21 @@ use actix::{
     WrapFuture,
 };
 use boinc_core::Time;
-use boinc_core::control::{ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand};
+use boinc_core::control::{
+    ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand, work_reply,
+};
 use boinc_core::model::{ClientState, JobId, ProjectId, ResourceType};
+use boinc_core::protocol::SchedulerReply;
 use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::Arc;
 use tokio::sync::watch;
+
+/// A session's answer through the fetch actor: the server's reply or why there is
+/// none; an error when the session never reached a project's actor.
+type SessionAnswer = Result<Result<SchedulerReply, RpcError>, String>;
 
 /// What the scheduler needs to start the other actors.
 pub struct SchedulerSetup {
@@ -595,6 +603,25 @@ impl Scheduler {
         }
     }
 
+    /// The disk actor's step ended (`delivered`: it answered): the lent state is taken
+    /// back; an actor that failed is rebuilt.
+    fn disk_returned(&mut self, home: &LoanReturn, delivered: bool, now: Time) {
+        match home.take() {
+            Some(state) => self.client.restore_state(state),
+            None => {
+                // A loan comes back when it is dropped, which happens before its
+                // sender hears of the step's end either way.
+                tracing::error!("the disk actor did not give the client state back");
+                self.fatal = Some("the client state was lost in the disk manager".to_string());
+            }
+        }
+        if delivered {
+            self.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
+        } else {
+            self.disk_failed(now);
+        }
+    }
+
     /// A resource actor (at `position` among them) failed: rebuilt after the backoff.
     fn resource_failed(&mut self, position: usize, now: Time) {
         let Some(entry) = self.resources.get_mut(position) else { return };
@@ -670,27 +697,46 @@ impl Scheduler {
         let record = self.client.state().project(project);
         // An emulated project's scheduler answers at its master URL.
         let url = record.scheduler_urls.first().unwrap_or(&record.master_url).clone();
-        let state = Arc::new(self.client.state().clone());
-        let message = RunSession { now, call: call.clone(), url, request, state };
+        let project = Some(Box::new(record.clone()));
+        let message = RunSession { now, call: call.clone(), url, request, project };
         Some((call, fetch, message))
     }
 
-    /// A session ended at `now`: its outcome goes into the state. Returns whether jobs
-    /// came, and the new jobs (for the disk manager).
+    /// What the session's project actor must settle once the reply is taken in: the
+    /// work the reply brought (seen before the reply is applied, as the project's RPC
+    /// policy reads it), or `None` for a failed RPC. `None` overall when the session
+    /// never reached the project's actor, or it failed in it.
+    fn settlement(
+        &self,
+        call: &RpcCall,
+        outcome: &Result<SessionAnswer, MailboxError>,
+        now: Time,
+    ) -> Option<(Addr<ProjectActor>, SettleSession)> {
+        let project = call.request.project;
+        let Ok(Ok(reply)) = outcome else { return None };
+        let actor = self.projects.get(project.index())?.clone();
+        let work = reply.as_ref().ok().map(|reply| work_reply(self.client.state(), project, reply));
+        Some((actor, SettleSession { now, work }))
+    }
+
+    /// A session ended at `now`: its outcome goes into the state, with the protocol
+    /// state its project's actor settled (`settled`; `None` when it was not asked).
+    /// Returns whether jobs came, and the new jobs (for the disk manager).
     fn session_ended(
         &mut self,
         call: &RpcCall,
-        outcome: Result<Result<SessionOutcome, String>, MailboxError>,
+        outcome: Result<SessionAnswer, MailboxError>,
+        settled: Option<Result<ProjectRpcState, MailboxError>>,
         now: Time,
     ) -> (bool, Vec<JobId>) {
         let project = call.request.project;
         let before = ProjectRpcState::of(self.client.state().project(project));
-        let (reply, rpc_state) = match outcome {
-            Ok(Ok(outcome)) => {
+        let (reply, rpc_state) = match (outcome, settled) {
+            (Ok(Ok(reply)), Some(Ok(rpc_state))) => {
                 self.supervisor.healthy(ActorId::single(ActorKind::Fetch), now);
                 self.supervisor
                     .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
-                let reply = match outcome.reply {
+                let reply = match reply {
                     Ok(reply) => Some(reply),
                     Err(error) => {
                         let name = self.project_name(project);
@@ -698,15 +744,21 @@ impl Scheduler {
                         None
                     }
                 };
-                (reply, outcome.rpc_state)
+                (reply, rpc_state)
             }
-            Ok(Err(error)) => {
+            (Ok(Ok(_)), _) => {
+                // The project's actor died before it settled: the RPC counts as not made.
+                tracing::warn!("the project's actor failed settling its session");
+                self.restart_project_actor(project, now);
+                (None, before.clone())
+            }
+            (Ok(Err(error)), _) => {
                 // The project's actor died in the session: the RPC counts as not made.
                 tracing::warn!(%error, "session failed in its project actor");
                 self.restart_project_actor(project, now);
                 (None, before.clone())
             }
-            Err(_) => {
+            (Err(_), _) => {
                 self.fetch_failed(now);
                 (None, before.clone())
             }
@@ -806,32 +858,16 @@ impl SchedulerActor {
         self.deliver(deliveries)
     }
 
-    /// The disk manager's step (seed 004's poll), with the state lent to it. A copy is
-    /// kept while it is lent, so that a disk actor that fails holding it loses nothing.
+    /// The disk manager's step (seed 004's poll), with the state lent to it: no copy is
+    /// made, and the state comes back even when the disk actor fails holding it.
     fn disk_step(&self, finished: Vec<JobId>, now: Time) -> LocalBoxActorFuture<Self, ()> {
         let Some(disk) = self.inner.borrow().disk.clone() else {
             return actix::fut::ready(()).boxed_local();
         };
-        let (state, kept) = {
-            let mut s = self.inner.borrow_mut();
-            let kept = s.client.state().clone();
-            (Box::new(s.client.take_state()), kept)
-        };
+        let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
         async move { disk.send(DiskStep { now, finished, state }).await }
             .into_actor(self)
-            .map(move |state, act, _| {
-                let mut s = act.inner.borrow_mut();
-                match state {
-                    Ok(state) => {
-                        s.client.restore_state(*state);
-                        s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
-                    }
-                    Err(_) => {
-                        s.client.restore_state(kept);
-                        s.disk_failed(now);
-                    }
-                }
-            })
+            .map(move |done, act, _| act.inner.borrow_mut().disk_returned(&home, done.is_ok(), now))
             .boxed_local()
     }
 
@@ -889,33 +925,43 @@ impl SchedulerActor {
     fn finish_session(
         &self,
         call: RpcCall,
-        outcome: Result<Result<SessionOutcome, String>, MailboxError>,
+        outcome: Result<SessionAnswer, MailboxError>,
         now: Time,
     ) -> LocalBoxActorFuture<Self, ()> {
-        let (brought, new_jobs) = self.inner.borrow_mut().session_ended(&call, outcome, now);
+        let settlement = self.inner.borrow().settlement(&call, &outcome, now);
+        let settled = async move {
+            match settlement {
+                Some((actor, message)) => Some(actor.send(message).await),
+                None => None,
+            }
+        };
+        settled
+            .into_actor(self)
+            .then(move |settled, act, _| {
+                let (brought, new_jobs) =
+                    act.inner.borrow_mut().session_ended(&call, outcome, settled, now);
+                act.after_session(brought, new_jobs, now)
+            })
+            .boxed_local()
+    }
+
+    /// What follows a session that brought `new_jobs`: the disk manager's look at their
+    /// files, a new decision when jobs came, the transfers they need.
+    fn after_session(
+        &self,
+        brought: bool,
+        new_jobs: Vec<JobId>,
+        now: Time,
+    ) -> LocalBoxActorFuture<Self, ()> {
         let disk = self.inner.borrow().disk.clone();
         let after_disk = match disk {
             None => actix::fut::ready(()).boxed_local(),
             Some(disk) => {
-                let (state, kept) = {
-                    let mut s = self.inner.borrow_mut();
-                    let kept = s.client.state().clone();
-                    (Box::new(s.client.take_state()), kept)
-                };
+                let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
                 async move { disk.send(DiskReply { now, new_jobs, state }).await }
                     .into_actor(self)
-                    .map(move |state, act, _| {
-                        let mut s = act.inner.borrow_mut();
-                        match state {
-                            Ok(state) => {
-                                s.client.restore_state(*state);
-                                s.supervisor.healthy(ActorId::single(ActorKind::Disk), now);
-                            }
-                            Err(_) => {
-                                s.client.restore_state(kept);
-                                s.disk_failed(now);
-                            }
-                        }
+                    .map(move |done, act, _| {
+                        act.inner.borrow_mut().disk_returned(&home, done.is_ok(), now)
                     })
                     .boxed_local()
             }
