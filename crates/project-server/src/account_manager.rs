@@ -13,11 +13,11 @@
 //! the last good configuration kept; without one, hosts are told the role is off.
 
 use super::atomic_file::write_atomically;
+use super::signing::{CodeSignPrivateKey, sign_text};
 use boinc_core::protocol::acct_mgr::account_manager_password_hash;
 use boinc_core::protocol::acct_mgr::{
     AccountManagerAccount, AccountManagerReply, AccountManagerRequest,
 };
-use boinc_core::protocol::code_signing::{CodeSignPrivateKey, sign_text};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -318,8 +318,7 @@ mod tests {
     }
 
     fn key() -> CodeSignPrivateKey {
-        let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 1024).expect("a key");
-        CodeSignPrivateKey::from_rsa(key).expect("a code-signing key")
+        CodeSignPrivateKey::generate().expect("a key")
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod reports;
 mod routes;
 mod scheduler;
 mod server;
+mod signing;
 mod store;
 mod uploads;
 mod work_generator;
