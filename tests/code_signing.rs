@@ -1,13 +1,19 @@
 //! Code signing against real material: the signed reply the real BOINC client 7.20.5
 //! accepted (fixtures/boinc-7.20.5/sched_reply_work_signed_example.xml), a signature
 //! made by OpenSSL as BOINC's signing tool makes it, and throwaway keys in BOINC's text
-//! formats (tests/fixtures/code_signing). Any flipped byte of the file, the key or the
-//! signature fails; keys, signatures and key changes round-trip.
+//! formats with signatures made by them (tests/fixtures/code_signing). Any flipped byte
+//! of the file, the key or the signature fails; keys, signatures and key changes
+//! round-trip.
+//!
+//! The core only verifies: the signatures here were made once by the project server's
+//! signer (`boinc-project-server`'s `signing` module), whose test
+//! `the_fixtures_are_what_the_signer_makes` checks they are what it makes; signing itself
+//! is tested there.
 
 use boinc_core::protocol::SchedulerReply;
 use boinc_core::protocol::code_signing::{
-    CodeSignKey, CodeSignPrivateKey, CodeSigningError, KeyUpdate, Signature, check_key_update,
-    md5_hex, sign, sign_key_update, sign_text, verify_file_signature, verify_text_signature,
+    CodeSignKey, CodeSigningError, KeyUpdate, Signature, check_key_update, md5_hex,
+    verify_file_signature, verify_text_signature,
 };
 use proptest::prelude::*;
 use std::path::Path;
@@ -30,12 +36,22 @@ fn fixture() -> (String, String, String) {
     (key, signature, executable.md5_cksum.clone())
 }
 
-static KEY_A: LazyLock<CodeSignPrivateKey> = LazyLock::new(|| {
-    CodeSignPrivateKey::parse(&read(&format!("{KEYS}/project_key_a_private.txt"))).expect("key a")
+static KEY_A: LazyLock<CodeSignKey> = LazyLock::new(|| {
+    CodeSignKey::parse(&read(&format!("{KEYS}/project_key_a_public.txt"))).expect("key a")
 });
-static KEY_B: LazyLock<CodeSignPrivateKey> = LazyLock::new(|| {
-    CodeSignPrivateKey::parse(&read(&format!("{KEYS}/project_key_b_private.txt"))).expect("key b")
+static KEY_B: LazyLock<CodeSignKey> = LazyLock::new(|| {
+    CodeSignKey::parse(&read(&format!("{KEYS}/project_key_b_public.txt"))).expect("key b")
 });
+
+/// A pre-made signature from the fixtures.
+fn signature(name: &str) -> Signature {
+    Signature::parse(&read(&format!("{KEYS}/{name}"))).expect("a signature")
+}
+
+/// OpenSSL's signature of signed_file.txt with key a.
+fn openssl_signature() -> Signature {
+    signature("signed_file.txt.signature_by_openssl")
+}
 
 /// `text` with the hex digit at `at` changed to another one.
 fn flip_hex_digit(text: &str, at: usize) -> String {
@@ -100,8 +116,8 @@ fn any_changed_digit_of_checksum_key_or_signature_fails() {
 #[test]
 fn any_flipped_byte_of_a_signed_file_fails() {
     let file = read(&format!("{KEYS}/signed_file.txt")).into_bytes();
-    let signature = sign(&KEY_A, &md5_hex(&file)).expect("signs");
-    let key = KEY_A.public_key();
+    let signature = openssl_signature();
+    let key = &*KEY_A;
     assert_eq!(verify_file_signature(key, &signature, &md5_hex(&file)), Ok(()));
     for at in 0..file.len() {
         for bit in 0..8 {
@@ -116,12 +132,17 @@ fn any_flipped_byte_of_a_signed_file_fails() {
 }
 
 #[test]
-fn our_signature_is_the_one_openssl_makes() {
+fn the_openssl_signature_verifies_only_with_its_key() {
     let file = read(&format!("{KEYS}/signed_file.txt"));
+    let md5 = md5_hex(file.as_bytes());
     let openssl = read(&format!("{KEYS}/signed_file.txt.signature_by_openssl"));
-    let ours = sign(&KEY_A, &md5_hex(file.as_bytes())).expect("signs");
-    assert_eq!(ours.to_text(), openssl);
-    assert_eq!(Signature::parse(&openssl), Ok(ours));
+    let signature = Signature::parse(&openssl).expect("reads");
+    assert_eq!(signature.to_text(), openssl, "written back as OpenSSL wrote it");
+    assert_eq!(verify_file_signature(&KEY_A, &signature, &md5), Ok(()));
+    assert_eq!(
+        verify_file_signature(&KEY_B, &signature, &md5),
+        Err(CodeSigningError::BadSignature)
+    );
 }
 
 #[test]
@@ -129,13 +150,11 @@ fn keys_are_written_as_boinc_writes_them() {
     let (key_text, _, _) = fixture();
     let key = CodeSignKey::parse(&key_text).expect("key");
     assert_eq!(key.to_text(), format!("{}\n", key_text.trim()));
+    // Private keys are the project server's: its tests check those.
     for name in ["a", "b"] {
-        let private = read(&format!("{KEYS}/project_key_{name}_private.txt"));
         let public = read(&format!("{KEYS}/project_key_{name}_public.txt"));
-        let key = CodeSignPrivateKey::parse(&private).expect("private key");
-        assert_eq!(key.to_text(), private);
-        assert_eq!(key.public_key().to_text(), public);
-        assert_eq!(CodeSignKey::parse(&public).as_ref(), Ok(key.public_key()));
+        let key = CodeSignKey::parse(&public).expect("public key");
+        assert_eq!(key.to_text(), public);
     }
 }
 
@@ -188,20 +207,20 @@ fn hostile_keys_and_signatures_are_errors() {
 
 #[test]
 fn a_new_key_is_taken_only_when_the_old_one_signed_it() {
-    let (old, new) = (KEY_A.public_key().clone(), KEY_B.public_key().clone());
+    let (old, new) = (KEY_A.clone(), KEY_B.clone());
     assert_eq!(check_key_update(None, old.clone(), None), Ok(KeyUpdate::Pin(old.clone())));
     assert_eq!(check_key_update(Some(&old), old.clone(), None), Ok(KeyUpdate::Unchanged));
     assert_eq!(
         check_key_update(Some(&old), new.clone(), None),
         Err(CodeSigningError::MissingKeySignature)
     );
-    let by_old = sign_key_update(&KEY_A, &new).expect("signs");
+    let by_old = signature("key_b_signed_by_key_a.txt");
     assert_eq!(
         check_key_update(Some(&old), new.clone(), Some(&by_old)),
         Ok(KeyUpdate::Replace(new.clone()))
     );
     // The new key signing itself proves nothing.
-    let by_new = sign_key_update(&KEY_B, &new).expect("signs");
+    let by_new = signature("key_b_signed_by_key_b.txt");
     assert_eq!(
         check_key_update(Some(&old), new.clone(), Some(&by_new)),
         Err(CodeSigningError::BadKeySignature)
@@ -212,7 +231,7 @@ fn a_new_key_is_taken_only_when_the_old_one_signed_it() {
         verify_text_signature(&old, &by_old, new.to_text().trim_end()),
         Err(CodeSigningError::BadSignature)
     );
-    assert_eq!(sign_text(&KEY_A, &new.to_text()), Ok(by_old));
+    assert_eq!(verify_text_signature(&new, &by_new, &new.to_text()), Ok(()));
 }
 
 proptest! {
@@ -220,26 +239,29 @@ proptest! {
 
     #[test]
     fn signatures_round_trip_and_verify_only_their_checksum(
-        file in prop::collection::vec(any::<u8>(), 0..2000),
         other in prop::collection::vec(any::<u8>(), 0..2000),
         use_b in any::<bool>(),
     ) {
-        let private = if use_b { &*KEY_B } else { &*KEY_A };
-        let md5 = md5_hex(&file);
-        let signature = sign(private, &md5).expect("signs");
-        prop_assert_eq!(sign(private, &md5), Ok(signature.clone()), "deterministic");
-        let read_back = Signature::parse(&signature.to_text()).expect("reads back");
-        prop_assert_eq!(&read_back, &signature);
-        prop_assert_eq!(verify_file_signature(private.public_key(), &read_back, &md5), Ok(()));
-        if other != file {
+        // Signing random files is the project server's test; here the pre-made
+        // signatures: each verifies with its key over its own text only.
+        let file = read(&format!("{KEYS}/signed_file.txt")).into_bytes();
+        let cases = [
+            (&*KEY_A, openssl_signature(), md5_hex(&file)),
+            (&*KEY_B, signature("key_b_signed_by_key_b.txt"), md5_hex(KEY_B.to_text().as_bytes())),
+        ];
+        let (key, signed, md5) = &cases[usize::from(use_b)];
+        let read_back = Signature::parse(&signed.to_text()).expect("reads back");
+        prop_assert_eq!(&read_back, signed);
+        prop_assert_eq!(verify_file_signature(key, &read_back, md5), Ok(()));
+        if md5_hex(&other) != *md5 {
             prop_assert_eq!(
-                verify_file_signature(private.public_key(), &read_back, &md5_hex(&other)),
+                verify_file_signature(key, &read_back, &md5_hex(&other)),
                 Err(CodeSigningError::BadSignature)
             );
         }
         let wrong_key = if use_b { &*KEY_A } else { &*KEY_B };
         prop_assert_eq!(
-            verify_file_signature(wrong_key.public_key(), &read_back, &md5),
+            verify_file_signature(wrong_key, &read_back, md5),
             Err(CodeSigningError::BadSignature)
         );
     }
@@ -248,7 +270,6 @@ proptest! {
     fn any_text_is_a_key_or_an_error(text in "[0-9a-f.\n ]{0,700}") {
         let _ = CodeSignKey::parse(&text);
         let _ = CodeSignKey::parse(&format!("1024\n{text}"));
-        let _ = CodeSignPrivateKey::parse(&format!("1024\n{text}"));
         let _ = Signature::parse(&text);
     }
 }

@@ -124,58 +124,65 @@ mod tests {
         }
     }
 
-    use crate::protocol::code_signing::{CodeSignPrivateKey, sign_key_update};
+    use crate::protocol::code_signing::CodeSignKey;
 
-    fn private(name: &str) -> CodeSignPrivateKey {
+    /// The test keys' public halves. The core cannot sign: key changes come with the
+    /// signatures the project server's signer made of them (tests/fixtures/code_signing).
+    fn public(name: &str) -> CodeSignKey {
         let text = match name {
-            "a" => include_str!("../../tests/fixtures/code_signing/project_key_a_private.txt"),
-            _ => include_str!("../../tests/fixtures/code_signing/project_key_b_private.txt"),
+            "a" => include_str!("../../tests/fixtures/code_signing/project_key_a_public.txt"),
+            _ => include_str!("../../tests/fixtures/code_signing/project_key_b_public.txt"),
         };
-        CodeSignPrivateKey::parse(text).expect("a test key")
+        CodeSignKey::parse(text).expect("a test key")
     }
 
-    fn offering(
-        key: &CodeSignPrivateKey,
-        signed_by: Option<&CodeSignPrivateKey>,
-    ) -> SchedulerReply {
+    /// A reply offering `key`, with the signature of it by key `signed_by`.
+    fn offering(key: &str, signed_by: Option<&str>) -> SchedulerReply {
+        let signature = signed_by.map(|by| match (key, by) {
+            ("b", "a") => {
+                include_str!("../../tests/fixtures/code_signing/key_b_signed_by_key_a.txt")
+            }
+            ("b", "b") => {
+                include_str!("../../tests/fixtures/code_signing/key_b_signed_by_key_b.txt")
+            }
+            _ => panic!("no fixture of key {key} signed by key {by}"),
+        });
         SchedulerReply {
-            code_sign_key: Some(key.public_key().to_text()),
-            code_sign_key_signature: signed_by
-                .map(|old| sign_key_update(old, key.public_key()).expect("signs").to_text()),
+            code_sign_key: Some(public(key).to_text()),
+            code_sign_key_signature: signature.map(str::to_owned),
             ..SchedulerReply::default()
         }
     }
 
     #[test]
     fn a_new_key_is_taken_only_signed_by_the_pinned_one() {
-        let (a, b) = (private("a"), private("b"));
         let mut state = crate::model::ClientState::default();
         state.projects.push(Project::new("p", "http://p/", 1.0));
         let project = crate::model::ProjectId(0);
         // The first key is pinned.
-        let first = offering(&a, None);
+        let first = offering("a", None);
         assert!(check_reply(&state.projects[0], &first).is_ok());
         let outcome = crate::control::apply_reply(&mut state, project, first.clone(), 0.0);
         assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Pinned(_)));
         // Key b unsigned, or signed by itself: refused, key a stays.
-        for reply in [offering(&b, None), offering(&b, Some(&b))] {
+        for reply in [offering("b", None), offering("b", Some("b"))] {
             let refusal = check_reply(&state.projects[0], &reply).expect_err("refused");
             assert!(matches!(refusal, ReplyRefusal::KeyChange { .. }));
             assert!(refusal.to_string().contains("reset the project"), "{refusal}");
         }
         let pinned = state.projects[0].code_sign_key.clone();
         // Key b signed by key a: taken.
-        let rollover = offering(&b, Some(&a));
+        let rollover = offering("b", Some("a"));
         assert!(check_reply(&state.projects[0], &rollover).is_ok());
         let outcome = crate::control::apply_reply(&mut state, project, rollover.clone(), 0.0);
         assert!(matches!(outcome.code_sign_key, crate::control::CodeSignKeyUpdate::Replaced(_)));
         assert_ne!(state.projects[0].code_sign_key, pinned);
         assert_eq!(
             state.projects[0].code_sign_key.as_deref().map(str::trim),
-            Some(b.public_key().to_text().trim())
+            Some(public("b").to_text().trim())
         );
         // Back to key a, signed by nobody: refused.
-        assert!(check_reply(&state.projects[0], &offering(&a, None)).is_err());
+        assert!(check_reply(&state.projects[0], &offering("a", None)).is_err());
     }
 
     #[test]

@@ -8,8 +8,8 @@
 use super::config::AppSource;
 use super::error::ProjectServerError;
 use super::keys::ProjectKeys;
+use super::signing::sign;
 use boinc_core::protocol::app_api::COMPATIBLE_CLIENT_VERSION;
-use boinc_core::protocol::code_signing::sign;
 use md5::{Digest, Md5};
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -39,6 +39,18 @@ pub enum ProjectServerError {
         /// What is wrong.
         reason: String,
     },
+    /// The account manager's signing key could not be read or made.
+    #[error(
+        "{}: {reason}; restore the key file, or move it away to make a new key (hosts \
+         that joined the account manager must then join it again)",
+        path.display()
+    )]
+    AccountManagerKey {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// An app to serve cannot be used.
     #[error("{}: {reason}", path.display())]
     App {

@@ -8,18 +8,14 @@
 
 use super::atomic_file::write_atomically;
 use super::error::ProjectServerError;
-use boinc_core::protocol::code_signing::{
-    CodeSignKey, CodeSignPrivateKey, Signature, sign_key_update,
-};
+use super::signing::{CodeSignPrivateKey, SigningError, sign_key_update};
+use boinc_core::protocol::code_signing::{CodeSignKey, Signature};
 use std::path::{Path, PathBuf};
 
 /// The keys' directory in the project directory.
 pub(crate) const KEYS_DIR: &str = "keys";
 const PRIVATE_KEY_FILE: &str = "code_sign_private";
 const PUBLIC_KEY_FILE: &str = "code_sign_public";
-
-/// The size of the keys made, bits (BOINC's).
-const KEY_BITS: usize = 1024;
 
 /// How a key change is told to clients holding the old key (for tests of clients:
 /// only `Signed` is what a real project does).
@@ -53,21 +49,14 @@ impl ProjectKeys {
     /// Loads the keys in `project_dir`, making a key on first start.
     pub(crate) fn load_or_create(project_dir: &Path) -> Result<ProjectKeys, ProjectServerError> {
         let dir = project_dir.join(KEYS_DIR);
-        std::fs::create_dir_all(&dir).map_err(ProjectServerError::io(&dir))?;
-        let private_path = dir.join(PRIVATE_KEY_FILE);
-        let current = match std::fs::read_to_string(&private_path) {
-            Ok(text) => CodeSignPrivateKey::parse(&text).map_err(|e| ProjectServerError::Key {
-                path: private_path.clone(),
-                reason: e.to_string(),
-            })?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let key = generate(&private_path)?;
-                write_key_pair(&dir, &key)?;
-                tracing::info!(path = %private_path.display(), "made the project's code-signing key");
-                key
-            }
-            Err(e) => return Err(ProjectServerError::io(&private_path)(e)),
-        };
+        let key_error = |path: PathBuf, reason: String| ProjectServerError::Key { path, reason };
+        let current = load_or_create_key(
+            &dir,
+            PRIVATE_KEY_FILE,
+            PUBLIC_KEY_FILE,
+            "the project's code-signing key",
+            key_error,
+        )?;
         let mut old = Vec::new();
         for n in 0.. {
             let key_path = dir.join(format!("old_key_{n}"));
@@ -130,11 +119,12 @@ impl ProjectKeys {
         signature: RolloverSignature,
     ) -> Result<CodeSignKey, ProjectServerError> {
         let private_path = self.dir.join(PRIVATE_KEY_FILE);
-        let new = generate(&private_path)?;
-        let old_public = self.public().clone();
-        let key_error = |e: boinc_core::protocol::code_signing::CodeSigningError| {
-            ProjectServerError::Key { path: private_path.clone(), reason: e.to_string() }
+        let key_error = |e: SigningError| ProjectServerError::Key {
+            path: private_path.clone(),
+            reason: e.to_string(),
         };
+        let new = CodeSignPrivateKey::generate().map_err(key_error)?;
+        let old_public = self.public().clone();
         let signed = sign_key_update(&self.current, new.public_key()).map_err(key_error)?;
         let signature = match signature {
             RolloverSignature::Signed => Some(signed),
@@ -153,7 +143,7 @@ impl ProjectKeys {
             write_atomically(&path, signature.to_text().as_bytes(), 0o644)
                 .map_err(ProjectServerError::io(&path))?;
         }
-        write_key_pair(&self.dir, &new)?;
+        write_key_pair(&self.dir, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE, &new)?;
         // Holders of any older key can only be given the change from the key before
         // this one: their keys' signatures are of an older change.
         self.old.push(OldKey { public: old_public, signature });
@@ -162,18 +152,45 @@ impl ProjectKeys {
     }
 }
 
-fn generate(path: &Path) -> Result<CodeSignPrivateKey, ProjectServerError> {
-    let error = |reason: String| ProjectServerError::Key { path: path.to_owned(), reason };
-    let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, KEY_BITS)
-        .map_err(|e| error(e.to_string()))?;
-    CodeSignPrivateKey::from_rsa(key).map_err(|e| error(e.to_string()))
+/// Loads the private key `private_name` in the keys directory `dir`, or, when there is
+/// none, makes one from the operating system's randomness and writes it with its public
+/// half (`public_name`). `what` names the key in the log; `error` makes the error for a
+/// key that cannot be read or made (the caller's, as what to do differs by key).
+pub(crate) fn load_or_create_key(
+    dir: &Path,
+    private_name: &str,
+    public_name: &str,
+    what: &str,
+    error: impl Fn(PathBuf, String) -> ProjectServerError,
+) -> Result<CodeSignPrivateKey, ProjectServerError> {
+    std::fs::create_dir_all(dir).map_err(ProjectServerError::io(dir))?;
+    let private_path = dir.join(private_name);
+    match std::fs::read_to_string(&private_path) {
+        Ok(text) => {
+            CodeSignPrivateKey::parse(&text).map_err(|e| error(private_path.clone(), e.to_string()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = CodeSignPrivateKey::generate()
+                .map_err(|e| error(private_path.clone(), e.to_string()))?;
+            write_key_pair(dir, private_name, public_name, &key)?;
+            tracing::info!(path = %private_path.display(), "made {what}");
+            Ok(key)
+        }
+        Err(e) => Err(ProjectServerError::io(&private_path)(e)),
+    }
 }
 
-fn write_key_pair(dir: &Path, key: &CodeSignPrivateKey) -> Result<(), ProjectServerError> {
-    let private_path = dir.join(PRIVATE_KEY_FILE);
+/// Writes a key pair: the private key readable by its owner only.
+fn write_key_pair(
+    dir: &Path,
+    private_name: &str,
+    public_name: &str,
+    key: &CodeSignPrivateKey,
+) -> Result<(), ProjectServerError> {
+    let private_path = dir.join(private_name);
     write_atomically(&private_path, key.to_text().as_bytes(), 0o600)
         .map_err(ProjectServerError::io(&private_path))?;
-    let public_path = dir.join(PUBLIC_KEY_FILE);
+    let public_path = dir.join(public_name);
     write_atomically(&public_path, key.public_key().to_text().as_bytes(), 0o644)
         .map_err(ProjectServerError::io(&public_path))
 }

@@ -15,7 +15,9 @@
 //! shows the JSON. It is also a minimal
 //! account manager ([`AccountManagerConfig`]): hosts that sign in at its URL +
 //! `account_manager/` are attached to the projects its directory's
-//! `account_manager.json` lists.
+//! `account_manager.json` lists, each URL signed with the manager's own key (never the
+//! code-signing key, and never a URL only a request names). It is the only boinc-rs
+//! crate that signs: the core verifies.
 
 mod account_manager;
 mod apps;
@@ -29,12 +31,14 @@ mod reports;
 mod routes;
 mod scheduler;
 mod server;
+mod signing;
 mod store;
 mod uploads;
 mod work_generator;
 
 pub use account_manager::{
-    ACCOUNT_MANAGER_FILE, AccountManagerConfig, ManagedProject, ManagedUser,
+    ACCOUNT_MANAGER_FILE, ACCOUNT_MANAGER_URLS_FILE, AccountManagerConfig, ManagedProject,
+    ManagedUser,
 };
 pub use config::{AppSource, GeneratorConfig, MAX_SCHEDULER_REQUEST_BYTES, ProjectServerConfig};
 pub use error::ProjectServerError;

@@ -130,12 +130,6 @@ pub enum CodeSigningError {
          key, reset the project"
     )]
     BadSignature,
-    /// The private key could not sign.
-    #[error("signing failed ({reason}); the private key is damaged: generate a new one")]
-    SigningFailed {
-        /// What the RSA library reported.
-        reason: String,
-    },
     /// A reply offers a new key without the old key's signature of it.
     #[error(
         "the project offered a new code-signing key without a signature by its current \

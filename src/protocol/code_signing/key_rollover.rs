@@ -1,14 +1,12 @@
 //! A project's change of code-signing key, as BOINC does it: the client pins the first
 //! key a project sends; a reply with another key is taken only with a
 //! `<code_sign_key_signature>` of the new key's text (as BOINC writes it,
-//! [`CodeSignKey::to_text`]) made with the pinned key. The project side signs the new
-//! key with the old private key once, when it changes keys, and sends that signature to
-//! clients that still hold the old key.
+//! [`CodeSignKey::to_text`]) made with the pinned key. The project side (the project
+//! server's, which alone signs) signs the new key with the old private key once, when it
+//! changes keys, and sends that signature to clients that still hold the old key.
 
 use super::error::CodeSigningError;
-use super::private_key::CodeSignPrivateKey;
 use super::public_key::CodeSignKey;
-use super::sign::sign_text;
 use super::signature::Signature;
 use super::verify::verify_text_signature;
 
@@ -41,13 +39,4 @@ pub fn check_key_update(
     verify_text_signature(pinned, signature, &offered.to_text())
         .map_err(|_| CodeSigningError::BadKeySignature)?;
     Ok(KeyUpdate::Replace(offered))
-}
-
-/// The project's side: the signature of `new_key` made with the old private key, sent
-/// as `<code_sign_key_signature>` to clients that hold the old key.
-pub fn sign_key_update(
-    old_key: &CodeSignPrivateKey,
-    new_key: &CodeSignKey,
-) -> Result<Signature, CodeSigningError> {
-    sign_text(old_key, &new_key.to_text())
 }

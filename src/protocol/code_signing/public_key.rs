@@ -1,11 +1,11 @@
-//! A project's public code-signing key (`<code_sign_key>`) in BOINC's text form: the
-//! key's size in bits on the first line, then, as hex text ([`super::hex_text`]), the
+//! A project's public code-signing key (`<code_sign_key>`) in BOINC's text form
+//! ([`super::key_text`]): the key's size in bits on the first line, then, as hex text, the
 //! modulus and the public exponent, each big-endian and left-padded with zeros to the
 //! modulus's length (128 bytes for BOINC's 1024-bit keys, so 8 lines of hex), and a `.`
 //! line.
 
 use super::error::CodeSigningError;
-use super::hex_text::{read_hex_text_at, write_hex_text};
+use super::key_text::{field_width, padded, read_key_text, write_key_text};
 use rsa::traits::PublicKeyParts;
 use rsa::{BigUint, RsaPublicKey};
 
@@ -29,18 +29,16 @@ impl CodeSignKey {
         const WHAT: &str = "key";
         let (bits, data) = read_key_text(text, WHAT, |bits| 2 * field_width(bits))?;
         let half = data.len() / 2;
-        let n = BigUint::from_bytes_be(&data[..half]);
-        let e = BigUint::from_bytes_be(&data[half..]);
-        CodeSignKey::from_parts(bits, n, e, WHAT)
+        CodeSignKey::from_parts(bits, &data[..half], &data[half..], WHAT)
     }
 
     /// The key as BOINC writes it: the bit count line, the hex lines, the `.` line, each
     /// ended by a newline. This exact text is what a key change's signature covers.
     pub fn to_text(&self) -> String {
         let width = field_width(self.bits);
-        let mut data = padded(self.key.n(), width);
-        data.extend(padded(self.key.e(), width));
-        format!("{}\n{}", self.bits, write_hex_text(&data))
+        let mut data = padded(&self.key.n().to_bytes_be(), width);
+        data.extend(padded(&self.key.e().to_bytes_be(), width));
+        write_key_text(self.bits, &data)
     }
 
     /// The key's size in bits.
@@ -53,13 +51,18 @@ impl CodeSignKey {
         &self.key
     }
 
-    /// A key of `bits` from its modulus and exponent, checked.
-    pub(super) fn from_parts(
+    /// A key of `bits` from its modulus and public exponent (big-endian bytes, leading
+    /// zeros allowed), checked: the modulus must have exactly `bits` bits and the two
+    /// must make an RSA public key. `what` names the key in errors ("key", "private key":
+    /// the project server makes a private key's public half with this).
+    pub fn from_parts(
         bits: u32,
-        n: BigUint,
-        e: BigUint,
+        modulus_be: &[u8],
+        exponent_be: &[u8],
         what: &'static str,
     ) -> Result<CodeSignKey, CodeSigningError> {
+        let n = BigUint::from_bytes_be(modulus_be);
+        let e = BigUint::from_bytes_be(exponent_be);
         if n.bits() != bits as usize {
             return Err(CodeSigningError::ModulusSize { bits, modulus_bits: n.bits() });
         }
@@ -67,57 +70,6 @@ impl CodeSignKey {
             .map_err(|e| CodeSigningError::InvalidKey { what, reason: e.to_string() })?;
         Ok(CodeSignKey { bits, key })
     }
-}
-
-/// Bytes each number of a key of `bits` takes in the text: the modulus's length
-/// (BOINC's fixed 128 bytes for its 1024-bit keys).
-pub(super) fn field_width(bits: u32) -> usize {
-    (bits as usize).div_ceil(8)
-}
-
-/// A number as `width` big-endian bytes, zeros first (a number of a valid key never
-/// exceeds its modulus's length).
-pub(super) fn padded(number: &BigUint, width: usize) -> Vec<u8> {
-    let bytes = number.to_bytes_be();
-    let mut out = vec![0; width.saturating_sub(bytes.len())];
-    out.extend_from_slice(&bytes);
-    out
-}
-
-/// Reads a key's text: its size in bits (checked against the accepted range) and its
-/// hex data, which must be `data_len(bits)` bytes long.
-pub(super) fn read_key_text(
-    text: &str,
-    what: &'static str,
-    data_len: fn(u32) -> usize,
-) -> Result<(u32, Vec<u8>), CodeSigningError> {
-    let trimmed = text.trim_start();
-    if trimmed.trim().is_empty() {
-        return Err(CodeSigningError::Empty { what });
-    }
-    let skipped = text.len() - trimmed.len();
-    let line_end = trimmed.find('\n').unwrap_or(trimmed.len());
-    let first_line = trimmed[..line_end].trim();
-    let bits: u32 = first_line
-        .parse()
-        .ok()
-        .filter(|_| first_line.bytes().all(|b| b.is_ascii_digit()))
-        .ok_or_else(|| CodeSigningError::BadKeySize {
-            found: first_line.chars().take(40).collect(),
-        })?;
-    if !(MIN_KEY_BITS..=MAX_KEY_BITS).contains(&bits) {
-        return Err(CodeSigningError::KeySizeOutOfRange {
-            bits,
-            min: MIN_KEY_BITS,
-            max: MAX_KEY_BITS,
-        });
-    }
-    let expected = data_len(bits);
-    let data = read_hex_text_at(&trimmed[line_end..], skipped + line_end, what, expected)?;
-    if data.len() != expected {
-        return Err(CodeSigningError::WrongLength { what, bits, expected, found: data.len() });
-    }
-    Ok((bits, data))
 }
 
 #[cfg(test)]
@@ -142,8 +94,7 @@ mod tests {
                 *last |= 1;
             }
             let bits = u32::try_from(modulus.len() * 8).expect("small");
-            let n = BigUint::from_bytes_be(&modulus);
-            let key = CodeSignKey::from_parts(bits, n, BigUint::from(exponent), "key")
+            let key = CodeSignKey::from_parts(bits, &modulus, &exponent.to_be_bytes(), "key")
                 .expect("a well-formed key");
             let text = key.to_text();
             prop_assert_eq!(text.lines().count(), 2 + modulus.len() * 2 / 32);

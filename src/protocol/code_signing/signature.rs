@@ -3,7 +3,8 @@
 
 use super::error::CodeSigningError;
 use super::hex_text::{read_hex_text, write_hex_text};
-use super::public_key::{MAX_KEY_BITS, field_width};
+use super::key_text::field_width;
+use super::public_key::MAX_KEY_BITS;
 
 const WHAT: &str = "signature";
 
@@ -34,8 +35,10 @@ impl Signature {
         &self.bytes
     }
 
-    /// A signature of these bytes.
-    pub(super) fn from_bytes(bytes: Vec<u8>) -> Signature {
+    /// A signature of these bytes, as an RSA library produced them (the project server
+    /// wraps what it signs in this). Its length is checked against the key when it is
+    /// verified.
+    pub fn from_bytes(bytes: Vec<u8>) -> Signature {
         Signature { bytes }
     }
 }

@@ -2,9 +2,9 @@
 //! opened with the project's public key, must hold exactly the file's MD5 in ASCII hex
 //! under PKCS#1 v1.5 type 1 padding.
 
+use super::digest::{checksum_as_signed, md5_hex};
 use super::error::CodeSigningError;
 use super::public_key::CodeSignKey;
-use super::sign::{checked_md5, md5_hex};
 use super::signature::Signature;
 use rsa::Pkcs1v15Sign;
 
@@ -15,7 +15,7 @@ pub fn verify_file_signature(
     signature: &Signature,
     file_md5_hex: &str,
 ) -> Result<(), CodeSigningError> {
-    let digest = checked_md5(file_md5_hex)?;
+    let digest = checksum_as_signed(file_md5_hex)?;
     key.rsa()
         .verify(Pkcs1v15Sign::new_unprefixed(), digest.as_bytes(), signature.as_bytes())
         .map_err(|_| CodeSigningError::BadSignature)

@@ -1,10 +1,11 @@
 //! `boinc-rs project-server` as a minimal account manager (issue "GUI RPC server",
 //! account managers): hosts sign in with BOINC's account manager RPC, written and read
 //! with the core's types (`write_acct_mgr_request`, `parse_acct_mgr_reply`), get the
-//! configured projects with URLs signed by the server's key, and follow a change of the
+//! configured projects with URLs signed by the manager's key, and follow a change of the
 //! list (made through `/admin/account_manager` or by writing the file): the core's
 //! `plan_reply` attaches the new project and detaches the one no longer listed, on two
-//! hosts. Strangers, wrong passwords and unreadable requests get error replies.
+//! hosts, every URL signed by the manager's own key (not the code-signing key).
+//! Strangers, wrong passwords and unreadable requests get error replies.
 
 use crate::project;
 
@@ -15,7 +16,7 @@ use boinc_core::protocol::acct_mgr::{
     AccountManagerAction, AccountManagerReply, AccountManagerRequest, parse_acct_mgr_reply,
     plan_reply, write_acct_mgr_request,
 };
-use boinc_core::protocol::code_signing::{CodeSignKey, Signature, verify_text_signature};
+use boinc_core::protocol::code_signing::{CodeSignKey, Signature, md5_hex, verify_text_signature};
 use boinc_core::protocol::gui_rpc::PROTOCOL_VERSION;
 use boinc_project_server::{ACCOUNT_MANAGER_FILE, AccountManagerConfig};
 use project::Project;
@@ -137,8 +138,12 @@ fn two_hosts_get_the_projects_and_follow_a_change_of_the_list() {
     );
     assert_eq!(code, 200, "{body}");
     let mut hosts = [Host::new("host-a"), Host::new("host-b")];
+    let code_sign_key_md5 = manager.status()["code_sign_key_md5"].as_str().expect("md5").to_owned();
     for host in &mut hosts {
         let (reply, actions) = host.sign_in(&manager, PASSWORD);
+        // The manager signs with a key of its own, never the code-signing key.
+        let key = CodeSignKey::parse(reply.signing_key.as_deref().expect("a key")).expect("key");
+        assert_ne!(md5_hex(key.to_text().as_bytes()), code_sign_key_md5);
         assert_eq!(reply.name, "Test farm");
         assert_eq!(reply.repeat_sec, Some(30.0));
         assert_eq!(reply.accounts[0].authenticator, "auth-first");

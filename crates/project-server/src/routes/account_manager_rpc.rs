@@ -3,7 +3,6 @@
 //! answer is an `<acct_mgr_reply>`, an error one when the request cannot be read, so
 //! the client shows the user why.
 
-use super::super::account_manager::answer;
 use super::super::server::ServerState;
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -26,7 +25,8 @@ pub(crate) async fn account_manager_rpc(
     state.metrics.account_manager_requests.fetch_add(1, Ordering::Relaxed);
     let peer = request.peer_addr();
     let state = state.into_inner();
-    // Reading the configuration and signing the URLs are blocking work.
+    // Reading the configuration, recording the URLs handed out and signing them are
+    // blocking work.
     let replied = web::block(move || {
         let parsed = std::str::from_utf8(&body)
             .map_err(|e| e.to_string())
@@ -34,10 +34,7 @@ pub(crate) async fn account_manager_rpc(
         let config = state.account_manager.config();
         match parsed {
             Ok(request) => {
-                let signing = state.signing();
-                let key_text = signing.keys.public().to_text();
-                let reply = answer(config.as_ref(), &request, signing.keys.private(), &key_text);
-                drop(signing);
+                let reply = state.account_manager.answer(config.as_ref(), &request);
                 if reply.error.is_none() {
                     state.account_manager.signed_in(&request.host_cpid);
                 }

@@ -1,20 +1,26 @@
-//! A project's private code-signing key in BOINC's text form (the file a BOINC project
-//! keeps as `code_sign_private`): the size in bits on the first line, then as hex text
-//! the modulus, the public exponent and the private exponent (each the modulus's length),
-//! the two primes, their CRT exponents and the CRT coefficient `q⁻¹ mod p` (each half
-//! the modulus's length, rounded up), all big-endian and zero-padded, and a `.` line.
+//! A private key in BOINC's text form (the file a BOINC project keeps as
+//! `code_sign_private`; the account manager's key uses it too): the size in bits on the
+//! first line, then as hex text the modulus, the public exponent and the private exponent
+//! (each the modulus's length), the two primes, their CRT exponents and the CRT
+//! coefficient `q⁻¹ mod p` (each half the modulus's length, rounded up), all big-endian
+//! and zero-padded, and a `.` line.
 
-use super::error::CodeSigningError;
-use super::hex_text::write_hex_text;
-use super::public_key::{
-    CodeSignKey, MAX_KEY_BITS, MIN_KEY_BITS, field_width, padded, read_key_text,
+use super::error::SigningError;
+use boinc_core::protocol::code_signing::key_text::{
+    field_width, padded, read_key_text, write_key_text,
+};
+use boinc_core::protocol::code_signing::{
+    CodeSignKey, CodeSigningError, MAX_KEY_BITS, MIN_KEY_BITS,
 };
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use rsa::{BigUint, RsaPrivateKey};
 
 const WHAT: &str = "private key";
 
-/// A project's private code-signing key.
+/// The size of the keys made, bits (BOINC's).
+const KEY_BITS: usize = 1024;
+
+/// A private key that signs (a project's code-signing key, an account manager's key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeSignPrivateKey {
     bits: u32,
@@ -32,7 +38,19 @@ fn data_len(bits: u32) -> usize {
     3 * field_width(bits) + 5 * prime_width(bits)
 }
 
+/// The public half of a key with modulus `n` and exponent `e`.
+fn public_half(bits: u32, n: &BigUint, e: &BigUint) -> Result<CodeSignKey, CodeSigningError> {
+    CodeSignKey::from_parts(bits, &n.to_bytes_be(), &e.to_bytes_be(), WHAT)
+}
+
 impl CodeSignPrivateKey {
+    /// A new key of BOINC's 1024 bits from the operating system's randomness.
+    pub fn generate() -> Result<CodeSignPrivateKey, SigningError> {
+        let key = RsaPrivateKey::new(&mut rsa::rand_core::OsRng, KEY_BITS)
+            .map_err(|e| SigningError::Generation { reason: e.to_string() })?;
+        Ok(CodeSignPrivateKey::from_rsa(key)?)
+    }
+
     /// A key from the RSA library's (a freshly generated one); it must have two primes
     /// and a size in the accepted range.
     pub fn from_rsa(key: RsaPrivateKey) -> Result<CodeSignPrivateKey, CodeSigningError> {
@@ -44,7 +62,7 @@ impl CodeSignPrivateKey {
                 max: MAX_KEY_BITS,
             });
         }
-        let public = CodeSignKey::from_parts(bits, key.n().clone(), key.e().clone(), WHAT)?;
+        let public = public_half(bits, key.n(), key.e())?;
         let narrow = prime_width(bits);
         let primes_fit = key.primes().iter().all(|p| p.bits().div_ceil(8) <= narrow);
         if key.primes().len() != 2 || !primes_fit {
@@ -67,7 +85,7 @@ impl CodeSignPrivateKey {
         let d = number(2 * wide, wide);
         let p = number(3 * wide, narrow);
         let q = number(3 * wide + narrow, narrow);
-        let public = CodeSignKey::from_parts(bits, n.clone(), e.clone(), WHAT)?;
+        let public = public_half(bits, &n, &e)?;
         let key = RsaPrivateKey::from_components(n, e, d, vec![p, q])
             .map_err(|e| CodeSigningError::InvalidKey { what: WHAT, reason: e.to_string() })?;
         Ok(CodeSignPrivateKey { bits, key, public })
@@ -85,22 +103,18 @@ impl CodeSignPrivateKey {
         let coefficient = key.crt_coefficient().unwrap_or_default();
         let mut data = Vec::with_capacity(data_len(self.bits));
         for number in [key.n(), key.e(), key.d()] {
-            data.extend(padded(number, wide));
+            data.extend(padded(&number.to_bytes_be(), wide));
         }
         for number in [p, q, &dp, &dq, &coefficient] {
-            data.extend(padded(number, narrow));
+            data.extend(padded(&number.to_bytes_be(), narrow));
         }
-        format!("{}\n{}", self.bits, write_hex_text(&data))
+        write_key_text(self.bits, &data)
     }
 
-    /// The public half, which the project sends as its `<code_sign_key>`.
+    /// The public half, which the project sends as its `<code_sign_key>` (the account
+    /// manager as its `<signing_key>`).
     pub fn public_key(&self) -> &CodeSignKey {
         &self.public
-    }
-
-    /// The key's size in bits.
-    pub fn bits(&self) -> u32 {
-        self.bits
     }
 
     /// The RSA key.
