@@ -6,7 +6,7 @@
 //! `plan_reply` attaches the new project and detaches the one no longer listed, on two
 //! hosts. Strangers, wrong passwords and unreadable requests get error replies.
 
-use crate::project;
+use crate::support;
 
 use boinc_core::control::UserAction;
 use boinc_core::model::{ClientState, Project as ClientProject, RunMode};
@@ -18,8 +18,8 @@ use boinc_core::protocol::acct_mgr::{
 use boinc_core::protocol::code_signing::{CodeSignKey, Signature, verify_text_signature};
 use boinc_core::protocol::gui_rpc::PROTOCOL_VERSION;
 use boinc_project_server::{ACCOUNT_MANAGER_FILE, AccountManagerConfig};
-use project::Project;
 use serde_json::json;
+use support::project_server::ProjectServerProcess;
 
 const NAME: &str = "Ann";
 const PASSWORD: &str = "correct horse";
@@ -64,7 +64,7 @@ impl Host {
     /// host service would.
     fn sign_in(
         &mut self,
-        manager: &Project,
+        manager: &ProjectServerProcess,
         password: &str,
     ) -> (AccountManagerReply, Vec<AccountManagerAction>) {
         let url = manager.status()["account_manager_url"].as_str().expect("url").to_owned();
@@ -126,7 +126,7 @@ fn detaches(actions: &[AccountManagerAction]) -> Vec<&str> {
 
 #[test]
 fn two_hosts_get_the_projects_and_follow_a_change_of_the_list() {
-    let manager = Project::start(&["--jobs", "0"]);
+    let manager = ProjectServerProcess::start(&["--jobs", "0"]);
     let first = "http://127.0.0.1:9/first/";
     let second = "http://127.0.0.1:9/second/";
     let (code, body) = manager.put(
@@ -175,7 +175,7 @@ fn two_hosts_get_the_projects_and_follow_a_change_of_the_list() {
 
 #[test]
 fn strangers_wrong_passwords_and_garbage_get_error_replies() {
-    let manager = Project::start(&["--jobs", "0"]);
+    let manager = ProjectServerProcess::start(&["--jobs", "0"]);
     let mut host = Host::new("host-a");
     // No configuration yet: the role is off, and says how to turn it on.
     let (reply, actions) = host.sign_in(&manager, PASSWORD);
