@@ -27,7 +27,8 @@ fn a_slow_server_holds_up_nothing_else() {
             .expect("the client starts");
         let mut events = handle.events_with_capacity(1 << 16);
 
-        // Wait (in virtual time) for alpha's first RPC to be under way.
+        // Wait (in virtual time) for alpha's first RPC to be under way: a bounded poll on
+        // the paused clock, which a wall-clock wait could not move.
         let mut sent_at = None;
         for _ in 0..3600 {
             let snapshot = handle.snapshot().await.expect("snapshot");
@@ -40,7 +41,8 @@ fn a_slow_server_holds_up_nothing_else() {
         let sent_at = sent_at.expect("alpha was asked for work within the first hour");
 
         // Two minutes into the RPC the client works on: another project was asked and
-        // its jobs started the moment they arrived.
+        // its jobs started the moment they arrived. (Virtual time passes on purpose:
+        // what happens meanwhile is the test.)
         tokio::time::sleep(Duration::from_secs(120)).await;
         let snapshot = handle.snapshot().await.expect("snapshot");
         assert!(snapshot.in_flight.contains(&ProjectId(0)), "alpha's RPC is still under way");
@@ -58,6 +60,7 @@ fn a_slow_server_holds_up_nothing_else() {
         );
         assert!(after.in_flight.contains(&ProjectId(0)), "alpha's RPC is still under way");
 
+        // Virtual time passes on purpose, until alpha's slow server has answered.
         tokio::time::sleep(Duration::from_secs_f64(SLOW)).await;
         handle.shutdown();
         handle.finished().await.expect("the run ends");

@@ -42,9 +42,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use support::http::free_port;
 use support::project_server::{ProjectServerProcess, files_under};
 use support::service::{ServiceProcess, signal, start_service_with_env, wait_exit};
+use support::wait::holds_within;
 
 /// The longest a killed service takes to be gone, and a stopped one to stop.
 const STOP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -221,7 +221,6 @@ struct Soak {
     home: DataHome,
     data: PathBuf,
     log: PathBuf,
-    port: u16,
     service: Option<ServiceProcess>,
     lives: Vec<Life>,
     clock: Option<FakeClock>,
@@ -253,7 +252,7 @@ impl Soak {
             std::fs::OpenOptions::new().create(true).append(true).open(&self.log).expect("the log");
         writeln!(log, "=== soak: service life {} starts", self.lives.len()).expect("the log");
         let env = self.clock.as_ref().map(FakeClock::env).unwrap_or_default();
-        self.service = Some(start_service_with_env(&self.data, self.port, &self.log, &env));
+        self.service = Some(start_service_with_env(&self.data, &self.log, &env));
         self.lives.push(Life { started: unix_now(), ended: None, killed: false });
     }
 
@@ -291,14 +290,17 @@ impl Soak {
         self.service.as_mut().is_some_and(|s| matches!(s.try_wait(), Ok(None)))
     }
 
+    /// A random pause, on purpose: the soak's steps come at random moments.
     fn pause(&mut self, low: f64, high: f64) {
         std::thread::sleep(Duration::from_secs_f64(self.rng.random_range(low..high)));
     }
 
-    /// `boinc-rs project URL ACTION` against the running service.
-    fn project_command(&self, action: &str) -> bool {
+    /// `boinc-rs project URL ACTION` against the running service, once it serves GUI RPC.
+    fn project_command(&mut self, action: &str) -> bool {
+        let Some(service) = self.service.as_mut() else { return false };
+        let port = service.gui_rpc_port();
         Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
-            .args(["project", "--port", &self.port.to_string(), "--dir"])
+            .args(["project", "--port", &port.to_string(), "--dir"])
             .arg(&self.data)
             .args([self.server.url.as_str(), action])
             .stdout(Stdio::null())
@@ -672,7 +674,7 @@ impl Soak {
         let started = Instant::now();
         let mut told = false;
         let mut last_update = Instant::now();
-        loop {
+        let drained = holds_within(DRAIN_TIMEOUT, || {
             if !self.service_alive() {
                 self.fail("the service exited during the drain");
             }
@@ -687,13 +689,10 @@ impl Soak {
             let state = self.read_state("during the drain");
             let client_done =
                 state.as_ref().is_some_and(|s| s.jobs.iter().all(|job| job.got_server_ack));
-            if told && status["jobs_in_progress"] == 0 && client_done {
-                break;
-            }
-            if started.elapsed() > DRAIN_TIMEOUT {
-                self.fail(&format!("the client did not finish within {DRAIN_TIMEOUT:?}"));
-            }
-            std::thread::sleep(Duration::from_secs(1));
+            told && status["jobs_in_progress"] == 0 && client_done
+        });
+        if !drained {
+            self.fail(&format!("the client did not finish within {DRAIN_TIMEOUT:?}"));
         }
         self.stop_service();
         started.elapsed().as_secs_f64()
@@ -799,7 +798,6 @@ fn soak_kills_outages_crashes_hangs_full_disks_and_clock_jumps() {
         server,
         home,
         data,
-        port: free_port(),
         service: None,
         lives: Vec::new(),
         clock,

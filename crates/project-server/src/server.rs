@@ -23,7 +23,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-/// The file in the project directory that holds the project's URL once it listens.
+/// The file in the project directory that holds the project's URL once it listens:
+/// written (atomically) after the listener is bound, with the port it got, so a starter
+/// that asked for port 0 learns the port there, and finds the file whole or not at all.
 pub const URL_FILE: &str = "url";
 
 /// The project's URLs.

@@ -12,6 +12,7 @@
 
 use super::account_files::{read_account_files, remove_project_files, write_account_file};
 use super::account_manager::AccountManagerClient;
+use super::atomic_file::write_atomically;
 use super::data_dir_modes::{DataDirModesError, set_data_dir_modes};
 use super::data_directory::DataDirectory;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
@@ -35,6 +36,13 @@ use std::time::Duration;
 /// How often the account files are looked at (BOINC's client looks as often).
 const ACCOUNT_SCAN_INTERVAL: Duration = Duration::from_secs(5);
 
+/// The file in the data directory that holds the GUI RPC port the service listens on
+/// (a decimal number and a newline): removed at start, written (atomically) once the
+/// listener is bound, removed again when the service stops. A starter that asked for
+/// port 0 reads the port the system gave from it; while it is missing the service does
+/// not serve GUI RPC yet (or any more).
+pub const GUI_RPC_PORT_FILE: &str = "gui_rpc_port";
+
 /// How the service runs.
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
@@ -57,6 +65,29 @@ impl ServiceConfig {
             gui_rpc_port: Some(31416),
             tick_interval: Duration::from_secs(1),
             app_user: None,
+        }
+    }
+}
+
+/// Writes [`GUI_RPC_PORT_FILE`]; a failure is only logged: the service serves all the
+/// same, on the port it was given.
+fn write_port_file(dir: &Path, port: u16) {
+    let name = GUI_RPC_PORT_FILE;
+    let written =
+        write_atomically(dir, name, ".gui_rpc_port.tmp", None, format!("{port}\n").as_bytes());
+    if let Err(error) = written {
+        tracing::warn!(%error, "cannot write the GUI RPC port file");
+    }
+}
+
+/// Removes [`GUI_RPC_PORT_FILE`] (gone already is fine).
+fn remove_port_file(dir: &Path) {
+    let path = dir.join(GUI_RPC_PORT_FILE);
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => {
+            tracing::warn!(%error, path = %path.display(), "cannot remove the GUI RPC port file")
         }
     }
 }
@@ -104,6 +135,7 @@ pub enum ServiceError {
 pub struct Service {
     /// The client.
     pub handle: ClientHandle,
+    dir: PathBuf,
     /// The GUI RPC server's address, when it serves.
     pub gui_rpc: Option<SocketAddr>,
     gui_rpc_task: Option<tokio::task::JoinHandle<Result<(), GuiRpcError>>>,
@@ -167,6 +199,8 @@ impl Service {
         let handle = Client::builder().state(state).effects(effects).start()?;
         let account_manager =
             Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
+        // A port file a killed service left behind names a port nobody listens on.
+        remove_port_file(&dir);
         let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
             Some(port) => {
                 let mut rpc = GuiRpcConfig::new(&dir).port(port);
@@ -186,13 +220,14 @@ impl Service {
                     };
                 let address = server.local_addr();
                 tracing::info!(%address, "GUI RPC listening");
+                write_port_file(&dir, address.port());
                 (Some(address), Some(tokio::spawn(server.serve())))
             }
             None => (None, None),
         };
-        let account_task = tokio::spawn(watch_account_files(dir, handle.clone()));
+        let account_task = tokio::spawn(watch_account_files(dir.clone(), handle.clone()));
         let account_manager_task = tokio::spawn(account_manager.run());
-        Ok(Service { handle, gui_rpc, gui_rpc_task, account_task, account_manager_task })
+        Ok(Service { handle, dir, gui_rpc, gui_rpc_task, account_task, account_manager_task })
     }
 
     /// Waits until the client stops (a GUI RPC `quit`, or [`Service::stop`]), then stops
@@ -203,6 +238,7 @@ impl Service {
         self.account_manager_task.abort();
         if let Some(task) = self.gui_rpc_task {
             task.abort();
+            remove_port_file(&self.dir);
         }
         Ok(report?)
     }

@@ -13,7 +13,8 @@ pub(crate) struct RunArgs {
     /// configuration files, projects/ and slots/.
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: PathBuf,
-    /// The GUI RPC port (boinccmd, boinctui and `boinc-rs status` connect to it).
+    /// The GUI RPC port (boinccmd, boinctui and `boinc-rs status` connect to it); 0: one
+    /// the system picks. The port is written to DIR/gui_rpc_port once it listens.
     #[arg(long, value_name = "P", default_value_t = boinc_gui_rpc::DEFAULT_PORT)]
     gui_rpc_port: u16,
     /// Serve no GUI RPC at all.
@@ -39,6 +40,9 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         .build()
         .context("cannot start the service's runtime")?;
     runtime.block_on(async move {
+        // Listened for before the service starts: a SIGTERM that comes as soon as the
+        // GUI RPC port is reported (DIR/gui_rpc_port) stops the service cleanly.
+        let mut stop_signals = StopSignals::listen();
         let mut config = ServiceConfig::new(&args.dir);
         config.gui_rpc_port = (!args.no_gui_rpc).then_some(args.gui_rpc_port);
         config.app_user = args.app_user.clone();
@@ -50,7 +54,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         }
         let handle = service.handle.clone();
         let signals = tokio::spawn(async move {
-            if let Some(name) = stop_signal().await {
+            if let Some(name) = stop_signals.next().await {
                 tracing::info!(signal = name, "stopping: tasks asked to quit, state written");
             }
             handle.shutdown();
@@ -63,18 +67,31 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
     })
 }
 
-/// The first of SIGTERM and SIGINT; `None` when they cannot be listened for (the
-/// service then stops only through GUI RPC).
-async fn stop_signal() -> Option<&'static str> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut terminate), Ok(mut interrupt)) =
-        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
-    else {
-        tracing::warn!("cannot listen for SIGTERM and SIGINT");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = terminate.recv() => Some("SIGTERM"),
-        _ = interrupt.recv() => Some("SIGINT"),
+/// SIGTERM and SIGINT, listened for (their default action, ending the process at once,
+/// is off from then on).
+struct StopSignals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl StopSignals {
+    fn listen() -> StopSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(terminate), Ok(interrupt)) => StopSignals(Some((terminate, interrupt))),
+            _ => {
+                tracing::warn!("cannot listen for SIGTERM and SIGINT");
+                StopSignals(None)
+            }
+        }
+    }
+
+    /// The next of them; never, when they cannot be listened for (the service then
+    /// stops only through GUI RPC).
+    async fn next(&mut self) -> Option<&'static str> {
+        let Some((terminate, interrupt)) = &mut self.0 else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = terminate.recv() => Some("SIGTERM"),
+            _ = interrupt.recv() => Some("SIGINT"),
+        }
     }
 }

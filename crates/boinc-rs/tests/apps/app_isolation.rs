@@ -22,7 +22,6 @@ use nix::unistd::{Uid, User};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
-use support::http::free_port;
 use support::service::{signal, wait_exit};
 use support::*;
 
@@ -218,32 +217,8 @@ fn an_app_user_cannot_touch_the_clients_files() {
 /// Starts `boinc-rs run` on `dir` with `extra` arguments and waits (bounded) until it
 /// serves GUI RPC (its password file exists, its signal handlers are in place).
 fn service_started(dir: &Path, log: &Path, extra: &[&str]) -> support::service::ServiceProcess {
-    let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-    let mut service = support::service::ServiceProcess(
-        std::process::Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
-            .args(["run", "--gui-rpc-port", &free_port().to_string(), "--dir"])
-            .arg(dir)
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .stdin(std::process::Stdio::null())
-            .stdout(log_file.try_clone().unwrap())
-            .stderr(log_file)
-            .spawn()
-            .expect("boinc-rs run starts"),
-    );
-    let started = std::time::Instant::now();
-    let running =
-        || std::fs::read_to_string(log).unwrap_or_default().contains("boinc-rs is running");
-    while !running() {
-        if let Ok(Some(status)) = service.try_wait() {
-            panic!(
-                "boinc-rs run exited ({status}): {}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-        }
-        assert!(started.elapsed() < BOUND, "boinc-rs run did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut service = support::service::start_service_with(dir, log, extra, &[]);
+    service.gui_rpc_port();
     service
 }
 

@@ -10,6 +10,7 @@
 //! does.
 
 use crate::served;
+use crate::support;
 
 use boinc_core::control::apply_accounts;
 use boinc_core::model::{
@@ -22,6 +23,10 @@ use boinc_service::account_files::{read_account_files, write_account_file};
 use boinc_service::state_store::StateStore;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
+use support::peer_port::{PEER_PORT_TRIES, unused_port_for_a_peer};
+use support::service::wait_exit;
+use support::wait::wait_for_or;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
@@ -165,26 +170,39 @@ fn a_real_clients_data_directory_imports() {
 /// The real client on a data directory: stopped (and killed if need be) when dropped.
 struct RealClient {
     child: std::process::Child,
+    dir: PathBuf,
+    /// Its GUI RPC port: `--gui_rpc_port` takes no 0 and the client says nowhere where
+    /// it listens, so a port that was free a moment ago (see [`RealClient::state`]).
     port: u16,
+    ports_tried: usize,
 }
 
 const GUI_RPC_PASSWORD: &str = "data-dir-test";
 
+/// How long the real client may take to answer: longer than the half minute it tries
+/// to bind a port that is taken before it gives up.
+const ANSWER_WAIT: Duration = Duration::from_secs(120);
+
 impl RealClient {
     fn start(dir: &Path) -> RealClient {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        let port = unused_port_for_a_peer();
+        RealClient {
+            child: RealClient::spawn(dir, port),
+            dir: dir.to_owned(),
+            port,
+            ports_tried: 1,
+        }
+    }
+
+    fn spawn(dir: &Path, port: u16) -> std::process::Child {
         let log = |name: &str| std::fs::File::create(dir.join(name)).expect("log file");
-        let child = Command::new("boinc")
+        Command::new("boinc")
             .args(["--dir", dir.to_str().expect("utf-8"), "--gui_rpc_port", &port.to_string()])
             .stdin(std::process::Stdio::null())
             .stdout(log("real_client_stdout.txt"))
             .stderr(log("real_client_stderr.txt"))
             .spawn()
-            .expect("boinc starts");
-        RealClient { child, port }
+            .expect("boinc starts")
     }
 
     fn boinccmd(&self, args: &[&str]) -> std::process::Output {
@@ -197,37 +215,39 @@ impl RealClient {
         )
     }
 
-    /// `boinccmd --get_state` once the client answers (bounded).
-    fn state(&mut self, dir: &Path) -> String {
-        let deadline = std::time::Instant::now() + served::WAIT;
-        loop {
-            let output = self.boinccmd(&["--get_state"]);
-            let text = String::from_utf8_lossy(&output.stdout).into_owned();
-            if output.status.success() && text.contains("======== Tasks ========") {
-                return text;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("the real client exited ({status}):\n{}", real_client_log(dir));
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the real client did not answer:\n{text}\n{}",
-                real_client_log(dir)
-            );
-            std::thread::sleep(std::time::Duration::from_millis(300));
-        }
+    /// `boinccmd --get_state` once the client answers (bounded). A client that could not
+    /// bind its port (another process took it) is started again on another one, at
+    /// most [`PEER_PORT_TRIES`] ports in all.
+    fn state(&mut self) -> String {
+        let dir = self.dir.clone();
+        wait_for_or(
+            "the real client to answer with its tasks",
+            ANSWER_WAIT * PEER_PORT_TRIES as u32,
+            || {
+                let output = self.boinccmd(&["--get_state"]);
+                let text = String::from_utf8_lossy(&output.stdout).into_owned();
+                if output.status.success() && text.contains("======== Tasks ========") {
+                    return Some(text);
+                }
+                if let Ok(Some(status)) = self.child.try_wait() {
+                    let log = real_client_log(&dir);
+                    if !log.contains("GUI RPC bind to port") || self.ports_tried == PEER_PORT_TRIES
+                    {
+                        panic!("the real client exited ({status}):\n{log}");
+                    }
+                    self.port = unused_port_for_a_peer();
+                    self.child = RealClient::spawn(&dir, self.port);
+                    self.ports_tried += 1;
+                }
+                None
+            },
+            || real_client_log(&dir),
+        )
     }
 
     /// Waits (bounded) for the client to exit; `None` if it is still running.
     fn wait_exit(&mut self) -> Option<std::process::ExitStatus> {
-        let deadline = std::time::Instant::now() + served::WAIT;
-        while std::time::Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        None
+        wait_exit(&mut self.child, served::WAIT)
     }
 
     /// Asks the client to quit and waits for it (it writes its state on the way out).
@@ -292,7 +312,7 @@ fn the_real_client_reads_the_state_we_write() {
     }
 
     let mut client = RealClient::start(dir.path());
-    let shown = client.state(dir.path());
+    let shown = client.state();
     for project in &state.projects {
         assert!(
             shown.contains(&format!("master URL: {}", project.master_url)),

@@ -1,15 +1,17 @@
 //! `boinc-rs status`, `tasks`, `project URL ACTION` and `quit` against
 //! `boinc-rs sim --engine actors --gui-rpc-port 0`, end to end through the binary: the
-//! simulated client is served on a free port, our own commands read and change it over
-//! GUI RPC, and `quit` ends the run with its figures printed.
+//! simulated client is served on the port the system gives it (announced on stderr),
+//! our own commands read and change it over GUI RPC, and `quit` ends the run with its
+//! figures printed.
 
 use crate::served;
+use crate::support;
 
 use served::{WAIT, run_bounded, shipped};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
+use support::wait::wait_for;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_boinc-rs");
 
@@ -102,14 +104,7 @@ fn our_commands_read_and_control_a_served_simulation() {
     let (ok, said) = boinc_rs(&["quit"], port, dir.path());
     assert!(ok, "{said}");
     let mut simulation = simulation;
-    let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = simulation.0.try_wait().expect("waits") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the sim did not quit");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    let status = wait_for("the sim to quit", WAIT, || simulation.0.try_wait().expect("waits"));
     assert!(status.success());
     let mut figures = String::new();
     std::io::Read::read_to_string(&mut BufReader::new(stdout), &mut figures).expect("figures");

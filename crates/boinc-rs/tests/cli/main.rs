@@ -2,6 +2,8 @@
 
 #[path = "../served/mod.rs"]
 mod served;
+#[path = "../support/mod.rs"]
+mod support;
 
 mod app_test_cli;
 mod data_dir;

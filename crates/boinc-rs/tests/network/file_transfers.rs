@@ -65,7 +65,7 @@ fn an_interrupted_download_resumes_with_a_range_request() {
     // A file of the project's, served from its download directory.
     let name = "large_input";
     let served: Vec<u8> = (0..SIZE).map(|i| (i * 31 % 253) as u8).collect();
-    std::fs::write(server.project_dir().join("download").join(name), &served).expect("served");
+    std::fs::write(server.dir.join("download").join(name), &served).expect("served");
     let md5 = md5_hex(&served);
     let data = tempfile::tempdir().expect("a data directory");
     let transfer = transfer(data.path());

@@ -142,8 +142,8 @@ fn a_reset_connection_and_a_closed_port_are_connection_failures() {
         Err(RpcError::Interrupted { .. } | RpcError::Connect { .. }) => {}
         other => panic!("{other:?}"),
     }
-    let closed = support::http::free_port();
-    match rpc(&transport(30.0), &format!("http://127.0.0.1:{closed}/cgi")) {
+    let closed = support::http::ClosedPort::new();
+    match rpc(&transport(30.0), &format!("http://127.0.0.1:{}/cgi", closed.port())) {
         Err(RpcError::Connect { reason, .. }) => assert!(!reason.is_empty()),
         other => panic!("{other:?}"),
     }

@@ -1,7 +1,5 @@
 //! The client against project servers over loopback HTTP: transfers, scheduler RPCs, `boinc-rs project-server` with and without faults, its account manager, and the real BOINC client against it.
 
-#[path = "../project/mod.rs"]
-mod project;
 #[path = "../support/mod.rs"]
 mod support;
 

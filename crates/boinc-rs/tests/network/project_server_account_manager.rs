@@ -7,7 +7,7 @@
 //! hosts, every URL signed by the manager's own key (not the code-signing key).
 //! Strangers, wrong passwords and unreadable requests get error replies.
 
-use crate::project;
+use crate::support;
 
 use boinc_core::control::UserAction;
 use boinc_core::model::{ClientState, Project as ClientProject, RunMode};
@@ -19,8 +19,8 @@ use boinc_core::protocol::acct_mgr::{
 use boinc_core::protocol::code_signing::{CodeSignKey, Signature, md5_hex, verify_text_signature};
 use boinc_core::protocol::gui_rpc::PROTOCOL_VERSION;
 use boinc_project_server::{ACCOUNT_MANAGER_FILE, AccountManagerConfig};
-use project::Project;
 use serde_json::json;
+use support::project_server::ProjectServerProcess;
 
 const NAME: &str = "Ann";
 const PASSWORD: &str = "correct horse";
@@ -65,7 +65,7 @@ impl Host {
     /// host service would.
     fn sign_in(
         &mut self,
-        manager: &Project,
+        manager: &ProjectServerProcess,
         password: &str,
     ) -> (AccountManagerReply, Vec<AccountManagerAction>) {
         let url = manager.status()["account_manager_url"].as_str().expect("url").to_owned();
@@ -127,7 +127,7 @@ fn detaches(actions: &[AccountManagerAction]) -> Vec<&str> {
 
 #[test]
 fn two_hosts_get_the_projects_and_follow_a_change_of_the_list() {
-    let manager = Project::start(&["--jobs", "0"]);
+    let manager = ProjectServerProcess::start(&["--jobs", "0"]);
     let first = "http://127.0.0.1:9/first/";
     let second = "http://127.0.0.1:9/second/";
     let (code, body) = manager.put(
@@ -180,7 +180,7 @@ fn two_hosts_get_the_projects_and_follow_a_change_of_the_list() {
 
 #[test]
 fn strangers_wrong_passwords_and_garbage_get_error_replies() {
-    let manager = Project::start(&["--jobs", "0"]);
+    let manager = ProjectServerProcess::start(&["--jobs", "0"]);
     let mut host = Host::new("host-a");
     // No configuration yet: the role is off, and says how to turn it on.
     let (reply, actions) = host.sign_in(&manager, PASSWORD);

@@ -10,7 +10,7 @@ use crate::support;
 use boinc_core::model::CcConfig;
 use boinc_runtime::ClientEvent;
 use std::time::Duration;
-use support::live_client::LiveClient;
+use support::live_client::{LiveClient, captured_log, log_lines_with};
 use support::project_server::{ProjectServerProcess, files_under};
 
 /// The most a whole round may take: two downloads (the app is the boinc-rs binary),
@@ -19,9 +19,9 @@ const ROUND_TIMEOUT: Duration = Duration::from_secs(240);
 
 #[test]
 fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
-    // The client's log goes to the test binary's one capture (other tests of this
-    // binary read it back), and is shown when the test fails.
-    crate::support::live_client::captured_log();
+    // The client's log, shown when the test fails. Gathered where the other tests of
+    // this binary gather theirs: the first to install a subscriber has it for all.
+    captured_log();
     let server =
         ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "1", "--request-delay", "1"]);
     let mut client = LiveClient::start(&server.url, &CcConfig::default());
@@ -47,11 +47,11 @@ fn a_client_fetches_runs_uploads_and_reports_a_job_of_the_project_server() {
     assert!(
         acked && server.counter("results_validated") == 1,
         "no acknowledged, validated result within {ROUND_TIMEOUT:?}; transfers {transfers:?}; \
-         jobs {:?}; server status {}; server log:\n{}\nclient log:\n{}",
+         jobs {:?}; server status {}; server log:\n{}\nthe client's log:\n{}",
         snapshot.state.jobs,
         server.status(),
         server.log(),
-        crate::support::live_client::log_lines_with(&[]).join("\n")
+        log_lines_with(&[]).join("\n")
     );
     // The signed app came down whole and is what the server signed.
     let status = server.status();

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use support::live_client::{LiveClient, captured_log, log_lines_with};
 use support::project_server::{ProjectServerProcess, files_under};
+use support::wait::wait_for;
 
 /// The longest wait for one step of a test.
 const STEP: Duration = Duration::from_secs(60);
@@ -300,15 +301,8 @@ fn unsigned_app_never_runs(fault: &str) {
             _ => None,
         })
     };
-    let mut told = None;
-    for _ in 0..(STEP.as_secs() * 6) {
-        told = notice(client.events());
-        if told.is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    let told = told.unwrap_or_else(|| panic!("{fault}: the user was not told"));
+    let told =
+        wait_for(&format!("{fault}: the user to be told"), STEP * 3, || notice(client.events()));
     assert!(told.to_lowercase().contains("signature"), "{fault}: {told}");
     let snapshot = client.snapshot();
     let (events, data) = client.stop();

@@ -6,7 +6,7 @@
 //! code-signing key (signed by the old one, unsigned, or badly signed). Each rule is
 //! used up by its count, and the server answers normally afterwards.
 
-use crate::project;
+use crate::support;
 
 use boinc_core::protocol::code_signing::{
     CodeSignKey, KeyUpdate, Signature, check_key_update, verify_file_signature,
@@ -14,10 +14,10 @@ use boinc_core::protocol::code_signing::{
 use boinc_core::protocol::{
     ClientVersion, DataServerReply, DataServerRequest, FileUpload, SchedulerReply, SchedulerRequest,
 };
-use project::Project;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use support::project_server::ProjectServerProcess;
 
 /// BOINC 7.20.5's work request.
 const FETCH_REQUEST: &str =
@@ -35,13 +35,13 @@ fn work_request(key: Option<&str>) -> Vec<u8> {
     request.to_xml().into_bytes()
 }
 
-fn fault(project: &Project, rule: Value) {
+fn fault(project: &ProjectServerProcess, rule: Value) {
     let (code, body) = project.admin("faults", rule);
     assert_eq!(code, 200, "{body}");
 }
 
 /// A scheduler reply, read.
-fn reply(project: &Project, key: Option<&str>) -> SchedulerReply {
+fn reply(project: &ProjectServerProcess, key: Option<&str>) -> SchedulerReply {
     let answer = project.post("cgi", work_request(key)).expect("the scheduler answers");
     assert_eq!(answer.status, 200);
     SchedulerReply::from_xml(&String::from_utf8(answer.body).expect("text")).expect("a reply")
@@ -49,7 +49,7 @@ fn reply(project: &Project, key: Option<&str>) -> SchedulerReply {
 
 #[test]
 fn scheduler_transport_faults_each_once_then_normal_answers() {
-    let project = Project::start(&["--jobs", "100"]);
+    let project = ProjectServerProcess::start(&["--jobs", "100"]);
     fault(&project, json!({"target": "scheduler", "fault": "http_500"}));
     let answer = project.post("cgi", work_request(None)).expect("an answer");
     assert_eq!(answer.status, 500);
@@ -75,12 +75,12 @@ fn scheduler_transport_faults_each_once_then_normal_answers() {
     let listed: Value = serde_json::from_str(&body).expect("JSON");
     assert_eq!(listed["rules"], json!([]));
     assert_eq!(listed["applied"].as_array().map(Vec::len), Some(4), "{listed:#}");
-    assert_eq!(project.figure("faults_applied"), 4);
+    assert_eq!(project.counter("faults_applied"), 4);
 }
 
 #[test]
 fn a_hang_outlasts_the_clients_timeout_and_a_trickle_is_slow_but_whole() {
-    let project = Project::start(&["--jobs", "1"]);
+    let project = ProjectServerProcess::start(&["--jobs", "1"]);
     fault(&project, json!({"target": "master", "fault": "hang", "seconds": 5}));
     let url = project.url.clone();
     let timed_out = project.block_on(async {
@@ -101,7 +101,7 @@ fn a_hang_outlasts_the_clients_timeout_and_a_trickle_is_slow_but_whole() {
 
 #[test]
 fn a_huge_reply_is_a_hundred_megabytes_of_xml() {
-    let project = Project::start(&["--jobs", "1"]);
+    let project = ProjectServerProcess::start(&["--jobs", "1"]);
     fault(&project, json!({"target": "scheduler", "fault": "huge"}));
     let url = format!("{}cgi", project.url);
     let (length, total, head) = project.block_on(async {
@@ -124,7 +124,7 @@ fn a_huge_reply_is_a_hundred_megabytes_of_xml() {
 
 #[test]
 fn downloads_with_the_wrong_md5_or_size_and_a_failing_upload() {
-    let project = Project::start(&["--jobs", "1"]);
+    let project = ProjectServerProcess::start(&["--jobs", "1"]);
     let reply = reply(&project, None);
     let input = reply.file_infos.iter().find(|f| !f.executable).expect("an input file");
     let path = format!("download/{}", input.name);
@@ -163,7 +163,7 @@ fn downloads_with_the_wrong_md5_or_size_and_a_failing_upload() {
 /// leave the client's report with no output).
 #[test]
 fn a_slow_upload_answer_is_the_real_one() {
-    let project = Project::start(&["--jobs", "1"]);
+    let project = ProjectServerProcess::start(&["--jobs", "1"]);
     let _ = reply(&project, None);
     let content = b"THE OUTPUT OF EXAMPLE_APP_0_0\n".repeat(40);
     let md5 = boinc_core::protocol::code_signing::md5_hex(&content);
@@ -191,12 +191,12 @@ fn a_slow_upload_answer_is_the_real_one() {
     let held =
         DataServerReply::from_xml(&String::from_utf8(held.expect("an answer").body).expect("text"));
     assert_eq!(held.expect("a data server reply").file_size, Some(content.len() as u64));
-    assert_eq!(project.figure("uploads_completed"), 1);
+    assert_eq!(project.counter("uploads_completed"), 1);
 }
 
 #[test]
 fn apps_with_a_bad_or_missing_signature() {
-    let project = Project::start(&["--jobs", "100"]);
+    let project = ProjectServerProcess::start(&["--jobs", "100"]);
     let verifies = |reply: &SchedulerReply| -> Option<bool> {
         let key = CodeSignKey::parse(reply.code_sign_key.as_deref()?).expect("the key");
         let app = reply.file_infos.iter().find(|f| f.executable)?;
@@ -214,7 +214,7 @@ fn apps_with_a_bad_or_missing_signature() {
 
 #[test]
 fn a_changed_signing_key_signed_unsigned_or_badly_signed() {
-    let project = Project::start(&["--jobs", "10"]);
+    let project = ProjectServerProcess::start(&["--jobs", "10"]);
     let mut outcomes = Vec::new();
     for signature in ["signed", "none", "bad"] {
         // A client attached now pins the current key, and is told nothing while it

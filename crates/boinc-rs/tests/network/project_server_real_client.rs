@@ -11,13 +11,16 @@
 //! Compiled as ignored, with the reason, where the real client is not installed (see
 //! actors/build.rs): `apt-get install boinc-client`, as .ci/run does.
 
-use crate::project;
+use crate::support;
 
-use project::{Project, free_port, stop_child};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use support::peer_port::start_on_an_unused_port;
+use support::project_server::ProjectServerProcess;
+use support::service::stop_child;
+use support::wait::{holds_within, poll_for, wait_until_or};
 
 /// The GUI RPC password of the scratch client.
 const PASSWORD: &str = "boinc-rs-test";
@@ -56,59 +59,48 @@ impl RealClient {
         )
         .expect("global_prefs_override.xml");
         std::fs::write(dir.path().join("gui_rpc_auth.cfg"), PASSWORD).expect("password");
-        let log = std::fs::File::create(dir.path().join("client.log")).expect("client log");
-        let port = free_port();
-        let child = Command::new("boinc")
-            .arg("--dir")
-            .arg(dir.path())
-            .args(["--gui_rpc_port", &port.to_string(), "--no_gpus", "--skip_cpu_benchmarks"])
-            .current_dir(dir.path())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("the real BOINC client starts");
-        let client = RealClient { dir, port, child };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !client.boinccmd(&["--get_cc_status"]).0 {
-            assert!(
-                Instant::now() < deadline,
-                "the real client never answered GUI RPC: {}",
-                client.log()
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        client
+        // `--gui_rpc_port` takes no 0 and the client says nowhere where it listens: a
+        // port that was free a moment ago, another when the client could not bind it.
+        let log_path = dir.path().join("client.log");
+        let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+        let (port, child) = start_on_an_unused_port("the real BOINC client's GUI RPC", |port| {
+            let log_file = std::fs::File::create(&log_path).expect("client log");
+            let mut child = Command::new("boinc")
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--gui_rpc_port", &port.to_string(), "--no_gpus", "--skip_cpu_benchmarks"])
+                .current_dir(dir.path())
+                .stdin(Stdio::null())
+                .stdout(log_file.try_clone().expect("log"))
+                .stderr(log_file)
+                .spawn()
+                .expect("the real BOINC client starts");
+            // It tries to bind its port for half a minute, then says so and exits.
+            let serving = poll_for(Duration::from_secs(60), || {
+                if boinccmd(port, &["--get_cc_status"]).0 {
+                    return Some(true);
+                }
+                matches!(child.try_wait(), Ok(Some(_))).then_some(false)
+            });
+            match serving {
+                Some(true) => Ok((port, child)),
+                Some(false) if log().contains("GUI RPC bind to port") => Err(log()),
+                _ => {
+                    stop_child(
+                        &mut child,
+                        nix::sys::signal::Signal::SIGKILL,
+                        Duration::from_secs(5),
+                    );
+                    panic!("the real client never answered GUI RPC: {}", log())
+                }
+            }
+        });
+        RealClient { dir, port, child }
     }
 
     /// Runs boinccmd against the client (bounded); whether it succeeded, and its output.
     fn boinccmd(&self, args: &[&str]) -> (bool, String) {
-        let mut child = Command::new("boinccmd")
-            .args(["--host", &format!("127.0.0.1:{}", self.port), "--passwd", PASSWORD])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("boinccmd runs");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(Some(_)) = child.try_wait() {
-                break;
-            }
-            if Instant::now() > deadline {
-                stop_child(&mut child, nix::sys::signal::Signal::SIGKILL, Duration::from_secs(5));
-                return (false, "boinccmd did not finish".into());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let output = child.wait_with_output().expect("boinccmd output");
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        (output.status.success(), text)
+        boinccmd(self.port, args)
     }
 
     fn log(&self) -> String {
@@ -127,6 +119,30 @@ impl Drop for RealClient {
         let _ = self.boinccmd(&["--quit"]);
         stop_child(&mut self.child, nix::sys::signal::Signal::SIGTERM, Duration::from_secs(20));
     }
+}
+
+/// Runs boinccmd against the client on `port` (bounded); whether it succeeded, and its
+/// output.
+fn boinccmd(port: u16, args: &[&str]) -> (bool, String) {
+    let mut child = Command::new("boinccmd")
+        .args(["--host", &format!("127.0.0.1:{port}"), "--passwd", PASSWORD])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("boinccmd runs");
+    if !holds_within(Duration::from_secs(30), || matches!(child.try_wait(), Ok(Some(_)))) {
+        stop_child(&mut child, nix::sys::signal::Signal::SIGKILL, Duration::from_secs(5));
+        return (false, "boinccmd did not finish".into());
+    }
+    let output = child.wait_with_output().expect("boinccmd output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
 }
 
 /// The lines of the client's log that tell the story of the exchange.
@@ -150,7 +166,7 @@ fn story(log: &str) -> String {
     log.lines().filter(|l| KEYS.iter().any(|k| l.contains(k))).collect::<Vec<_>>().join("\n")
 }
 
-fn attach(client: &RealClient, project: &Project) {
+fn attach(client: &RealClient, project: &ProjectServerProcess) {
     let (ok, output) =
         client.boinccmd(&["--project_attach", &project.url, "an-account-key-of-our-choice"]);
     assert!(ok, "boinccmd --project_attach failed: {output}");
@@ -166,25 +182,16 @@ fn md5_of(path: &Path) -> String {
     ignore = "the real BOINC client is not installed: apt-get install boinc-client"
 )]
 fn the_real_client_downloads_verifies_runs_uploads_and_reports() {
-    let project = Project::start(&["--jobs", "2", "--job-seconds", "2", "--request-delay", "1"]);
+    let project =
+        ProjectServerProcess::start(&["--jobs", "2", "--job-seconds", "2", "--request-delay", "1"]);
     let client = RealClient::start();
     attach(&client, &project);
-    let done = |s: &Value| s["results_validated"].as_u64() == Some(2);
-    let deadline = Instant::now() + EXCHANGE_WAIT;
-    let status = loop {
-        let status = project.status();
-        if done(&status) {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the real client did not finish two jobs in {EXCHANGE_WAIT:?}.\n/status: {status:#}\n\
-             client log:\n{}\nserver log:\n{}",
-            client.log(),
-            project.log()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let status = project.wait_for_or(
+        "the real client to finish two jobs",
+        EXCHANGE_WAIT,
+        |s| s["results_validated"].as_u64() == Some(2),
+        || format!("client log:\n{}\nserver log:\n{}", client.log(), project.log()),
+    );
     // The server counts a report when it answers the request; the client logs the
     // acknowledgement only once it has read that answer, a moment later.
     wait_for_clients(&[&client], "log the acknowledgement of both reports", |c| {
@@ -239,7 +246,8 @@ fn the_real_client_downloads_verifies_runs_uploads_and_reports() {
     ignore = "the real BOINC client is not installed: apt-get install boinc-client"
 )]
 fn the_real_client_refuses_an_app_whose_signature_does_not_verify() {
-    let project = Project::start(&["--jobs", "1", "--job-seconds", "2", "--request-delay", "1"]);
+    let project =
+        ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "2", "--request-delay", "1"]);
     let (code, body) = project
         .admin("faults", json!({"target": "scheduler", "fault": "bad_signature", "count": 0}));
     assert_eq!(code, 200, "{body}");
@@ -292,15 +300,12 @@ fn lists_project(client: &RealClient, url: &str) -> bool {
 
 /// Waits (bounded) until `done` holds for every client; the clients' logs otherwise.
 fn wait_for_clients(clients: &[&RealClient], what: &str, done: impl Fn(&RealClient) -> bool) {
-    let deadline = Instant::now() + EXCHANGE_WAIT;
-    while !clients.iter().all(|c| done(c)) {
-        assert!(
-            Instant::now() < deadline,
-            "the real clients did not {what} in {EXCHANGE_WAIT:?}:\n{}",
-            clients.iter().map(|c| c.log()).collect::<Vec<_>>().join("\n----\n")
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_until_or(
+        &format!("the real clients to {what}"),
+        EXCHANGE_WAIT,
+        || clients.iter().all(|c| done(c)),
+        || clients.iter().map(|c| c.log()).collect::<Vec<_>>().join("\n----\n"),
+    );
 }
 
 #[test]
@@ -309,7 +314,7 @@ fn wait_for_clients(clients: &[&RealClient], what: &str, done: impl Fn(&RealClie
     ignore = "the real BOINC client is not installed: apt-get install boinc-client"
 )]
 fn two_real_clients_follow_the_account_manager() {
-    let project = Project::start(&["--jobs", "0", "--request-delay", "1"]);
+    let project = ProjectServerProcess::start(&["--jobs", "0", "--request-delay", "1"]);
     let manager_url = project.status()["account_manager_url"].as_str().expect("url").to_owned();
     let (name, password) = ("farmer", "a password");
     let list = |projects: Value| {
@@ -332,7 +337,7 @@ fn two_real_clients_follow_the_account_manager() {
         let (_, info) = client.boinccmd(&["--acct_mgr", "info"]);
         assert!(info.contains(&manager_url), "{info}");
     }
-    assert_eq!(project.figure("account_manager_hosts"), 2);
+    assert_eq!(project.counter("account_manager_hosts"), 2);
 
     // The project leaves the list; each client syncs and detaches.
     let (code, body) = project.put("admin/account_manager", list(json!([])));

@@ -1,10 +1,11 @@
-//! A simulated client served over GUI RPC on a free loopback port, for the tests that
+//! A simulated client served over GUI RPC on loopback (port 0), for the tests that
 //! talk to it: the shipped cpu_only scenario paced in wall-clock time, the server on a
 //! runtime of the test's own, a temporary data directory with a known password, and
 //! bounded waits everywhere. Dropping it stops the client and the server.
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
+use crate::support::wait::wait_for;
 use boinc_core::Policy;
 use boinc_emulator::engine::SimConfig;
 use boinc_gui_rpc::{GuiRpcConfig, GuiRpcServer, Limits, PASSWORD_FILE, ServerMonitor};
@@ -14,7 +15,7 @@ use boinc_runtime::{Client, ClientHandle};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The password every served client uses.
 pub const PASSWORD: &str = "served-test-password";
@@ -93,15 +94,7 @@ impl Served {
 
     /// Waits (at most [`WAIT`]) until the client's state satisfies `done`.
     pub fn wait_for(&self, what: &str, done: impl Fn(&StateSnapshot) -> bool) -> StateSnapshot {
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let snapshot = self.snapshot();
-            if done(&snapshot) {
-                return snapshot;
-            }
-            assert!(Instant::now() < deadline, "waited {WAIT:?} for {what}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_for(what, WAIT, || Some(self.snapshot()).filter(|snapshot| done(snapshot)))
     }
 
     /// Runs an async block on the test's runtime.

@@ -11,16 +11,16 @@ use crate::support;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
-use support::http::free_port;
+use std::time::Duration;
 use support::project_server::ProjectServerProcess;
 use support::service::{ServiceProcess, signal, start_service, wait_exit};
+use support::wait::wait_until_or;
 
 /// The longest a service may take to follow its manager.
 const FOLLOW_WAIT: Duration = Duration::from_secs(120);
 
-/// A running `boinc-rs run` on its own data directory and GUI RPC port, stopped (and
-/// killed if need be) when dropped.
+/// A running `boinc-rs run` on its own data directory and GUI RPC port (the one the
+/// system gave it), stopped (and killed if need be) when dropped.
 struct Service {
     dir: tempfile::TempDir,
     port: u16,
@@ -30,19 +30,15 @@ struct Service {
 impl Service {
     fn start() -> Service {
         let dir = tempfile::tempdir().expect("a data directory");
-        let port = free_port();
-        let process = start_service(dir.path(), port, &dir.path().join("service.log"));
-        let service = Service { dir, port, process };
-        service.wait_for_gui_rpc();
-        service
+        let mut process = start_service(dir.path(), &dir.path().join("service.log"));
+        let port = process.gui_rpc_port();
+        Service { dir, port, process }
     }
 
     fn restart(&mut self) {
         self.stop();
-        self.port = free_port();
-        self.process =
-            start_service(self.dir.path(), self.port, &self.dir.path().join("service.log"));
-        self.wait_for_gui_rpc();
+        self.process = start_service(self.dir.path(), &self.dir.path().join("service.log"));
+        self.port = self.process.gui_rpc_port();
     }
 
     fn log(&self) -> String {
@@ -66,14 +62,6 @@ impl Service {
         boinccmd.args(["--host", &format!("127.0.0.1:{}", self.port), "--passwd", password.trim()]);
         boinccmd.args(args);
         run_bounded(&mut boinccmd)
-    }
-
-    fn wait_for_gui_rpc(&self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !self.cli("status", &[]).0 {
-            assert!(Instant::now() < deadline, "the service never served GUI RPC:\n{}", self.log());
-            std::thread::sleep(Duration::from_millis(200));
-        }
     }
 
     /// Whether `boinc-rs status` lists the project at `url`.
@@ -114,16 +102,15 @@ fn run_bounded(command: &mut Command) -> (bool, String) {
     (output.status.success(), text)
 }
 
+/// Waits (at most [`FOLLOW_WAIT`]) until `done` holds of every service; their logs
+/// otherwise.
 fn wait_until(what: &str, services: &[&Service], done: impl Fn(&Service) -> bool) {
-    let deadline = Instant::now() + FOLLOW_WAIT;
-    while !services.iter().all(|s| done(s)) {
-        assert!(
-            Instant::now() < deadline,
-            "the services did not {what} in {FOLLOW_WAIT:?}:\n{}",
-            services.iter().map(|s| s.log()).collect::<Vec<_>>().join("\n----\n")
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    wait_until_or(
+        &format!("the services to {what}"),
+        FOLLOW_WAIT,
+        || services.iter().all(|s| done(s)),
+        || services.iter().map(|s| s.log()).collect::<Vec<_>>().join("\n----\n"),
+    );
 }
 
 #[test]
@@ -220,7 +207,8 @@ fn two_services_follow_their_account_manager() {
     let (ok, output) = services[0].cli("project", &[&project.url, "detach"]);
     assert!(ok, "{output}");
     assert!(!services[0].account_file(&project.url).exists(), "{}", services[0].log());
-    // Longer than the account files' scan (5 s).
+    // Time passes on purpose, longer than the account files' scan (5 s): nothing must
+    // bring the project back, and there is no event to wait for instead.
     std::thread::sleep(Duration::from_secs(7));
     assert!(!services[0].lists(&project.url), "the detached project came back");
 

@@ -16,8 +16,9 @@ use boinc_service::account_files::write_account_file;
 use boinc_service::service::{Service, ServiceConfig};
 use served::{run_bounded, values};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::project_server::ProjectServerProcess;
+use support::wait::wait_for;
 
 const PASSWORD: &str = "service-test-password";
 /// The longest any wait here lasts (the first start downloads a debug build of the app).
@@ -58,15 +59,7 @@ impl LiveService {
     }
 
     fn wait_for(&self, what: &str, done: impl Fn(&StateSnapshot) -> bool) -> StateSnapshot {
-        let started = Instant::now();
-        loop {
-            let snapshot = self.snapshot();
-            if done(&snapshot) {
-                return snapshot;
-            }
-            assert!(started.elapsed() < WAIT, "waited {WAIT:?} for {what}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_for(what, WAIT, || Some(self.snapshot()).filter(|snapshot| done(snapshot)))
     }
 
     fn boinccmd_with(&self, password: &str, args: &[&str], succeed: bool) -> String {
@@ -142,6 +135,8 @@ fn boinccmd_controls_boinc_rs_run() {
     // Run mode never: the tasks stop, and their CPU time with them; auto: they go on.
     live.boinccmd(&["--set_run_mode", "never"]);
     live.wait_for("the tasks to stop", |s| s.running.is_empty());
+    // Time passes on purpose: the last CPU time the stopped app reported settles (2 s),
+    // and then (3 s) must not grow; there is no event to wait for instead.
     std::thread::sleep(Duration::from_secs(2));
     let stopped_at = live.cpu_time(&running);
     std::thread::sleep(Duration::from_secs(3));

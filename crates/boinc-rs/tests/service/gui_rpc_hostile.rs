@@ -4,11 +4,13 @@
 //! connections go on being served.
 
 use crate::served;
+use crate::support;
 
 use boinc_core::protocol::gui_rpc::{read_cc_status, read_tasks};
 use boinc_gui_rpc::{GuiRpcClient, GuiRpcError, Limits};
-use served::{PASSWORD, Served};
+use served::{PASSWORD, Served, WAIT};
 use std::time::Duration;
+use support::wait::wait_until_async;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -72,8 +74,10 @@ fn a_request_without_its_terminator_waits_alone_and_times_out() {
         still_served(&served).await;
         let (reply, closed) = read_reply(&mut stuck, Duration::from_secs(5)).await;
         assert!(reply.is_empty() && closed, "closed once the request timed out");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(served.monitor.buffered_bytes(), 0, "its bytes are given back");
+        wait_until_async("its bytes to be given back", WAIT, || {
+            served.monitor.buffered_bytes() == 0
+        })
+        .await;
     });
 }
 
@@ -214,6 +218,9 @@ fn thousands_of_connections() {
                 tool.call("<get_state/>").await.expect("the polling tool is still served");
             }
         }
+        // Time for the server to take in the flood, on purpose: the bound must hold once
+        // it has, and nothing counts what it has accepted (past the bound each new
+        // connection evicts an idle one, so the count of open ones stops telling).
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert!(served.monitor.connections() <= 1024, "{} open", served.monitor.connections());
         tool.call("<get_cc_status/>").await.expect("the polling tool is still served");
@@ -239,6 +246,9 @@ fn unfinished_requests_stay_within_the_budget() {
             let _ = stream.write_all(&chunk).await;
             senders.push(stream);
         }
+        // Time for the server to read what the senders sent, on purpose: the budget must
+        // hold once it has, and nothing counts what it has read (past the budget a
+        // request is answered "busy" instead of held).
         tokio::time::sleep(Duration::from_millis(300)).await;
         let held = served.monitor.buffered_bytes();
         assert!(held <= budget, "{held} bytes held");
@@ -252,8 +262,10 @@ fn unfinished_requests_stay_within_the_budget() {
         assert!(busy > 0, "some were told the server is busy");
         still_served(&served).await;
         drop(senders);
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert_eq!(served.monitor.buffered_bytes(), 0);
+        wait_until_async("the unfinished requests' bytes to be given back", WAIT, || {
+            served.monitor.buffered_bytes() == 0
+        })
+        .await;
     });
 }
 

@@ -8,11 +8,12 @@
 //! actors/build.rs): `apt-get install boinc-client boinctui tmux`, as .ci/run does.
 
 use crate::served;
+use crate::support;
 
 use boinc_core::model::{JobState, RunMode};
 use served::{PASSWORD, Served, WAIT, boinccmd, boinccmd_with, run_bounded, values};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use support::wait::wait_until_or;
 
 #[test]
 #[cfg_attr(not(peer_boinccmd), ignore = "boinccmd is not installed: apt-get install boinc-client")]
@@ -254,21 +255,17 @@ fn boinctui_shows_the_tasks() {
     let started = tmux(&["new-session", "-d", "-s", "tui", "-x", "200", "-y", "50", &command]);
     assert!(started.status.success(), "tmux: {}", String::from_utf8_lossy(&started.stderr));
     let _kill = KillServer(&tmux);
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let screen = String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "tui"]).stdout)
-            .into_owned();
-        if names.iter().all(|name| screen.contains(name.as_str())) {
-            assert!(
-                screen.contains(&format!("Host 127.0.0.1:{}", served.address.port())),
-                "{screen}"
-            );
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "boinctui does not show every task {names:?}:\n{screen}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let capture =
+        || String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "tui"]).stdout).into_owned();
+    let mut screen = String::new();
+    wait_until_or(
+        "boinctui to show every task",
+        WAIT,
+        || {
+            screen = capture();
+            names.iter().all(|name| screen.contains(name.as_str()))
+        },
+        || format!("{names:?} not all on the screen:\n{}", capture()),
+    );
+    assert!(screen.contains(&format!("Host 127.0.0.1:{}", served.address.port())), "{screen}");
 }

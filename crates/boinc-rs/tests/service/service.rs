@@ -17,10 +17,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-use support::http::free_port;
+use std::time::Duration;
 use support::project_server::ProjectServerProcess;
-use support::service::{ServiceProcess, signal, wait_exit};
+use support::service::{signal, start_service, wait_exit};
+use support::wait::{holds_within, wait_for_or, wait_until_or};
 
 /// The longest a service may take to stop after SIGTERM (tasks quit, state written).
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -49,11 +49,6 @@ fn attached_data_dir(url: &str) -> tempfile::TempDir {
     )
     .expect("cc_config.xml");
     dir
-}
-
-/// `boinc-rs run` on `dir` with GUI RPC on a free port, its log appended to `log`.
-fn start_service(dir: &Path, log: &Path) -> ServiceProcess {
-    support::service::start_service(dir, free_port(), log)
 }
 
 /// The state on disk, read as the service reads it (the newest whole copy).
@@ -98,26 +93,18 @@ fn a_service_stopped_mid_job_resumes_it_from_its_checkpoint() {
     let dir = data.path();
     let log: PathBuf = dir.with_extension("log");
     let mut service = start_service(dir, &log);
-    // Run until a task has checkpointed at least 3 CPU seconds.
-    let started = Instant::now();
-    let (job, _) = loop {
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "no checkpoint within 300 s; the service's log:\n{}",
-            log_of(&log)
-        );
-        let found = peek_state(dir).and_then(|state| {
+    let job = wait_for_or(
+        "a task to checkpoint at least 3 CPU seconds",
+        Duration::from_secs(300),
+        || {
+            let state = peek_state(dir)?;
             state.jobs.iter().find_map(|j| {
                 let task = j.task.as_ref()?;
-                (task.checkpoint_cpu_time >= 3.0)
-                    .then(|| (j.name.clone(), task.checkpoint_cpu_time))
+                (task.checkpoint_cpu_time >= 3.0).then(|| j.name.clone())
             })
-        });
-        if let Some(found) = found {
-            break found;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
+        },
+        || format!("the service's log:\n{}", log_of(&log)),
+    );
     signal(&service, nix::sys::signal::Signal::SIGTERM);
     let status = wait_exit(&mut service, STOP_TIMEOUT)
         .unwrap_or_else(|| panic!("no exit within {STOP_TIMEOUT:?}:\n{}", log_of(&log)));
@@ -128,16 +115,18 @@ fn a_service_stopped_mid_job_resumes_it_from_its_checkpoint() {
 
     let mut service = start_service(dir, &log);
     let mut lowest_after_restart = f64::INFINITY;
-    let mut resumed = false;
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(300) && !resumed {
-        if let Some((cpu, _)) = peek_state(dir).and_then(|s| task_times(&s, &job)) {
+    wait_until_or(
+        "the task to compute again after the restart",
+        Duration::from_secs(300),
+        || {
+            let Some((cpu, _)) = peek_state(dir).and_then(|s| task_times(&s, &job)) else {
+                return false;
+            };
             lowest_after_restart = lowest_after_restart.min(cpu);
-            resumed = cpu > cpu_at_stop + 2.0;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(resumed, "the task did not compute again after the restart:\n{}", log_of(&log));
+            cpu > cpu_at_stop + 2.0
+        },
+        || log_of(&log),
+    );
     assert!(
         lowest_after_restart >= checkpoint,
         "CPU time went back to {lowest_after_restart} s, before the checkpoint at {checkpoint} s"
@@ -166,6 +155,7 @@ fn twenty_kills_lose_no_result_and_report_none_twice() {
     let mut rng = ChaCha8Rng::seed_from_u64(20);
     for kill in 0..20 {
         let mut service = start_service(dir, &log);
+        // The kill's moment is the test's draw: whatever the service is doing then.
         let alive = Duration::from_secs_f64(rng.random_range(0.2..5.0));
         std::thread::sleep(alive);
         signal(&service, nix::sys::signal::Signal::SIGKILL);
@@ -177,26 +167,19 @@ fn twenty_kills_lose_no_result_and_report_none_twice() {
         }
     }
     let mut service = start_service(dir, &log);
-    let started = Instant::now();
     let done = |status: &serde_json::Value| {
         status["jobs_created"].as_u64() == Some(JOBS)
             && status["jobs_reported"].as_u64() == Some(JOBS)
     };
-    while started.elapsed() < Duration::from_secs(400) && !done(&server.status()) {
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    // Not reaching it is reported below, with the server's figures.
+    holds_within(Duration::from_secs(400), || done(&server.status()));
     // The server counts the last reports before the client has read its answer and
     // written the acknowledgements down: wait, bounded, for the state file to hold
     // them before stopping the client.
     let all_acknowledged = |state: Option<ClientState>| {
         state.is_some_and(|state| state.jobs.iter().all(|job| job.got_server_ack))
     };
-    let waiting_for_acks = Instant::now();
-    while waiting_for_acks.elapsed() < Duration::from_secs(120)
-        && !all_acknowledged(peek_state(dir))
-    {
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    holds_within(Duration::from_secs(120), || all_acknowledged(peek_state(dir)));
     signal(&service, nix::sys::signal::Signal::SIGTERM);
     let _ = wait_exit(&mut service, STOP_TIMEOUT);
     let status = server.status();

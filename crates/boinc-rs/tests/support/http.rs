@@ -1,7 +1,8 @@
-//! A small HTTP server on 127.0.0.1 (actix-web, a free port, its own thread, stopped
-//! when dropped) that answers as a project's server would or misbehaves on purpose,
-//! and records what it was asked; a listener that resets every connection. For the
-//! transport's own tests; the acceptance tests run against `boinc-rs project-server`.
+//! A small HTTP server on 127.0.0.1 (actix-web, port 0, its own thread, stopped when
+//! dropped) that answers as a project's server would or misbehaves on purpose, and
+//! records what it was asked; a listener that resets every connection; a port that
+//! refuses connections. For the transport's own tests; the acceptance tests run
+//! against `boinc-rs project-server`.
 
 #![allow(dead_code)]
 
@@ -94,6 +95,8 @@ async fn answer(
             HttpResponse::Ok().content_type("text/html").body("<html><body>Maintenance</body>")
         }
         "/hang" => {
+            // A server that does not answer for a minute, on purpose: the client's
+            // timeouts are under test.
             actix_web::rt::time::sleep(Duration::from_secs(60)).await;
             HttpResponse::Ok().body(NOWORK)
         }
@@ -130,7 +133,7 @@ async fn answer(
 pub const UPLOAD_HELD: u64 = 10_000;
 
 impl TestServer {
-    /// A server on a free port of 127.0.0.1.
+    /// A server on 127.0.0.1, on the port the system gave it.
     pub fn start() -> TestServer {
         let shared = Arc::new(Shared::default());
         let data = shared.clone();
@@ -191,7 +194,7 @@ impl Drop for TestServer {
     }
 }
 
-/// A listener on a free port that resets every connection it accepts.
+/// A listener on 127.0.0.1 (port 0) that resets every connection it accepts.
 pub struct ResettingListener {
     port: u16,
     stop: Option<std::sync::mpsc::Sender<()>>,
@@ -243,9 +246,24 @@ impl Drop for ResettingListener {
     }
 }
 
-/// A port nothing listens on (bound and released at once).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("binds").local_addr().expect("address").port()
+/// A port of 127.0.0.1 nothing listens on, for as long as this lives: a socket bound to
+/// a port the system picked and never told to listen, so a connection to it is refused
+/// and no other process can take the port meanwhile (as it could one bound and
+/// released).
+pub struct ClosedPort {
+    socket: tokio::net::TcpSocket,
+}
+
+impl ClosedPort {
+    pub fn new() -> ClosedPort {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.bind(([127, 0, 0, 1], 0).into()).expect("binds");
+        ClosedPort { socket }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.socket.local_addr().expect("an address").port()
+    }
 }
 
 /// Runs `future` (an effect's, which need not be `Send`) to its end on a runtime of its

@@ -189,6 +189,8 @@ pub async fn poll_until(
             return run;
         }
         assert!(started.elapsed() < timeout, "the task did not end within {timeout:?}: {run:?}");
+        // Not a guessed wait: `every` is the test's polling cadence (the client polls its
+        // tasks once a second), and each poll is a step of the driver it records.
         tokio::time::sleep(every).await;
     }
 }

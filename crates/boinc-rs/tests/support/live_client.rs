@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use super::wait::poll_for;
 use boinc_core::Time;
 use boinc_core::control::{ClientIdentity, FETCH_POLL_INTERVAL, HostView, apply_accounts};
 use boinc_core::model::{CcConfig, ClientState, Project};
@@ -155,9 +156,8 @@ impl LiveClient {
         move_clock: bool,
         mut done: impl FnMut(&StateSnapshot) -> bool,
     ) -> Option<StateSnapshot> {
-        let started = Instant::now();
         let mut last_move = Instant::now();
-        while started.elapsed() < timeout {
+        poll_for(timeout, || {
             self.events();
             let snapshot = self.snapshot();
             if done(&snapshot) {
@@ -170,9 +170,8 @@ impl LiveClient {
                 self.advance_to_next_rpc();
                 last_move = Instant::now();
             }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        None
+            None
+        })
     }
 
     /// Moves the clock to just past the project's next RPC time, and past the minute
