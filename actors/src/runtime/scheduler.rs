@@ -31,6 +31,7 @@ use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
 use crate::effects::RpcError;
 use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport};
+use actix::dev::Request;
 use actix::fut::LocalBoxActorFuture;
 use actix::{
     Actor, ActorFutureExt, Addr, AsyncContext, AtomicResponse, Context, Handler, MailboxError,
@@ -352,18 +353,27 @@ impl Scheduler {
     }
 
     /// The running tasks to poll, with their actors.
-    fn polls(&mut self) -> Vec<(JobId, u32, Addr<TaskActor>)> {
+    /// Asks every running task's actor for its report at `now`. The polls are all sent
+    /// before any answer is awaited: each task actor answers on its own, and the step
+    /// waits once for all of them rather than once per task.
+    fn polls(&mut self, now: Time) -> Vec<(JobId, u32, Request<TaskActor, Poll>)> {
         let mut polls = Vec::with_capacity(self.client.running().len());
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
-            let job = self.client.state().job(id);
-            let Some(slot) = job.task.as_ref().map(|t| t.slot) else { continue };
+            let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
+                continue;
+            };
             if self.rebuilds.contains_key(&ActorId { kind: ActorKind::Task, index: slot }) {
                 continue;
             }
-            let name = job.name.clone();
-            let actor = self.task_actor(slot, &name, Some(id));
-            polls.push((id, slot, actor));
+            let request = match self.tasks.get(&slot) {
+                Some(actor) => actor.send(Poll { now }),
+                None => {
+                    let name = self.client.state().job(id).name.clone();
+                    self.task_actor(slot, &name, Some(id)).send(Poll { now })
+                }
+            };
+            polls.push((id, slot, request));
         }
         polls
     }
@@ -1113,12 +1123,12 @@ impl SchedulerActor {
             let set_back = s.follow_clock(now);
             s.catch_up_usage(now);
             s.rebuild_due_actors(now);
-            (s.polls(), full || set_back)
+            (s.polls(now), full || set_back)
         };
         let polled = async move {
             let mut reports = Vec::with_capacity(polls.len());
-            for (id, slot, actor) in polls {
-                reports.push((id, slot, actor.send(Poll { now }).await));
+            for (id, slot, request) in polls {
+                reports.push((id, slot, request.await));
             }
             reports
         };

@@ -15,8 +15,7 @@ use proptest::option;
 use proptest::prelude::*;
 use std::borrow::Cow;
 
-#[path = "support/strategies.rs"]
-mod strategies;
+use crate::strategies;
 use strategies::*;
 
 /// Preferences as a server sends them: markup, kept verbatim.

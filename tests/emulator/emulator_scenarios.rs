@@ -2,7 +2,7 @@
 //! faithful model and under `boinc_compat`, with sane figures; and the figures recomputed
 //! from a run's trace (written as JSON lines and read back) agree with the printed ones.
 
-mod support;
+use crate::support;
 
 use boinc_emulator::figures::FiguresOfMerit;
 use boinc_emulator::trace::{AvailabilityKind, TraceEvent};

@@ -14,10 +14,9 @@ use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
-#[path = "support/mod.rs"]
-mod support;
+use crate::support;
 
-const CAPTURE: &str = include_str!("fixtures/gui_rpc/pending_result_replies.txt");
+const CAPTURE: &str = include_str!("../fixtures/gui_rpc/pending_result_replies.txt");
 const PLATFORM: &str = "x86_64-pc-linux-gnu";
 
 /// Each leaf element's path (`client_state/project/master_url`) with its values in

@@ -4,7 +4,7 @@
 //! files, and stays there; no file a job still needed is ever deleted; the disk figures
 //! recomputed from the trace agree with the printed ones.
 
-mod support;
+use crate::support;
 
 use boinc_core::Policy;
 use boinc_core::model::ClientState;

@@ -4,7 +4,7 @@
 //! simulated day, with a bounded queue, and with finite figures; and `explain` of its
 //! state gives finite figures too.
 
-mod support;
+use crate::support;
 
 use boinc_core::Policy;
 use boinc_core::decision::decide;

@@ -3,7 +3,7 @@
 //! suspended in memory runs again although no process survived into the run, and
 //! multithread_mix keeps every CPU busy without a miss, split as the shares say.
 
-mod support;
+use crate::support;
 
 use boinc_emulator::engine::SimResult;
 use boinc_emulator::engine::run_simulation;

@@ -10,7 +10,7 @@
 //!
 //! Both policy models are checked: the faithful default and `boinc_compat`.
 
-mod support;
+use crate::support;
 
 use boinc_emulator::trace::TraceEvent;
 use std::collections::HashMap;

@@ -26,8 +26,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use std::path::Path;
 
-#[path = "support/strategies.rs"]
-mod strategies;
+use crate::strategies;
 use strategies::*;
 
 const ORIGIN: StateFileOrigin<'static> = StateFileOrigin {
