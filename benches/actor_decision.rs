@@ -5,7 +5,7 @@
 //! Criterion reports the median; the bench also prints the median and p99 of 300
 //! consecutive steps (a step every simulated minute).
 //!
-//! Run: `cargo bench -p boinc-actors --bench actor_decision`.
+//! Run: `cargo bench -p boinc-runtime --bench actor_decision`.
 
 use actix::Addr;
 use boinc_core::Policy;

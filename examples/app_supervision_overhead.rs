@@ -17,7 +17,7 @@
 //! its process-control channel) and for one without it (SIGSTOP to its group), and for
 //! a real BOINC-API app when one is given with `--boinc-app`.
 //!
-//! Run: `cargo build -p boinc-actors && cargo run -p boinc-actors --example
+//! Run: `cargo build -p boinc-rs && cargo run -p boinc-rs --example
 //! app_supervision_overhead -- --seconds 180` (prints one JSON object).
 
 use boinc_core::control::{SlotFile, SlotFileRole, TaskSpec};
@@ -262,7 +262,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     if !app.is_file() {
         return Err(format!(
-            "{} is missing: run `cargo build -p boinc-actors` first",
+            "{} is missing: run `cargo build -p boinc-rs` first",
             app.display()
         )
         .into());

@@ -5,7 +5,7 @@
 //! started in this process on a free port of 127.0.0.1; the median rate is printed,
 //! as JSON with `--json`.
 //!
-//! Run: `cargo run --release -p boinc-actors --example download_rate -- [--json] [BYTES]`
+//! Run: `cargo run --release -p boinc-rs --example download_rate -- [--json] [BYTES]`
 
 use boinc_core::control::ClientIdentity;
 use boinc_core::model::{CcConfig, FileId, ProjectId};

@@ -5,7 +5,7 @@
 //! client's events from a crossbeam channel, and has the client suspend a project after
 //! two simulated days, as a user would from a GUI.
 //!
-//! Run: `cargo run -p boinc-actors --example embed_client [SCENARIO_DIR]`
+//! Run: `cargo run -p boinc-runtime --example embed_client [SCENARIO_DIR]`
 //! (default: the shipped `examples/scenarios/desktop_gpu`).
 
 use boinc_runtime::sim::paused_system;

@@ -6,7 +6,7 @@
 //! state, and a plain thread that suspends and resumes a project as a user would from a
 //! GUI. Then the host shuts the client down and reads its report.
 //!
-//! Run: `cargo run -p boinc-actors --example embed_tokio [SCENARIO_DIR]`
+//! Run: `cargo run -p boinc-runtime --example embed_tokio [SCENARIO_DIR]`
 //! (default: the shipped `examples/scenarios/desktop_gpu`).
 
 use boinc_runtime::state_files::load_state_dir;

@@ -2,7 +2,7 @@
 //! from several clients at once (`get_state` of a host with many tasks, and the small
 //! `get_cc_status`), and the resident memory of 1,000 idle connections.
 //!
-//! Run: `cargo run --release -p boinc-actors --example gui_rpc_load [JOBS]` (default: a
+//! Run: `cargo run --release -p boinc-rs --example gui_rpc_load [JOBS]` (default: a
 //! synthetic 16-CPU host with 500 tasks, paced in real time, served on a free port).
 
 use boinc_core::model::{SyntheticHost, synthetic_host};

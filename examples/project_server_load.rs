@@ -9,7 +9,7 @@
 //! work for each: accounts, reports and their validation, the work generator (an input
 //! file written per job), the work-send policy, and saving its records before answering.
 //!
-//! Run: `cargo build --release -p boinc-actors --bin boinc-rs --example project_server_load
+//! Run: `cargo build --release -p boinc-rs --bin boinc-rs --example project_server_load
 //! && target/release/examples/project_server_load --json` (default: 50 clients, 3 runs of
 //! 10 s, each against a fresh `boinc-rs project-server` in a temporary directory, started
 //! from the `boinc-rs` beside this example's directory); `--url URL` loads a server that
@@ -304,7 +304,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     if options.url.is_none() && !binary.is_file() {
         return Err(format!(
-            "{} is missing: build it (cargo build --release -p boinc-actors --bin boinc-rs), \
+            "{} is missing: build it (cargo build --release -p boinc-rs --bin boinc-rs), \
              or name a server with --server or --url",
             binary.display()
         )

@@ -1,7 +1,7 @@
 //! BOINC's app API, the pure part (docs/design.md "Protocol facts", App API): what a client
 //! and an app say to each other through the slot directory. The shared-memory channels
 //! and their messages, `init_data.xml`, link files, and the files an app leaves when it
-//! ends. The client's side lives in boinc-actors' live process host, the app's side in
+//! ends. The client's side lives in boinc-service's live process host, the app's side in
 //! its `app_api` module; both read and write these texts through this module.
 
 mod app_status;
