@@ -261,11 +261,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .join("boinc-rs"),
     };
     if !app.is_file() {
-        return Err(format!(
-            "{} is missing: run `cargo build -p boinc-rs` first",
-            app.display()
-        )
-        .into());
+        return Err(
+            format!("{} is missing: run `cargo build -p boinc-rs` first", app.display()).into()
+        );
     }
     let scratch = tempfile::tempdir()?;
     let project = scratch.path().join(PROJECT_DIR);

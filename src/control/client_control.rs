@@ -253,9 +253,8 @@ impl ClientControl {
         job.state = JobState::ComputeError;
         job.ready_to_report = true;
         job.completed_time = now;
-        job.final_elapsed_time = job.elapsed_time();
+        job.end_task();
         job.exit_status = exit_status;
-        job.task = None;
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
         self.next_fetch_check = now;
@@ -431,8 +430,7 @@ impl ClientControl {
         job.state = if uploads { JobState::FilesUploading } else { JobState::FilesUploaded };
         job.ready_to_report = !uploads;
         job.completed_time = now;
-        job.final_elapsed_time = elapsed;
-        job.task = None;
+        job.end_task();
         let (project, app_version) = (job.project, job.app_version);
         // A project that limits the jobs a host may hold answers "no work" while the
         // host is at the limit; a job done makes room, so its backoff for the job's
@@ -961,7 +959,7 @@ impl ClientControl {
                     slot: task.slot,
                 });
             }
-            self.state.jobs[id.index()].task = None;
+            self.state.jobs[id.index()].end_task();
             self.running.retain(|&j| j != id);
             self.awaiting_checkpoint.retain(|&j| j != id);
         }
@@ -1037,6 +1035,42 @@ mod tests {
             now: start,
         });
         ClientControl::new(state, Policy::Seed, false, false, start)
+    }
+
+    /// A finished task's CPU time is what its report carries (projects grant credit
+    /// from it) and what the state keeps once the task is gone; a failed one's too.
+    #[test]
+    fn a_finished_task_reports_the_cpu_time_it_used() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
+        control.schedule(start);
+        let running = control.running().to_vec();
+        assert!(running.len() >= 2, "both CPUs busy");
+        for (&id, cpu) in running.iter().zip([600.0, 300.0]) {
+            let status = ProcessStatus {
+                elapsed_time: 650.0,
+                current_cpu_time: cpu,
+                fraction_done: 1.0,
+                finished: true,
+                ..ProcessStatus::default()
+            };
+            control.apply_status(id, &status);
+        }
+        let (done, failed) = (running[0], running[1]);
+        control.complete(done, start + 650.0);
+        control.fail(failed, 1, start + 650.0);
+        for (id, cpu) in [(done, 600.0), (failed, 300.0)] {
+            let job = control.state().job(id);
+            assert!(job.task.is_none());
+            assert_eq!((job.final_cpu_time, job.final_elapsed_time), (cpu, 650.0));
+        }
+        let project = control.state().job(done).project;
+        let reported = vec![control.state().job(done).name.clone()];
+        let request = WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 };
+        let call = RpcCall { request, reported, estimated_delay: Default::default() };
+        let request = control.build_request(&call, start + 700.0);
+        assert_eq!(request.results.len(), 1);
+        assert_eq!(request.results[0].final_cpu_time, 600.0);
     }
 
     /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went

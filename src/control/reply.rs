@@ -717,8 +717,7 @@ fn take_unmatched_acks_and_aborts(
         job.exit_status = EXIT_ABORTED_BY_PROJECT;
         job.ready_to_report = true;
         job.completed_time = now;
-        job.final_elapsed_time = job.elapsed_time();
-        job.task = None;
+        job.end_task();
         outcome.aborted.push(id);
     }
 }

@@ -248,4 +248,14 @@ impl Job {
     pub fn elapsed_time(&self) -> f64 {
         self.task.as_ref().map_or(0.0, |t| t.elapsed_time)
     }
+
+    /// The job's task ends for good (finished, failed or aborted): its elapsed and CPU
+    /// times become the job's final ones, which its report carries (projects grant
+    /// credit from the CPU time), and the task goes.
+    pub fn end_task(&mut self) {
+        self.final_elapsed_time = self.elapsed_time();
+        if let Some(task) = self.task.take() {
+            self.final_cpu_time = task.current_cpu_time;
+        }
+    }
 }

@@ -183,8 +183,7 @@ fn end_in_error(
     job.exit_status = exit_status;
     job.ready_to_report = true;
     job.completed_time = now;
-    job.final_elapsed_time = job.elapsed_time();
-    job.task = None;
+    job.end_task();
     if !job.stderr_out.is_empty() && !job.stderr_out.ends_with('\n') {
         job.stderr_out.push('\n');
     }

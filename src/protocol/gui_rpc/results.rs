@@ -76,7 +76,11 @@ pub(crate) fn write_result(out: &mut XmlOut, view: &ClientView, id: JobId) {
     out.int("version_num", version.map_or(0, |v| v.version_num));
     out.text("plan_class", version.map_or("", |v| v.plan_class.as_str()));
     out.text("project_url", &project.master_url);
-    out.real("final_cpu_time", job.task.as_ref().map_or(0.0, |t| t.current_cpu_time));
+    // A running task's CPU time so far; an ended one's as it ended.
+    out.real(
+        "final_cpu_time",
+        job.task.as_ref().map_or(job.final_cpu_time, |t| t.current_cpu_time),
+    );
     out.real("final_elapsed_time", job.final_elapsed_time);
     out.int("exit_status", job.exit_status);
     out.int("state", job.state.code());
