@@ -686,13 +686,15 @@ impl ClientControl {
     }
 
     /// Projects whose master page must be read before anything else (seed 002), now
-    /// (none of them with a fetch or RPC already under way).
+    /// (none of them with a fetch or RPC already under way). A project the user
+    /// detached is never contacted again.
     pub fn master_fetches_due(&self, now: Time) -> Vec<ProjectId> {
         self.state
             .project_ids()
             .filter(|&p| {
                 let project = self.state.project(p);
                 project.master_fetch_pending
+                    && !project.detached
                     && project.min_rpc_time <= now
                     && !project.rpc_in_flight
             })
@@ -1071,6 +1073,22 @@ mod tests {
         let request = control.build_request(&call, start + 700.0);
         assert_eq!(request.results.len(), 1);
         assert_eq!(request.results[0].final_cpu_time, 600.0);
+    }
+
+    /// A project the user detached is not contacted again: not even the master page
+    /// its failures had asked to read again.
+    #[test]
+    fn a_detached_project_is_not_contacted_again() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
+        let name = control.state().projects[0].master_url.clone();
+        control.state_mut().projects[0].master_fetch_pending = true;
+        assert_eq!(control.master_fetches_due(start), [ProjectId(0)]);
+        control.user_action(&UserAction::Detach(name), start).expect("detached");
+        assert!(control.master_fetches_due(start + 60.0).is_empty());
+        control.schedule(start + 60.0);
+        let call = control.rpc_call(start + 60.0);
+        assert!(call.as_ref().is_none_or(|call| call.request.project != ProjectId(0)), "{call:?}");
     }
 
     /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
