@@ -84,6 +84,13 @@ pub enum ProcessError {
         /// The slot.
         slot: u32,
     },
+    /// The task's previous run was asked to quit and has not exited yet: it starts again
+    /// once that run is gone (within the quit's grace period, after which it is killed).
+    #[error("slot {slot}: the task's previous run is still quitting")]
+    StillEnding {
+        /// The slot.
+        slot: u32,
+    },
     /// A process host's failure that fits no other kind (a replayed one, or a bug).
     #[error("the process host failed: {0}")]
     Host(String),
@@ -122,4 +129,13 @@ pub trait ProcessHost: Send + Sync {
     /// Kills the process in `slot` at once (it is restarted from its checkpoint later,
     /// or abandoned).
     fn kill(&self, slot: u32) -> Result<(), ProcessError>;
+    /// Looks after the process in `slot` that the client asked to quit, which nothing
+    /// polls any more: an exit is waited for (no zombie is left) and its last status
+    /// kept for the next start; a process past its grace period is killed. Returns
+    /// whether it is still on its way out. A host whose processes end at once (an
+    /// emulated world) has nothing to look after.
+    fn tend(&self, slot: u32) -> Result<bool, ProcessError> {
+        let _ = slot;
+        Ok(false)
+    }
 }

@@ -5,17 +5,22 @@
 //! carries the decision out, restarting the app when its time comes.
 
 use super::supervision::{ActorId, ActorKind};
-use crate::effects::{ProcessHost, ProcessReport};
+use crate::effects::{ProcessError, ProcessHost, ProcessReport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{Command, Poll, TaskReport};
 use actix::ActorContext as _;
-use actix::{Actor, Context, Handler};
+use actix::{Actor, AsyncContext, Context, Handler};
 use boinc_core::Time;
 use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::supervise::{AppExit, RestartPolicy, RestartTracker, TaskFate, app_fate};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a run asked to quit is looked at until it has exited, and how soon a start
+/// waiting for it is tried again.
+const ENDING_POLL: Duration = Duration::from_millis(500);
 
 /// The random stream of a task's restart jitter is `TASK_STREAM_BASE + slot` of the
 /// run's seed (streams below it belong to the world and the projects).
@@ -82,14 +87,40 @@ impl TaskActor {
         &self.id
     }
 
-    /// Starts the app from `spec`; a failure to start is an exit like any other.
+    /// Starts the app from `spec`; a failure to start is an exit like any other. A
+    /// previous run still quitting is waited for: the start is tried again shortly,
+    /// and the wait counts as no run of the app.
     fn start(&mut self, spec: &TaskSpec, now: Time) -> Option<AppExit> {
-        self.tracker.started(now);
         match self.host.command(&TaskCommand::Start(Box::new(spec.clone()))) {
-            Ok(()) => None,
+            Ok(()) => {
+                self.tracker.started(now);
+                None
+            }
+            Err(ProcessError::StillEnding { .. }) => {
+                tracing::debug!(task = %self.id, "the previous run is still quitting");
+                self.restart_at = Some(now + ENDING_POLL.as_secs_f64());
+                self.restart_wait = ENDING_POLL.as_secs_f64();
+                None
+            }
             Err(error) => {
+                self.tracker.started(now);
                 tracing::warn!(task = %self.id, %error, "cannot start the app");
                 Some(AppExit::StartFailed(error.to_string()))
+            }
+        }
+    }
+
+    /// Looks after a run the client asked to quit until it is gone: nothing else polls
+    /// a task that is not running, and an exit nobody waits for leaves a zombie (and a
+    /// run that ignores the request is killed only when looked at).
+    fn follow_ending(&mut self, ctx: &mut Context<Self>) {
+        match self.host.tend(self.slot) {
+            Ok(true) => {
+                ctx.run_later(ENDING_POLL, |actor, ctx| actor.follow_ending(ctx));
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(task = %self.id, %error, "cannot look after the quitting app")
             }
         }
     }
@@ -140,7 +171,7 @@ impl Actor for TaskActor {
 impl Handler<Command> for TaskActor {
     type Result = ();
 
-    fn handle(&mut self, message: Command, _: &mut Context<Self>) {
+    fn handle(&mut self, message: Command, ctx: &mut Context<Self>) {
         self.context.delivered(&self.id, "Command", &message);
         let _span = tracing::debug_span!("task", slot = self.slot).entered();
         tracing::debug!(
@@ -176,6 +207,9 @@ impl Handler<Command> for TaskActor {
         if let Err(error) = self.host.command(&message.command) {
             tracing::warn!(task = %self.id, %error, "process command failed");
         }
+        if let TaskCommand::Preempt { remove_from_memory: true, .. } = message.command {
+            self.follow_ending(ctx);
+        }
     }
 }
 
@@ -205,6 +239,10 @@ impl Handler<Poll> for TaskActor {
                 && let Some(exit) = self.start(&spec, now)
             {
                 return actix::MessageResult(self.ended(&exit, checkpoint, now, ctx));
+            }
+            if let Some(restart_at) = self.restart_at {
+                // The previous run is still quitting: the start waits a little longer.
+                return actix::MessageResult(TaskReport::Restarting { checkpoint, restart_at });
             }
         }
         let report = self.host.poll(self.slot).map_err(|e| e.to_string());

@@ -117,6 +117,91 @@ fn a_quit_app_resumes_from_its_checkpoint() {
     });
 }
 
+/// A task quit (its project or computing suspended) and started again while the quit
+/// is still under way gets a new process: the run that was asked to quit is let go, not
+/// "resumed" (which left the task executing with no process), and no zombie is left.
+#[test]
+fn a_task_started_again_while_it_quits_runs_a_new_process() {
+    let scratch = Scratch::new();
+    let host = scratch.host(|_| {});
+    let mut spec = example_spec(
+        &scratch,
+        2,
+        "toggle",
+        true,
+        &["--seconds", "30", "--checkpoint-period", "0.2"],
+    );
+    live(async {
+        let driver = driver(&host, &spec, QUICK_RESTARTS);
+        driver.start(&spec).await.unwrap();
+        let run = poll_until(
+            &driver,
+            POLL,
+            BOUND,
+            |r| matches!(r, TaskReport::Running(s) if s.checkpoint_cpu_time > 0.3),
+        )
+        .await;
+        let first = host.process_id(2).expect("the first run");
+        driver.quit().await.unwrap();
+        // The scheduler starts it again at once, from its checkpoint.
+        spec.status = run.last_running().expect("a status");
+        driver.start(&spec).await.unwrap();
+        let again = poll_until(&driver, POLL, BOUND, |_| {
+            host.process_id(2).is_some_and(|pid| pid != first && process_alive(pid))
+        })
+        .await;
+        let second = host.process_id(2).expect("a new run");
+        assert_ne!(second, first, "{again:?}");
+        assert!(!process_alive(first), "the quit run is gone, not a zombie");
+        // The new run computes: its CPU time grows.
+        let before = again.last_running().expect("running").current_cpu_time;
+        let later = poll_until(
+            &driver,
+            POLL,
+            BOUND,
+            |r| matches!(r, TaskReport::Running(s) if s.current_cpu_time > before + 0.5),
+        )
+        .await;
+        assert!(matches!(later.last(), TaskReport::Running(_)), "{later:?}");
+        driver.quit().await.unwrap();
+    });
+}
+
+/// A quit app that nothing polls any more (a preempted task is not) is waited for, so
+/// it leaves no `<defunct>` process behind.
+#[test]
+fn a_quit_app_leaves_no_zombie() {
+    let scratch = Scratch::new();
+    let host = scratch.host(|_| {});
+    let spec = example_spec(
+        &scratch,
+        3,
+        "zombie",
+        true,
+        &["--seconds", "30", "--checkpoint-period", "0.2"],
+    );
+    live(async {
+        let driver = driver(&host, &spec, QUICK_RESTARTS);
+        driver.start(&spec).await.unwrap();
+        poll_until(
+            &driver,
+            POLL,
+            BOUND,
+            |r| matches!(r, TaskReport::Running(s) if s.current_cpu_time > 0.2),
+        )
+        .await;
+        let pid = host.process_id(3).expect("a run");
+        driver.quit().await.unwrap();
+        // No poll from here on: only the task's actor looks after the quitting run.
+        let proc_entry = format!("/proc/{pid}");
+        support::wait::wait_until_async("the quit app to be waited for", BOUND, || {
+            !std::path::Path::new(&proc_entry).exists()
+        })
+        .await;
+        assert_eq!(host.process_id(3), None);
+    });
+}
+
 #[test]
 fn a_killed_app_restarts_from_its_checkpoint_after_a_doubling_backoff() {
     let scratch = Scratch::new();

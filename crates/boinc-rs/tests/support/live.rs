@@ -244,6 +244,9 @@ impl ProcessHost for RecordingHost {
     fn kill(&self, slot: u32) -> Result<(), boinc_runtime::effects::ProcessError> {
         self.inner.kill(slot)
     }
+    fn tend(&self, slot: u32) -> Result<bool, boinc_runtime::effects::ProcessError> {
+        self.inner.tend(slot)
+    }
 }
 
 /// How often [`run_to_end`] polls, and how long it waits at most.

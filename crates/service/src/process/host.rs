@@ -135,9 +135,20 @@ impl LiveProcessHost {
                     spec.slot, record.spec.job, spec.job
                 )));
             }
-            // Already running: a start is a resume.
-            process.resume(spec.slot);
-            return Ok(());
+            if !process.ending() {
+                // Already running: a start is a resume.
+                process.resume(spec.slot);
+                return Ok(());
+            }
+            // A run asked to quit is not resumed: it is let go, and the task starts
+            // afresh from its checkpoint once it has exited.
+            match process.poll(&record.spec, &self.config, self.clock.now()) {
+                RunState::Alive(_) => return Err(ProcessError::StillEnding { slot: spec.slot }),
+                RunState::Exited { status, .. } | RunState::Gone(status) => {
+                    record.process = None;
+                    record.last_status = Some(status);
+                }
+            }
         }
         let layout = SlotLayout::of(&self.config.data_dir, spec)?;
         let known = slots.get(&spec.slot).filter(|r| r.spec.job == spec.job);
@@ -233,6 +244,24 @@ impl ProcessHost for LiveProcessHost {
                 record.process = None;
                 record.last_status = Some(status);
                 Ok(ProcessReport::Gone)
+            }
+        }
+    }
+
+    fn tend(&self, slot: u32) -> Result<bool, ProcessError> {
+        let mut slots = lock(&self.slots);
+        let Some(record) = slots.get_mut(&slot) else { return Ok(false) };
+        let Some(process) = record.process.as_mut() else { return Ok(false) };
+        if !process.ending() {
+            return Ok(false);
+        }
+        match process.poll(&record.spec, &self.config, self.clock.now()) {
+            RunState::Alive(_) => Ok(true),
+            RunState::Exited { status, .. } | RunState::Gone(status) => {
+                tracing::info!(slot, job = %record.spec.job, "app quit");
+                record.process = None;
+                record.last_status = Some(status);
+                Ok(false)
             }
         }
     }

@@ -204,7 +204,7 @@ impl TaskProcess {
         let _ = killpg(self.pid, signal);
     }
 
-    fn ending(&self) -> bool {
+    pub(crate) fn ending(&self) -> bool {
         matches!(self.phase, Phase::Ending { .. })
     }
 
