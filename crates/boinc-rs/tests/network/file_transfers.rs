@@ -130,6 +130,19 @@ fn an_upload_asks_how_much_the_server_holds_and_sends_the_rest() {
     }
 }
 
+/// An upload goes with its length, as BOINC's client sends it, never chunked: a file
+/// upload handler behind a CGI server may see an empty body in a chunked request.
+#[test]
+fn an_upload_is_sent_with_its_length_not_chunked() {
+    let content: Vec<u8> = (0..50_000u32).map(|i| (i * 11 % 251) as u8).collect();
+    let (_, requests) = upload_to_test_server(&content);
+    let upload = requests.last().expect("the upload");
+    let header =
+        |name: &str| upload.headers.iter().find(|(n, _)| n == name).map(|(_, value)| value.clone());
+    assert_eq!(header("transfer-encoding"), None, "{:?}", upload.headers);
+    assert_eq!(header("content-length"), Some(upload.body.len().to_string()));
+}
+
 /// The server holds the whole file already (the answer to an earlier attempt was lost):
 /// the upload is not taken as done on the size alone; the request still goes, with no
 /// bytes and the whole file's MD5, so the server checks what it holds and says so.

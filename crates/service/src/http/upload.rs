@@ -63,8 +63,12 @@ pub(crate) async fn upload(
     }
     .to_text();
     let mut watch = ExchangeWatch::new(settings).reporting(progress, offset, Some(nbytes));
-    let body = body_from(path, header, offset, watch.counter()).await?;
-    let request = client.post(&order.url).body(body);
+    // The length goes with the request, as BOINC's client sends it: a file upload
+    // handler behind a CGI server may see no body in a chunked request.
+    let length = header.len() as u64 + (nbytes - offset);
+    let body = body_from(path, header, offset, nbytes - offset, watch.counter()).await?;
+    let request =
+        client.post(&order.url).header(reqwest::header::CONTENT_LENGTH, length).body(body);
     let response = send(request, &mut watch)
         .await
         .map_err(|e| exchange_error(&order.url, offset + watch.moved(), e))?;
@@ -116,18 +120,21 @@ fn taken(order: &TransferOrder, bytes: &[u8]) -> Result<DataServerReply, Transfe
     }
 }
 
-/// The request body: `header`, then the file's bytes from `offset`, read as they are
-/// sent; the bytes sent are added to `sent`.
+/// The request body: `header`, then `length` bytes of the file from `offset` (what was
+/// hashed; a file that grew since is not read past it), read as they are sent; the
+/// bytes sent are added to `sent`.
 async fn body_from(
     path: &Path,
     header: String,
     offset: u64,
+    length: u64,
     sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
 ) -> Result<reqwest::Body, TransferError> {
     let disk =
         |e: std::io::Error| TransferError::Disk { path: path.to_owned(), reason: e.to_string() };
     let mut file = open_regular(path).await?;
     file.seek(std::io::SeekFrom::Start(offset)).await.map_err(disk)?;
+    let file = file.take(length);
     let head =
         futures_util::stream::once(async move { Ok::<_, std::io::Error>(header.into_bytes()) });
     let rest = futures_util::stream::unfold(file, move |mut file| {
