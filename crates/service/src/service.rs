@@ -196,7 +196,11 @@ impl Service {
         };
         let transport = network.transport.clone();
         let manager_clock = effects.clock.clone();
-        let handle = Client::builder().state(state).effects(effects).start()?;
+        // Every host draws its own random stream (backoffs, restart delays): after a
+        // project's outage a fleet that shared one would retry in lockstep.
+        let seed = live_seed(&state.host.description.host_cpid);
+        tracing::debug!(seed, "random stream");
+        let handle = Client::builder().state(state).effects(effects).seed(seed).start()?;
         let account_manager =
             Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
         // A port file a killed service left behind names a port nobody listens on.
@@ -304,6 +308,14 @@ fn new_host_cpid(domain_name: &str) -> String {
     let mut text = format!("{domain_name}{now}").into_bytes();
     text.extend_from_slice(&seed);
     boinc_core::protocol::code_signing::md5_hex(&text)
+}
+
+/// The seed of a live client's random stream: the operating system's entropy, mixed
+/// with the host's identity so that two hosts differ even where that entropy is poor.
+fn live_seed(host_cpid: &str) -> u64 {
+    let identity = boinc_core::protocol::code_signing::md5_hex(host_cpid.as_bytes());
+    let from_identity = u64::from_str_radix(&identity[..16], 16).unwrap_or_default();
+    rand::random::<u64>() ^ from_identity
 }
 
 /// The account files of the directory taken into the state.
@@ -421,5 +433,23 @@ impl HostServices for ServiceHostServices {
 
     fn account_manager(&self) -> AccountManagerInfo {
         self.account_manager.info()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::live_seed;
+
+    /// Two hosts, or one host started twice, draw different random streams: a fleet
+    /// never backs off in lockstep.
+    #[test]
+    fn every_live_client_draws_its_own_random_stream() {
+        let seeds: Vec<u64> =
+            ["host-a", "host-a", "host-b", ""].iter().map(|cpid| live_seed(cpid)).collect();
+        for (i, a) in seeds.iter().enumerate() {
+            for b in &seeds[i + 1..] {
+                assert_ne!(a, b, "{seeds:?}");
+            }
+        }
     }
 }
