@@ -949,6 +949,11 @@ impl ClientControl {
         now: Time,
     ) -> Result<Vec<TaskCommand>, UserActionError> {
         let effect = apply_user_action(&mut self.state, action, now)?;
+        if let UserAction::UpdateProject(_) = action {
+            // The user waits for an answer: the RPC goes at the next step, not at the
+            // end of the loop's own minute between RPCs.
+            self.next_rpc_allowed = self.next_rpc_allowed.min(now);
+        }
         // An attach may have added a project.
         self.usage.resize(self.state.projects.len(), ResourceMap::default());
         let mut commands = Vec::new();
@@ -1089,6 +1094,30 @@ mod tests {
         control.schedule(start + 60.0);
         let call = control.rpc_call(start + 60.0);
         assert!(call.as_ref().is_none_or(|call| call.request.project != ProjectId(0)), "{call:?}");
+    }
+
+    /// A user's Update is served at once, even seconds after another RPC: the loop's
+    /// minute between RPCs does not hold it back.
+    #[test]
+    fn an_update_goes_at_the_next_step() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
+        control.schedule(start);
+        let first = control.rpc_call(start).expect("the first RPC");
+        control.finish_rpc(&first, None, start + 1.0);
+        let url = control.state().projects[1].master_url.clone();
+        let now = start + 5.0;
+        // Nothing else to ask for: the update is the only reason to contact anyone.
+        for project in &mut control.state_mut().projects {
+            project.dont_request_more_work = true;
+            project.min_rpc_time = now;
+        }
+        assert_eq!(control.rpc_gate(now), RpcGate::Closed, "within the loop's minute");
+        control.user_action(&UserAction::UpdateProject(url), now).expect("an update");
+        assert!(control.next_wakeup(now) <= now, "the loop steps again at once");
+        assert_eq!(control.rpc_gate(now), RpcGate::Open);
+        let call = control.rpc_call(now).expect("the update's RPC");
+        assert_eq!(call.request.project, ProjectId(1));
     }
 
     /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went
