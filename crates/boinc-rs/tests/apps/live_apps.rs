@@ -117,6 +117,26 @@ fn a_quit_app_resumes_from_its_checkpoint() {
     });
 }
 
+/// The example app in `slot` as job `job`, with work for longer than a test waits.
+fn long_example(scratch: &Scratch, slot: u32, job: &str) -> boinc_core::control::TaskSpec {
+    example_spec(scratch, slot, job, true, &["--seconds", "30", "--checkpoint-period", "0.2"])
+}
+
+/// Starts `spec`'s task and polls it until its app has checkpointed some work.
+async fn started_until_checkpointed(
+    driver: &boinc_service::TaskDriver,
+    spec: &boinc_core::control::TaskSpec,
+) -> Run {
+    driver.start(spec).await.unwrap();
+    poll_until(
+        driver,
+        POLL,
+        BOUND,
+        |r| matches!(r, TaskReport::Running(s) if s.checkpoint_cpu_time > 0.3),
+    )
+    .await
+}
+
 /// A task quit (its project or computing suspended) and started again while the quit
 /// is still under way gets a new process: the run that was asked to quit is let go, not
 /// "resumed" (which left the task executing with no process), and no zombie is left.
@@ -124,23 +144,10 @@ fn a_quit_app_resumes_from_its_checkpoint() {
 fn a_task_started_again_while_it_quits_runs_a_new_process() {
     let scratch = Scratch::new();
     let host = scratch.host(|_| {});
-    let mut spec = example_spec(
-        &scratch,
-        2,
-        "toggle",
-        true,
-        &["--seconds", "30", "--checkpoint-period", "0.2"],
-    );
+    let mut spec = long_example(&scratch, 2, "toggle");
     live(async {
         let driver = driver(&host, &spec, QUICK_RESTARTS);
-        driver.start(&spec).await.unwrap();
-        let run = poll_until(
-            &driver,
-            POLL,
-            BOUND,
-            |r| matches!(r, TaskReport::Running(s) if s.checkpoint_cpu_time > 0.3),
-        )
-        .await;
+        let run = started_until_checkpointed(&driver, &spec).await;
         let first = host.process_id(2).expect("the first run");
         driver.quit().await.unwrap();
         // The scheduler starts it again at once, from its checkpoint.
@@ -173,23 +180,10 @@ fn a_task_started_again_while_it_quits_runs_a_new_process() {
 fn a_quit_app_leaves_no_zombie() {
     let scratch = Scratch::new();
     let host = scratch.host(|_| {});
-    let spec = example_spec(
-        &scratch,
-        3,
-        "zombie",
-        true,
-        &["--seconds", "30", "--checkpoint-period", "0.2"],
-    );
+    let spec = long_example(&scratch, 3, "zombie");
     live(async {
         let driver = driver(&host, &spec, QUICK_RESTARTS);
-        driver.start(&spec).await.unwrap();
-        poll_until(
-            &driver,
-            POLL,
-            BOUND,
-            |r| matches!(r, TaskReport::Running(s) if s.current_cpu_time > 0.2),
-        )
-        .await;
+        started_until_checkpointed(&driver, &spec).await;
         let pid = host.process_id(3).expect("a run");
         driver.quit().await.unwrap();
         // No poll from here on: only the task's actor looks after the quitting run.

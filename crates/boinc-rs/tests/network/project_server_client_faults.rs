@@ -160,7 +160,7 @@ fn a_code_signing_key_changed_without_the_old_keys_signature_is_refused_and_back
             .handle
             .act_blocking(UserAction::UpdateProject(before.master_url.clone()))
             .expect("update");
-        client.advance_to_next_rpc();
+        // An update acts at once: no time passes on the client's clock.
         let snapshot = client
             .poll_until(STEP, |s| s.state.projects[0].nrpc_failures >= 1 && s.in_flight.is_empty())
             .unwrap_or_else(|| panic!("{signature}: the new key was taken"));
@@ -192,7 +192,7 @@ fn an_update_contacts_the_project_while_computing_is_suspended() {
         .expect("suspend");
     let before = server.counter("scheduler_requests");
     client.handle.act_blocking(UserAction::UpdateProject(url)).expect("update");
-    client.advance_to_next_rpc();
+    // An update acts at once: no time passes on the client's clock.
     client
         .poll_until(STEP, |_| server.counter("scheduler_requests") > before)
         .unwrap_or_else(|| panic!("no RPC for the update while suspended; {}", server.status()));
@@ -209,7 +209,7 @@ fn a_clock_set_back_between_steps_does_not_hold_the_next_rpc() {
     let url = client.project().master_url;
     server.add_faults(json!({"target": "scheduler", "fault": "http_500", "count": 1}));
     client.handle.act_blocking(UserAction::UpdateProject(url)).expect("update");
-    client.advance_to_next_rpc();
+    // An update acts at once: no time passes on the client's clock.
     let failed = client
         .poll_until(STEP, |s| s.state.projects[0].nrpc_failures == 1 && s.in_flight.is_empty())
         .unwrap_or_else(|| panic!("no failed RPC; {}", server.status()));
