@@ -17,6 +17,7 @@ use super::task_process::{RunState, TaskProcess};
 use crate::data_dir_modes::set_data_dir_modes;
 use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::protocol::app_api::InitData;
+use boinc_core::supervise::AppExit;
 use boinc_runtime::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,9 @@ struct SlotRecord {
     /// The last status of the previous run: where the app's own checkpoint in the slot
     /// stands, which may be newer than what the scheduler heard before the run ended.
     last_status: Option<ProcessStatus>,
+    /// How a run asked to quit ended when it ended otherwise (it finished its work
+    /// meanwhile, say), found while looking after it: told at the next poll.
+    unreported: Option<AppExit>,
 }
 
 /// The tail of an ended task's standard error, kept after its slot is gone.
@@ -127,6 +131,14 @@ impl LiveProcessHost {
     fn start(&self, spec: &TaskSpec) -> Result<(), ProcessError> {
         let mut slots = lock(&self.slots);
         if let Some(record) = slots.get_mut(&spec.slot)
+            && record.spec.job == spec.job
+            && record.unreported.is_some()
+        {
+            // The last run ended in a way the next poll tells (it finished its work
+            // while quitting): nothing starts before that is heard.
+            return Ok(());
+        }
+        if let Some(record) = slots.get_mut(&spec.slot)
             && let Some(process) = record.process.as_mut()
         {
             if record.spec.job != spec.job {
@@ -144,7 +156,13 @@ impl LiveProcessHost {
             // afresh from its checkpoint once it has exited.
             match process.poll(&record.spec, &self.config, self.clock.now()) {
                 RunState::Alive(_) => return Err(ProcessError::StillEnding { slot: spec.slot }),
-                RunState::Exited { status, .. } | RunState::Gone(status) => {
+                RunState::Exited { exit, status } => {
+                    record.process = None;
+                    record.last_status = Some(status);
+                    record.unreported = Some(exit);
+                    return Ok(());
+                }
+                RunState::Gone(status) => {
                     record.process = None;
                     record.last_status = Some(status);
                 }
@@ -182,7 +200,13 @@ impl LiveProcessHost {
         tracing::info!(slot = spec.slot, job = %spec.job, pid = process.pid(), fresh, "app started");
         slots.insert(
             spec.slot,
-            SlotRecord { spec: spec.clone(), layout, process: Some(process), last_status: None },
+            SlotRecord {
+                spec: spec.clone(),
+                layout,
+                process: Some(process),
+                last_status: None,
+                unreported: None,
+            },
         );
         Ok(())
     }
@@ -231,7 +255,14 @@ impl ProcessHost for LiveProcessHost {
         let now = self.clock.now();
         let mut slots = lock(&self.slots);
         let Some(record) = slots.get_mut(&slot) else { return Ok(ProcessReport::Gone) };
-        let Some(process) = record.process.as_mut() else { return Ok(ProcessReport::Gone) };
+        let Some(process) = record.process.as_mut() else {
+            return Ok(match record.unreported.take() {
+                Some(exit) => {
+                    ProcessReport::Exited { exit, status: record.last_status.unwrap_or_default() }
+                }
+                None => ProcessReport::Gone,
+            });
+        };
         match process.poll(&record.spec, &self.config, now) {
             RunState::Alive(status) => Ok(ProcessReport::Running(status)),
             RunState::Exited { exit, status } => {
@@ -257,7 +288,14 @@ impl ProcessHost for LiveProcessHost {
         }
         match process.poll(&record.spec, &self.config, self.clock.now()) {
             RunState::Alive(_) => Ok(true),
-            RunState::Exited { status, .. } | RunState::Gone(status) => {
+            RunState::Exited { exit, status } => {
+                tracing::info!(slot, job = %record.spec.job, ?exit, "app ended while quitting");
+                record.process = None;
+                record.last_status = Some(status);
+                record.unreported = Some(exit);
+                Ok(false)
+            }
+            RunState::Gone(status) => {
                 tracing::info!(slot, job = %record.spec.job, "app quit");
                 record.process = None;
                 record.last_status = Some(status);
