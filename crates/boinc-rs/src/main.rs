@@ -147,7 +147,12 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 fn install_logging(default: &str, json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let log = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour only for a person at a terminal: a log file or journald gets plain text.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(colour)
+        .with_writer(std::io::stderr);
     let _ = if json { log.json().try_init() } else { log.try_init() };
 }
 

@@ -7,6 +7,7 @@ use boinc_core::protocol::gui_rpc::{
     read_projects, read_tasks, write_request,
 };
 use boinc_gui_rpc::{DEFAULT_PORT, GuiRpcClient, GuiRpcError, read_password};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Where the client is and how to authenticate.
@@ -151,19 +152,23 @@ fn project_name<'a>(projects: &'a [ProjectLine], url: &'a str) -> &'a str {
 /// `boinc-rs status`.
 pub fn status(connection: &Connection) -> Result<()> {
     runtime()?.block_on(async {
+        // Written through a lock whose errors come back: `boinc-rs tasks | head` ends
+        // quietly when head has read enough, rather than panicking on the closed pipe.
+        let mut out = std::io::stdout().lock();
         let mut client = connection.open(false).await?;
         let status = read_cc_status(&client.call(&write_request(&Operation::GetCcStatus)).await?)?;
         let state = client.call(&write_request(&Operation::GetState)).await?;
         let projects = read_projects(&state)?;
         let tasks = read_tasks(&state)?;
-        println!("client at {}", connection.address());
-        println!(
+        writeln!(out, "client at {}", connection.address())?;
+        writeln!(
+            out,
             "computing: {}; GPU: {}; network: {}",
             mode_words(status.task_mode),
             mode_words(status.gpu_mode),
             mode_words(status.network_mode)
-        );
-        println!("projects: {}", projects.len());
+        )?;
+        writeln!(out, "projects: {}", projects.len())?;
         for project in &projects {
             let mut flags = Vec::new();
             if project.suspended_via_gui {
@@ -172,17 +177,18 @@ pub fn status(connection: &Connection) -> Result<()> {
             if project.dont_request_more_work {
                 flags.push("no new tasks");
             }
-            println!(
+            writeln!(
+                out,
                 "  {}  {}  share {}{}",
                 project_name(&projects, &project.master_url),
                 project.master_url,
                 project.resource_share,
                 if flags.is_empty() { String::new() } else { format!("  [{}]", flags.join(", ")) }
-            );
+            )?;
         }
         let running = tasks.iter().filter(|t| t.running()).count();
         let to_report = tasks.iter().filter(|t| t.ready_to_report).count();
-        println!("tasks: {} ({running} running, {to_report} ready to report)", tasks.len());
+        writeln!(out, "tasks: {} ({running} running, {to_report} ready to report)", tasks.len())?;
         Ok(())
     })
 }
@@ -190,19 +196,24 @@ pub fn status(connection: &Connection) -> Result<()> {
 /// `boinc-rs tasks`.
 pub fn tasks(connection: &Connection) -> Result<()> {
     runtime()?.block_on(async {
+        // Written through a lock whose errors come back: `boinc-rs tasks | head` ends
+        // quietly when head has read enough, rather than panicking on the closed pipe.
+        let mut out = std::io::stdout().lock();
         let mut client = connection.open(false).await?;
         let state = client.call(&write_request(&Operation::GetState)).await?;
         let projects = read_projects(&state)?;
         let tasks = read_tasks(&state)?;
         let now = read_client_time(&state);
-        println!(
+        writeln!(
+            out,
             "{:<32} {:<20} {:<18} {:>6} {:>12} {:>12} {:>14}",
             "task", "project", "state", "done", "elapsed", "remaining", "deadline in"
-        );
+        )?;
         for task in &tasks {
             let deadline =
                 now.map_or_else(|| "-".to_string(), |now| duration(task.report_deadline - now));
-            println!(
+            writeln!(
+                out,
                 "{:<32} {:<20} {:<18} {:>5.1}% {:>12} {:>12} {:>14}",
                 task.name,
                 project_name(&projects, &task.project_url),
@@ -211,7 +222,7 @@ pub fn tasks(connection: &Connection) -> Result<()> {
                 duration(task.elapsed_time),
                 duration(task.remaining),
                 deadline
-            );
+            )?;
         }
         Ok(())
     })

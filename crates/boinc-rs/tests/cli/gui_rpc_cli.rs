@@ -82,6 +82,18 @@ fn our_commands_read_and_control_a_served_simulation() {
         assert!(tasks.contains(name), "{name} missing: {tasks}");
     }
     assert!(tasks.contains("running"), "{tasks}");
+    // `boinc-rs tasks | head`: a reader that goes away ends it quietly, not in a panic.
+    let mut piped = Command::new(BINARY)
+        .args(["tasks", "--port", &port.to_string(), "--dir"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("boinc-rs tasks starts");
+    drop(piped.stdout.take());
+    let ended = piped.wait_with_output().expect("boinc-rs tasks ends");
+    let said = String::from_utf8_lossy(&ended.stderr);
+    assert!(ended.status.success() && !said.contains("panicked"), "{:?}: {said}", ended.status);
 
     let url = "https://math.example.org/";
     let (ok, said) = boinc_rs(&["project", url, "suspend"], port, dir.path());

@@ -134,6 +134,9 @@ fn a_service_stopped_mid_job_resumes_it_from_its_checkpoint() {
     signal(&service, nix::sys::signal::Signal::SIGTERM);
     let status = wait_exit(&mut service, STOP_TIMEOUT).expect("the service stops");
     assert!(status.success(), "{status}:\n{}", log_of(&log));
+    // A log written to a file is plain text: no terminal colour codes.
+    let text = log_of(&log);
+    assert!(text.contains("INFO") && !text.contains('\u{1b}'), "{text}");
 }
 
 #[test]
