@@ -86,7 +86,9 @@ pub fn nonce_hash(nonce: &str, password: &str) -> String {
 /// early exit, so the time taken says nothing about how much of it was right.
 pub fn check_answer(nonce: &str, password: &str, answer: &str) -> bool {
     let expected = nonce_hash(nonce, password);
-    let answer = answer.trim().to_ascii_lowercase();
+    // As BOINC's client: the lowercase hex the hash is written in, nothing else (an
+    // upper-case answer is refused there, so it is here).
+    let answer = answer.trim();
     expected.len() == answer.len()
         && expected.bytes().zip(answer.bytes()).fold(0u8, |diff, (a, b)| diff | (a ^ b)) == 0
 }
@@ -106,8 +108,12 @@ mod tests {
         assert!(check_answer(
             "1795247909.805998",
             "testpass123",
-            "2426F7901E9F32FC45A48E58D38138D4"
+            "2426f7901e9f32fc45a48e58d38138d4"
         ));
+        assert!(
+            !check_answer("1795247909.805998", "testpass123", "2426F7901E9F32FC45A48E58D38138D4"),
+            "BOINC refuses an upper-case hash"
+        );
         assert!(!check_answer(
             "1795247909.805998",
             "testpass12",
