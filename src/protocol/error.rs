@@ -46,10 +46,9 @@ impl XmlError {
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum XmlProblem {
     /// The text is not well-formed XML.
-    #[error(
-        "malformed XML ({0}); the file is damaged: fix it by hand or restore a backup \
-         (BOINC keeps the previous state in client_state_prev.xml)"
-    )]
+    // Said of any text a client, a server or a user's file sent: which backup to take
+    // (client_state_prev.xml for the state) is for the caller that knows the file.
+    #[error("malformed XML ({0}); the text is damaged: fix it, or send or restore a good copy")]
     Malformed(String),
     /// The file ends while elements are still open.
     #[error(

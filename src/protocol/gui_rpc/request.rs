@@ -302,6 +302,11 @@ mod tests {
             parse_request(b"<boinc_gui_rpc_request><get_state>"),
             Request::Malformed(_)
         ));
+        // What a GUI client is told about its own request names no file of the client's.
+        let Request::Malformed(detail) = parse_request(b"<boinc_gui_rpc_request><a></b>") else {
+            panic!("malformed")
+        };
+        assert!(!detail.contains("client_state"), "{detail}");
     }
 
     #[test]
