@@ -147,8 +147,15 @@ pub fn boinccmd(served: &Served, args: &[&str]) -> String {
 /// boinccmd with `password`; `succeed`: whether it must exit 0. Returns stdout and
 /// stderr together.
 pub fn boinccmd_with(served: &Served, password: &str, args: &[&str], succeed: bool) -> String {
+    boinccmd_at(&served.host(), password, args, succeed)
+}
+
+/// boinccmd against the GUI RPC server at `host` (any client, served or a service),
+/// within a bounded wait; `succeed`: whether it must exit 0. Returns stdout and stderr
+/// together.
+pub fn boinccmd_at(host: &str, password: &str, args: &[&str], succeed: bool) -> String {
     let output = run_bounded(
-        Command::new("boinccmd").args(["--host", &served.host(), "--passwd", password]).args(args),
+        Command::new("boinccmd").args(["--host", host, "--passwd", password]).args(args),
         WAIT,
     );
     let text = format!(

@@ -14,8 +14,7 @@ use boinc_gui_rpc::PASSWORD_FILE;
 use boinc_runtime::runtime::messages::StateSnapshot;
 use boinc_service::account_files::write_account_file;
 use boinc_service::service::{Service, ServiceConfig};
-use served::{run_bounded, values};
-use std::process::Command;
+use served::values;
 use std::time::Duration;
 use support::project_server::ProjectServerProcess;
 use support::wait::wait_for;
@@ -63,19 +62,7 @@ impl LiveService {
     }
 
     fn boinccmd_with(&self, password: &str, args: &[&str], succeed: bool) -> String {
-        let output = run_bounded(
-            Command::new("boinccmd").args(["--host", &self.host, "--passwd", password]).args(args),
-            Duration::from_secs(30),
-        );
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        if succeed {
-            assert!(output.status.success(), "boinccmd {args:?} failed: {text}");
-        }
-        text
+        served::boinccmd_at(&self.host, password, args, succeed)
     }
 
     fn boinccmd(&self, args: &[&str]) -> String {

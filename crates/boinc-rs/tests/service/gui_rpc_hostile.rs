@@ -10,6 +10,7 @@ use boinc_core::protocol::gui_rpc::{read_cc_status, read_tasks};
 use boinc_gui_rpc::{GuiRpcClient, GuiRpcError, Limits};
 use served::{PASSWORD, Served, WAIT};
 use std::time::Duration;
+use support::http::resident_bytes;
 use support::wait::wait_until_async;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -46,16 +47,6 @@ async fn still_served(served: &Served) {
     let status = read_cc_status(&client.call("<get_cc_status/>").await.expect("a reply"))
         .expect("cc_status");
     assert_eq!(status.task_mode, 2);
-}
-
-fn resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS");
-    kb * 1024
 }
 
 #[test]
