@@ -1,12 +1,12 @@
 //! One complete scheduling decision for a snapshot of the client state: the seed 000
 //! pipeline of round-robin simulation, CPU scheduling and enforcement, followed by the
-//! seed 003 work-fetch choice, all made from the same simulation.
+//! outlook the seed 003 work-fetch choice is made from, all from the same simulation.
 
 use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
 use crate::enforce::{EnforceScratch, Enforcement, enforce_with_scratch};
 use crate::model::{ClientState, ProjectFacts, ResourceType};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
-use crate::work_fetch::{FetchDecision, FetchScratch, choose_work_fetch_with};
+use crate::work_fetch::{FetchOutlook, FetchScratch, fetch_outlook_in};
 use crate::{Policy, Time};
 
 /// Everything the core decides at one instant, and the intermediate results it was
@@ -25,8 +25,9 @@ pub struct Decision {
     pub run_list: RunList,
     /// What to do to the tasks to get there.
     pub enforcement: Enforcement,
-    /// The scheduler request to send, or why none.
-    pub work_fetch: FetchDecision,
+    /// What the work-fetch choice reads ([`crate::work_fetch::select_work_fetch`] makes
+    /// it: the fetch actor, or the core engine's RPC step).
+    pub fetch: FetchOutlook,
 }
 
 /// Makes one decision. `last_schedule_time` is when the previous decision was enforced:
@@ -63,7 +64,7 @@ pub struct DecisionScratch {
     pub run_list: RunListScratch,
     /// Enforcement's tables and lists (see [`enforce_with_scratch`]).
     enforce: EnforceScratch,
-    /// The work-fetch choice's lists.
+    /// The work-fetch outlook's lists.
     work_fetch: FetchScratch,
     /// The project facts' list of a decision no longer needed.
     spare_facts: Vec<ProjectFacts>,
@@ -73,13 +74,13 @@ pub struct DecisionScratch {
 
 impl DecisionScratch {
     /// Keeps the buffers of a decision the caller is done with (its facts, simulation,
-    /// run list, enforcement and work-fetch candidates) for the next decisions.
+    /// run list, enforcement and work-fetch outlook) for the next decisions.
     pub fn recycle(&mut self, decision: Decision) {
         self.spare_facts = decision.facts;
         self.rr_sim.recycle_output(decision.rr_sim);
         self.run_list.recycle_list(decision.run_list);
         self.enforce.recycle(decision.enforcement);
-        self.work_fetch.recycle(decision.work_fetch);
+        self.work_fetch.recycle(decision.fetch);
     }
 
     /// [`ProjectFacts::gather`], in the list of a recycled decision.
@@ -111,7 +112,6 @@ pub fn decide_with_scratch(
         now,
         &mut scratch.enforce,
     );
-    let work_fetch =
-        choose_work_fetch_with(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
-    Decision { now, policy, facts, rr_sim, run_list, enforcement, work_fetch }
+    let fetch = fetch_outlook_in(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
+    Decision { now, policy, facts, rr_sim, run_list, enforcement, fetch }
 }

@@ -9,7 +9,7 @@ use crate::disk::DiskReport;
 use crate::enforce::{ActionKind, ActionReason};
 use crate::model::{ClientState, JobId, JobState, ResourceType, project_labels};
 use crate::rpc_policy::{ReportBatching, report_due_times};
-use crate::work_fetch::{report_batching, scalar_work_request_sizes};
+use crate::work_fetch::{report_batching, scalar_work_request_sizes, select_work_fetch};
 use crate::{Policy, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -288,11 +288,14 @@ impl Explanation {
         let sizes = scalar_work_request_sizes(state, &decision.rr_sim, decision.now);
         let batching = report_batching(state, &decision.facts, &decision.rr_sim);
         let report_due = report_due_times(state, decision.now, &batching);
+        // The choice the fetch actor would make from this decision's outlook.
+        let mut outlook = decision.fetch.clone();
+        let fetch = select_work_fetch(&mut outlook);
         let mut projects = BTreeMap::new();
         for id in state.project_ids() {
             let project = state.project(id);
             let sim = decision.rr_sim.projects.get(id.index()).copied().unwrap_or_default();
-            let info = decision.work_fetch.candidates.iter().find(|c| c.project == id);
+            let info = outlook.candidates.iter().find(|c| c.project == id);
             let facts = &decision.facts[id.index()];
             let resources = ResourceType::ALL
                 .iter()
@@ -341,7 +344,6 @@ impl Explanation {
             };
             projects.insert(labels[id.index()].clone(), view);
         }
-        let fetch = &decision.work_fetch;
         let work_request = WorkRequestView {
             project: fetch.request.as_ref().map(|r| labels[r.project.index()].clone()),
             reason: fetch.reason.to_string(),

@@ -50,7 +50,8 @@ use crate::rpc_policy::{
     report_goes_first,
 };
 use crate::work_fetch::{
-    BatchingScratch, WorkRequest, clear_backoff, piggyback_request, report_batching_into,
+    BatchingScratch, FetchChoice, FetchOutlook, WorkRequest, clear_backoff, piggyback_request,
+    report_batching_into, select_work_fetch,
 };
 use crate::{Policy, Time};
 use serde::{Deserialize, Serialize};
@@ -114,6 +115,9 @@ pub struct ClientControl {
     boinc_compat: bool,
     existing_jobs_only: bool,
     host: HostView,
+    /// Per resource, whether its tasks may compute (the resource actors' answers to the
+    /// host's availability, or [`HostView::resource_may_compute`]'s).
+    computing: ResourceMap<bool>,
     last_schedule_time: Time,
     last_accounting_time: Time,
     /// Instance-seconds used per project and resource since the last accounting.
@@ -182,6 +186,7 @@ impl ClientControl {
             boinc_compat,
             existing_jobs_only,
             host: HostView::UP,
+            computing: ResourceMap::from_fn(|_| true),
             last_schedule_time: start,
             last_accounting_time: start,
             usage: vec![ResourceMap::default(); nprojects],
@@ -334,20 +339,35 @@ impl ClientControl {
         })
     }
 
-    /// The host's availability changed.
+    /// The host's availability changed: each resource computes as the availability
+    /// rule says ([`HostView::resource_may_compute`]).
     pub fn set_host(&mut self, host: HostView) {
+        let compat = self.boinc_compat;
+        let computing = ResourceMap::from_fn(|r| host.resource_may_compute(r, compat));
+        self.set_host_with(host, computing);
+    }
+
+    /// The host's availability changed, and `computing` says per resource whether its
+    /// tasks may compute now (what each resource's owner answered).
+    pub fn set_host_with(&mut self, host: HostView, computing: ResourceMap<bool>) {
         if self.file_transfers && host != self.host {
             // The network may be back: the transfer step looks at once.
             self.next_transfer_check = f64::NEG_INFINITY;
         }
         self.host = host;
+        self.computing = computing;
+    }
+
+    /// Whether tasks on `resource` may compute now.
+    pub fn resource_computes(&self, resource: ResourceType) -> bool {
+        self.computing[resource]
     }
 
     /// Whether job `id`'s task may compute now.
     pub fn may_compute(&self, id: JobId) -> bool {
         let job = &self.state.jobs[id.index()];
         job.app_version.is_some_and(|av| {
-            self.host.may_compute(&self.state.app_versions[av.index()].usage, self.boinc_compat)
+            self.computing[self.state.app_versions[av.index()].usage.main_resource()]
         })
     }
 
@@ -590,7 +610,7 @@ impl ClientControl {
             &mut self.report_batching,
             &mut self.batching_scratch,
         );
-        self.plan_fetch_check(&decision, true, now);
+        self.plan_fetch_check(&decision, decision.fetch.may_request(), true, now);
         if let Some(previous) = self.last_decision.replace(decision) {
             self.decision_scratch.recycle(previous);
         }
@@ -599,9 +619,16 @@ impl ClientControl {
 
     /// When the fetch decision could next change without any other event: a resource's
     /// buffer reaching its low-water mark, a backoff expiring, a report falling due.
-    /// `fresh`: the decision was just made on this state (its facts still hold).
-    fn plan_fetch_check(&mut self, decision: &Decision, fresh: bool, now: Time) {
-        if decision.work_fetch.request.is_some() {
+    /// `fetch_wanted`: the decision's outlook may ask for work, so the RPC step looks
+    /// now. `fresh`: the decision was just made on this state (its facts still hold).
+    fn plan_fetch_check(
+        &mut self,
+        decision: &Decision,
+        fetch_wanted: bool,
+        fresh: bool,
+        now: Time,
+    ) {
+        if fetch_wanted {
             self.next_fetch_check = now;
             return;
         }
@@ -730,15 +757,49 @@ impl ClientControl {
         }
     }
 
-    /// The scheduler RPC to make now: the latest decision's work request, else a report
-    /// that is due (asking for the project's share of any shortfall on the way; a
-    /// batched project whose queue has drained to its refill point asks for its whole
-    /// uncovered share, see [`piggyback_request`]). A well-stocked project's short-deadline
-    /// results wait ([`report_batching`](crate::work_fetch::report_batching)). `None` when
+    /// The scheduler RPC to make now: the work-fetch choice over the latest decision's
+    /// outlook ([`select_work_fetch`]), then [`ClientControl::rpc_call_for`]. `None` when
     /// nothing is wanted; the next look is planned then.
     pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
+        let decision = self.last_decision.as_mut()?;
+        let choice = select_work_fetch(&mut decision.fetch);
+        self.rpc_call_for(choice, now)
+    }
+
+    /// The outlook the work-fetch choice is made from: the latest decision's. A fetch
+    /// actor makes the choice from it and hands it to [`ClientControl::rpc_call_for`].
+    pub fn fetch_outlook(&self) -> Option<&FetchOutlook> {
+        self.last_decision.as_ref().map(|d| &d.fetch)
+    }
+
+    /// Lends the latest decision's outlook out (to a fetch actor), without a copy; give
+    /// it back with [`ClientControl::restore_fetch_outlook`] so that its lists are kept
+    /// for the next decisions.
+    pub fn take_fetch_outlook(&mut self) -> Option<FetchOutlook> {
+        self.last_decision.as_mut().map(|d| std::mem::take(&mut d.fetch))
+    }
+
+    /// Takes back an outlook lent by [`ClientControl::take_fetch_outlook`]: it goes back
+    /// into the decision it came from, if that is still the latest.
+    pub fn restore_fetch_outlook(&mut self, outlook: FetchOutlook) {
+        if let Some(decision) = self.last_decision.as_mut()
+            && decision.now == outlook.now
+            && decision.fetch.candidates.is_empty()
+        {
+            decision.fetch = outlook;
+        }
+    }
+
+    /// The scheduler RPC to make now, given the work-fetch choice made over the latest
+    /// decision's outlook: its work request, else a report that is due (asking for the
+    /// project's share of any shortfall on the way; a batched project whose queue has
+    /// drained to its refill point asks for its whole uncovered share, see
+    /// [`piggyback_request`]). A well-stocked project's short-deadline results wait
+    /// ([`report_batching`](crate::work_fetch::report_batching)). `None` when nothing is
+    /// wanted; the next look is planned then.
+    pub fn rpc_call_for(&mut self, choice: FetchChoice, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
-        let fetch = decision.work_fetch.request;
+        let fetch = choice.request;
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
@@ -770,7 +831,7 @@ impl ClientControl {
             (None, Some(request)) => request,
             (None, None) => {
                 if let Some(decision) = self.last_decision.take() {
-                    self.plan_fetch_check(&decision, false, now);
+                    self.plan_fetch_check(&decision, false, false, now);
                     self.last_decision = Some(decision);
                 }
                 return None;

@@ -4,7 +4,7 @@
 
 use super::task_program::TaskProgram;
 use crate::Time;
-use crate::model::{ProjectId, ResourceUsage};
+use crate::model::{ProjectId, ResourceType, ResourceUsage};
 use serde::{Deserialize, Serialize};
 
 /// The host's availability as the client sees it.
@@ -27,7 +27,15 @@ impl HostView {
     /// Whether a task using `usage` may compute. `boinc_compat`: CPU tasks compute even
     /// while the host is off, as in BOINC's emulator.
     pub fn may_compute(&self, usage: &ResourceUsage, boinc_compat: bool) -> bool {
-        if usage.coprocessor.is_some() {
+        self.resource_may_compute(usage.main_resource(), boinc_compat)
+    }
+
+    /// Whether tasks may compute on `resource`: a GPU while the host is on and GPU
+    /// computing is allowed; the CPU while it is on and computing is allowed (always,
+    /// with `boinc_compat`: CPU tasks compute even while the host is off, as in BOINC's
+    /// emulator).
+    pub fn resource_may_compute(&self, resource: ResourceType, boinc_compat: bool) -> bool {
+        if resource.is_gpu() {
             self.on && self.gpu_active
         } else {
             boinc_compat || (self.on && self.active)

@@ -1,4 +1,4 @@
-//! The per-resource work-fetch decision (seed 003 "Work fetch", "select_project()",
+//! The per-resource work-fetch choice (seed 003 "Work fetch", "select_project()",
 //! "send_req()"), with seed 002's low and high water marks: which resource needs work,
 //! which project to ask, and how much of each resource to ask it for.
 //!
@@ -7,26 +7,32 @@
 //! decides the project; the request then covers every resource that project may supply
 //! and is not backed off for, except that a request made for idle GPUs asks no CPU work
 //! and one made for idle CPUs asks no GPU work.
+//!
+//! The choice ([`select_work_fetch`]) reads only a [`FetchOutlook`]: the state's part is
+//! gathered first (`outlook`), so that whoever holds the outlook (the fetch actor) makes
+//! the choice without the state.
 
-use super::backoff::backed_off;
-use super::intermittent::{host_intermittent, intermittent, top_up_threshold};
-use super::job_cap::{job_cap_reached_with, job_caps};
-use super::latency_cap::{latency_bookings, latency_caps};
+use super::latency_cap::latency_caps;
 use super::legacy::choose_legacy;
-use super::may_supply::{app_version_resources_into, may_supply_from, project_may_supply};
+use super::may_supply::project_may_supply;
+use super::outlook::{
+    FetchOutlook, FetchScratch, HostFacts, ProjectCaps, ResourceOutlook, fetch_outlook_with,
+    project_info, usable,
+};
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
 use crate::Time;
-use crate::accounting::rec::rec_priorities;
 use crate::model::{ClientState, ProjectFacts, ProjectId, ResourceMap, ResourceType, RunMode};
 use crate::policy::Policy;
 use crate::rpc_policy::ReportBatching;
 use crate::rr_sim::RrSimOutput;
+use serde::{Deserialize, Serialize};
 
 /// Decides whether to ask a project for work now, which project and how much.
 ///
 /// `policy` picks how projects are ranked: `Seed` by overall LTD + the project's
 /// shortfall for the resource (seed 003), `Rec` by REC priority (see
-/// [`rec_priorities`]), `Legacy` by seed 001's ETTPRC work requests (CPU only).
+/// [`crate::accounting::rec::rec_priorities`]), `Legacy` by seed 001's ETTPRC work
+/// requests (CPU only). The same as [`select_work_fetch`] over [`fetch_outlook`].
 pub fn choose_work_fetch(
     state: &ClientState,
     rr: &RrSimOutput,
@@ -34,173 +40,72 @@ pub fn choose_work_fetch(
     policy: Policy,
     now: Time,
 ) -> FetchDecision {
-    choose_work_fetch_with(state, rr, facts, policy, now, &mut FetchScratch::default())
+    let mut outlook = fetch_outlook(state, rr, facts, policy, now);
+    let choice = select_work_fetch(&mut outlook);
+    FetchDecision { request: choice.request, reason: choice.reason, candidates: outlook.candidates }
 }
 
-/// The lists a work-fetch decision is made in, kept by a caller that decides again and
-/// again so that a decision allocates nothing for them once they have grown.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FetchScratch {
-    /// The candidates' list of a decision no longer needed.
-    spare_candidates: Vec<ProjectFetchInfo>,
-    /// Per project, the resources it has an app version for.
-    has_version: Vec<ResourceMap<bool>>,
+/// What the work-fetch choice reads of `state` (whose round-robin simulation is `rr` and
+/// project facts `facts`) at `now`.
+pub fn fetch_outlook(
+    state: &ClientState,
+    rr: &RrSimOutput,
+    facts: &[ProjectFacts],
+    policy: Policy,
+    now: Time,
+) -> FetchOutlook {
+    fetch_outlook_in(state, rr, facts, policy, now, &mut FetchScratch::default())
 }
 
-impl FetchScratch {
-    /// Keeps the candidates' list of a decision the caller is done with.
-    pub(crate) fn recycle(&mut self, decision: FetchDecision) {
-        self.spare_candidates = decision.candidates;
-    }
-}
-
-/// [`choose_work_fetch`], with its lists in `scratch`'s buffers.
-pub(crate) fn choose_work_fetch_with(
+/// [`fetch_outlook`], in `scratch`'s buffers.
+pub(crate) fn fetch_outlook_in(
     state: &ClientState,
     rr: &RrSimOutput,
     facts: &[ProjectFacts],
     policy: Policy,
     now: Time,
     scratch: &mut FetchScratch,
-) -> FetchDecision {
-    let mut candidates = std::mem::take(&mut scratch.spare_candidates);
-    project_infos(state, rr, facts, now, &mut scratch.has_version, &mut candidates);
-    let reason = if state.network_mode == RunMode::Never {
-        Some(FetchReason::NetworkSuspended)
-    } else if state.run_mode == RunMode::Never {
-        Some(FetchReason::ComputingSuspended)
-    } else {
-        None
-    };
-    if let Some(reason) = reason {
-        return FetchDecision { request: None, reason, candidates };
+) -> FetchOutlook {
+    fetch_outlook_with(state, rr, facts, policy, now, scratch)
+}
+
+/// A work-fetch choice: the request to make, if any, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FetchChoice {
+    /// The request to make, if any.
+    pub request: Option<WorkRequest>,
+    /// Why this request, or why none.
+    pub reason: FetchReason,
+}
+
+/// Seed 003's choice over `outlook`: the project to ask and how much, or why none. Each
+/// candidate's ranking score is written into `outlook.candidates` (for `explain`).
+pub fn select_work_fetch(outlook: &mut FetchOutlook) -> FetchChoice {
+    if let Some(reason) = outlook.blocked {
+        return FetchChoice { request: None, reason };
     }
-    if let Some(request) = non_cpu_intensive_request(state, facts, &candidates) {
-        return FetchDecision {
-            request: Some(request),
-            reason: FetchReason::NonCpuIntensiveIdle,
-            candidates,
-        };
+    if let Some(request) = non_cpu_intensive_request(&outlook.candidates) {
+        return FetchChoice { request: Some(request), reason: FetchReason::NonCpuIntensiveIdle };
     }
-    match policy {
+    let (request, reason) = match outlook.policy {
         Policy::Legacy => {
-            let (request, reason) = choose_legacy(state, &mut candidates);
-            FetchDecision { request, reason, candidates }
+            let cpu = outlook.resources[ResourceType::Cpu].usable;
+            choose_legacy(cpu, outlook.legacy.as_ref(), &mut outlook.candidates)
         }
-        Policy::Seed | Policy::Rec => {
-            let context = FetchContext { state, rr, facts, now };
-            let (request, reason) = choose_per_resource(context, policy, &mut candidates);
-            FetchDecision { request, reason, candidates }
-        }
-    }
-}
-
-/// What every step of one decision reads: the state, its simulation and facts, and now.
-#[derive(Clone, Copy)]
-struct FetchContext<'a> {
-    state: &'a ClientState,
-    rr: &'a RrSimOutput,
-    facts: &'a [ProjectFacts],
-    now: Time,
-}
-
-/// What the decision knows about each project, gathered once per call into `infos`
-/// (whatever it held is replaced); `has_version` is a buffer for the app versions'
-/// resources (see [`app_version_resources_into`]).
-fn project_infos(
-    state: &ClientState,
-    rr: &RrSimOutput,
-    facts: &[ProjectFacts],
-    now: Time,
-    has_version: &mut Vec<ResourceMap<bool>>,
-    infos: &mut Vec<ProjectFetchInfo>,
-) {
-    app_version_resources_into(state, has_version);
-    let host = HostFacts::of(state);
-    infos.clear();
-    infos.extend(state.project_ids().zip(has_version.iter()).map(|(id, has_version)| {
-        let may_supply = may_supply_from(state.project(id), has_version);
-        project_info(state, rr, facts, id, may_supply, &host, now)
-    }));
-}
-
-/// What every project's [`ProjectFetchInfo`] reads of the host, looked up once.
-struct HostFacts {
-    /// [`host_intermittent`]'s answer.
-    intermittent: bool,
-    /// The resources' weights in the overall debt ([`ClientState::debt_weights`]).
-    debt_weights: ResourceMap<Option<f64>>,
-    /// The resources' job caps ([`job_caps`]).
-    job_caps: ResourceMap<usize>,
-}
-
-impl HostFacts {
-    fn of(state: &ClientState) -> Self {
-        HostFacts {
-            intermittent: host_intermittent(state),
-            debt_weights: state.debt_weights(),
-            job_caps: job_caps(state),
-        }
-    }
-}
-
-/// What the decision knows about project `id`, which may supply `may_supply`. Inlined
-/// into the gathering of every project's facts at every decision, so that the record is
-/// written in its place in the list rather than returned and copied there.
-#[inline(always)]
-fn project_info(
-    state: &ClientState,
-    rr: &RrSimOutput,
-    facts: &[ProjectFacts],
-    id: ProjectId,
-    may_supply: ResourceMap<bool>,
-    host: &HostFacts,
-    now: Time,
-) -> ProjectFetchInfo {
-    let project = state.project(id);
-    let shortfall = rr
-        .projects
-        .get(id.index())
-        .map_or_else(ResourceMap::default, |p| p.shortfall.map(|_, &s| s.max(0.0)));
-    // `project_overworked`, from the debt already at hand.
-    let overall_long_term_debt = state.overall_long_term_debt_weighted(id, &host.debt_weights);
-    ProjectFetchInfo {
-        project: id,
-        overall_long_term_debt,
-        shortfall,
-        backed_off: ResourceMap::from_fn(|r| backed_off(project, r, now)),
-        may_supply,
-        fetchable: state.project_fetchable(id, now),
-        overworked: overall_long_term_debt < -state.prefs.scheduling_period(),
-        latency_limited: state.project_latency_limited(id, now),
-        intermittent: host.intermittent || intermittent(project, now),
-        job_cap_reached: job_cap_reached_with(&host.job_caps, facts.get(id.index())),
-        score: ResourceMap::default(),
-    }
-}
-
-/// Whether the project may be asked for work at all now (resource aside).
-pub(crate) fn askable(state: &ClientState, info: &ProjectFetchInfo) -> bool {
-    info.fetchable && !info.latency_limited && !state.project(info.project).non_cpu_intensive
+        Policy::Seed | Policy::Rec => choose_per_resource(outlook),
+    };
+    FetchChoice { request, reason }
 }
 
 /// Seed 000: a non-CPU-intensive project is asked for work whenever it has no nearly
 /// runnable job; it doesn't compete for processors, so it comes before the others.
-fn non_cpu_intensive_request(
-    state: &ClientState,
-    facts: &[ProjectFacts],
-    candidates: &[ProjectFetchInfo],
-) -> Option<WorkRequest> {
+fn non_cpu_intensive_request(candidates: &[ProjectFetchInfo]) -> Option<WorkRequest> {
     let info = candidates.iter().find(|info| {
-        let project = state.project(info.project);
-        let has_job = facts
-            .get(info.project.index())
-            .is_some_and(|f| f.nearly_runnable.0.iter().any(|&n| n > 0) || f.downloading > 0);
-        project.non_cpu_intensive
+        info.non_cpu_intensive
             && info.fetchable
             && !info.latency_limited
             && !info.backed_off[ResourceType::Cpu]
-            && !has_job
+            && !info.has_job
     })?;
     let mut resources = ResourceMap::<ResourceRequest>::default();
     resources[ResourceType::Cpu] = ResourceRequest { req_seconds: 1.0, req_ninstances: 0.0 };
@@ -218,17 +123,14 @@ struct Step {
     top_up: Option<f64>,
 }
 
-fn steps(
-    state: &ClientState,
-    rr: &RrSimOutput,
-    usable: &ResourceMap<bool>,
-) -> impl Iterator<Item = Step> {
-    let work_buf_min = state.prefs.work_buf_min();
-    let minimal = state.config.fetch_minimal_work;
-    let idle = ResourceMap::from_fn(|r| usable[r] && rr.resources[r].nidle > 0.0);
+fn steps(outlook: &FetchOutlook) -> impl Iterator<Item = Step> + use<> {
+    let resources = outlook.resources;
+    let work_buf_min = outlook.work_buf_min;
+    let minimal = outlook.fetch_minimal_work;
+    let idle = ResourceMap::from_fn(|r| resources[r].usable && resources[r].nidle > 0.0);
     let short = ResourceMap::from_fn(|r| {
-        let sim = rr.resources[r];
-        usable[r] && !minimal && sim.shortfall > 0.0 && sim.saturated_time < work_buf_min
+        let sim = resources[r];
+        sim.usable && !minimal && sim.shortfall > 0.0 && sim.saturated_time < work_buf_min
     });
     let only_gpus = ResourceMap::from_fn(|r| r == ResourceType::Cpu);
     let only_cpu = ResourceMap::from_fn(|r| r.is_gpu());
@@ -262,42 +164,25 @@ fn steps(
     let top_up_order = ResourceType::GPUS.into_iter().chain([ResourceType::Cpu]);
     let top_ups = top_up_order
         .filter(move |&r| {
-            usable[r] && !minimal && !short[r] && !idle[r] && rr.resources[r].shortfall > 0.0
+            resources[r].usable && !minimal && !short[r] && !idle[r] && resources[r].shortfall > 0.0
         })
         .map(move |r| Step {
             resource: r,
             reason: FetchReason::TopUp(r),
             zeroed: none,
-            top_up: Some(top_up_threshold(state, r)),
+            top_up: Some(resources[r].top_up_threshold),
         });
     gpu_idle.chain(cpu_idle).chain(gpu_short).chain(cpu_short).chain(top_ups)
 }
 
-fn choose_per_resource(
-    context: FetchContext<'_>,
-    policy: Policy,
-    candidates: &mut [ProjectFetchInfo],
-) -> (Option<WorkRequest>, FetchReason) {
-    let FetchContext { state, rr, facts, .. } = context;
-    let usable = ResourceMap::from_fn(|r| {
-        state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
-    });
-    let priorities = (policy == Policy::Rec).then(|| rec_priorities(state));
+fn choose_per_resource(outlook: &mut FetchOutlook) -> (Option<WorkRequest>, FetchReason) {
     let mut unserved = None;
     let mut excluded: Vec<ProjectId> = Vec::new();
-    for step in steps(state, rr, &usable) {
-        let idle_now = rr.resources[step.resource].nidle > 0.0;
+    for step in steps(outlook) {
+        let idle_now = outlook.resources[step.resource].nidle > 0.0;
         excluded.clear();
         loop {
-            let chosen = select_project(
-                context,
-                &step,
-                idle_now,
-                priorities.as_deref(),
-                &excluded,
-                candidates,
-            );
-            let Some(project) = chosen else {
+            let Some(project) = select_project(outlook, &step, idle_now, &excluded) else {
                 // A top-up is optional: without an intermittent project to ask, the
                 // buffer is as full as seed 002 wants it.
                 if step.top_up.is_none() {
@@ -307,17 +192,26 @@ fn choose_per_resource(
             };
             // A project whose share of the resource is already booked up to its
             // latency is not asked: the next best one is.
-            let caps = latency_caps(state, facts, rr, project);
+            let caps = caps_of(outlook, project).room;
             if caps[step.resource] <= 0.0 {
                 excluded.push(project);
                 continue;
             }
-            let info = &candidates[project.index()];
-            let request = send_req(state, rr, info, &usable, &step, &caps);
+            let info = &outlook.candidates[project.index()];
+            let request = send_req(outlook, info, &step, &caps);
             return (Some(request), step.reason);
         }
     }
     (None, unserved.map_or(FetchReason::BufferFull, FetchReason::NoFetchableProject))
+}
+
+/// `project`'s caps in `outlook`; none at all where they were not gathered (no resource
+/// needed work, so no step reads them).
+fn caps_of(outlook: &FetchOutlook, project: ProjectId) -> ProjectCaps {
+    outlook.caps.get(project.index()).copied().unwrap_or(ProjectCaps {
+        room: ResourceMap::from_fn(|_| f64::INFINITY),
+        may_top_up: ResourceMap::from_fn(|_| true),
+    })
 }
 
 /// Seed 003 select_project(R): among the projects that may be asked, are not backed off
@@ -325,43 +219,40 @@ fn choose_per_resource(
 /// are backups: asked only when R has idle instances and no project with a share can
 /// be (so that they don't fetch every few minutes).
 fn select_project(
-    context: FetchContext<'_>,
+    outlook: &mut FetchOutlook,
     step: &Step,
     idle_now: bool,
-    rec_priority: Option<&[f64]>,
     excluded: &[ProjectId],
-    candidates: &mut [ProjectFetchInfo],
 ) -> Option<ProjectId> {
-    let FetchContext { state, rr, .. } = context;
     let resource = step.resource;
-    let horizon = if rr.horizon > 0.0 { rr.horizon } else { 1.0 };
+    let horizon = if outlook.horizon > 0.0 { outlook.horizon } else { 1.0 };
     let mut best: Option<(bool, f64, f64, ProjectId)> = None;
-    for info in candidates.iter_mut() {
-        if !askable(state, info)
+    for index in 0..outlook.candidates.len() {
+        let info = &outlook.candidates[index];
+        if !info.askable
             || excluded.contains(&info.project)
             || info.backed_off[resource]
             || info.job_cap_reached[resource]
             || !info.may_supply[resource]
-            || state.project_overworked_for(info.project, resource)
-            || step.top_up.is_some_and(|threshold| !tops_up(context, info, resource, threshold))
+            || info.overworked_for[resource]
+            || step.top_up.is_some_and(|threshold| !tops_up(outlook, info, resource, threshold))
         {
             continue;
         }
-        let has_share = state.project(info.project).resource_share > 0.0;
+        let has_share = info.has_share;
         if !has_share && !idle_now {
             continue;
         }
         let shortfall = info.shortfall[resource];
         // Seed: one score, LTD + shortfall. Rec: the REC priority first, the
         // project's shortfall (as a fraction of the horizon) breaking ties.
-        let (primary, secondary) = match rec_priority {
-            Some(priorities) => {
-                (priorities.get(info.project.index()).copied().unwrap_or(0.0), shortfall / horizon)
-            }
-            None => (info.overall_long_term_debt + shortfall, 0.0),
+        let (primary, secondary) = match info.rec_priority {
+            Some(priority) if outlook.policy == Policy::Rec => (priority, shortfall / horizon),
+            _ => (info.overall_long_term_debt + shortfall, 0.0),
         };
-        info.score[resource] = Some(primary);
-        let key = (has_share, primary, secondary, info.project);
+        let project = info.project;
+        outlook.candidates[index].score[resource] = Some(primary);
+        let key = (has_share, primary, secondary, project);
         let better = match best {
             None => true,
             Some((b_share, b_primary, b_secondary, _)) => {
@@ -384,19 +275,14 @@ fn select_project(
 /// against an outage (a project whose latency cap keeps it from holding its share of a
 /// full buffer would only miss them).
 fn tops_up(
-    context: FetchContext<'_>,
+    outlook: &FetchOutlook,
     info: &ProjectFetchInfo,
     resource: ResourceType,
     threshold: f64,
 ) -> bool {
-    let FetchContext { state, rr, facts, now } = context;
-    if !info.intermittent || info.shortfall[resource] < threshold {
-        return false;
-    }
-    let share = rr.projects.get(info.project.index()).map_or(0.0, |p| p.share[resource]);
-    intermittent(state.project(info.project), now)
-        || !latency_bookings(state, facts, rr, info.project)[resource]
-            .binds(share, state.prefs.work_buf_total())
+    info.intermittent
+        && info.shortfall[resource] >= threshold
+        && caps_of(outlook, info.project).may_top_up[resource]
 }
 
 /// Seed 003 send_req(p): the resource that triggered the fetch gets its whole shortfall
@@ -406,10 +292,8 @@ fn tops_up(
 /// resource's whole shortfall on every fetch would fill that resource's queue with its
 /// jobs and undo the cross-resource shares seed 003 targets (its GPU example).
 fn send_req(
-    state: &ClientState,
-    rr: &RrSimOutput,
+    outlook: &FetchOutlook,
     info: &ProjectFetchInfo,
-    usable: &ResourceMap<bool>,
     step: &Step,
     caps: &ResourceMap<f64>,
 ) -> WorkRequest {
@@ -419,7 +303,9 @@ fn send_req(
         }
         let ask =
             if r == step.resource && step.top_up.is_none() { Ask::Trigger } else { Ask::OwnShare };
-        capped(resource_request(state, rr, info, usable, r, ask), caps[r])
+        let request =
+            resource_request(&outlook.resources, outlook.fetch_minimal_work, info, r, ask);
+        capped(request, caps[r])
     });
     with_scalar_seconds(info.project, resources)
 }
@@ -427,23 +313,23 @@ fn send_req(
 /// What to ask one project for one resource: the resource's whole shortfall when it
 /// triggered the fetch; else the project's own uncovered share of it, as far as the
 /// resource is short; for a refill (see [`piggyback_request`]) its own uncovered share.
+/// `minimal`: cc_config `fetch_minimal_work`.
 fn resource_request(
-    state: &ClientState,
-    rr: &RrSimOutput,
+    resources: &ResourceMap<ResourceOutlook>,
+    minimal: bool,
     info: &ProjectFetchInfo,
-    usable: &ResourceMap<bool>,
     r: ResourceType,
     ask: Ask,
 ) -> ResourceRequest {
-    if !usable[r] || info.backed_off[r] || info.job_cap_reached[r] || !info.may_supply[r] {
+    let sim = resources[r];
+    if !sim.usable || info.backed_off[r] || info.job_cap_reached[r] || !info.may_supply[r] {
         return ResourceRequest::default();
     }
-    let sim = rr.resources[r];
     let nidle = sim.nidle.max(0.0);
     let trigger = ask == Ask::Trigger;
     let shortfall = if trigger {
         sim.shortfall.max(0.0)
-    } else if state.project_overworked_for(info.project, r) {
+    } else if info.overworked_for[r] {
         0.0
     } else if ask == Ask::Refill {
         info.shortfall[r].max(0.0)
@@ -455,11 +341,7 @@ fn resource_request(
     }
     // fetch_minimal_work: just enough jobs for the idle instances; the seconds are a
     // token so servers that read only seconds still send something.
-    let req_seconds = if state.config.fetch_minimal_work {
-        if nidle > 0.0 { 1.0 } else { 0.0 }
-    } else {
-        shortfall
-    };
+    let req_seconds = if minimal { if nidle > 0.0 { 1.0 } else { 0.0 } } else { shortfall };
     ResourceRequest { req_seconds, req_ninstances: nidle }
 }
 
@@ -485,21 +367,30 @@ pub fn piggyback_request(
     // Only this project's facts are needed, not every project's.
     let info = (project.index() < state.projects.len()).then(|| {
         let may_supply = project_may_supply(state, project);
-        project_info(state, rr, facts, project, may_supply, &HostFacts::of(state), now)
+        let host = HostFacts::of(state, Policy::Seed);
+        project_info(state, rr, facts, project, may_supply, &host, now)
     });
-    let usable = ResourceMap::from_fn(|r| {
-        state.instances(r) > 0 && !(r.is_gpu() && state.gpu_mode == RunMode::Never)
+    let resources = ResourceMap::from_fn(|r| {
+        let sim = rr.resources[r];
+        ResourceOutlook {
+            usable: usable(state, r),
+            nidle: sim.nidle,
+            shortfall: sim.shortfall,
+            saturated_time: sim.saturated_time,
+            top_up_threshold: f64::INFINITY,
+        }
     });
-    let resources = match info {
-        Some(info) if askable(state, &info) && state.network_mode != RunMode::Never => {
+    let minimal = state.config.fetch_minimal_work;
+    let requests = match info {
+        Some(info) if info.askable && state.network_mode != RunMode::Never => {
             let caps = latency_caps(state, facts, rr, project);
             ResourceMap::from_fn(|r| {
-                capped(resource_request(state, rr, &info, &usable, r, ask), caps[r])
+                capped(resource_request(&resources, minimal, &info, r, ask), caps[r])
             })
         }
         _ => ResourceMap::default(),
     };
-    with_scalar_seconds(project, resources)
+    with_scalar_seconds(project, requests)
 }
 
 /// How much of a resource a request asks for (see `resource_request`).
@@ -533,12 +424,13 @@ fn with_scalar_seconds(project: ProjectId, resources: ResourceMap<ResourceReques
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::rec::rec_priorities;
     use crate::model::{
         AppId, AppVersion, AppVersionId, Coprocessor, Job, Project, ResourceUsage, Workunit,
         WorkunitId,
     };
     use crate::rr_sim::{ProjectSim, ResourceSim};
-    use crate::work_fetch::intermittent::INTERMITTENT_MEMORY;
+    use crate::work_fetch::intermittent::{INTERMITTENT_MEMORY, top_up_threshold};
     use crate::work_fetch::request::Urgency;
 
     const CPU: ResourceType = ResourceType::Cpu;

@@ -113,6 +113,50 @@ pub(crate) fn latency_bookings(
     latency_bookings_with(state, facts, rr, project, |r| queued[r])
 }
 
+/// The per-project lists [`latency_bookings_each`] works in, kept between decisions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BookingScratch {
+    /// Per project, the resources whose latency is known.
+    known: Vec<ResourceMap<bool>>,
+    /// Per project, the instance-seconds queued per resource.
+    queued: Vec<ResourceMap<f64>>,
+}
+
+/// [`latency_bookings`] of every project, handed to `each` in project order, from one
+/// pass over the jobs: the queues are summed in the same order as one project's alone,
+/// so each project's figures are exactly [`latency_bookings`]'s.
+pub(crate) fn latency_bookings_each(
+    state: &ClientState,
+    facts: &[ProjectFacts],
+    rr: &RrSimOutput,
+    scratch: &mut BookingScratch,
+    mut each: impl FnMut(ProjectId, ResourceMap<LatencyBooking>),
+) {
+    let BookingScratch { known, queued } = scratch;
+    known.clear();
+    known.extend(state.project_ids().map(|project| {
+        let (_, share) = shares(state, rr, project);
+        let latency = facts.get(project.index()).map(|f| f.min_latency).unwrap_or_default();
+        ResourceMap::from_fn(|r| latency[r].is_some() && share[r] > 0.0)
+    }));
+    queued.clear();
+    queued.resize(known.len(), ResourceMap::default());
+    for index in 0..state.jobs.len() {
+        let p = state.jobs[index].project.index();
+        let Some(known) = known.get(p) else { continue };
+        if !known.0.iter().any(|&k| k) {
+            continue;
+        }
+        if let Some((resource, work, _)) = queued_work(state, rr, index, |r| known[r]) {
+            queued[p][resource] += work;
+        }
+    }
+    for project in state.project_ids() {
+        let queued = &queued[project.index()];
+        each(project, latency_bookings_with(state, facts, rr, project, |r| queued[r]));
+    }
+}
+
 /// [`latency_bookings`] for `project` whose queued instance-seconds per resource are
 /// `queued` (only read where its latency is known).
 fn latency_bookings_with(

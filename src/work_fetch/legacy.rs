@@ -2,7 +2,6 @@
 //! project result count), the urgency levels and the work request that brings each
 //! project's queue to twice the connection period. CPU only, as the seed knew no GPUs.
 
-use super::choose::askable;
 use super::request::{FetchReason, ProjectFetchInfo, ResourceRequest, Urgency, WorkRequest};
 use crate::model::{ClientState, Job, ResourceMap, ResourceType};
 use serde::{Deserialize, Serialize};
@@ -86,20 +85,20 @@ pub fn legacy_work_requests(state: &ClientState) -> LegacyWorkRequests {
 
 /// Seed 001's choice: the project that may be asked with the largest work request.
 pub(crate) fn choose_legacy(
-    state: &ClientState,
+    cpu_usable: bool,
+    legacy: Option<&LegacyWorkRequests>,
     candidates: &mut [ProjectFetchInfo],
 ) -> (Option<WorkRequest>, FetchReason) {
-    if state.instances(ResourceType::Cpu) == 0 {
+    let Some(legacy) = legacy.filter(|_| cpu_usable) else {
         return (None, FetchReason::BufferFull);
-    }
-    let legacy = legacy_work_requests(state);
+    };
     if legacy.urgency == Urgency::DontNeedWork {
         return (None, FetchReason::BufferFull);
     }
     let mut best: Option<(f64, usize)> = None;
     for info in candidates.iter_mut() {
         let cpu = ResourceType::Cpu;
-        if !askable(state, info)
+        if !info.askable
             || info.backed_off[cpu]
             || info.job_cap_reached[cpu]
             || !info.may_supply[cpu]

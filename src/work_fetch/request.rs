@@ -70,6 +70,23 @@ pub enum FetchReason {
     ComputingSuspended,
 }
 
+impl FetchReason {
+    /// The resource whose buffer triggered the request, where one did.
+    pub fn resource(&self) -> Option<ResourceType> {
+        match *self {
+            FetchReason::IdleInstances(r)
+            | FetchReason::Shortfall(r)
+            | FetchReason::TopUp(r)
+            | FetchReason::NoFetchableProject(r) => Some(r),
+            FetchReason::NonCpuIntensiveIdle => Some(ResourceType::Cpu),
+            FetchReason::Legacy(_) => Some(ResourceType::Cpu),
+            FetchReason::BufferFull
+            | FetchReason::NetworkSuspended
+            | FetchReason::ComputingSuspended => None,
+        }
+    }
+}
+
 impl fmt::Display for FetchReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -138,6 +155,26 @@ pub struct ProjectFetchInfo {
     /// asked first): LTD + shortfall (`seed`), REC priority (`rec`), work request in
     /// CPU-seconds (`legacy`, CPU only).
     pub score: ResourceMap<Option<f64>>,
+    /// It may be asked for work at all now: fetchable, not latency-limited, and
+    /// CPU-intensive (a non-CPU-intensive project is asked only when out of work).
+    #[serde(default)]
+    pub askable: bool,
+    /// Its resource share is above zero (a project without one is a backup).
+    #[serde(default)]
+    pub has_share: bool,
+    /// Per resource, seed 003's per-resource "overworked": it ran more than a scheduling
+    /// period ahead of its share there.
+    #[serde(default)]
+    pub overworked_for: ResourceMap<bool>,
+    /// The project does not compete for processors (seed 000 non-CPU-intensive).
+    #[serde(default)]
+    pub non_cpu_intensive: bool,
+    /// It holds a nearly runnable job, or one downloading.
+    #[serde(default)]
+    pub has_job: bool,
+    /// Its REC priority, for the `rec` policy.
+    #[serde(default)]
+    pub rec_priority: Option<f64>,
 }
 
 /// The outcome of one work-fetch decision.

@@ -141,9 +141,13 @@ enum Sink {
     },
 }
 
-/// A journal shared by the actors of one run.
+/// A journal shared by the actors of one run. Whether it records is fixed when it is
+/// made, and read without the lock: every message of every actor asks.
 #[derive(Clone)]
-pub struct Journal(Arc<Mutex<JournalInner>>);
+pub struct Journal {
+    on: bool,
+    inner: Arc<Mutex<JournalInner>>,
+}
 
 struct JournalInner {
     seq: u64,
@@ -175,17 +179,18 @@ impl Journal {
     }
 
     fn inner(&self) -> std::sync::MutexGuard<'_, JournalInner> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn with(sink: Sink) -> Self {
-        Journal(Arc::new(Mutex::new(JournalInner { seq: 0, sink, error: None })))
+        let on = !matches!(sink, Sink::Off);
+        Journal { on, inner: Arc::new(Mutex::new(JournalInner { seq: 0, sink, error: None })) }
     }
 
     /// Whether anything is recorded or checked (messages need not be serialised
     /// otherwise).
     pub fn is_on(&self) -> bool {
-        !matches!(self.inner().sink, Sink::Off)
+        self.on
     }
 
     /// Appends an entry.

@@ -17,11 +17,12 @@
 use super::context::ActorContext;
 use super::disk::DiskActor;
 use super::events::ClientEvent;
-use super::fetch::{FetchActor, ProjectActors};
+use super::fetch::{FetchActor, ProjectActors, ResourceActors};
 use super::messages::{
-    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, LoanReturn,
-    MasterFetch, Poll, PollTasks, RunSession, SettleSession, Shutdown, Snapshot, Startup,
-    StateLoan, StateSnapshot, Stats, TaskReport, Tick, User,
+    Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
+    LoanReturn, MasterFetch, Poll, PollAnswer, PollTasks, ResourceForecast, RunSession,
+    SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick,
+    User, WorkChosen,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -31,7 +32,6 @@ use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
 use crate::effects::RpcError;
 use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport};
-use actix::dev::Request;
 use actix::fut::LocalBoxActorFuture;
 use actix::{
     Actor, ActorFutureExt, Addr, AsyncContext, AtomicResponse, Context, Handler, MailboxError,
@@ -41,9 +41,10 @@ use boinc_core::Time;
 use boinc_core::control::{
     ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand, work_reply,
 };
-use boinc_core::model::{ClientState, JobId, ProjectId, ResourceType};
+use boinc_core::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType};
 use boinc_core::protocol::SchedulerReply;
 use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
+use boinc_core::work_fetch::{FetchChoice, ResourceOutlook};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -94,6 +95,9 @@ pub struct Scheduler {
     tasks: BTreeMap<u32, Addr<TaskActor>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
+    /// The buffer each resource actor was last told of (sent again only when it
+    /// changes).
+    forecasts: ResourceMap<Option<ResourceOutlook>>,
     /// Project actors by project.
     projects: Vec<Addr<ProjectActor>>,
     fetch: Option<Addr<FetchActor>>,
@@ -118,6 +122,13 @@ pub struct Scheduler {
     transfers: Option<TransferRunner>,
 }
 
+/// One step's polls: the tasks polled (by position) and the channel their answers come
+/// back on.
+struct StepPolls {
+    polled: Vec<(JobId, u32)>,
+    answers: tokio::sync::mpsc::UnboundedReceiver<(usize, TaskReport)>,
+}
+
 /// The central scheduler actor: a shell around the shared [`Scheduler`].
 pub struct SchedulerActor {
     inner: Rc<RefCell<Scheduler>>,
@@ -137,7 +148,7 @@ impl SchedulerActor {
     /// ProjectActor per project, the FetchActor and the DiskActor.
     pub fn launch(setup: SchedulerSetup) -> (Addr<SchedulerActor>, SchedulerLink) {
         let state = setup.client.state();
-        let resources = ResourceType::ALL
+        let resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)> = ResourceType::ALL
             .into_iter()
             .filter(|&r| state.instances(r) > 0)
             .map(|r| {
@@ -157,7 +168,8 @@ impl SchedulerActor {
                     .start()
             })
             .collect();
-        let fetch = FetchActor::new(setup.context.clone(), projects.clone()).start();
+        let live = resources.iter().filter_map(|(r, a)| a.clone().map(|a| (*r, a))).collect();
+        let fetch = FetchActor::new(setup.context.clone(), projects.clone(), live).start();
         let mut client = setup.client;
         let transfers = setup.file_transfer.map(|transfer| {
             client.enable_file_transfers(setup.context.clock.now());
@@ -176,6 +188,7 @@ impl SchedulerActor {
             app_restart_policy: setup.app_restart_policy,
             tasks: BTreeMap::new(),
             resources,
+            forecasts: ResourceMap::default(),
             projects,
             fetch: Some(fetch),
             disk: setup.disk.clone().map(Actor::start),
@@ -339,11 +352,21 @@ impl Scheduler {
                             self.context.clone(),
                         )
                         .start();
+                        // It takes over the buffer its predecessor was last told of.
+                        if let Some(outlook) = self.forecasts[resource] {
+                            let now = self.context.clock.now();
+                            rebuilt.do_send(ResourceForecast { now, outlook });
+                        }
                         self.resources[position].1 = Some(rebuilt);
+                        if let Some(fetch) = &self.fetch {
+                            fetch.do_send(ResourceActors(self.live_resource_actors()));
+                        }
                     }
                 }
                 ActorKind::Fetch => {
-                    let fetch = FetchActor::new(self.context.clone(), self.projects.clone());
+                    let resources = self.live_resource_actors();
+                    let fetch =
+                        FetchActor::new(self.context.clone(), self.projects.clone(), resources);
                     self.fetch = Some(fetch.start());
                 }
                 ActorKind::Disk => self.disk = self.disk_manager.clone().map(Actor::start),
@@ -352,12 +375,14 @@ impl Scheduler {
         }
     }
 
-    /// The running tasks to poll, with their actors.
     /// Asks every running task's actor for its report at `now`. The polls are all sent
-    /// before any answer is awaited: each task actor answers on its own, and the step
-    /// waits once for all of them rather than once per task.
-    fn polls(&mut self, now: Time) -> Vec<(JobId, u32, Request<TaskActor, Poll>)> {
-        let mut polls = Vec::with_capacity(self.client.running().len());
+    /// before any answer is awaited, and every answer comes back on one channel: the
+    /// step waits once for all of them rather than once per task. Returns the polled
+    /// tasks in order and the channel. A poll sent to an actor that failed is dropped
+    /// with its mailbox, and counts as unanswered.
+    fn polls(&mut self, now: Time) -> StepPolls {
+        let (channel, answers) = tokio::sync::mpsc::unbounded_channel();
+        let mut polled = Vec::with_capacity(self.client.running().len());
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
             let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
@@ -366,16 +391,17 @@ impl Scheduler {
             if self.rebuilds.contains_key(&ActorId { kind: ActorKind::Task, index: slot }) {
                 continue;
             }
-            let request = match self.tasks.get(&slot) {
-                Some(actor) => actor.send(Poll { now }),
-                None => {
-                    let name = self.client.state().job(id).name.clone();
-                    self.task_actor(slot, &name, Some(id)).send(Poll { now })
-                }
-            };
-            polls.push((id, slot, request));
+            if !self.tasks.contains_key(&slot) {
+                let name = self.client.state().job(id).name.clone();
+                self.task_actor(slot, &name, Some(id));
+            }
+            let Some(actor) = self.tasks.get(&slot) else { continue };
+            let position = polled.len();
+            polled.push((id, slot));
+            let answer = PollAnswer { position, channel: channel.clone() };
+            actor.do_send(Poll { now, answer: Some(answer) });
         }
-        polls
+        StepPolls { polled, answers }
     }
 
     /// Applies the task reports; returns the jobs that finished successfully.
@@ -526,7 +552,7 @@ impl Scheduler {
                 let (Some(av), Some(task)) = (job.app_version, job.task.as_ref()) else { continue };
                 let used = state.app_version(av).usage.usage_of(*resource);
                 if used > 0.0 {
-                    tasks.push((job.name.clone(), used, task.gpu_instances.clone()));
+                    tasks.push((task.slot, used, task.gpu_instances.clone()));
                 }
             }
             actor.do_send(InstanceAssignment { tasks });
@@ -632,6 +658,28 @@ impl Scheduler {
         }
     }
 
+    /// The resource actors that are up, for the fetch actor to ask.
+    fn live_resource_actors(&self) -> Vec<(ResourceType, Addr<ResourceActor>)> {
+        self.resources.iter().filter_map(|(r, a)| a.clone().map(|a| (*r, a))).collect()
+    }
+
+    /// After a decision: each resource actor is told its buffer as the round-robin
+    /// simulation saw it, where that changed.
+    fn send_forecasts(&mut self, now: Time) {
+        let Some(outlook) = self.client.fetch_outlook() else { return };
+        let resources = outlook.resources;
+        for (resource, actor) in &self.resources {
+            let outlook = resources[*resource];
+            if self.forecasts[*resource] == Some(outlook) {
+                continue;
+            }
+            self.forecasts[*resource] = Some(outlook);
+            if let Some(actor) = actor {
+                actor.do_send(ResourceForecast { now, outlook });
+            }
+        }
+    }
+
     /// A resource actor (at `position` among them) failed: rebuilt after the backoff.
     fn resource_failed(&mut self, position: usize, now: Time) {
         let Some(entry) = self.resources.get_mut(position) else { return };
@@ -685,10 +733,23 @@ impl Scheduler {
         }
     }
 
-    /// The session to start now, if the policies want one.
-    fn session(&mut self, now: Time) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
+    /// What the fetch actor chooses from: the latest decision's outlook, less the
+    /// resources' buffers (the resource actors tell it those).
+    fn choose_work(&mut self, now: Time) -> Option<(Addr<FetchActor>, ChooseWork)> {
         let fetch = self.fetch.clone()?;
-        let call = self.client.rpc_call(now)?;
+        let mut outlook = self.client.take_fetch_outlook()?;
+        outlook.resources = ResourceMap::default();
+        Some((fetch, ChooseWork { now, outlook }))
+    }
+
+    /// The session to start now for the fetch actor's `choice`, if the policies want one.
+    fn session(
+        &mut self,
+        choice: FetchChoice,
+        now: Time,
+    ) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
+        let fetch = self.fetch.clone()?;
+        let call = self.client.rpc_call_for(choice, now)?;
         let project = call.request.project;
         let name = self.project_name(project);
         tracing::debug!(project = %name, reported = call.reported.len(), "scheduler RPC starts");
@@ -857,6 +918,7 @@ impl SchedulerActor {
                 Vec::new()
             } else {
                 let commands = s.client.schedule(now);
+                s.send_forecasts(now);
                 tracing::debug!(
                     decisions = s.client.decisions(),
                     commands = commands.len(),
@@ -920,15 +982,34 @@ impl SchedulerActor {
         }));
     }
 
+    /// Asks the fetch actor for its choice; a session follows when it chose a project
+    /// (or a report is due).
     fn start_session(&self, now: Time, ctx: &mut Context<Self>) {
-        let Some((call, fetch, message)) = self.inner.borrow_mut().session(now) else {
-            return;
-        };
+        let Some((fetch, message)) = self.inner.borrow_mut().choose_work(now) else { return };
         self.inner.borrow_mut().operations += 1;
-        ctx.spawn(fetch.send(message).into_actor(self).map(move |outcome, act, ctx| {
-            // The reply arrives when it arrives: it is taken in at that time.
-            let now = act.inner.borrow().context.clock.now();
-            ctx.wait(act.finish_session(call, outcome, now));
+        ctx.spawn(fetch.send(message).into_actor(self).map(move |choice, act, ctx| {
+            let session = match choice {
+                Ok(WorkChosen { choice, outlook }) => {
+                    let mut s = act.inner.borrow_mut();
+                    s.client.restore_fetch_outlook(outlook);
+                    s.session(choice, now)
+                }
+                Err(_) => {
+                    act.inner.borrow_mut().fetch_failed(now);
+                    None
+                }
+            };
+            if let Some((call, fetch, message)) = session {
+                act.inner.borrow_mut().operations += 1;
+                ctx.spawn(fetch.send(message).into_actor(act).map(move |outcome, act, ctx| {
+                    // The reply arrives when it arrives: it is taken in at that time.
+                    let now = act.inner.borrow().context.clock.now();
+                    ctx.wait(act.finish_session(call, outcome, now));
+                }));
+            }
+            let mut s = act.inner.borrow_mut();
+            s.operations -= 1;
+            s.publish_wakeup(now);
         }));
     }
 
@@ -1093,18 +1174,22 @@ impl Handler<HostChanged> for SchedulerActor {
             .into_actor(self)
             .map(move |answers, act, _| {
                 let mut s = act.inner.borrow_mut();
+                // Each resource computes as its actor answered. One being rebuilt has
+                // no answer: its resource follows the core's availability rule, so
+                // that a failed actor neither stops nor frees its resource.
+                let compat = s.boinc_compat;
+                let mut computing = ResourceMap::from_fn(|r| view.resource_may_compute(r, compat));
                 for (position, answer) in answers {
                     match answer {
                         Ok(available) => {
                             let index = available.resource.index() as u32;
+                            computing[available.resource] = available.may_compute;
                             s.supervisor.healthy(ActorId { kind: ActorKind::Resource, index }, now)
                         }
                         Err(_) => s.resource_failed(position, now),
                     }
                 }
-                // The view itself is the authority: a resource actor being rebuilt
-                // does not keep the scheduler from hearing it.
-                s.client.set_host(view);
+                s.client.set_host_with(view, computing);
             }),
         ))
     }
@@ -1126,11 +1211,19 @@ impl SchedulerActor {
             (s.polls(now), full || set_back)
         };
         let polled = async move {
-            let mut reports = Vec::with_capacity(polls.len());
-            for (id, slot, request) in polls {
-                reports.push((id, slot, request.await));
+            let StepPolls { polled, mut answers } = polls;
+            let mut got: Vec<Option<TaskReport>> = vec![None; polled.len()];
+            // The channel closes when every poll was answered or dropped with its actor.
+            while let Some((position, report)) = answers.recv().await {
+                if let Some(place) = got.get_mut(position) {
+                    *place = Some(report);
+                }
             }
-            reports
+            polled
+                .into_iter()
+                .zip(got)
+                .map(|((id, slot), report)| (id, slot, report.ok_or(MailboxError::Closed)))
+                .collect::<Vec<_>>()
         };
         AtomicResponse::new(Box::pin(polled.into_actor(self).then(move |reports, act, _| {
             let (finished, ended) = {

@@ -150,21 +150,23 @@ pub struct InjectedPanic {
     pub count: u32,
 }
 
-/// The panics still to inject in a run (empty outside tests).
+/// The panics still to inject in a run (none outside tests: then every handler's check
+/// is a look at an empty option, no lock).
 #[derive(Debug, Clone, Default)]
-pub struct PanicInjector(Arc<Mutex<Vec<InjectedPanic>>>);
+pub struct PanicInjector(Option<Arc<Mutex<Vec<InjectedPanic>>>>);
 
 impl PanicInjector {
     /// An injector of `panics`.
     pub fn new(panics: &[InjectedPanic]) -> Self {
-        PanicInjector(Arc::new(Mutex::new(panics.to_vec())))
+        PanicInjector((!panics.is_empty()).then(|| Arc::new(Mutex::new(panics.to_vec()))))
     }
 
     /// Panics if a panic is due for `actor` at `now` (called at the top of the actors'
     /// handlers).
     pub fn maybe_panic(&self, actor: ActorId, now: Time) {
+        let Some(panics) = &self.0 else { return };
         let due = {
-            let mut panics = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut panics = panics.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if panics.is_empty() {
                 return;
             }

@@ -216,14 +216,27 @@ impl Handler<Command> for TaskActor {
 impl Handler<Poll> for TaskActor {
     type Result = actix::MessageResult<Poll>;
 
-    fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, mut message: Poll, ctx: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Poll", &message);
+        let answer = message.answer.take();
+        let report = self.poll(message, ctx);
+        if let Some(answer) = answer {
+            answer.send(&report);
+        }
+        actix::MessageResult(report)
+    }
+}
+
+impl TaskActor {
+    /// The task's report at the poll's time: an exit waiting to be told, a restart
+    /// waiting out its backoff (or due now), else the process's state.
+    fn poll(&mut self, message: Poll, ctx: &mut Context<Self>) -> TaskReport {
         let _span = tracing::debug_span!("task", slot = self.slot).entered();
         let now = message.now;
         self.context.maybe_panic(ActorId { kind: ActorKind::Task, index: self.slot }, now);
         if let Some(exit) = self.pending_exit.take() {
             let status = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
-            return actix::MessageResult(self.ended(&exit, status, now, ctx));
+            return self.ended(&exit, status, now, ctx);
         }
         if let Some(at) = self.restart_at {
             // A wall clock set back since the restart was planned would put it hours
@@ -232,22 +245,22 @@ impl Handler<Poll> for TaskActor {
             self.restart_at = Some(at);
             let checkpoint = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
             if now < at {
-                return actix::MessageResult(TaskReport::Restarting { checkpoint, restart_at: at });
+                return TaskReport::Restarting { checkpoint, restart_at: at };
             }
             self.restart_at = None;
             if let Some(spec) = self.spec.clone()
                 && let Some(exit) = self.start(&spec, now)
             {
-                return actix::MessageResult(self.ended(&exit, checkpoint, now, ctx));
+                return self.ended(&exit, checkpoint, now, ctx);
             }
             if let Some(restart_at) = self.restart_at {
                 // The previous run is still quitting: the start waits a little longer.
-                return actix::MessageResult(TaskReport::Restarting { checkpoint, restart_at });
+                return TaskReport::Restarting { checkpoint, restart_at };
             }
         }
         let report = self.host.poll(self.slot).map_err(|e| e.to_string());
         self.context.input(&self.id, "ProcessReport", &report);
-        let reply = match report {
+        match report {
             Ok(ProcessReport::Running(status)) => {
                 self.tracker.running(&self.policy, now);
                 TaskReport::Running(status)
@@ -262,7 +275,6 @@ impl Handler<Poll> for TaskActor {
                     None => TaskReport::Idle,
                 }
             }
-        };
-        actix::MessageResult(reply)
+        }
     }
 }

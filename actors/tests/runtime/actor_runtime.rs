@@ -143,10 +143,14 @@ fn a_faulty_run_replays_identically_and_a_mutated_input_diverges_there() {
     // the replayed client has nothing to start, so its very next message differs.
     let mut mutated = recorded.clone();
     // The project's actor settles the session before the reply is taken in: the first
-    // message after the reply that is not the project's is the decision's.
+    // command after the reply is the decision's (the resource actors hear of the new
+    // buffers beside it).
     let started_at_once = |i: usize| {
         let first_job = recorded[i].body["Ok"]["results"][0]["name"].as_str();
-        recorded[i + 1..].iter().find(|e| !e.actor.starts_with("project:")).is_some_and(|next| {
+        let beside = |e: &&JournalEntry| {
+            !e.actor.starts_with("project:") && !e.actor.starts_with("resource:")
+        };
+        recorded[i + 1..].iter().find(beside).is_some_and(|next| {
             next.name == "Command" && next.body["command"]["Start"]["job"].as_str() == first_job
         })
     };
@@ -253,4 +257,41 @@ fn the_disk_actor_keeps_projects_to_their_shares_and_says_so() {
     );
     let deleted: u32 = result.figures.projects.values().filter_map(|p| p.files_deleted).sum();
     assert!(deleted > 0);
+}
+
+#[test]
+fn the_fetch_actor_chooses_by_debt_plus_shortfall_and_the_journal_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fetch.jsonl");
+    record("s2", 2.0, Faults::default(), &path);
+    let recorded = read_journal(&path).unwrap();
+    let choices: Vec<&JournalEntry> =
+        recorded.iter().filter(|e| e.name == "FetchChoice" && e.actor == "scheduler").collect();
+    let chosen: Vec<&JournalEntry> =
+        choices.iter().copied().filter(|e| e.body["project"].is_u64()).collect();
+    assert!(chosen.len() >= 3, "the fetch actor chose a project {} times", chosen.len());
+    for entry in &chosen {
+        let body = &entry.body;
+        let debt = body["long_term_debt"].as_f64().expect("the debt it used");
+        let shortfall = body["shortfall"].as_f64().expect("the shortfall it used");
+        // Seed 003's ranking: the chosen project's score is its debt plus its shortfall.
+        let score = body["score"].as_f64().expect("the score it ranked by");
+        assert!((score - (debt + shortfall)).abs() <= 1e-6 * score.abs().max(1.0), "{body}");
+        // The session that follows goes to the project the fetch actor chose (or, where
+        // another project's reports had to go first, carries those reports alone).
+        let session = recorded[entry.seq as usize..]
+            .iter()
+            .find(|e| e.name == "RunSession")
+            .expect("a session follows the choice");
+        let request = &session.body["call"]["request"];
+        assert!(
+            request["project"] == body["project"] || request["work_req_seconds"] == 0.0,
+            "chose {body}, asked {request}"
+        );
+    }
+    // Every choice was made from what the resource actors said of their buffers.
+    let choose = recorded.iter().filter(|e| e.name == "ChooseWork").count();
+    assert_eq!(choose, choices.len(), "one choice per question");
+    let asked = recorded.iter().filter(|e| e.name == "AskForecast").count();
+    assert!(asked >= choose, "the fetch actor asked the resource actors ({asked} for {choose})");
 }

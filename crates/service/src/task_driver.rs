@@ -92,6 +92,6 @@ impl TaskDriver {
 
     /// Polls the task. After it finished or failed the actor is gone: an error.
     pub async fn poll(&self) -> Result<TaskReport, MailboxError> {
-        self.actor.send(Poll { now: self.now() }).await
+        self.actor.send(Poll { now: self.now(), answer: None }).await
     }
 }
