@@ -74,6 +74,16 @@ pub struct ProcessStatus {
     pub checkpoint_wall_time: Time,
     /// The app finished its work and exited successfully.
     pub finished: bool,
+    /// The most resident memory the task's processes have held, bytes, over all its
+    /// runs (BOINC's `peak_working_set_size`).
+    #[serde(default)]
+    pub peak_working_set_size: f64,
+    /// The most swap they have held, bytes (`peak_swap_size`).
+    #[serde(default)]
+    pub peak_swap_size: f64,
+    /// The most disk its slot directory has taken, bytes (`peak_disk_usage`).
+    #[serde(default)]
+    pub peak_disk_usage: f64,
 }
 
 /// What the control loop asks of a task's process.

@@ -96,6 +96,15 @@ pub struct ActiveTask {
     pub run_start_time: Time,
     /// Resident memory of the task, bytes (0: unknown).
     pub working_set_size: f64,
+    /// The most resident memory the task has held over all its runs, bytes.
+    #[serde(default)]
+    pub peak_working_set_size: f64,
+    /// The most swap it has held, bytes.
+    #[serde(default)]
+    pub peak_swap_size: f64,
+    /// The most disk its slot has taken, bytes.
+    #[serde(default)]
+    pub peak_disk_usage: f64,
     /// The task has run in EDF mode at some time.
     pub once_ran_edf: bool,
     /// Slot directory number.
@@ -119,6 +128,9 @@ impl ActiveTask {
             checkpoint_wall_time: 0.0,
             run_start_time: 0.0,
             working_set_size: 0.0,
+            peak_working_set_size: 0.0,
+            peak_swap_size: 0.0,
+            peak_disk_usage: 0.0,
             once_ran_edf: false,
             slot,
             gpu_instances: Vec::new(),
@@ -195,6 +207,16 @@ pub struct Job {
     /// project with the result.
     #[serde(default)]
     pub stderr_out: String,
+    /// Peak resident memory of the finished computation, bytes
+    /// (`<final_peak_working_set_size>`; 0: not measured).
+    #[serde(default)]
+    pub final_peak_working_set_size: f64,
+    /// Peak swap of the finished computation, bytes (`<final_peak_swap_size>`).
+    #[serde(default)]
+    pub final_peak_swap_size: f64,
+    /// Peak disk use of its slot, bytes (`<final_peak_disk_usage>`).
+    #[serde(default)]
+    pub final_peak_disk_usage: f64,
     /// The task, if it has started.
     pub task: Option<ActiveTask>,
     /// Output files (the result's `<file_ref>`s, with the names the app writes them
@@ -234,6 +256,9 @@ impl Job {
             final_cpu_time: 0.0,
             exit_status: 0,
             stderr_out: String::new(),
+            final_peak_working_set_size: 0.0,
+            final_peak_swap_size: 0.0,
+            final_peak_disk_usage: 0.0,
             task: None,
             output_files: Vec::new(),
         }
@@ -256,6 +281,40 @@ impl Job {
         self.final_elapsed_time = self.elapsed_time();
         if let Some(task) = self.task.take() {
             self.final_cpu_time = task.current_cpu_time;
+            self.final_peak_working_set_size = task.peak_working_set_size;
+            self.final_peak_swap_size = task.peak_swap_size;
+            self.final_peak_disk_usage = task.peak_disk_usage;
+        }
+    }
+
+    /// Adds what the project is told about how the job's app ended to its
+    /// `<stderr_out>`, in BOINC's form: the client's `message` (why it ended in an error)
+    /// as a `<message>` block, then the app's standard error, `stderr_txt` (its reported
+    /// tail, at most [`STDERR_REPORT_BYTES`]), in `<stderr_txt>`. What the text already
+    /// holds (a transfer error) stays ahead of them.
+    ///
+    /// [`STDERR_REPORT_BYTES`]: crate::protocol::app_api::STDERR_REPORT_BYTES
+    pub fn report_app_output(&mut self, message: Option<&str>, stderr_txt: Option<&str>) {
+        let out = &mut self.stderr_out;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if let Some(message) = message {
+            out.push_str("<message>\n");
+            out.push_str(message);
+            out.push_str("\n</message>\n");
+        }
+        if let Some(text) = stderr_txt {
+            // The tail may start inside a UTF-8 character or hold a stray `]]>`: the
+            // writer of the request mends both when it puts the text in CDATA.
+            let limit = crate::protocol::app_api::STDERR_REPORT_BYTES;
+            let mut start = text.len().saturating_sub(limit);
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+            out.push_str("<stderr_txt>\n");
+            out.push_str(&text[start..]);
+            out.push_str("\n</stderr_txt>\n");
         }
     }
 }

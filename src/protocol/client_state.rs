@@ -510,6 +510,9 @@ impl<'e> Linker<'e> {
             final_cpu_time: 0.0,
             exit_status: 0,
             stderr_out: String::new(),
+            final_peak_working_set_size: 0.0,
+            final_peak_swap_size: 0.0,
+            final_peak_disk_usage: 0.0,
             task: None,
             output_files: Vec::new(),
         };
@@ -535,6 +538,11 @@ impl<'e> Linker<'e> {
                 "final_cpu_time" => job.final_cpu_time = child.non_negative_f64()?,
                 "exit_status" => job.exit_status = child.i32()?,
                 "stderr_out" => job.stderr_out = child.string(),
+                "final_peak_working_set_size" => {
+                    job.final_peak_working_set_size = child.non_negative_f64()?
+                }
+                "final_peak_swap_size" => job.final_peak_swap_size = child.non_negative_f64()?,
+                "final_peak_disk_usage" => job.final_peak_disk_usage = child.non_negative_f64()?,
                 "file_ref" => job.output_files.extend(self.file_ref(project, child)?),
                 _ => {}
             }
@@ -670,6 +678,9 @@ impl<'e> Linker<'e> {
                 "fraction_done" => fraction_done = Some(fraction(child)?),
                 "checkpoint_fraction_done" => checkpoint_fraction_done = Some(fraction(child)?),
                 "working_set_size_smoothed" => task.working_set_size = child.non_negative_f64()?,
+                "peak_working_set_size" => task.peak_working_set_size = child.non_negative_f64()?,
+                "peak_swap_size" => task.peak_swap_size = child.non_negative_f64()?,
+                "peak_disk_usage" => task.peak_disk_usage = child.non_negative_f64()?,
                 "once_ran_edf" => task.once_ran_edf = child.flag()?,
                 OWN_FIELDS => {
                     for field in &child.children {
