@@ -703,9 +703,7 @@ mod tests {
                 final_cpu_time: 0.0,
                 exit_status: 0,
                 stderr_out: String::new(),
-                final_peak_working_set_size: 0.0,
-                final_peak_swap_size: 0.0,
-                final_peak_disk_usage: 0.0,
+                final_peaks: Default::default(),
                 task: None,
                 output_files: Vec::new(),
             });

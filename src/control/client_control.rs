@@ -330,9 +330,7 @@ impl ClientControl {
             checkpoint_cpu_time: task.checkpoint_cpu_time,
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
-            peak_working_set_size: task.peak_working_set_size,
-            peak_swap_size: task.peak_swap_size,
-            peak_disk_usage: task.peak_disk_usage,
+            peaks: task.peaks,
         };
         Some(TaskSpec {
             project: job.project,
@@ -1024,11 +1022,7 @@ fn take_status(task: &mut ActiveTask, status: &ProcessStatus) {
     task.checkpoint_elapsed_time = status.checkpoint_elapsed_time;
     task.checkpoint_cpu_time = status.checkpoint_cpu_time;
     task.checkpoint_wall_time = status.checkpoint_wall_time;
-    // Peaks only grow: a run restarted from its checkpoint measures afresh, and a status
-    // from before the restart must not lower what was already seen.
-    task.peak_working_set_size = task.peak_working_set_size.max(status.peak_working_set_size);
-    task.peak_swap_size = task.peak_swap_size.max(status.peak_swap_size);
-    task.peak_disk_usage = task.peak_disk_usage.max(status.peak_disk_usage);
+    task.peaks = task.peaks.max(status.peaks);
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep

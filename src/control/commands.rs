@@ -4,7 +4,7 @@
 
 use super::task_program::TaskProgram;
 use crate::Time;
-use crate::model::{ProjectId, ResourceUsage};
+use crate::model::{ProjectId, ResourceUsage, TaskPeaks};
 use serde::{Deserialize, Serialize};
 
 /// The host's availability as the client sees it.
@@ -74,16 +74,9 @@ pub struct ProcessStatus {
     pub checkpoint_wall_time: Time,
     /// The app finished its work and exited successfully.
     pub finished: bool,
-    /// The most resident memory the task's processes have held, bytes, over all its
-    /// runs (BOINC's `peak_working_set_size`).
+    /// The most the task's processes have held over all its runs.
     #[serde(default)]
-    pub peak_working_set_size: f64,
-    /// The most swap they have held, bytes (`peak_swap_size`).
-    #[serde(default)]
-    pub peak_swap_size: f64,
-    /// The most disk its slot directory has taken, bytes (`peak_disk_usage`).
-    #[serde(default)]
-    pub peak_disk_usage: f64,
+    pub peaks: TaskPeaks,
 }
 
 /// What the control loop asks of a task's process.

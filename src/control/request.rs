@@ -366,9 +366,9 @@ fn reported_result<'s>(
         version_num: job.version_num,
         plan_class: Cow::Borrowed(&job.plan_class),
         // BOINC leaves out a peak it never measured.
-        final_peak_working_set_size: positive(job.final_peak_working_set_size),
-        final_peak_swap_size: positive(job.final_peak_swap_size),
-        final_peak_disk_usage: positive(job.final_peak_disk_usage),
+        final_peak_working_set_size: positive(job.final_peaks.working_set_size),
+        final_peak_swap_size: positive(job.final_peaks.swap_size),
+        final_peak_disk_usage: positive(job.final_peaks.disk_usage),
         app_version_num: Some(job.version_num),
         stderr_out: Cow::Borrowed(&job.stderr_out),
         output_files,

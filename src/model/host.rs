@@ -154,8 +154,8 @@ impl Host {
         if new.p_calculated == 0.0 && old.p_calculated > 0.0 {
             host.p_fpops = self.p_fpops;
             let new = &mut host.description;
+            // The memory bandwidth is not benchmarked: discovery's figure stands.
             new.p_iops = old.p_iops;
-            new.p_membw = old.p_membw;
             new.p_calculated = old.p_calculated;
         }
         host
@@ -397,7 +397,9 @@ mod tests {
         old.description.timezone = 3600;
         let mut found = Host { p_ncpus: 16, p_fpops: 2e9, ..Host::default() };
         found.description.os_name = "Linux Debian".into();
+        found.description.p_membw = 1e9;
         let host = old.refreshed(found.clone());
+        assert_eq!(host.description.p_membw, 1e9, "never benchmarked: discovery's figure");
         assert_eq!((host.p_ncpus, host.p_fpops), (16, 4.2e9));
         assert_eq!(host.description.host_cpid, "abc");
         assert_eq!((host.description.p_iops, host.description.timezone), (9e9, 3600));

@@ -398,9 +398,9 @@ fn write_result(state: &ClientState, job: &Job, writer: &mut XmlWriter) {
     // number.
     writer.text("plan_class", &job.plan_class);
     for (name, value) in [
-        ("final_peak_working_set_size", job.final_peak_working_set_size),
-        ("final_peak_swap_size", job.final_peak_swap_size),
-        ("final_peak_disk_usage", job.final_peak_disk_usage),
+        ("final_peak_working_set_size", job.final_peaks.working_set_size),
+        ("final_peak_swap_size", job.final_peaks.swap_size),
+        ("final_peak_disk_usage", job.final_peaks.disk_usage),
     ] {
         // Whole bytes, written when measured, as BOINC writes them.
         if let Some(bytes) = positive(value) {
@@ -442,9 +442,9 @@ fn write_active_task(state: &ClientState, job: &Job, task: &ActiveTask, writer: 
     writer.number("fraction_done", task.fraction_done);
     writer.number("elapsed_time", task.elapsed_time);
     writer.number("working_set_size_smoothed", task.working_set_size);
-    writer.number_if_any("peak_working_set_size", positive(task.peak_working_set_size));
-    writer.number_if_any("peak_swap_size", positive(task.peak_swap_size));
-    writer.number_if_any("peak_disk_usage", positive(task.peak_disk_usage));
+    writer.number_if_any("peak_working_set_size", positive(task.peaks.working_set_size));
+    writer.number_if_any("peak_swap_size", positive(task.peaks.swap_size));
+    writer.number_if_any("peak_disk_usage", positive(task.peaks.disk_usage));
     writer.open(OWN_FIELDS);
     writer.number("checkpoint_wall_time", task.checkpoint_wall_time);
     writer.number("run_start_time", task.run_start_time);

@@ -518,3 +518,28 @@ fn free_space_from_boinc_figures(request: &SchedulerRequest) -> Option<FreeSpace
     };
     Some(FreeSpaceFigures { free, free_after_offenders: free, free_after_offenders_and_self: free })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::protocol::DiskUsageReport;
+
+    #[test]
+    fn the_room_for_files_comes_from_boincs_figures() {
+        let mut request = SchedulerRequest::default();
+        assert_eq!(free_space_from_boinc_figures(&request), None, "no share: no check");
+        request.disk_usage = DiskUsageReport {
+            d_project_share: 10e9,
+            d_boinc_used_project: 4e9,
+            ..Default::default()
+        };
+        request.host_info.d_free = 50e9;
+        let room = free_space_from_boinc_figures(&request).expect("figures");
+        assert_eq!((room.free, room.free_after_offenders_and_self), (6e9, 6e9));
+        // A disk fuller than the share allows bounds it; a share used up leaves none.
+        request.host_info.d_free = 1e9;
+        assert_eq!(free_space_from_boinc_figures(&request).map(|r| r.free), Some(1e9));
+        request.disk_usage.d_boinc_used_project = 12e9;
+        assert_eq!(free_space_from_boinc_figures(&request).map(|r| r.free), Some(0.0));
+    }
+}

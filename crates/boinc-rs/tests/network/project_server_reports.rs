@@ -71,6 +71,7 @@ fn the_server_stores_a_failing_apps_stderr_and_a_finished_tasks_cpu_time_and_pea
         .and_then(|results| results.iter().find(|r| r["app"] != "failing"))
         .map(|job| &job["report"])
         .expect("the example app's job");
+    println!("stored: failing app {failed}\nexample app {example}");
     assert_eq!(example["exit_status"], 0, "{example}");
     let cpu = example["cpu_time"].as_f64().expect("cpu_time");
     let peak = example["peak_working_set_size"].as_f64().expect("peak_working_set_size");

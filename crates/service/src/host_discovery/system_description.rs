@@ -22,6 +22,8 @@ const MAX_OS_RELEASE: u64 = 64 * 1024;
 /// The memory bandwidth BOINC's client reports (`<p_membw>`): it no longer measures
 /// it, and sends this figure (fixtures/boinc-7.20.5).
 pub(crate) const REPORTED_MEMORY_BANDWIDTH: f64 = 1e9;
+/// The integer speed BOINC reports before its benchmarks have run (`<p_iops>`).
+const DEFAULT_IOPS: f64 = 1e9;
 
 /// The machine's CPUs, memory, OS and the disk holding `data_dir`; the benchmark figures
 /// are left at their defaults (no benchmark ran: `p_calculated` 0).
@@ -49,6 +51,9 @@ pub(crate) fn describe_system(data_dir: &Path) -> Result<Host, HostDiscoveryErro
     description.p_features = cpu_info.features;
     description.m_cache = cpu_info.cache_bytes;
     description.p_membw = REPORTED_MEMORY_BANDWIDTH;
+    // Until the benchmarks run, BOINC reports 10^9 integer operations a second, as it
+    // does floating-point ones (`Host`'s default `p_fpops`).
+    description.p_iops = DEFAULT_IOPS;
     description.domain_name = System::host_name().unwrap_or_default();
     description.ip_addr = address_of(&description.domain_name);
     (description.os_name, description.os_version) = operating_system();
@@ -177,6 +182,7 @@ mod tests {
         assert!(host.p_ncpus >= 1 && host.p_ncpus as usize <= system.cpus().len());
         assert_eq!(host.p_ncpus, usable_cpus(system.cpus().len()));
         assert_eq!(host.description.p_membw, REPORTED_MEMORY_BANDWIDTH);
+        assert_eq!((host.p_fpops, host.description.p_iops), (1e9, DEFAULT_IOPS), "no benchmark");
         let libc = libc_version().expect("a GNU C library");
         assert!(host.description.os_version.ends_with(&format!("|libc {libc}]")), "{host:?}");
         assert_eq!(host.m_nbytes, system.total_memory() as f64);

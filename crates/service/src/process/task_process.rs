@@ -407,9 +407,9 @@ impl TaskProcess {
         self.disk_checked = Some(now);
         self.slot_bytes = self.layout.disk_usage() as f64;
         let status = &mut self.status;
-        status.peak_disk_usage = status.peak_disk_usage.max(self.slot_bytes);
+        status.peaks.disk_usage = status.peaks.disk_usage.max(self.slot_bytes);
         if let Some(swap) = swap_bytes(self.pid.as_raw()) {
-            status.peak_swap_size = status.peak_swap_size.max(swap);
+            status.peaks.swap_size = status.peaks.swap_size.max(swap);
         }
     }
 
@@ -420,7 +420,7 @@ impl TaskProcess {
         let status = &mut self.status;
         status.elapsed_time = elapsed;
         status.current_cpu_time = self.base.current_cpu_time + self.cpu_seconds;
-        status.peak_working_set_size = status.peak_working_set_size.max(self.resident_bytes);
+        status.peaks.working_set_size = status.peaks.working_set_size.max(self.resident_bytes);
         match self.channels.as_ref().and_then(AppChannels::reported) {
             Some(report) => {
                 if let Some(fraction) = report.fraction_done {
