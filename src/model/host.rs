@@ -269,7 +269,7 @@ impl TimeTotals {
     /// `dt` seconds went by, with computing (`active`) and GPU computing (`gpu_active`)
     /// allowed or not. Nothing is counted before a session starts.
     pub fn advance(&mut self, dt: f64, active: bool, gpu_active: bool) {
-        if !self.started() || !(dt > 0.0 && dt.is_finite()) {
+        if !(self.started() && dt > 0.0 && dt.is_finite()) {
             return;
         }
         self.total_duration += dt;
