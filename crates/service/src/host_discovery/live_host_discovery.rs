@@ -8,6 +8,7 @@ use super::host_conditions::observe_host_conditions;
 use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usable_coprocessor};
 use super::opencl::{OpenclDiscoveryError, OpenclPlatform, discover_opencl};
 use super::system_description::describe_system;
+use super::virtualization::{Virtualization, detect_virtualization};
 use boinc_core::control::{HostView, host_view};
 use boinc_core::model::{CcConfig, Coprocessor, Host, OpenclDevice, Prefs, ResourceType};
 use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
@@ -105,6 +106,34 @@ impl LiveHostDiscovery {
     /// CPU) when `run_benchmarks`.
     pub fn discover(&self, run_benchmarks: bool) -> Result<DiscoveredHost, HostDiscoveryError> {
         let settings = self.settings();
+        // The tools' versions and the OpenCL drivers take a second or more to answer
+        // (a driver initialises its compiler): they are asked on a thread of their own
+        // while the machine is described and benchmarked, so the client's start waits
+        // for the longer of the two, not for both.
+        let no_gpus = settings.no_gpus;
+        std::thread::scope(|scope| {
+            let slow = scope.spawn(move || {
+                let opencl = if no_gpus {
+                    Err(OpenclDiscoveryError::NoPlatforms)
+                } else {
+                    discover_opencl()
+                };
+                (detect_virtualization(), opencl)
+            });
+            let described = self.discover_here(&settings, run_benchmarks);
+            let (tools, opencl) =
+                slow.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            described.map(|found| found.with(tools, opencl))
+        })
+    }
+
+    /// What [`LiveHostDiscovery::discover`] finds on its own thread: the machine, the
+    /// benchmarks, NVML's GPUs.
+    fn discover_here(
+        &self,
+        settings: &DiscoverySettings,
+        run_benchmarks: bool,
+    ) -> Result<DiscoveredHost, HostDiscoveryError> {
         let mut host = describe_system(&self.data_dir)?;
         let benchmark =
             run_benchmarks.then(|| run_cpu_benchmarks(host.p_ncpus, settings.benchmark_duration));
@@ -145,15 +174,26 @@ impl LiveHostDiscovery {
             Ok(_) => {}
             Err(reason) => tracing::info!("{reason}; computing on the CPUs only"),
         }
-        let opencl = if settings.no_gpus {
-            Err(OpenclDiscoveryError::NoPlatforms)
-        } else {
-            discover_opencl()
-        };
+        let opencl = Err(OpenclDiscoveryError::NoPlatforms);
+        Ok(DiscoveredHost { host, nvidia, opencl, benchmark })
+    }
+}
+
+impl DiscoveredHost {
+    /// The host with the tools' versions and what OpenCL found.
+    fn with(
+        mut self,
+        tools: Virtualization,
+        opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
+    ) -> DiscoveredHost {
+        let description = &mut self.host.description;
+        description.virtualbox_version = tools.virtualbox_version;
+        description.docker_version = tools.docker_version;
+        description.docker_type = tools.docker_type;
         match &opencl {
             Ok(platforms) => {
                 let gpus = OpenclPlatform::gpus(platforms);
-                take_opencl_gpus(&mut host, &gpus);
+                take_opencl_gpus(&mut self.host, &gpus);
                 for found in platforms.iter().flat_map(|p| &p.devices) {
                     tracing::info!(
                         device = %found.device.name,
@@ -163,11 +203,12 @@ impl LiveHostDiscovery {
                         "OpenCL device found"
                     );
                 }
-                host.description.opencl_gpus = gpus;
+                self.host.description.opencl_gpus = gpus;
             }
             Err(reason) => tracing::info!("{reason}"),
         }
-        Ok(DiscoveredHost { host, nvidia, opencl, benchmark })
+        self.opencl = opencl;
+        self
     }
 }
 

@@ -1,15 +1,14 @@
 //! The machine as sysinfo, /proc/cpuinfo and statvfs describe it (issue "The host
 //! service", host discovery): CPUs (count, vendor, model, features, cache), memory and
 //! swap, the disk of the data directory, the operating system, the host's address and
-//! its container and virtual-machine tools, as a scheduler request's `<host_info>`
-//! carries them, in BOINC 7.20's forms on Linux (fixtures/boinc-7.20.5
+//! as a scheduler request's `<host_info>` carries them (the container and
+//! virtual-machine tools are `virtualization.rs`'s), in BOINC 7.20's forms on Linux (fixtures/boinc-7.20.5
 //! sched_request_04): `os_version` is the distribution's name, then the kernel release
 //! and the C library's version in brackets; `p_model` has the x86 family, model and
 //! stepping; `p_ncpus` counts the CPUs this process may run on (its affinity, as
 //! `taskset` sets it), not all the machine's.
 
 use super::cpu_info::{boinc_model, parse_cpuinfo};
-use super::virtualization::detect_virtualization;
 use boinc_core::model::Host;
 use boinc_runtime::effects::HostDiscoveryError;
 use std::path::Path;
@@ -57,10 +56,6 @@ pub(crate) fn describe_system(data_dir: &Path) -> Result<Host, HostDiscoveryErro
     description.domain_name = System::host_name().unwrap_or_default();
     description.ip_addr = address_of(&description.domain_name);
     (description.os_name, description.os_version) = operating_system();
-    let tools = detect_virtualization();
-    description.virtualbox_version = tools.virtualbox_version;
-    description.docker_version = tools.docker_version;
-    description.docker_type = tools.docker_type;
     Ok(host)
 }
 
