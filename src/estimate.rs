@@ -77,6 +77,9 @@ pub fn job_dcf(state: &ClientState, job: JobId) -> f64 {
 /// An app version's duration correction factor made usable: its own once it has one,
 /// else its project's (see [`sane_dcf`]).
 pub(crate) fn version_dcf(project: &Project, version: &AppVersion) -> f64 {
+    if project.dont_use_dcf {
+        return 1.0;
+    }
     sane_dcf(version.duration_correction_factor.unwrap_or(project.duration_correction_factor))
 }
 
@@ -96,6 +99,9 @@ pub(crate) fn usable_flops(av_flops: f64, host_p_fpops: f64) -> f64 {
 /// The project's duration correction factor made usable (see [`sane_dcf`]), for callers
 /// that estimate many jobs and look it up once per project.
 pub(crate) fn project_dcf(project: &Project) -> f64 {
+    if project.dont_use_dcf {
+        return 1.0;
+    }
     sane_dcf(project.duration_correction_factor)
 }
 
@@ -168,6 +174,9 @@ pub fn update_duration_correction_factor(
     estimated_duration: f64,
     actual_elapsed: f64,
 ) {
+    if project.dont_use_dcf {
+        return;
+    }
     let dcf = sane_dcf(project.duration_correction_factor);
     if let Some(updated) = updated_dcf(dcf, estimated_duration / dcf, actual_elapsed) {
         project.duration_correction_factor = updated;
@@ -181,6 +190,10 @@ pub fn update_duration_correction_factor(
 pub fn learn_duration_correction(state: &mut ClientState, job: JobId, actual_elapsed: f64) {
     let record = state.job(job);
     let (project, version, workunit) = (record.project, record.app_version, record.workunit);
+    // A project that said `<dont_use_dcf/>` estimates well itself: nothing is learnt.
+    if state.project(project).dont_use_dcf {
+        return;
+    }
     let av_flops = version.map_or(0.0, |v| state.app_version(v).flops);
     let flops = usable_flops(av_flops, state.host.p_fpops);
     let uncorrected = unstarted_from(state.workunit(workunit).rsc_fpops_est, flops, 1.0);

@@ -703,6 +703,7 @@ mod tests {
                 final_cpu_time: 0.0,
                 exit_status: 0,
                 stderr_out: String::new(),
+                final_peaks: Default::default(),
                 task: None,
                 output_files: Vec::new(),
             });

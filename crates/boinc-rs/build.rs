@@ -5,7 +5,9 @@
 //! - `cfg(peer_boinccmd)`, `cfg(peer_boinctui)`: the real BOINC tools the GUI RPC
 //!   interoperability tests drive (boinctui runs headless under tmux);
 //! - `cfg(peer_boinc)`: the real BOINC client (`boinc`, with `boinccmd` to attach it),
-//!   which the project server's interoperability tests run against it.
+//!   which the project server's interoperability tests run against it;
+//! - `cfg(peer_opencl_pocl)`: the OpenCL ICD loader (ocl-icd-libopencl1) with pocl's
+//!   driver (pocl-opencl-icd), whose CPU device the OpenCL discovery tests enumerate.
 //!
 //! The search follows PATH and dpkg's status, and the build is redone when either
 //! changes (a package installed later is found).
@@ -22,6 +24,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(peer_boinccmd)");
     println!("cargo::rustc-check-cfg=cfg(peer_boinctui)");
     println!("cargo::rustc-check-cfg=cfg(peer_boinc)");
+    println!("cargo::rustc-check-cfg=cfg(peer_opencl_pocl)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     if let Some(path) = std::env::var_os("PATH") {
@@ -60,5 +63,15 @@ fn main() {
     }
     if on_path("boinctui") && on_path("tmux") {
         println!("cargo::rustc-cfg=peer_boinctui");
+    }
+    let loader = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+        .iter()
+        .any(|dir| Path::new(dir).join("libOpenCL.so.1").exists());
+    if loader && Path::new("/etc/OpenCL/vendors/pocl.icd").is_file() {
+        println!("cargo::rustc-cfg=peer_opencl_pocl");
+    } else {
+        println!(
+            "cargo::warning=the OpenCL ICD loader or pocl is missing: the OpenCL discovery tests are ignored (apt-get install ocl-icd-libopencl1 pocl-opencl-icd)"
+        );
     }
 }

@@ -265,6 +265,14 @@ impl ClientControl {
         self.next_fetch_check = now;
     }
 
+    /// Job `id`'s task has ended for good: what its report tells the project about the
+    /// app ([`crate::model::Job::report_app_output`]).
+    pub fn report_app_output(&mut self, id: JobId, message: Option<&str>, stderr: Option<&str>) {
+        if let Some(job) = self.state.jobs.get_mut(id.index()) {
+            job.report_app_output(message, stderr);
+        }
+    }
+
     /// Job `id`'s project aborted it while its task ran (the caller has stopped the task):
     /// the job ends aborted and is reported as such.
     pub fn abort(&mut self, id: JobId, now: Time) {
@@ -327,6 +335,7 @@ impl ClientControl {
             checkpoint_cpu_time: task.checkpoint_cpu_time,
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
+            peaks: task.peaks,
         };
         Some(TaskSpec {
             project: job.project,
@@ -377,6 +386,9 @@ impl ClientControl {
         if dt <= 0.0 {
             return;
         }
+        let host = self.host;
+        let totals = &mut self.state.time_stats.totals;
+        totals.advance(dt, host.on && host.active, host.on && host.gpu_active);
         // CPU jobs asking for more CPUs than the host has between them (a multithread
         // job started beside jobs running on to their checkpoints) share the CPUs: each
         // is charged its share of what the host has, not what it asked for, or the
@@ -707,6 +719,10 @@ impl ClientControl {
         }
         if set_back.is_some() || self.clock_seen.is_none() {
             clamp_backoffs_to_now(&mut self.state, now);
+        }
+        if self.clock_seen.is_none() {
+            // The first look at the clock starts the client's session.
+            self.state.time_stats.totals.start_session(now);
         }
         self.clock_seen = Some(now);
         set_back
@@ -1067,6 +1083,7 @@ fn take_status(task: &mut ActiveTask, status: &ProcessStatus) {
     task.checkpoint_elapsed_time = status.checkpoint_elapsed_time;
     task.checkpoint_cpu_time = status.checkpoint_cpu_time;
     task.checkpoint_wall_time = status.checkpoint_wall_time;
+    task.peaks = task.peaks.max(status.peaks);
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep

@@ -4,7 +4,7 @@
 
 use super::task_program::TaskProgram;
 use crate::Time;
-use crate::model::{ProjectId, ResourceType, ResourceUsage};
+use crate::model::{ProjectId, ResourceType, ResourceUsage, TaskPeaks};
 use serde::{Deserialize, Serialize};
 
 /// The host's availability as the client sees it.
@@ -82,6 +82,9 @@ pub struct ProcessStatus {
     pub checkpoint_wall_time: Time,
     /// The app finished its work and exited successfully.
     pub finished: bool,
+    /// The most the task's processes have held over all its runs.
+    #[serde(default)]
+    pub peaks: TaskPeaks,
 }
 
 /// What the control loop asks of a task's process.

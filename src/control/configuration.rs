@@ -120,6 +120,8 @@ fn read_preferences(
     unread: &mut Vec<String>,
 ) -> Prefs {
     let mut prefs = Prefs::default();
+    // Projects are told whether the user's own preferences override theirs.
+    prefs.reported.override_file_present = files.global_prefs_override.is_some();
     for file in [files.global_prefs, files.global_prefs_override].into_iter().flatten() {
         match read_global_prefs(file.text, file.name, &mut prefs) {
             Ok(found) => problems.extend(found),

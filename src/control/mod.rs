@@ -40,7 +40,8 @@ pub use reply::{
 };
 pub use reply_check::{ReplyRefusal, check_reply, is_plain_file_name};
 pub use request::{
-    ClientIdentity, PROTOCOL_VERSION, RequestScratch, build_request, build_request_with,
+    CLIENT_BRAND, ClientIdentity, PROTOCOL_VERSION, RequestScratch, build_request,
+    build_request_with,
 };
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};

@@ -249,6 +249,12 @@ fn take_account(
     reply: &mut SchedulerReply,
 ) -> CodeSignKeyUpdate {
     let record = &mut state.projects[project.index()];
+    // Each reply says afresh whether the project wants duration correction; one that
+    // does not has its factor back at 1, so no estimate stays scaled by an old one.
+    record.dont_use_dcf = reply.dont_use_dcf;
+    if record.dont_use_dcf {
+        record.duration_correction_factor = 1.0;
+    }
     if let Some(name) = reply.project_name.take().filter(|n| !n.is_empty()) {
         record.name = name;
     }
@@ -847,6 +853,29 @@ mod tests {
             results: vec![r1, r2],
             ..SchedulerReply::default()
         }
+    }
+
+    #[test]
+    fn dont_use_dcf_keeps_the_factor_at_one_and_unlearnt() {
+        let mut state = state();
+        state.projects[0].duration_correction_factor = 2.25;
+        let told = SchedulerReply { dont_use_dcf: true, ..reply() };
+        let outcome = apply_reply(&mut state, P, told, 100.0);
+        let project = &state.projects[0];
+        assert!(project.dont_use_dcf);
+        assert_eq!(project.duration_correction_factor, 1.0);
+        // A job that ran four times its estimate teaches nothing.
+        let job = outcome.new_jobs[0];
+        crate::estimate::learn_duration_correction(&mut state, job, 4_000.0);
+        assert_eq!(state.projects[0].duration_correction_factor, 1.0);
+        assert_eq!(crate::estimate::job_dcf(&state, job), 1.0);
+        let version = state.job(job).app_version.expect("matched");
+        assert_eq!(state.app_version(version).duration_correction_factor, None);
+        // The next reply without it lets the factor learn again.
+        apply_reply(&mut state, P, SchedulerReply::default(), 200.0);
+        assert!(!state.projects[0].dont_use_dcf);
+        crate::estimate::learn_duration_correction(&mut state, job, 4_000.0);
+        assert!(state.projects[0].duration_correction_factor > 1.0);
     }
 
     #[test]

@@ -42,6 +42,9 @@ use std::borrow::Cow;
 /// `<dont_use_dcf/>`), so boinc-rs reports the version whose formats it reads.
 pub const PROTOCOL_VERSION: ClientVersion = ClientVersion { major: 8, minor: 3, release: 0 };
 
+/// How boinc-rs names itself to projects (`<client_brand>`), with its version.
+pub const CLIENT_BRAND: &str = concat!("boinc-rs ", env!("CARGO_PKG_VERSION"));
+
 /// What the client says about itself that is not in its state: its platform and
 /// version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +55,9 @@ pub struct ClientIdentity {
     pub alt_platforms: Vec<String>,
     /// The version it reports.
     pub version: ClientVersion,
+    /// Its own name and version (`<client_brand>`), beside the protocol version.
+    #[serde(default)]
+    pub brand: Option<String>,
 }
 
 impl Default for ClientIdentity {
@@ -61,6 +67,7 @@ impl Default for ClientIdentity {
             platform: "x86_64-pc-linux-gnu".into(),
             alt_platforms: Vec::new(),
             version: PROTOCOL_VERSION,
+            brand: Some(CLIENT_BRAND.to_owned()),
         }
     }
 }
@@ -156,7 +163,12 @@ pub fn build_request_with<'s>(
         resource_share_fraction: fraction(state.total_share(|_| true)),
         rrs_fraction: fraction(runnable_share),
         prrs_fraction: fraction(potential_share),
-        duration_correction_factor: project.duration_correction_factor,
+        // A project that asked for no correction is told the factor it asked for.
+        duration_correction_factor: if project.dont_use_dcf {
+            1.0
+        } else {
+            project.duration_correction_factor
+        },
         allow_multiple_clients: false,
         sandbox: false,
         dont_send_work: project.dont_request_more_work,
@@ -169,9 +181,8 @@ pub fn build_request_with<'s>(
         alt_platforms: Cow::Borrowed(&identity.alt_platforms),
         code_sign_key: project.code_sign_key.as_deref().map(Cow::Borrowed),
         working_global_preferences: Some(state.prefs.clone()),
-        cross_project_id: Some(project.cross_project_id.as_str())
-            .filter(|cpid| !cpid.is_empty())
-            .map(Cow::Borrowed),
+        // Sent even when empty, as BOINC 7.20's client sends it.
+        cross_project_id: Some(Cow::Borrowed(project.cross_project_id.as_str())),
         time_stats: time_stats(state, now),
         net_stats: state.net_stats,
         host_info: host_info(state),
@@ -182,6 +193,7 @@ pub fn build_request_with<'s>(
         app_versions: jobs.app_versions,
         other_results: jobs.other,
         in_progress_results: Some(jobs.in_progress),
+        client_brand: identity.brand.as_deref().map(Cow::Borrowed),
     }
 }
 
@@ -320,6 +332,11 @@ fn platform_or<'s>(platform: &'s str, identity: &'s ClientIdentity) -> &'s str {
     if platform.is_empty() { &identity.platform } else { platform }
 }
 
+/// A figure as reported: BOINC leaves out one that is 0.
+fn positive(value: f64) -> Option<f64> {
+    (value > 0.0).then_some(value)
+}
+
 /// A finished job as reported, with its uploaded outputs.
 fn reported_result<'s>(
     state: &'s ClientState,
@@ -348,8 +365,10 @@ fn reported_result<'s>(
         platform: Cow::Borrowed(platform_or(&job.platform, identity)),
         version_num: job.version_num,
         plan_class: Cow::Borrowed(&job.plan_class),
-        final_peak_working_set_size: None,
-        final_peak_disk_usage: None,
+        // BOINC leaves out a peak it never measured.
+        final_peak_working_set_size: positive(job.final_peaks.working_set_size),
+        final_peak_swap_size: positive(job.final_peaks.swap_size),
+        final_peak_disk_usage: positive(job.final_peaks.disk_usage),
         app_version_num: Some(job.version_num),
         stderr_out: Cow::Borrowed(&job.stderr_out),
         output_files,
@@ -357,7 +376,7 @@ fn reported_result<'s>(
 }
 
 fn time_stats(state: &ClientState, now: Time) -> TimeStatsReport {
-    TimeStatsReport { now: Some(now), ..TimeStatsReport::from_fractions(&state.time_stats) }
+    TimeStatsReport::of(&state.time_stats, now)
 }
 
 fn host_info(state: &ClientState) -> HostInfo<'_> {
@@ -391,6 +410,10 @@ fn gpu_reports<'s>(
     call: &RpcCall,
     mut list: Vec<GpuReport<'s>>,
 ) -> Vec<GpuReport<'s>> {
+    let description = &state.host.description;
+    // The driver's figures describe its NVIDIA GPUs only.
+    let nvidia_figure =
+        |resource, figure| if resource == ResourceType::Nvidia { figure } else { 0 };
     list.extend(ResourceType::GPUS.into_iter().filter_map(|resource| {
         let count = state.instances(resource);
         let coprocessor = state.host.coprocessors[resource].as_ref().filter(|_| count > 0)?;
@@ -404,6 +427,14 @@ fn gpu_reports<'s>(
             req_secs: work.req_seconds,
             req_instances: work.req_ninstances,
             estimated_delay: call.estimated_delay[resource],
+            cuda_version: nvidia_figure(resource, description.cuda_version),
+            driver_version: nvidia_figure(resource, description.nvidia_driver_version),
+            compute_capability: if resource == ResourceType::Nvidia {
+                description.nvidia_compute_capability
+            } else {
+                (0, 0)
+            },
+            opencl: description.opencl_gpus.iter().find(|d| d.resource == resource).cloned(),
         })
     }));
     list

@@ -80,6 +80,7 @@ impl DiskStateBuilder {
             final_cpu_time: 0.0,
             exit_status: 0,
             stderr_out: String::new(),
+            final_peaks: Default::default(),
             task: None,
             output_files: outputs.iter().map(|&f| FileRef::new(f)).collect(),
         };

@@ -76,6 +76,26 @@ pub struct HostDescription {
     /// (`12.2` → 12020; `<cudaVersion>`); 0: none found.
     #[serde(default)]
     pub cuda_version: u32,
+    /// The compute capability of the first NVIDIA GPU, major and minor (`<major>`,
+    /// `<minor>` of `<coproc_cuda>`); (0, 0): none found.
+    #[serde(default)]
+    pub nvidia_compute_capability: (i32, i32),
+    /// VirtualBox's version where it is installed (`<virtualbox_version>`; projects
+    /// send virtual-machine apps only to hosts that have it), empty otherwise.
+    #[serde(default)]
+    pub virtualbox_version: String,
+    /// Docker's or Podman's version where one is installed (`<docker_version>`), empty
+    /// otherwise.
+    #[serde(default)]
+    pub docker_version: String,
+    /// Which of them it is, BOINC's numbering (`<docker_type>`: 1 Docker, 2 Podman).
+    #[serde(default)]
+    pub docker_type: u32,
+    /// Every GPU OpenCL found, usable or not (CPU devices are set aside, as BOINC's
+    /// client does): each GPU type's entry of a request carries its first device's
+    /// description. Found afresh at every start, never kept in the state file.
+    #[serde(default)]
+    pub opencl_gpus: Vec<super::OpenclDevice>,
 }
 
 /// Network transfer averages (`<net_stats>`): what a scheduler request tells projects
@@ -134,8 +154,8 @@ impl Host {
         if new.p_calculated == 0.0 && old.p_calculated > 0.0 {
             host.p_fpops = self.p_fpops;
             let new = &mut host.description;
+            // The memory bandwidth is not benchmarked: discovery's figure stands.
             new.p_iops = old.p_iops;
-            new.p_membw = old.p_membw;
             new.p_calculated = old.p_calculated;
         }
         host
@@ -194,6 +214,75 @@ pub struct TimeStats {
     pub active_lambda: Option<f64>,
     /// Emulator scenarios: mean length of a "GPU active" period (`<gpu_active_lambda>`).
     pub gpu_active_lambda: Option<f64>,
+    /// How long the client has run, and computing was allowed, in all (BOINC's
+    /// `total_*` and `session_*` figures).
+    #[serde(default)]
+    pub totals: TimeTotals,
+}
+
+/// The durations BOINC's client keeps beside its fractions and reports to projects:
+/// since statistics began, and in this session of the client. All 0 until a session
+/// has started ([`TimeTotals::start_session`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimeTotals {
+    /// When this session of the client started (`<client_start_time>`).
+    pub client_start_time: f64,
+    /// When the statistics began (`<total_start_time>`).
+    pub total_start_time: f64,
+    /// Seconds the client has run since then (`<total_duration>`).
+    pub total_duration: f64,
+    /// Seconds of them computing was allowed (`<total_active_duration>`).
+    pub total_active_duration: f64,
+    /// Seconds of them GPU computing was allowed (`<total_gpu_active_duration>`).
+    pub total_gpu_active_duration: f64,
+    /// How long the previous session ran (`<previous_uptime>`).
+    pub previous_uptime: f64,
+    /// Seconds of this session computing was allowed (`<session_active_duration>`).
+    pub session_active_duration: f64,
+    /// Seconds of this session GPU computing was allowed.
+    pub session_gpu_active_duration: f64,
+    /// When the figures were last brought up to date (the state file's `<now>`).
+    pub last_update: f64,
+}
+
+impl TimeTotals {
+    /// Whether a session has started: until then there is nothing to report.
+    pub fn started(&self) -> bool {
+        self.client_start_time > 0.0
+    }
+
+    /// The client starts a session at `now`: the previous one's length becomes
+    /// `previous_uptime`, and the statistics begin if they had not.
+    pub fn start_session(&mut self, now: f64) {
+        if self.started() && self.last_update >= self.client_start_time {
+            self.previous_uptime = self.last_update - self.client_start_time;
+        }
+        self.client_start_time = now;
+        self.session_active_duration = 0.0;
+        self.session_gpu_active_duration = 0.0;
+        if self.total_start_time <= 0.0 {
+            self.total_start_time = now;
+        }
+        self.last_update = now;
+    }
+
+    /// `dt` seconds went by, with computing (`active`) and GPU computing (`gpu_active`)
+    /// allowed or not. Nothing is counted before a session starts.
+    pub fn advance(&mut self, dt: f64, active: bool, gpu_active: bool) {
+        if !(self.started() && dt > 0.0 && dt.is_finite()) {
+            return;
+        }
+        self.total_duration += dt;
+        self.last_update += dt;
+        if active {
+            self.total_active_duration += dt;
+            self.session_active_duration += dt;
+        }
+        if gpu_active {
+            self.total_gpu_active_duration += dt;
+            self.session_gpu_active_duration += dt;
+        }
+    }
 }
 
 impl Default for TimeStats {
@@ -208,6 +297,7 @@ impl Default for TimeStats {
             connected_lambda: None,
             active_lambda: None,
             gpu_active_lambda: None,
+            totals: TimeTotals::default(),
         }
     }
 }
@@ -307,7 +397,9 @@ mod tests {
         old.description.timezone = 3600;
         let mut found = Host { p_ncpus: 16, p_fpops: 2e9, ..Host::default() };
         found.description.os_name = "Linux Debian".into();
+        found.description.p_membw = 1e9;
         let host = old.refreshed(found.clone());
+        assert_eq!(host.description.p_membw, 1e9, "never benchmarked: discovery's figure");
         assert_eq!((host.p_ncpus, host.p_fpops), (16, 4.2e9));
         assert_eq!(host.description.host_cpid, "abc");
         assert_eq!((host.description.p_iops, host.description.timezone), (9e9, 3600));

@@ -74,6 +74,29 @@ pub enum SchedulerState {
     Preempted,
 }
 
+/// The most a task has held (BOINC's `peak_*`), bytes; 0: not measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TaskPeaks {
+    /// Resident memory of its processes (`peak_working_set_size`).
+    pub working_set_size: f64,
+    /// Swap (`peak_swap_size`).
+    pub swap_size: f64,
+    /// Disk its slot directory took (`peak_disk_usage`).
+    pub disk_usage: f64,
+}
+
+impl TaskPeaks {
+    /// The larger of each figure: peaks only grow, and a run restarted from its
+    /// checkpoint measures afresh without lowering what was already seen.
+    pub fn max(self, other: TaskPeaks) -> TaskPeaks {
+        TaskPeaks {
+            working_set_size: self.working_set_size.max(other.working_set_size),
+            swap_size: self.swap_size.max(other.swap_size),
+            disk_usage: self.disk_usage.max(other.disk_usage),
+        }
+    }
+}
+
 /// A job that has started at some point: it has a slot directory (seed 001 "active").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActiveTask {
@@ -96,6 +119,9 @@ pub struct ActiveTask {
     pub run_start_time: Time,
     /// Resident memory of the task, bytes (0: unknown).
     pub working_set_size: f64,
+    /// The most the task has held over all its runs.
+    #[serde(default)]
+    pub peaks: TaskPeaks,
     /// The task has run in EDF mode at some time.
     pub once_ran_edf: bool,
     /// Slot directory number.
@@ -119,6 +145,7 @@ impl ActiveTask {
             checkpoint_wall_time: 0.0,
             run_start_time: 0.0,
             working_set_size: 0.0,
+            peaks: TaskPeaks::default(),
             once_ran_edf: false,
             slot,
             gpu_instances: Vec::new(),
@@ -195,6 +222,10 @@ pub struct Job {
     /// project with the result.
     #[serde(default)]
     pub stderr_out: String,
+    /// The peaks of the finished computation (`<final_peak_working_set_size>`,
+    /// `<final_peak_swap_size>`, `<final_peak_disk_usage>`).
+    #[serde(default)]
+    pub final_peaks: TaskPeaks,
     /// The task, if it has started.
     pub task: Option<ActiveTask>,
     /// Output files (the result's `<file_ref>`s, with the names the app writes them
@@ -234,6 +265,7 @@ impl Job {
             final_cpu_time: 0.0,
             exit_status: 0,
             stderr_out: String::new(),
+            final_peaks: TaskPeaks::default(),
             task: None,
             output_files: Vec::new(),
         }
@@ -256,6 +288,88 @@ impl Job {
         self.final_elapsed_time = self.elapsed_time();
         if let Some(task) = self.task.take() {
             self.final_cpu_time = task.current_cpu_time;
+            self.final_peaks = task.peaks;
         }
+    }
+
+    /// Adds what the project is told about how the job's app ended to its
+    /// `<stderr_out>`, in BOINC's form: the client's `message` (why it ended in an error)
+    /// as a `<message>` block, then the app's standard error, `stderr_txt` (its reported
+    /// tail, at most [`STDERR_REPORT_BYTES`]), in `<stderr_txt>`. What the text already
+    /// holds (a transfer error) stays ahead of them.
+    ///
+    /// [`STDERR_REPORT_BYTES`]: crate::protocol::app_api::STDERR_REPORT_BYTES
+    pub fn report_app_output(&mut self, message: Option<&str>, stderr_txt: Option<&str>) {
+        let out = &mut self.stderr_out;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if let Some(message) = message {
+            out.push_str("<message>\n");
+            out.push_str(message);
+            out.push_str("\n</message>\n");
+        }
+        if let Some(text) = stderr_txt {
+            // The tail may start inside a UTF-8 character or hold a stray `]]>`: the
+            // writer of the request mends both when it puts the text in CDATA.
+            let limit = crate::protocol::app_api::STDERR_REPORT_BYTES;
+            let mut start = text.len().saturating_sub(limit);
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+            out.push_str("<stderr_txt>\n");
+            out.push_str(&text[start..]);
+            out.push_str("\n</stderr_txt>\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::app_api::STDERR_REPORT_BYTES;
+
+    fn job() -> Job {
+        Job::downloaded(ProjectId(0), "r", WorkunitId(0), AppVersionId(0), 0.0, 1.0)
+    }
+
+    #[test]
+    fn the_apps_output_is_reported_in_boincs_form_after_what_was_there() {
+        let mut failed = job();
+        failed.stderr_out = "<file_xfer_error/>".into();
+        failed.report_app_output(Some("app exited with status 3"), Some("bad input\n"));
+        assert_eq!(
+            failed.stderr_out,
+            "<file_xfer_error/>\n<message>\napp exited with status 3\n</message>\n\
+             <stderr_txt>\nbad input\n\n</stderr_txt>\n"
+        );
+        // A finished app that wrote nothing: BOINC's empty block.
+        let mut quiet = job();
+        quiet.report_app_output(None, Some(""));
+        assert_eq!(quiet.stderr_out, "<stderr_txt>\n\n</stderr_txt>\n");
+    }
+
+    #[test]
+    fn only_the_reported_tail_of_a_long_stderr_is_kept() {
+        let mut noisy = job();
+        let text = format!("{}é{}", "x".repeat(10), "y".repeat(STDERR_REPORT_BYTES));
+        noisy.report_app_output(None, Some(&text));
+        let kept = noisy.stderr_out.len() - "<stderr_txt>\n\n</stderr_txt>\n".len();
+        assert!(kept <= STDERR_REPORT_BYTES, "{kept}");
+        assert!(noisy.stderr_out.ends_with("yyy\n</stderr_txt>\n"));
+    }
+
+    #[test]
+    fn peaks_only_grow_and_end_with_the_task() {
+        let small = TaskPeaks { working_set_size: 5.0, swap_size: 0.0, disk_usage: 9.0 };
+        let large = TaskPeaks { working_set_size: 7.0, swap_size: 1.0, disk_usage: 3.0 };
+        let both = TaskPeaks { working_set_size: 7.0, swap_size: 1.0, disk_usage: 9.0 };
+        assert_eq!(small.max(large), both);
+        let mut ended = job();
+        let mut task = ActiveTask::new(0);
+        task.peaks = both;
+        ended.task = Some(task);
+        ended.end_task();
+        assert_eq!(ended.final_peaks, both);
     }
 }

@@ -8,6 +8,7 @@ mod client_state;
 mod host;
 mod ids;
 mod job;
+mod opencl;
 mod predicates;
 mod prefs;
 mod project;
@@ -21,14 +22,16 @@ pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use host::{
     BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
-    MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats,
+    MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,
 };
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
-pub use job::{ActiveTask, Job, JobState, SchedulerState};
+pub use job::{ActiveTask, Job, JobState, SchedulerState, TaskPeaks};
+pub use opencl::OpenclDevice;
 pub use predicates::ProjectFacts;
 pub(crate) use predicates::is_positive_finite;
 pub use prefs::{
-    CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, SECONDS_PER_DAY,
+    CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, ReportedPrefs,
+    SECONDS_PER_DAY,
 };
 pub use project::{
     Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,

@@ -68,6 +68,85 @@ pub struct Prefs {
     /// told in init_data.xml's `checkpoint_period`).
     #[serde(default = "default_disk_interval")]
     pub disk_interval: f64,
+    /// The preferences boinc-rs keeps and tells projects without acting on them.
+    #[serde(default)]
+    pub reported: ReportedPrefs,
+}
+
+/// Preferences a scheduler request carries as BOINC's client sends them (projects read
+/// them, and show them back to the user on their web sites), that boinc-rs itself does
+/// not act on: time-of-day windows, batteries, transfer limits, connection habits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReportedPrefs {
+    /// The project whose web preferences these are (`<source_project>`).
+    pub source_project: String,
+    /// When they were last changed there (`<mod_time>`).
+    pub mod_time: f64,
+    /// Compute on batteries only above this charge, percent.
+    pub battery_charge_min_pct: f64,
+    /// Stop computing above this battery temperature, °C.
+    pub battery_max_temperature: f64,
+    /// Suspend when there has been no input for this many minutes (0: never).
+    pub suspend_if_no_recent_input: f64,
+    /// Suspend while non-BOINC CPU use is above this percentage (0: never).
+    pub suspend_cpu_usage: f64,
+    /// Compute only from this hour of the day (equal to `end_hour`: always).
+    pub start_hour: f64,
+    /// Compute only until this hour of the day.
+    pub end_hour: f64,
+    /// Use the network only from this hour of the day.
+    pub net_start_hour: f64,
+    /// Use the network only until this hour of the day.
+    pub net_end_hour: f64,
+    /// Ask before connecting to the network (dial-up hosts).
+    pub confirm_before_connecting: bool,
+    /// Hang up a dial-up connection when done.
+    pub hangup_if_dialed: bool,
+    /// Do not verify virtual-machine images.
+    pub dont_verify_images: bool,
+    /// Use at most this percentage of virtual memory.
+    pub vm_max_used_pct: f64,
+    /// Upload at most this many bytes a second (0: no limit).
+    pub max_bytes_sec_up: f64,
+    /// Download at most this many bytes a second (0: no limit).
+    pub max_bytes_sec_down: f64,
+    /// Transfer at most this many MB per period (0: no limit).
+    pub daily_xfer_limit_mb: f64,
+    /// The transfer limit's period, days.
+    pub daily_xfer_period_days: u32,
+    /// The user's global_prefs_override.xml is in force (`<override_file_present>`).
+    pub override_file_present: bool,
+    /// Transfer only over Wi-Fi.
+    pub network_wifi_only: bool,
+}
+
+impl Default for ReportedPrefs {
+    /// BOINC 7.20's defaults, as its scheduler requests carry them.
+    fn default() -> Self {
+        ReportedPrefs {
+            source_project: String::new(),
+            mod_time: 0.0,
+            battery_charge_min_pct: 90.0,
+            battery_max_temperature: 40.0,
+            suspend_if_no_recent_input: 0.0,
+            suspend_cpu_usage: 25.0,
+            start_hour: 0.0,
+            end_hour: 0.0,
+            net_start_hour: 0.0,
+            net_end_hour: 0.0,
+            confirm_before_connecting: true,
+            hangup_if_dialed: false,
+            dont_verify_images: false,
+            vm_max_used_pct: 75.0,
+            max_bytes_sec_up: 0.0,
+            max_bytes_sec_down: 0.0,
+            daily_xfer_limit_mb: 0.0,
+            daily_xfer_period_days: 0,
+            override_file_present: false,
+            network_wifi_only: false,
+        }
+    }
 }
 
 impl Default for Prefs {
@@ -90,6 +169,7 @@ impl Default for Prefs {
             disk_max_used_pct: 90.0,
             disk_min_free_gb: 0.1,
             disk_interval: DEFAULT_DISK_INTERVAL,
+            reported: ReportedPrefs::default(),
         }
     }
 }

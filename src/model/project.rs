@@ -83,6 +83,10 @@ pub struct Project {
     pub latency_limited_until: Option<Time>,
     /// Duration correction factor (seed 000 note 3), per project as in BOINC.
     pub duration_correction_factor: f64,
+    /// The project's last reply said `<dont_use_dcf/>`: its estimates are already
+    /// right, so the factor stays 1 and is not learnt from finished jobs.
+    #[serde(default)]
+    pub dont_use_dcf: bool,
     /// Short-term debt, seconds (seed 000): owed processing, for the CPU scheduler.
     pub short_term_debt: f64,
     /// Per-resource state for work fetch (seed 003).
@@ -207,6 +211,7 @@ impl Project {
             non_cpu_intensive: false,
             latency_limited_until: None,
             duration_correction_factor: 1.0,
+            dont_use_dcf: false,
             short_term_debt: 0.0,
             resources: ResourceMap::default(),
             rec: 0.0,

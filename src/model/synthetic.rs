@@ -5,7 +5,8 @@
 use crate::Time;
 use crate::model::{
     ActiveTask, App, AppId, AppVersion, AppVersionId, ClientState, Coprocessor, Host, Job, Project,
-    ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState, Workunit, WorkunitId,
+    ProjectId, ResourceMap, ResourceType, ResourceUsage, SchedulerState, TaskPeaks, Workunit,
+    WorkunitId,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -134,6 +135,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             checkpoint_wall_time: now - 300.0,
             run_start_time: now - 1800.0,
             working_set_size: 3e8,
+            peaks: TaskPeaks { working_set_size: 3e8, ..TaskPeaks::default() },
             once_ran_edf: false,
             slot: i as u32,
             gpu_instances: Vec::new(),

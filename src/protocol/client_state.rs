@@ -32,8 +32,8 @@ use super::xml_tree::{Element, parse_document};
 use crate::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, ClientState, FileId,
     FileInfo, FileRef, FileStatus, Job, JobId, JobState, MAX_CPUS, MAX_INSTANCE_FLOPS, ProjectId,
-    ProjectResource, ResourceMap, ResourceType, ResourceUsage, RunMode, SchedulerState, Workunit,
-    WorkunitId,
+    ProjectResource, ResourceMap, ResourceType, ResourceUsage, RunMode, SchedulerState, TaskPeaks,
+    Workunit, WorkunitId,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -510,6 +510,7 @@ impl<'e> Linker<'e> {
             final_cpu_time: 0.0,
             exit_status: 0,
             stderr_out: String::new(),
+            final_peaks: TaskPeaks::default(),
             task: None,
             output_files: Vec::new(),
         };
@@ -535,6 +536,11 @@ impl<'e> Linker<'e> {
                 "final_cpu_time" => job.final_cpu_time = child.non_negative_f64()?,
                 "exit_status" => job.exit_status = child.i32()?,
                 "stderr_out" => job.stderr_out = child.string(),
+                "final_peak_working_set_size" => {
+                    job.final_peaks.working_set_size = child.non_negative_f64()?
+                }
+                "final_peak_swap_size" => job.final_peaks.swap_size = child.non_negative_f64()?,
+                "final_peak_disk_usage" => job.final_peaks.disk_usage = child.non_negative_f64()?,
                 "file_ref" => job.output_files.extend(self.file_ref(project, child)?),
                 _ => {}
             }
@@ -670,6 +676,11 @@ impl<'e> Linker<'e> {
                 "fraction_done" => fraction_done = Some(fraction(child)?),
                 "checkpoint_fraction_done" => checkpoint_fraction_done = Some(fraction(child)?),
                 "working_set_size_smoothed" => task.working_set_size = child.non_negative_f64()?,
+                "peak_working_set_size" => {
+                    task.peaks.working_set_size = child.non_negative_f64()?
+                }
+                "peak_swap_size" => task.peaks.swap_size = child.non_negative_f64()?,
+                "peak_disk_usage" => task.peaks.disk_usage = child.non_negative_f64()?,
                 "once_ran_edf" => task.once_ran_edf = child.flag()?,
                 OWN_FIELDS => {
                     for field in &child.children {

@@ -137,6 +137,18 @@ fn write_time_stats(state: &ClientState, writer: &mut XmlWriter) {
     let stats = &state.time_stats;
     writer.open("time_stats");
     TimeStatsReport::from_fractions(stats).write_fields(writer);
+    // The totals as BOINC's state file keeps them (no session figures: a session
+    // ends with the client).
+    let totals = &stats.totals;
+    if totals.started() {
+        writer.number("client_start_time", totals.client_start_time);
+        writer.number("total_start_time", totals.total_start_time);
+        writer.number("total_duration", totals.total_duration);
+        writer.number("total_active_duration", totals.total_active_duration);
+        writer.number("total_gpu_active_duration", totals.total_gpu_active_duration);
+        writer.number("previous_uptime", totals.previous_uptime);
+        writer.number("last_update", totals.last_update);
+    }
     writer.number_if_any("on_lambda", stats.on_lambda);
     writer.number_if_any("connected_lambda", stats.connected_lambda);
     writer.number_if_any("active_lambda", stats.active_lambda);
@@ -193,6 +205,7 @@ fn write_project(project: &Project, writer: &mut XmlWriter) {
     writer.empty_if("suspended_via_gui", project.suspended);
     writer.empty_if("dont_request_more_work", project.dont_request_more_work);
     writer.empty_if("non_cpu_intensive", project.non_cpu_intensive);
+    writer.empty_if("dont_use_dcf", project.dont_use_dcf);
     writer.empty_if("attached_via_acct_mgr", account.attached_via_acct_mgr);
     let policy = project.deletion_policy;
     writer.empty_if("deletion_policy_priority", policy.priority);
@@ -366,6 +379,11 @@ fn write_workunit(state: &ClientState, workunit: &Workunit, writer: &mut XmlWrit
     description.write(writer);
 }
 
+/// A figure BOINC writes only when it is not 0.
+pub(crate) fn positive(value: f64) -> Option<f64> {
+    (value > 0.0).then_some(value)
+}
+
 fn write_result(state: &ClientState, job: &Job, writer: &mut XmlWriter) {
     writer.open("result");
     writer.text("name", &job.name);
@@ -379,6 +397,16 @@ fn write_result(state: &ClientState, job: &Job, writer: &mut XmlWriter) {
     // Written even when empty: it tells a plain version from a plan class's of the same
     // number.
     writer.text("plan_class", &job.plan_class);
+    for (name, value) in [
+        ("final_peak_working_set_size", job.final_peaks.working_set_size),
+        ("final_peak_swap_size", job.final_peaks.swap_size),
+        ("final_peak_disk_usage", job.final_peaks.disk_usage),
+    ] {
+        // Whole bytes, written when measured, as BOINC writes them.
+        if let Some(bytes) = positive(value) {
+            writer.text(name, &format!("{bytes:.0}"));
+        }
+    }
     if !job.stderr_out.is_empty() {
         writer.cdata("stderr_out", |_| {}, &job.stderr_out);
     }
@@ -414,6 +442,9 @@ fn write_active_task(state: &ClientState, job: &Job, task: &ActiveTask, writer: 
     writer.number("fraction_done", task.fraction_done);
     writer.number("elapsed_time", task.elapsed_time);
     writer.number("working_set_size_smoothed", task.working_set_size);
+    writer.number_if_any("peak_working_set_size", positive(task.peaks.working_set_size));
+    writer.number_if_any("peak_swap_size", positive(task.peaks.swap_size));
+    writer.number_if_any("peak_disk_usage", positive(task.peaks.disk_usage));
     writer.open(OWN_FIELDS);
     writer.number("checkpoint_wall_time", task.checkpoint_wall_time);
     writer.number("run_start_time", task.run_start_time);

@@ -61,6 +61,9 @@ pub(crate) fn read_description(
         "m_cache" => description.m_cache = child.non_negative_f64()?,
         "os_name" => description.os_name = child.string(),
         "os_version" => description.os_version = child.string(),
+        "virtualbox_version" => description.virtualbox_version = child.string(),
+        "docker_version" => description.docker_version = child.string(),
+        "docker_type" => description.docker_type = child.u32()?,
         _ => return Ok(false),
     }
     Ok(true)
@@ -167,6 +170,18 @@ pub(crate) fn parse_time_stats(element: &Element) -> Result<TimeStats, XmlError>
             "connected_lambda" => stats.connected_lambda = Some(child.non_negative_f64()?),
             "active_lambda" => stats.active_lambda = Some(child.non_negative_f64()?),
             "gpu_active_lambda" => stats.gpu_active_lambda = Some(child.non_negative_f64()?),
+            "client_start_time" => stats.totals.client_start_time = child.f64()?,
+            "total_start_time" => stats.totals.total_start_time = child.f64()?,
+            "total_duration" => stats.totals.total_duration = child.f64()?,
+            "total_active_duration" => stats.totals.total_active_duration = child.f64()?,
+            "total_gpu_active_duration" => stats.totals.total_gpu_active_duration = child.f64()?,
+            "previous_uptime" => stats.totals.previous_uptime = child.f64()?,
+            "session_active_duration" => stats.totals.session_active_duration = child.f64()?,
+            "session_gpu_active_duration" => {
+                stats.totals.session_gpu_active_duration = child.f64()?
+            }
+            // The state file's name for it; a request calls it `now`.
+            "last_update" | "now" => stats.totals.last_update = child.f64()?,
             _ => {}
         }
     }

@@ -3,21 +3,23 @@
 //! `<host_info>`, `<time_stats>`, `<net_stats>`, `<disk_usage>` and the per-GPU
 //! `<coprocs>` entries that carry seed 003's `req_secs`/`req_instances`.
 //!
-//! Two additions beyond BOINC's elements, which its servers skip as unknown: the
-//! time statistics a client has not measured are left out rather than sent as zeros, and
-//! `<disk_usage>` carries seed 004's three free-space figures (`<free_space>`,
-//! `<free_space_after_offenders>`, `<free_space_after_offenders_and_self>`) beside
-//! BOINC's `<d_boinc_used_total>`, `<d_boinc_used_project>` and `<d_project_share>`.
+//! The time statistics' durations are left out until the client has started a session
+//! (a state made for the emulator has none). `<disk_usage>` carries BOINC's three
+//! figures only: seed 004's free-space figures, which BOINC's scheduler does not parse
+//! (it logs each unknown element), travel in memory between the emulator's client and
+//! its servers ([`DiskUsageReport::free_space`]) but are never written; a server that
+//! reads a request works them out from BOINC's figures.
 //!
 //! The host's description and the GPUs' names may be borrowed from the state a request
 //! is made from ([`Cow`]); a request read from text owns them.
 
 use super::error::XmlError;
 use super::host_info::{parse_time_stats, read_description};
+use super::opencl_prop::{parse_opencl_prop, write_opencl_prop};
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use crate::disk::FreeSpaceFigures;
-use crate::model::{HostDescription, NetStats, ResourceType, TimeStats};
+use crate::model::{HostDescription, NetStats, OpenclDevice, ResourceType, TimeStats};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -98,6 +100,13 @@ impl HostInfo<'_> {
         writer.text("os_name", &d.os_name);
         writer.text("os_version", &d.os_version);
         writer.integer("n_usable_coprocs", self.n_usable_coprocs);
+        // Linux has no Windows Subsystem for Linux; BOINC's client says so every time.
+        writer.flag("wsl_available", false);
+        writer.text_if_any("virtualbox_version", &d.virtualbox_version);
+        if !d.docker_version.is_empty() {
+            writer.text("docker_version", &d.docker_version);
+            writer.integer("docker_type", d.docker_type);
+        }
     }
 }
 
@@ -164,6 +173,26 @@ impl TimeStatsReport {
             "session_gpu_active_duration" => &mut self.session_gpu_active_duration,
             _ => return None,
         })
+    }
+
+    /// The client's statistics as reported at `now`: the fractions, and the durations
+    /// once a session has started (BOINC's client sends them all).
+    pub fn of(stats: &TimeStats, now: f64) -> TimeStatsReport {
+        let totals = &stats.totals;
+        let started = totals.started();
+        let known = |value: f64| started.then_some(value);
+        TimeStatsReport {
+            client_start_time: known(totals.client_start_time),
+            total_start_time: known(totals.total_start_time),
+            total_duration: known(totals.total_duration),
+            total_active_duration: known(totals.total_active_duration),
+            total_gpu_active_duration: known(totals.total_gpu_active_duration),
+            now: Some(now),
+            previous_uptime: known(totals.previous_uptime),
+            session_active_duration: known(totals.session_active_duration),
+            session_gpu_active_duration: known(totals.session_gpu_active_duration),
+            ..TimeStatsReport::from_fractions(stats)
+        }
     }
 
     /// The fractions of the client's statistics, with no durations.
@@ -269,14 +298,6 @@ impl DiskUsageReport {
         writer.number("d_boinc_used_total", self.d_boinc_used_total);
         writer.number("d_boinc_used_project", self.d_boinc_used_project);
         writer.number("d_project_share", self.d_project_share);
-        if let Some(figures) = &self.free_space {
-            writer.number("free_space", figures.free);
-            writer.number("free_space_after_offenders", figures.free_after_offenders);
-            writer.number(
-                "free_space_after_offenders_and_self",
-                figures.free_after_offenders_and_self,
-            );
-        }
         writer.close("disk_usage");
     }
 }
@@ -302,6 +323,21 @@ pub struct GpuReport<'a> {
     pub req_instances: f64,
     /// Seconds until an instance would idle (`<estimated_delay>`).
     pub estimated_delay: f64,
+    /// NVIDIA: the CUDA version the driver supports (`<cudaVersion>`, 12020 for 12.2;
+    /// 0: unknown). Servers send CUDA work only to a client that says it.
+    #[serde(default)]
+    pub cuda_version: u32,
+    /// NVIDIA: the driver's version (`<drvVersion>`, 53586 for 535.86; 0: unknown).
+    #[serde(default)]
+    pub driver_version: u32,
+    /// NVIDIA: the compute capability (`<major>`, `<minor>`; (0, 0): unknown), which
+    /// plan classes require.
+    #[serde(default)]
+    pub compute_capability: (i32, i32),
+    /// The type's first OpenCL device, as OpenCL describes it (`<coproc_opencl>`;
+    /// `<have_opencl>` says there is one).
+    #[serde(default)]
+    pub opencl: Option<OpenclDevice>,
 }
 
 impl GpuReport<'_> {
@@ -338,6 +374,10 @@ impl GpuReport<'_> {
             req_secs: 0.0,
             req_instances: 0.0,
             estimated_delay: 0.0,
+            cuda_version: 0,
+            driver_version: 0,
+            compute_capability: (0, 0),
+            opencl: None,
         };
         for child in &element.children {
             match child.name.as_str() {
@@ -348,6 +388,11 @@ impl GpuReport<'_> {
                 "req_secs" => gpu.req_secs = child.non_negative_f64()?,
                 "req_instances" => gpu.req_instances = child.non_negative_f64()?,
                 "estimated_delay" => gpu.estimated_delay = child.f64()?,
+                "cudaVersion" => gpu.cuda_version = child.u32()?,
+                "drvVersion" => gpu.driver_version = child.u32()?,
+                "major" => gpu.compute_capability.0 = child.i32()?,
+                "minor" => gpu.compute_capability.1 = child.i32()?,
+                "coproc_opencl" => gpu.opencl = Some(parse_opencl_prop(child, resource)?),
                 _ => {}
             }
         }
@@ -364,6 +409,25 @@ impl GpuReport<'_> {
         writer.number("req_instances", self.req_instances);
         writer.number("estimated_delay", self.estimated_delay);
         writer.number("peak_flops", self.peak_flops);
+        writer.flag("have_opencl", self.opencl.is_some());
+        if self.resource == ResourceType::Nvidia {
+            // What BOINC's servers check before they send CUDA work ("Client did not
+            // provide cuda or driver version" otherwise).
+            writer.flag("have_cuda", true);
+            if self.cuda_version > 0 {
+                writer.integer("cudaVersion", self.cuda_version);
+            }
+            if self.driver_version > 0 {
+                writer.integer("drvVersion", self.driver_version);
+            }
+            if self.compute_capability != (0, 0) {
+                writer.integer("major", self.compute_capability.0);
+                writer.integer("minor", self.compute_capability.1);
+            }
+        }
+        if let Some(device) = &self.opencl {
+            write_opencl_prop(device, writer);
+        }
         writer.close(name);
     }
 }

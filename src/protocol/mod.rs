@@ -27,6 +27,7 @@ mod host_report;
 mod job_description;
 mod list_counts;
 mod master_page;
+mod opencl_prop;
 pub mod platform;
 mod prefs;
 mod project;

@@ -6,13 +6,17 @@
 use super::error::{XmlError, XmlProblem};
 use super::xml_tree::{Element, parse_document};
 use super::xml_write::XmlWriter;
-use crate::model::Prefs;
+use crate::model::{Prefs, ReportedPrefs};
 
 const PERCENT: &str = "between 0 and 100";
 const DAYS: &str = "between 0 and 10 days";
 const MINUTES: &str = "between 0 and 100000 minutes";
 const GIGABYTES: &str = "between 0 and 10^9 GB";
 const CHECKPOINT_SECONDS: &str = "between 1 second and 1 day";
+const HOURS: &str = "an hour of the day, between 0 and 24";
+const RATE: &str = "between 0 and 10^12 bytes a second";
+const MEGABYTES: &str = "between 0 and 10^12 MB";
+const TEMPERATURE: &str = "between 0 and 200 degrees Celsius";
 
 /// Applies the preferences in a global_prefs.xml-format text to `prefs`. Only elements
 /// present change `prefs`; on error (the first bad element) `prefs` is left as it was.
@@ -101,20 +105,71 @@ fn apply_preference(child: &Element, prefs: &mut Prefs) -> Result<(), XmlError> 
         "disk_min_free_gb" => prefs.disk_min_free_gb = child.f64_in(0.0, 1e9, GIGABYTES)?,
         // Checkpoints more often than once a second would only wear the disk.
         "disk_interval" => prefs.disk_interval = child.f64_in(1.0, 86_400.0, CHECKPOINT_SECONDS)?,
+        _ => apply_reported_preference(child, &mut prefs.reported)?,
+    }
+    Ok(())
+}
+
+/// One of the preferences kept only to be reported ([`ReportedPrefs`]); others are
+/// skipped.
+fn apply_reported_preference(child: &Element, prefs: &mut ReportedPrefs) -> Result<(), XmlError> {
+    let hour = |child: &Element| child.f64_in(0.0, 24.0, HOURS);
+    let rate = |child: &Element| child.f64_in(0.0, 1e12, RATE);
+    match child.name.as_str() {
+        "source_project" => prefs.source_project = child.string(),
+        "mod_time" => prefs.mod_time = child.f64()?,
+        "battery_charge_min_pct" => {
+            prefs.battery_charge_min_pct = child.f64_in(0.0, 100.0, PERCENT)?
+        }
+        "battery_max_temperature" => {
+            prefs.battery_max_temperature = child.f64_in(0.0, 200.0, TEMPERATURE)?
+        }
+        "suspend_if_no_recent_input" => {
+            prefs.suspend_if_no_recent_input = child.f64_in(0.0, 100_000.0, MINUTES)?
+        }
+        "suspend_cpu_usage" => prefs.suspend_cpu_usage = child.f64_in(0.0, 100.0, PERCENT)?,
+        "start_hour" => prefs.start_hour = hour(child)?,
+        "end_hour" => prefs.end_hour = hour(child)?,
+        "net_start_hour" => prefs.net_start_hour = hour(child)?,
+        "net_end_hour" => prefs.net_end_hour = hour(child)?,
+        "confirm_before_connecting" => prefs.confirm_before_connecting = child.flag()?,
+        "hangup_if_dialed" => prefs.hangup_if_dialed = child.flag()?,
+        "dont_verify_images" => prefs.dont_verify_images = child.flag()?,
+        "vm_max_used_pct" => prefs.vm_max_used_pct = child.f64_in(0.0, 100.0, PERCENT)?,
+        "max_bytes_sec_up" => prefs.max_bytes_sec_up = rate(child)?,
+        "max_bytes_sec_down" => prefs.max_bytes_sec_down = rate(child)?,
+        "daily_xfer_limit_mb" => prefs.daily_xfer_limit_mb = child.f64_in(0.0, 1e12, MEGABYTES)?,
+        "daily_xfer_period_days" => prefs.daily_xfer_period_days = child.u32()?,
+        "override_file_present" => prefs.override_file_present = child.flag()?,
+        "network_wifi_only" => prefs.network_wifi_only = child.flag()?,
         _ => {}
     }
     Ok(())
 }
 
-/// Writes `prefs` as a `<global_preferences>` element, every value the model holds, as
-/// a scheduler request's working preferences carry them.
+/// Writes `prefs` as a `<global_preferences>` element, as a scheduler request's working
+/// preferences carry them: every preference BOINC 7.20's client sends, in its order
+/// (fixtures/boinc-7.20.5 sched_request_04), and `max_ncpus` when it is set.
 pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
+    let other = &prefs.reported;
     writer.open("global_preferences");
+    writer.text("source_project", &other.source_project);
+    writer.number("mod_time", other.mod_time);
+    writer.number("battery_charge_min_pct", other.battery_charge_min_pct);
+    writer.number("battery_max_temperature", other.battery_max_temperature);
+    writer.flag("run_on_batteries", prefs.run_on_batteries);
     writer.flag("run_if_user_active", prefs.run_if_user_active);
     writer.flag("run_gpu_if_user_active", prefs.run_gpu_if_user_active);
-    writer.flag("run_on_batteries", prefs.run_on_batteries);
-    writer.number("idle_time_to_run", prefs.idle_time_to_run);
+    writer.number("suspend_if_no_recent_input", other.suspend_if_no_recent_input);
+    writer.number("suspend_cpu_usage", other.suspend_cpu_usage);
+    writer.number("start_hour", other.start_hour);
+    writer.number("end_hour", other.end_hour);
+    writer.number("net_start_hour", other.net_start_hour);
+    writer.number("net_end_hour", other.net_end_hour);
     writer.flag("leave_apps_in_memory", prefs.leave_apps_in_memory);
+    writer.flag("confirm_before_connecting", other.confirm_before_connecting);
+    writer.flag("hangup_if_dialed", other.hangup_if_dialed);
+    writer.flag("dont_verify_images", other.dont_verify_images);
     writer.number("work_buf_min_days", prefs.work_buf_min_days);
     writer.number("work_buf_additional_days", prefs.work_buf_additional_days);
     writer.number("max_ncpus_pct", prefs.max_ncpus_pct);
@@ -122,15 +177,21 @@ pub(crate) fn write_prefs(prefs: &Prefs, writer: &mut XmlWriter) {
         writer.integer("max_ncpus", prefs.max_ncpus);
     }
     writer.number("cpu_scheduling_period_minutes", prefs.cpu_scheduling_period_minutes);
+    writer.number("disk_interval", prefs.disk_interval);
     writer.number("disk_max_used_gb", prefs.disk_max_used_gb);
     writer.number("disk_max_used_pct", prefs.disk_max_used_pct);
     writer.number("disk_min_free_gb", prefs.disk_min_free_gb);
-    if prefs.disk_interval != crate::model::DEFAULT_DISK_INTERVAL {
-        writer.number("disk_interval", prefs.disk_interval);
-    }
+    writer.number("vm_max_used_pct", other.vm_max_used_pct);
     writer.number("ram_max_used_busy_pct", prefs.ram_max_used_busy_pct);
     writer.number("ram_max_used_idle_pct", prefs.ram_max_used_idle_pct);
+    writer.number("idle_time_to_run", prefs.idle_time_to_run);
+    writer.number("max_bytes_sec_up", other.max_bytes_sec_up);
+    writer.number("max_bytes_sec_down", other.max_bytes_sec_down);
     writer.number("cpu_usage_limit", prefs.cpu_usage_limit);
+    writer.number("daily_xfer_limit_mb", other.daily_xfer_limit_mb);
+    writer.integer("daily_xfer_period_days", other.daily_xfer_period_days);
+    writer.flag("override_file_present", other.override_file_present);
+    writer.flag("network_wifi_only", other.network_wifi_only);
     writer.close("global_preferences");
 }
 
@@ -139,7 +200,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_checkpoint_interval_is_read_bounded_and_written_when_not_the_default() {
+    fn the_checkpoint_interval_is_read_bounded_and_written() {
         let mut prefs = Prefs::default();
         parse_global_prefs(
             "<global_preferences><disk_interval>5</disk_interval></global_preferences>",
@@ -157,9 +218,10 @@ mod tests {
         let mut writer = XmlWriter::new();
         write_prefs(&prefs, &mut writer);
         assert!(writer.finish().contains("<disk_interval>5.000000</disk_interval>"));
+        // BOINC's client sends it always.
         let mut writer = XmlWriter::new();
         write_prefs(&Prefs::default(), &mut writer);
-        assert!(!writer.finish().contains("disk_interval"));
+        assert!(writer.finish().contains("<disk_interval>60.000000</disk_interval>"));
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
                 }
             }
             "non_cpu_intensive" => project.non_cpu_intensive = child.flag()?,
+            "dont_use_dcf" => project.dont_use_dcf = child.flag()?,
             "duration_correction_factor" => {
                 project.duration_correction_factor =
                     child.f64_in(f64::MIN_POSITIVE, f64::MAX, "greater than 0")?

@@ -108,6 +108,8 @@ pub struct ReportedResult<'a> {
     pub plan_class: Cow<'a, str>,
     /// Peak resident memory, bytes (`<final_peak_working_set_size>`).
     pub final_peak_working_set_size: Option<f64>,
+    /// Peak swap, bytes (`<final_peak_swap_size>`).
+    pub final_peak_swap_size: Option<f64>,
     /// Peak disk use of its slot, bytes (`<final_peak_disk_usage>`).
     pub final_peak_disk_usage: Option<f64>,
     /// The app version its workunit was sent for (`<app_version_num>`).
@@ -149,6 +151,9 @@ impl ReportedResult<'_> {
                 "final_peak_working_set_size" => {
                     result.final_peak_working_set_size = Some(child.non_negative_f64()?)
                 }
+                "final_peak_swap_size" => {
+                    result.final_peak_swap_size = Some(child.non_negative_f64()?)
+                }
                 "final_peak_disk_usage" => {
                     result.final_peak_disk_usage = Some(child.non_negative_f64()?)
                 }
@@ -173,8 +178,15 @@ impl ReportedResult<'_> {
         writer.text("platform", &self.platform);
         writer.integer("version_num", self.version_num);
         writer.text_if_any("plan_class", &self.plan_class);
-        writer.number_if_any("final_peak_working_set_size", self.final_peak_working_set_size);
-        writer.number_if_any("final_peak_disk_usage", self.final_peak_disk_usage);
+        // Whole bytes, as BOINC writes them.
+        let bytes = |w: &mut XmlWriter, name: &str, value: Option<f64>| {
+            if let Some(value) = value {
+                w.text(name, &format!("{value:.0}"));
+            }
+        };
+        bytes(writer, "final_peak_working_set_size", self.final_peak_working_set_size);
+        bytes(writer, "final_peak_swap_size", self.final_peak_swap_size);
+        bytes(writer, "final_peak_disk_usage", self.final_peak_disk_usage);
         if let Some(version) = self.app_version_num {
             writer.integer("app_version_num", version);
         }

@@ -119,6 +119,11 @@ pub struct SchedulerRequest<'a> {
     pub other_results: Vec<OtherResult<'a>>,
     /// Every project's jobs still to compute (`<in_progress_results>`); `None`: not sent.
     pub in_progress_results: Option<Vec<InProgressResult<'a>>>,
+    /// The client's own name and version (`<client_brand>`, last in the request, as
+    /// BOINC's client writes it from client_brand.txt): the version elements above
+    /// stay the protocol version it speaks.
+    #[serde(default)]
+    pub client_brand: Option<Cow<'a, str>>,
 }
 
 impl<'a> SchedulerRequest<'a> {
@@ -132,6 +137,7 @@ impl<'a> SchedulerRequest<'a> {
             alt_platforms: Cow::Owned(self.alt_platforms.into_owned()),
             code_sign_key: self.code_sign_key.map(owned),
             cross_project_id: self.cross_project_id.map(owned),
+            client_brand: self.client_brand.map(owned),
             host_info: self.host_info.into_owned(),
             coprocs: self.coprocs.into_iter().map(GpuReport::into_owned).collect(),
             results: self.results.into_iter().map(ReportedResult::into_owned).collect(),
@@ -234,6 +240,7 @@ impl<'a> SchedulerRequest<'a> {
                 "cross_project_id" => {
                     request.cross_project_id = Some(Cow::Owned(child.string()));
                 }
+                "client_brand" => request.client_brand = Some(Cow::Owned(child.string())),
                 "time_stats" => request.time_stats = TimeStatsReport::parse(child)?,
                 "net_stats" => request.net_stats = parse_net_stats(child)?,
                 "host_info" => request.host_info = HostInfo::parse(child)?,
@@ -276,6 +283,25 @@ impl<'a> SchedulerRequest<'a> {
             }
         }
         Ok(request)
+    }
+
+    /// What the request says about the host, as it is written in it: `<host_info>`,
+    /// then `<coprocs>` where there are GPUs (`boinc-rs host-info` shows it).
+    pub fn host_xml(&self) -> String {
+        let mut w = XmlWriter::new();
+        self.host_info.write(&mut w);
+        self.write_coprocs(&mut w);
+        w.finish()
+    }
+
+    fn write_coprocs(&self, w: &mut XmlWriter) {
+        if !self.coprocs.is_empty() {
+            w.open("coprocs");
+            for gpu in &self.coprocs {
+                gpu.write(w);
+            }
+            w.close("coprocs");
+        }
     }
 
     /// The request as the real client writes it.
@@ -321,13 +347,7 @@ impl<'a> SchedulerRequest<'a> {
         write_net_stats(&self.net_stats, &mut w);
         self.host_info.write(&mut w);
         self.disk_usage.write(&mut w);
-        if !self.coprocs.is_empty() {
-            w.open("coprocs");
-            for gpu in &self.coprocs {
-                gpu.write(&mut w);
-            }
-            w.close("coprocs");
-        }
+        self.write_coprocs(&mut w);
         let version = self.client_version.to_string();
         for result in &self.results {
             result.write(&mut w, &version);
@@ -351,6 +371,9 @@ impl<'a> SchedulerRequest<'a> {
                 result.write(&mut w);
             }
             w.close("in_progress_results");
+        }
+        if let Some(brand) = &self.client_brand {
+            w.text("client_brand", brand);
         }
         w.close("scheduler_request");
         w.finish()

@@ -15,7 +15,7 @@ use boinc_core::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, Availability,
     ClientState, Coprocessor, DeletionPolicy, FileId, FileInfo, FileRef, FileStatus, Host, Job,
     JobState, Project, ProjectAccount, ProjectId, ProjectResource, ResourceMap, ResourceType,
-    ResourceUsage, RunMode, SchedulerState, TimeStats, Workunit, WorkunitId,
+    ResourceUsage, RunMode, SchedulerState, TaskPeaks, TimeStats, Workunit, WorkunitId,
 };
 use boinc_core::protocol::{
     ClientVersion, StateFileOrigin, parse_client_state, write_client_state,
@@ -95,6 +95,7 @@ fn time_stats() -> impl Strategy<Value = TimeStats> {
             connected_lambda: l[1],
             active_lambda: l[2],
             gpu_active_lambda: l[3],
+            totals: Default::default(),
         })
 }
 
@@ -322,6 +323,7 @@ fn active_task() -> impl Strategy<Value = ActiveTask> {
             checkpoint_wall_time: g.0,
             run_start_time: g.1,
             working_set_size: g.2,
+            peaks: TaskPeaks { working_set_size: g.2, swap_size: f.1, disk_usage: f.0 },
             once_ran_edf: g.3,
             slot: g.4,
             gpu_instances: g.5,
@@ -357,6 +359,12 @@ fn job() -> impl Strategy<Value = (Index, Index, Job, Vec<(Index, FileRef)>)> {
                 final_cpu_time: b.3,
                 exit_status: b.4,
                 stderr_out: b.5,
+                // Whole bytes, as BOINC writes them.
+                final_peaks: TaskPeaks {
+                    working_set_size: f64::from(a.2),
+                    swap_size: f64::from(a.2 / 2),
+                    disk_usage: f64::from(a.2 / 3),
+                },
                 task,
                 output_files: Vec::new(),
             };

@@ -12,4 +12,5 @@ mod protocol_errors;
 mod protocol_fixtures;
 mod protocol_round_trip;
 mod protocol_snapshots;
+mod request_elements;
 mod scheduler_protocol;

@@ -2,8 +2,7 @@
 //! generated over every field, with text that needs escaping, CDATA that contains its own
 //! end marker, and numbers of every magnitude.
 
-use boinc_core::disk::FreeSpaceFigures;
-use boinc_core::model::{Prefs, ResourceMap};
+use boinc_core::model::{Prefs, ReportedPrefs, ResourceMap, ResourceType};
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport,
     FileDescription, FileReference, GpuReport, HostInfo, InProgressResult, MessagePriority,
@@ -44,8 +43,9 @@ fn prefs() -> impl Strategy<Value = Prefs> {
         (0.0..10.0f64, 0.0..10.0f64, 0.0..100_000.0f64, percent(), any::<u32>(), any::<bool>()),
         (percent(), percent(), percent(), any::<bool>(), any::<bool>()),
         (0.0..1e9f64, percent(), 0.0..1e9f64, any::<bool>(), 0.0..100_000.0f64, 1.0..86_400.0f64),
+        (text(), 0.0..24.0f64, percent(), any::<bool>(), 0.0..1e9f64, any::<u32>()),
     )
-        .prop_map(|(a, b, c)| Prefs {
+        .prop_map(|(a, b, c, d)| Prefs {
             work_buf_min_days: a.0,
             work_buf_additional_days: a.1,
             cpu_scheduling_period_minutes: a.2,
@@ -63,6 +63,18 @@ fn prefs() -> impl Strategy<Value = Prefs> {
             run_on_batteries: c.3,
             idle_time_to_run: c.4,
             disk_interval: c.5,
+            reported: ReportedPrefs {
+                source_project: d.0,
+                start_hour: d.1,
+                net_end_hour: d.1,
+                suspend_cpu_usage: d.2,
+                vm_max_used_pct: d.2,
+                network_wifi_only: d.3,
+                confirm_before_connecting: !d.3,
+                max_bytes_sec_up: d.4,
+                daily_xfer_period_days: d.5,
+                ..ReportedPrefs::default()
+            },
         })
 }
 
@@ -111,19 +123,14 @@ fn time_stats() -> impl Strategy<Value = TimeStatsReport> {
         })
 }
 
+/// BOINC's three figures: seed 004's free-space figures travel in memory only, never
+/// in the text (BOINC's scheduler does not parse them).
 fn disk_usage() -> impl Strategy<Value = DiskUsageReport> {
-    let figures = (non_negative(), non_negative(), non_negative()).prop_map(|f| FreeSpaceFigures {
-        free: f.0,
-        free_after_offenders: f.1,
-        free_after_offenders_and_self: f.2,
-    });
-    (non_negative(), non_negative(), non_negative(), option::of(figures)).prop_map(|u| {
-        DiskUsageReport {
-            d_boinc_used_total: u.0,
-            d_boinc_used_project: u.1,
-            d_project_share: u.2,
-            free_space: u.3,
-        }
+    (non_negative(), non_negative(), non_negative()).prop_map(|u| DiskUsageReport {
+        d_boinc_used_total: u.0,
+        d_boinc_used_project: u.1,
+        d_project_share: u.2,
+        free_space: None,
     })
 }
 
@@ -137,6 +144,7 @@ fn gpu_report() -> impl Strategy<Value = GpuReport<'static>> {
         non_negative(),
         non_negative(),
         number(),
+        (1u32..100_000, 1u32..100_000, (1i32..10, 0i32..10)),
     )
         .prop_map(|g| GpuReport {
             resource: g.0,
@@ -147,7 +155,17 @@ fn gpu_report() -> impl Strategy<Value = GpuReport<'static>> {
             req_secs: g.5,
             req_instances: g.6,
             estimated_delay: g.7,
+            // The NVIDIA driver's figures are written for NVIDIA GPUs only.
+            cuda_version: if g.0 == ResourceType::Nvidia { g.8.0 } else { 0 },
+            driver_version: if g.0 == ResourceType::Nvidia { g.8.1 } else { 0 },
+            compute_capability: if g.0 == ResourceType::Nvidia { g.8.2 } else { (0, 0) },
+            opencl: None,
         })
+}
+
+/// A size in whole bytes, as BOINC writes peaks.
+fn bytes() -> impl Strategy<Value = f64> {
+    (0u64..1 << 50).prop_map(|b| b as f64)
 }
 
 fn reported_result() -> impl Strategy<Value = ReportedResult<'static>> {
@@ -163,7 +181,13 @@ fn reported_result() -> impl Strategy<Value = ReportedResult<'static>> {
         });
     (
         (name(), non_negative(), non_negative(), any::<i32>(), any::<i64>(), text(), any::<u32>()),
-        (text(), option::of(non_negative()), option::of(non_negative()), option::of(any::<u32>())),
+        (
+            text(),
+            option::of(bytes()),
+            option::of(bytes()),
+            option::of(bytes()),
+            option::of(any::<u32>()),
+        ),
         (stderr(), vec(output, 0..3)),
     )
         .prop_map(|(a, b, c)| ReportedResult {
@@ -176,8 +200,9 @@ fn reported_result() -> impl Strategy<Value = ReportedResult<'static>> {
             version_num: a.6,
             plan_class: b.0.into(),
             final_peak_working_set_size: b.1,
-            final_peak_disk_usage: b.2,
-            app_version_num: b.3,
+            final_peak_swap_size: b.2,
+            final_peak_disk_usage: b.3,
+            app_version_num: b.4,
             stderr_out: c.0.into(),
             output_files: c.1,
         })
@@ -297,6 +322,7 @@ fn request() -> impl Strategy<Value = SchedulerRequest<'static>> {
             app_versions: e.2,
             other_results: f.0,
             in_progress_results: f.1,
+            client_brand: (a.1 % 2 == 0).then_some(Cow::Borrowed("boinc-rs 0.1.0")),
         })
 }
 

@@ -300,8 +300,9 @@ fn top_level_elements(xml: &str) -> Vec<String> {
 /// Elements the real client writes only in some situations, and boinc-rs in others:
 /// `<cross_project_id>` when a cross-project id is known (7.20.5 wrote an empty one),
 /// `<in_progress_results>` (the real client only when a project asks for them; boinc-rs
-/// always, so any server can run seed 000's deadline check).
-const SITUATIONAL: [&str; 2] = ["cross_project_id", "in_progress_results"];
+/// always, so any server can run seed 000's deadline check), `<client_brand>` (the real
+/// client when client_brand.txt names one; boinc-rs always names itself).
+const SITUATIONAL: [&str; 3] = ["cross_project_id", "in_progress_results", "client_brand"];
 
 /// Our request has the real client's top-level elements, in its order, apart from the
 /// situational ones.

@@ -92,5 +92,10 @@ pub fn host_description() -> impl Strategy<Value = HostDescription> {
             // Versions a state file keeps with its NVIDIA GPU (client_state_round_trip.rs).
             nvidia_driver_version: 0,
             cuda_version: 0,
+            nvidia_compute_capability: (0, 0),
+            virtualbox_version: String::new(),
+            docker_version: String::new(),
+            docker_type: 0,
+            opencl_gpus: Vec::new(),
         })
 }

@@ -138,4 +138,11 @@ pub trait ProcessHost: Send + Sync {
         let _ = slot;
         Ok(false)
     }
+    /// The tail of the standard error of `job`, whose task was reaped (what its
+    /// report tells the project), taken once; `None` where the host keeps none (an
+    /// emulated world's processes write nothing).
+    fn take_stderr(&self, job: &str) -> Option<String> {
+        let _ = job;
+        None
+    }
 }

@@ -424,7 +424,7 @@ impl Scheduler {
                 Ok(TaskReport::Finished(status)) => {
                     self.client.apply_status(id, &status);
                     self.task_ended(slot);
-                    finished.push((id, None));
+                    finished.push((id, None, None));
                 }
                 Ok(TaskReport::Restarting { checkpoint, restart_at }) => {
                     self.client.apply_status(id, &checkpoint);
@@ -439,7 +439,7 @@ impl Scheduler {
                 Ok(TaskReport::Failed { exit_status, message }) => {
                     tracing::warn!(job = %self.client.state().job(id).name, exit_status, %message, "task failed");
                     self.task_ended(slot);
-                    finished.push((id, Some(exit_status)));
+                    finished.push((id, Some(exit_status), Some(message)));
                 }
                 Ok(TaskReport::Idle) => {}
                 Err(_) => {
@@ -454,14 +454,18 @@ impl Scheduler {
                                 tracing::warn!(slot, %error, "cannot kill the task's process");
                             }
                             self.task_ended(slot);
-                            finished.push((id, Some(EXIT_CHILD_FAILED)));
+                            finished.push((id, Some(EXIT_CHILD_FAILED), None));
                         }
                     }
                 }
             }
         }
         let mut completed = Vec::new();
-        for (id, error) in finished {
+        for (id, error, message) in finished {
+            // The app's standard error and why it failed go to the project with the
+            // result, as BOINC reports them.
+            let stderr = self.process_host.take_stderr(&self.client.state().job(id).name);
+            self.client.report_app_output(id, message.as_deref(), stderr.as_deref());
             let job = self.client.state().job(id);
             let event = ClientEvent::TaskFinished {
                 time: now,

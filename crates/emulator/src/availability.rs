@@ -350,6 +350,7 @@ mod tests {
             on_lambda: Some(1000.0),
             connected_lambda: None,
             active_lambda: Some(500.0),
+            totals: Default::default(),
             gpu_active_lambda: Some(300.0),
         };
         let mut rng = ChaCha8Rng::seed_from_u64(6);

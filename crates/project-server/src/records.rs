@@ -141,7 +141,35 @@ pub(crate) struct JobRecord {
     /// How its app is told to misbehave (records older than the option have none).
     #[serde(default)]
     pub misbehaviour: Misbehaviour,
+    /// What the host's first report said of the result, as BOINC's result table keeps
+    /// it (records older than this have none).
+    #[serde(default)]
+    pub report: Option<StoredReport>,
 }
+
+/// A reported result's figures and the app's standard error, as BOINC's project
+/// database stores them from `<result>`: what projects read to grant credit and to
+/// debug a failing app.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct StoredReport {
+    /// `<exit_status>`.
+    pub exit_status: i32,
+    /// `<final_cpu_time>`, seconds.
+    pub cpu_time: f64,
+    /// `<final_elapsed_time>`, seconds.
+    pub elapsed_time: f64,
+    /// `<final_peak_working_set_size>`, bytes (0: not sent).
+    pub peak_working_set_size: f64,
+    /// `<final_peak_swap_size>`, bytes.
+    pub peak_swap_size: f64,
+    /// `<final_peak_disk_usage>`, bytes.
+    pub peak_disk_usage: f64,
+    /// `<stderr_out>`, at most [`STORED_STDERR_BYTES`].
+    pub stderr_out: String,
+}
+
+/// The most of a result's `<stderr_out>` kept: BOINC's result table holds 64 KB of it.
+pub(crate) const STORED_STDERR_BYTES: usize = 65_536;
 
 /// An output file fully received.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! report is validated in the simplest way: a result the client says succeeded is valid
 //! when its output arrived and is not empty.
 
-use super::records::{JobStatus, Outcome, ProjectRecords};
+use super::records::{JobStatus, Outcome, ProjectRecords, STORED_STDERR_BYTES, StoredReport};
 use boinc_core::protocol::ReportedResult;
 
 /// BOINC's result state for a job whose outputs are all uploaded (`RESULT_FILES_UPLOADED`).
@@ -60,5 +60,26 @@ pub(crate) fn take_report(
         }
     };
     job.status = JobStatus::Reported { hostid, received: now, outcome: outcome.clone() };
+    job.report = Some(stored_report(result));
     Report::First(outcome)
+}
+
+/// What the records keep of a first report: its figures, and its stderr cut to what a
+/// BOINC project's database holds (the client's own cut is at 63 KB of the app's text;
+/// a hostile client's longer text is cut here, at a character boundary).
+fn stored_report(result: &ReportedResult) -> StoredReport {
+    let text = result.stderr_out.as_ref();
+    let mut end = text.len().min(STORED_STDERR_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    StoredReport {
+        exit_status: result.exit_status,
+        cpu_time: result.final_cpu_time,
+        elapsed_time: result.final_elapsed_time,
+        peak_working_set_size: result.final_peak_working_set_size.unwrap_or(0.0),
+        peak_swap_size: result.final_peak_swap_size.unwrap_or(0.0),
+        peak_disk_usage: result.final_peak_disk_usage.unwrap_or(0.0),
+        stderr_out: text[..end].to_owned(),
+    }
 }

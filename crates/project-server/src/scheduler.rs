@@ -16,6 +16,7 @@ use super::records::{
     AccountRecord, HostRecord, JobRecord, JobStatus, Misbehaviour, ProjectRecords,
 };
 use super::reports::{Report, take_report};
+use boinc_core::disk::FreeSpaceFigures;
 use boinc_core::model::ResourceType;
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, FileDescription, FileReference, ResultDescription,
@@ -430,7 +431,11 @@ fn send_new_jobs(
     let mut in_progress = records.in_progress_on(hostid).count();
     let dcf = duration_correction(request);
     let flops = sending.flops;
-    let mut disk = request.disk_usage.free_space.map(|figures| DiskBudget::new(figures, false));
+    let mut disk = request
+        .disk_usage
+        .free_space
+        .or_else(|| free_space_from_boinc_figures(request))
+        .map(|figures| DiskBudget::new(figures, false));
     let mut candidates: Vec<&JobRecord> = records
         .jobs
         .values()
@@ -494,5 +499,47 @@ fn send_new_jobs(
         if limit_reached {
             messages.push(ServerMessage::tasks_in_progress_limit());
         }
+    }
+}
+
+/// The room a request's client has for the project's files, from the figures BOINC's
+/// clients send (a request read from text carries no seed 004 figures): what is left of
+/// the project's share, within the disk's free space, as BOINC's scheduler works it
+/// out. `None` when the client sent no share (no disk check, as before).
+fn free_space_from_boinc_figures(request: &SchedulerRequest) -> Option<FreeSpaceFigures> {
+    let usage = &request.disk_usage;
+    if usage.d_project_share <= 0.0 {
+        return None;
+    }
+    let left = (usage.d_project_share - usage.d_boinc_used_project).max(0.0);
+    let free = match request.host_info.d_free {
+        d_free if d_free > 0.0 => left.min(d_free),
+        _ => left,
+    };
+    Some(FreeSpaceFigures { free, free_after_offenders: free, free_after_offenders_and_self: free })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::protocol::DiskUsageReport;
+
+    #[test]
+    fn the_room_for_files_comes_from_boincs_figures() {
+        let mut request = SchedulerRequest::default();
+        assert_eq!(free_space_from_boinc_figures(&request), None, "no share: no check");
+        request.disk_usage = DiskUsageReport {
+            d_project_share: 10e9,
+            d_boinc_used_project: 4e9,
+            ..Default::default()
+        };
+        request.host_info.d_free = 50e9;
+        let room = free_space_from_boinc_figures(&request).expect("figures");
+        assert_eq!((room.free, room.free_after_offenders_and_self), (6e9, 6e9));
+        // A disk fuller than the share allows bounds it; a share used up leaves none.
+        request.host_info.d_free = 1e9;
+        assert_eq!(free_space_from_boinc_figures(&request).map(|r| r.free), Some(1e9));
+        request.disk_usage.d_boinc_used_project = 12e9;
+        assert_eq!(free_space_from_boinc_figures(&request).map(|r| r.free), Some(0.0));
     }
 }

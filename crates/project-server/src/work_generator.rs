@@ -162,6 +162,7 @@ impl WorkGenerator {
             times_sent: 0,
             times_reported: 0,
             misbehaviour,
+            report: None,
         };
         records.jobs.insert(name, job);
         records.next_job += 1;

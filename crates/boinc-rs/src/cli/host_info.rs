@@ -1,9 +1,13 @@
 //! `boinc-rs host-info [--json]`: what host discovery finds on this machine (CPUs and
-//! their benchmarked speed, memory, the data directory's disk, the OS, NVIDIA GPUs or
-//! why there are none), as `boinc-rs run` would describe it to projects.
+//! their benchmarked speed, memory, the data directory's disk, the OS, NVIDIA GPUs and
+//! OpenCL platforms and devices, or why there are none), and everything a scheduler
+//! request will say about the host: its `<host_info>` and `<coprocs>`, written as
+//! `boinc-rs run` writes them, and the client's `<client_brand>`.
 
 use anyhow::Result;
-use boinc_core::model::ResourceType;
+use boinc_core::control::{ClientIdentity, RpcCall, build_request};
+use boinc_core::model::{ClientState, Host, Project, ProjectId, ResourceType};
+use boinc_core::work_fetch::WorkRequest;
 use boinc_runtime::effects::SystemClock;
 use boinc_service::host_discovery::{DiscoveredHost, DiscoverySettings, LiveHostDiscovery};
 use std::path::PathBuf;
@@ -46,9 +50,34 @@ pub(crate) fn host_info(args: &HostInfoArgs) -> Result<()> {
     Ok(())
 }
 
+/// The host's part of a scheduler request from a client on this host: `<host_info>`
+/// and `<coprocs>`, as the request writer writes them for any project.
+fn request_host_xml(host: &Host) -> String {
+    let mut state = ClientState { host: host.clone(), ..ClientState::default() };
+    state.projects.push(Project::new("", "http://project.invalid/", 100.0));
+    let call = RpcCall {
+        request: WorkRequest {
+            project: ProjectId(0),
+            resources: Default::default(),
+            work_req_seconds: 0.0,
+        },
+        reported: Vec::new(),
+        estimated_delay: Default::default(),
+    };
+    let identity = ClientIdentity::default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    build_request(&state, &call, &identity, now).host_xml()
+}
+
 fn as_json(found: &DiscoveredHost) -> serde_json::Value {
     let (nvidia, no_nvidia_reason) = match &found.nvidia {
         Ok(gpus) => (serde_json::to_value(gpus).unwrap_or_default(), None),
+        Err(reason) => (serde_json::Value::Null, Some(reason.to_string())),
+    };
+    let (opencl, no_opencl_reason) = match &found.opencl {
+        Ok(platforms) => (serde_json::to_value(platforms).unwrap_or_default(), None),
         Err(reason) => (serde_json::Value::Null, Some(reason.to_string())),
     };
     serde_json::json!({
@@ -56,6 +85,10 @@ fn as_json(found: &DiscoveredHost) -> serde_json::Value {
         "benchmarked": found.benchmark.is_some(),
         "nvidia": nvidia,
         "no_nvidia_reason": no_nvidia_reason,
+        "opencl": opencl,
+        "no_opencl_reason": no_opencl_reason,
+        "client_brand": ClientIdentity::default().brand,
+        "request_host_xml": request_host_xml(&found.host),
     })
 }
 
@@ -107,4 +140,33 @@ fn print_text(found: &DiscoveredHost) {
         }
         Err(reason) => println!("nvidia      {reason}"),
     }
+    match &found.opencl {
+        Ok(platforms) => {
+            for platform in platforms {
+                println!(
+                    "opencl      {} ({}), {}",
+                    platform.name, platform.vendor, platform.version
+                );
+                for found in &platform.devices {
+                    let device = &found.device;
+                    println!(
+                        "  device {}  {} ({}), {}, {} compute units, {} MHz, {:.1} GB{}",
+                        device.opencl_device_index,
+                        device.name,
+                        device.vendor,
+                        device.opencl_device_version,
+                        device.max_compute_units,
+                        device.max_clock_frequency,
+                        device.global_mem_size as f64 / GB,
+                        if found.set_aside { ", set aside (not a GPU BOINC uses)" } else { "" }
+                    );
+                }
+            }
+        }
+        Err(reason) => println!("opencl      {reason}"),
+    }
+    if let Some(brand) = ClientIdentity::default().brand {
+        println!("brand       {brand}");
+    }
+    println!("\nwhat a scheduler request says about this host:\n{}", request_host_xml(host));
 }

@@ -11,6 +11,7 @@ use boinc_core::supervise::{
     ERR_FILE_MISSING, EXIT_CHILD_FAILED, EXIT_DISK_LIMIT_EXCEEDED, EXIT_MEM_LIMIT_EXCEEDED,
     EXIT_SIGNAL, EXIT_TIME_LIMIT_EXCEEDED, RestartPolicy,
 };
+use boinc_runtime::effects::ProcessHost;
 use boinc_runtime::runtime::messages::TaskReport;
 use std::time::Duration;
 use support::*;

@@ -8,6 +8,7 @@
 
 use crate::support;
 
+use boinc_runtime::effects::ProcessHost;
 use boinc_runtime::runtime::messages::TaskReport;
 use std::path::Path;
 use std::process::Command;

@@ -6,6 +6,7 @@
 
 use crate::support;
 
+use boinc_runtime::effects::ProcessHost;
 use boinc_runtime::runtime::messages::TaskReport;
 use std::time::Duration;
 use support::*;

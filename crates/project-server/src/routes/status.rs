@@ -65,6 +65,7 @@ pub(crate) async fn status(state: web::Data<ServerState>) -> HttpResponse {
                     "times_sent": job.times_sent,
                     "times_reported": job.times_reported,
                     "misbehaviour": job.misbehaviour.name(),
+                    "report": job.report,
                 })
             })
             .collect();

@@ -6,9 +6,11 @@
 use super::cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
 use super::host_conditions::observe_host_conditions;
 use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usable_coprocessor};
+use super::opencl::{OpenclDiscoveryError, OpenclPlatform, discover_opencl};
 use super::system_description::describe_system;
+use super::virtualization::{Virtualization, detect_virtualization};
 use boinc_core::control::{HostView, host_view};
-use boinc_core::model::{CcConfig, Host, Prefs, ResourceType};
+use boinc_core::model::{CcConfig, Coprocessor, Host, OpenclDevice, Prefs, ResourceType};
 use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -69,6 +71,8 @@ pub struct DiscoveredHost {
     pub nvidia: Result<NvidiaGpus, NvidiaDiscoveryError>,
     /// The benchmark figures, when the benchmarks ran.
     pub benchmark: Option<BenchmarkResult>,
+    /// What OpenCL found: every platform and device, or why none.
+    pub opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
 }
 
 /// Host discovery on the machine the client runs on.
@@ -102,6 +106,34 @@ impl LiveHostDiscovery {
     /// CPU) when `run_benchmarks`.
     pub fn discover(&self, run_benchmarks: bool) -> Result<DiscoveredHost, HostDiscoveryError> {
         let settings = self.settings();
+        // The tools' versions and the OpenCL drivers take a second or more to answer
+        // (a driver initialises its compiler): they are asked on a thread of their own
+        // while the machine is described and benchmarked, so the client's start waits
+        // for the longer of the two, not for both.
+        let no_gpus = settings.no_gpus;
+        std::thread::scope(|scope| {
+            let slow = scope.spawn(move || {
+                let opencl = if no_gpus {
+                    Err(OpenclDiscoveryError::NoPlatforms)
+                } else {
+                    discover_opencl()
+                };
+                (detect_virtualization(), opencl)
+            });
+            let described = self.discover_here(&settings, run_benchmarks);
+            let (tools, opencl) =
+                slow.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            described.map(|found| found.with(tools, opencl))
+        })
+    }
+
+    /// What [`LiveHostDiscovery::discover`] finds on its own thread: the machine, the
+    /// benchmarks, NVML's GPUs.
+    fn discover_here(
+        &self,
+        settings: &DiscoverySettings,
+        run_benchmarks: bool,
+    ) -> Result<DiscoveredHost, HostDiscoveryError> {
         let mut host = describe_system(&self.data_dir)?;
         let benchmark =
             run_benchmarks.then(|| run_cpu_benchmarks(host.p_ncpus, settings.benchmark_duration));
@@ -125,6 +157,9 @@ impl LiveHostDiscovery {
                 );
                 host.description.nvidia_driver_version = gpus.driver_version_code;
                 host.description.cuda_version = gpus.cuda_version;
+                if let Some(first) = gpus.devices.first() {
+                    host.description.nvidia_compute_capability = first.compute_capability;
+                }
                 for device in &gpus.devices {
                     tracing::info!(
                         index = device.index,
@@ -139,7 +174,57 @@ impl LiveHostDiscovery {
             Ok(_) => {}
             Err(reason) => tracing::info!("{reason}; computing on the CPUs only"),
         }
-        Ok(DiscoveredHost { host, nvidia, benchmark })
+        let opencl = Err(OpenclDiscoveryError::NoPlatforms);
+        Ok(DiscoveredHost { host, nvidia, opencl, benchmark })
+    }
+}
+
+impl DiscoveredHost {
+    /// The host with the tools' versions and what OpenCL found.
+    fn with(
+        mut self,
+        tools: Virtualization,
+        opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
+    ) -> DiscoveredHost {
+        let description = &mut self.host.description;
+        description.virtualbox_version = tools.virtualbox_version;
+        description.docker_version = tools.docker_version;
+        description.docker_type = tools.docker_type;
+        match &opencl {
+            Ok(platforms) => {
+                let gpus = OpenclPlatform::gpus(platforms);
+                take_opencl_gpus(&mut self.host, &gpus);
+                for found in platforms.iter().flat_map(|p| &p.devices) {
+                    tracing::info!(
+                        device = %found.device.name,
+                        vendor = %found.device.vendor,
+                        version = %found.device.opencl_device_version,
+                        set_aside = found.set_aside,
+                        "OpenCL device found"
+                    );
+                }
+                self.host.description.opencl_gpus = gpus;
+            }
+            Err(reason) => tracing::info!("{reason}"),
+        }
+        self.opencl = opencl;
+        self
+    }
+}
+
+/// The AMD and Intel GPUs OpenCL found become the host's coprocessors of those types
+/// (BOINC finds them only through OpenCL); NVIDIA's are NVML's, which knows more.
+fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
+    for resource in [ResourceType::Amd, ResourceType::Intel] {
+        let of_type: Vec<&OpenclDevice> = gpus.iter().filter(|d| d.resource == resource).collect();
+        let Some(first) = of_type.first() else { continue };
+        host.coprocessors[resource] = Some(Coprocessor {
+            resource,
+            name: first.name.clone(),
+            count: of_type.len() as u32,
+            peak_flops: first.peak_flops,
+            available_ram: first.global_mem_size as f64,
+        });
     }
 }
 

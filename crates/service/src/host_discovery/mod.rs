@@ -8,10 +8,13 @@ mod gpu_peak_flops;
 mod host_conditions;
 mod live_host_discovery;
 mod nvidia;
+mod opencl;
 mod system_description;
+mod virtualization;
 
 pub use cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
 pub use live_host_discovery::{
     DEFAULT_BENCHMARK_DURATION, DiscoveredHost, DiscoverySettings, LiveHostDiscovery,
 };
 pub use nvidia::{NvidiaDevice, NvidiaDiscoveryError, NvidiaGpus};
+pub use opencl::{OpenclDiscoveryError, OpenclFound, OpenclPlatform, discover_opencl};

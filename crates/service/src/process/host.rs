@@ -120,14 +120,6 @@ impl LiveProcessHost {
         lock(&self.slots).get(&slot).map(|r| r.layout.slot_dir.clone())
     }
 
-    /// The last 63 KB of the standard error of `job`, whose task was reaped (what
-    /// BOINC reports with a result). Taken once.
-    pub fn take_stderr(&self, job: &str) -> Option<String> {
-        let mut tails = lock(&self.stderr_tails);
-        let at = tails.iter().position(|(j, _)| j == job)?;
-        Some(tails.remove(at).1)
-    }
-
     fn start(&self, spec: &TaskSpec) -> Result<(), ProcessError> {
         let mut slots = lock(&self.slots);
         if let Some(record) = slots.get_mut(&spec.slot)
@@ -330,6 +322,14 @@ impl ProcessHost for LiveProcessHost {
 
     fn kill(&self, slot: u32) -> Result<(), ProcessError> {
         self.with_process(slot, |p| p.kill(None))
+    }
+
+    /// The last 63 KB of the standard error of `job`, whose task was reaped (what
+    /// BOINC reports with a result). Taken once.
+    fn take_stderr(&self, job: &str) -> Option<String> {
+        let mut tails = lock(&self.stderr_tails);
+        let at = tails.iter().position(|(j, _)| j == job)?;
+        Some(tails.remove(at).1)
     }
 }
 

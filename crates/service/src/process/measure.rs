@@ -72,6 +72,20 @@ fn parse_stat(line: &str) -> Option<StatFigures> {
     Some(StatFigures { state, cpu_ticks, resident_pages })
 }
 
+/// The swap a process holds, bytes (`VmSwap` in `/proc/PID/status`); `None` where it
+/// cannot be read (the process is gone, or the kernel does not say).
+pub(crate) fn swap_bytes(pid: i32) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    parse_vm_swap(&text)
+}
+
+/// The `VmSwap:` line of a status file, in bytes (the kernel writes kB).
+fn parse_vm_swap(text: &str) -> Option<f64> {
+    let line = text.lines().find_map(|line| line.strip_prefix("VmSwap:"))?;
+    let kilobytes: f64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kilobytes * 1024.0)
+}
+
 /// Reads a small /proc file from its start into `buffer` (at most
 /// [`PROC_READ_LIMIT`] bytes). These files are generated whole by one read: a read
 /// that does not fill the buffer has reached the end.
@@ -190,6 +204,16 @@ mod tests {
         );
         assert_eq!(parse_stat("4242 (x) R 1"), None);
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn reads_the_swap_of_a_process() {
+        let status = "Name:\tapp\nVmRSS:\t  2048 kB\nVmSwap:\t     12 kB\nThreads:\t1\n";
+        assert_eq!(parse_vm_swap(status), Some(12.0 * 1024.0));
+        assert_eq!(parse_vm_swap("Name:\tkthread\n"), None);
+        assert_eq!(parse_vm_swap("VmSwap:\tlots\n"), None);
+        assert!(swap_bytes(std::process::id() as i32).is_some(), "this process has a VmSwap line");
+        assert_eq!(swap_bytes(i32::MAX), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Starting an app's process as BOINC starts it (issue "Running real apps"): in its
 //! slot directory, in a process group of its own (so that suspending, quitting and
 //! killing reach every process it starts), with a scrubbed environment, at the lowest
-//! CPU priority (nice 19, batch scheduling), standard input and output on `/dev/null`
+//! CPU priority (nice 19, batch scheduling) for CPU apps and BOINC's higher one for GPU
+//! apps (nice 10, normal scheduling: they must wake promptly to keep their GPU fed),
+//! standard input and output on `/dev/null`
 //! and standard error appended to the slot's `stderr.txt`. GPU apps are told their
 //! device with `--device N`. The program path is absolute; `argv[0]` is the path BOINC
 //! gives (`../../projects/NAME/PROGRAM`, relative to the slot).
@@ -21,8 +23,11 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// BOINC's priority for apps: the lowest.
+/// BOINC's priority for CPU apps: the lowest.
 const APP_NICE: i32 = 19;
+/// BOINC's priority for GPU apps (its "medium" priority): above the CPU apps', so a
+/// GPU app's CPU part is not starved by them and its GPU does not idle.
+const GPU_APP_NICE: i32 = 10;
 /// The search path apps get.
 const APP_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// The umask of an app run as the app user: what it writes is its group's (the client
@@ -91,15 +96,19 @@ pub(crate) fn spawn_app(
         .stderr(Stdio::from(stderr))
         .process_group(0);
     let ChildSetup { app_user, address_space, file_size, mut rules } = setup;
+    let gpu_app = spec.usage.coprocessor.is_some();
+    let nice = if gpu_app { GPU_APP_NICE } else { APP_NICE };
     // SAFETY: the closure runs in the forked child before exec; it only makes system
     // calls (setpriority, sched_setscheduler, setrlimit, umask, setgroups, setgid,
     // setuid, prctl and landlock_restrict_self through the already-built ruleset) on
     // values prepared before the fork, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
-            nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, APP_NICE);
-            let batch = nix::libc::sched_param { sched_priority: 0 };
-            nix::libc::sched_setscheduler(0, nix::libc::SCHED_BATCH, &batch);
+            nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, nice);
+            if !gpu_app {
+                let batch = nix::libc::sched_param { sched_priority: 0 };
+                nix::libc::sched_setscheduler(0, nix::libc::SCHED_BATCH, &batch);
+            }
             limit(nix::sys::resource::Resource::RLIMIT_AS, address_space)?;
             limit(nix::sys::resource::Resource::RLIMIT_FSIZE, file_size)?;
             if let Some(user) = &app_user {
@@ -125,6 +134,34 @@ mod tests {
     use super::*;
     use boinc_core::control::TaskProgram;
     use boinc_core::model::{ProjectId, ResourceType, ResourceUsage};
+
+    #[test]
+    fn a_gpu_app_runs_at_boincs_higher_priority() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("projects/p");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("app.sh"),
+            "#!/bin/sh\nread pid comm state ppid pgrp f6 f7 f8 f9 f10 f11 f12 f13 f14 f15 f16 \
+             f17 f18 nice rest < /proc/self/stat\necho $nice > nice.txt\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(project.join("app.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let mut spec = super::super::slot::tests::spec(false);
+        spec.program.files.clear();
+        spec.program.executable = "app.sh".into();
+        spec.usage.coprocessor = Some((ResourceType::Amd, 1.0));
+        let layout = SlotLayout::of(dir.path(), &spec).unwrap();
+        let init = boinc_core::protocol::app_api::InitData::default();
+        let stderr = layout.prepare(&spec, &init, true).unwrap();
+        let executable = layout.executable(&spec).unwrap();
+        let pid = spawn_app(&spec, &layout, &executable, &stderr, ChildSetup::default()).unwrap();
+        nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
+        let nice = std::fs::read_to_string(layout.slot_dir.join("nice.txt")).unwrap();
+        assert_eq!(nice.trim(), "10", "a GPU app at nice 10, above the CPU apps' 19");
+    }
 
     /// The app sees only the variables the client gives it (nothing of the client's own
     /// environment: a proxy password, a token), runs at nice 19 in a process group of

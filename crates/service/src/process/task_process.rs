@@ -23,7 +23,7 @@ use super::app_channels::AppChannels;
 use super::app_user::AppUser;
 use super::config::ProcessHostConfig;
 use super::containment::write_rules;
-use super::measure::TreeMeter;
+use super::measure::{TreeMeter, swap_bytes};
 use super::shared_memory::ChannelFile;
 use super::slot::SlotLayout;
 use super::spawn::{ChildSetup, spawn_app};
@@ -102,8 +102,10 @@ pub(crate) struct TaskProcess {
     cpu_seconds: f64,
     /// Resident memory, as last measured.
     resident_bytes: f64,
-    /// When the slot's disk use was last measured.
+    /// When the slot's disk use (and the app's swap) was last measured.
     disk_checked: Option<Instant>,
+    /// The slot's disk use, bytes, as last measured.
+    slot_bytes: f64,
     /// The operating-system limits the run has (address space, file size).
     address_space_limited: bool,
     file_size_limited: bool,
@@ -188,6 +190,7 @@ impl TaskProcess {
             cpu_seconds: 0.0,
             resident_bytes: 0.0,
             disk_checked: None,
+            slot_bytes: 0.0,
             address_space_limited: address_space.is_some(),
             file_size_limited: file_size.is_some(),
             stderr_start,
@@ -327,6 +330,7 @@ impl TaskProcess {
         };
         self.cap_stderr();
         self.update_status(now);
+        self.sample_slot(Some(config.disk_check_interval), instant);
         match &mut self.phase {
             Phase::Ending { kill_at, .. } => {
                 if kill_at.is_some_and(|at| instant >= at) {
@@ -344,7 +348,7 @@ impl TaskProcess {
                     );
                     self.kill(Some(AppExit::Hung));
                 } else if self.phase == Phase::Running
-                    && let Some(limit) = self.limit_exceeded(config, instant)
+                    && let Some(limit) = self.limit_exceeded()
                 {
                     tracing::warn!(
                         slot = spec.slot,
@@ -373,23 +377,40 @@ impl TaskProcess {
     }
 
     /// The limit the run is over, if any.
-    fn limit_exceeded(&mut self, config: &ProcessHostConfig, now: Instant) -> Option<TaskLimit> {
+    fn limit_exceeded(&self) -> Option<TaskLimit> {
         if self.bounds.elapsed_time_limit().is_some_and(|limit| self.status.elapsed_time > limit) {
             return Some(TaskLimit::ElapsedTime);
         }
         if self.bounds.memory_bound > 0.0 && self.resident_bytes > self.bounds.memory_bound {
             return Some(TaskLimit::Memory);
         }
-        let due = self
-            .disk_checked
-            .is_none_or(|at| now.saturating_duration_since(at) >= config.disk_check_interval);
-        if self.bounds.disk_bound > 0.0 && due {
-            self.disk_checked = Some(now);
-            if self.layout.disk_usage() as f64 > self.bounds.disk_bound {
-                return Some(TaskLimit::Disk);
-            }
+        // The slot is measured by the poll's sample, every disk-check interval.
+        if self.bounds.disk_bound > 0.0 && self.slot_bytes > self.bounds.disk_bound {
+            return Some(TaskLimit::Disk);
         }
         None
+    }
+
+    /// Measures the slot's disk use and the app's swap when `every` has passed since
+    /// the last time (`None`: now, as at the exit), for the disk limit and the peaks
+    /// the result reports. The slot is walked, so this is not done at every poll.
+    fn sample_slot(&mut self, every: Option<Duration>, now: Instant) {
+        let due = match every {
+            Some(every) => {
+                self.disk_checked.is_none_or(|at| now.saturating_duration_since(at) >= every)
+            }
+            None => true,
+        };
+        if !due {
+            return;
+        }
+        self.disk_checked = Some(now);
+        self.slot_bytes = self.layout.disk_usage() as f64;
+        let status = &mut self.status;
+        status.peaks.disk_usage = status.peaks.disk_usage.max(self.slot_bytes);
+        if let Some(swap) = swap_bytes(self.pid.as_raw()) {
+            status.peaks.swap_size = status.peaks.swap_size.max(swap);
+        }
     }
 
     /// Recomputes the status from the measurements and the app's last report.
@@ -399,6 +420,7 @@ impl TaskProcess {
         let status = &mut self.status;
         status.elapsed_time = elapsed;
         status.current_cpu_time = self.base.current_cpu_time + self.cpu_seconds;
+        status.peaks.working_set_size = status.peaks.working_set_size.max(self.resident_bytes);
         match self.channels.as_ref().and_then(AppChannels::reported) {
             Some(report) => {
                 if let Some(fraction) = report.fraction_done {
@@ -452,6 +474,8 @@ impl TaskProcess {
         }
         self.cap_stderr();
         self.update_status(now);
+        // The outputs are all in the slot now: its largest size is likely this one.
+        self.sample_slot(None, Instant::now());
         let finished = self.finished(spec, &wait);
         let report = match std::mem::replace(&mut self.phase, Phase::Running) {
             Phase::Ending { report: Some(exit), .. } => Some(exit),
