@@ -49,6 +49,7 @@ use crate::rpc_policy::{
     ReportBatching, ReportScratch, most_urgent_report_with, next_report_time_with,
     report_goes_first,
 };
+use crate::supervise::{RestartPolicy, RestartTracker};
 use crate::work_fetch::{
     BatchingScratch, WorkRequest, clear_backoff, piggyback_request, report_batching_into,
 };
@@ -393,6 +394,37 @@ impl ClientControl {
         if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
             take_status(task, status);
         }
+    }
+
+    /// The app of job `id`'s task crashed (its restart supervision now stands at
+    /// `crashes`) and is restarted at `restart_at`: kept in the task, so that the state
+    /// file carries the restart limit's count over a restart of the client.
+    pub fn note_crash(&mut self, id: JobId, crashes: &RestartTracker, restart_at: Time) {
+        if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
+            task.crashes.clone_from(crashes);
+            task.restart_at = Some(restart_at);
+        }
+    }
+
+    /// The app of job `id`'s task runs at `now`: a planned restart is behind it, and
+    /// once it has run healthily for `policy`'s healthy period the crash streak starts
+    /// over (as its task's own supervision does).
+    pub fn note_app_running(&mut self, id: JobId, policy: &RestartPolicy, now: Time) {
+        if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
+            task.restart_at = None;
+            if task.crashes.streak() > 0 {
+                task.crashes.running(policy, now);
+            }
+        }
+    }
+
+    /// The crash supervision and planned restart that job `name`'s task in `slot`
+    /// carries (from the state file, after a restart of the client).
+    pub fn task_crashes(&self, name: &str, slot: u32) -> Option<(RestartTracker, Option<Time>)> {
+        self.state.jobs.iter().find_map(|job| {
+            let task = job.task.as_ref().filter(|t| t.slot == slot && job.name == name)?;
+            Some((task.crashes.clone(), task.restart_at))
+        })
     }
 
     /// [`ClientControl::apply_status`] for every running job, in
