@@ -38,6 +38,7 @@ use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
+use crate::disk::disk_full;
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::learn_duration_correction;
 use crate::model::{
@@ -770,7 +771,9 @@ impl ClientControl {
     /// nothing is wanted; the next look is planned then.
     pub fn rpc_call(&mut self, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
-        let fetch = decision.work_fetch.request;
+        // Work fetched onto a full disk could not be downloaded: only reports go.
+        let full = self.file_transfers && disk_full(&self.state);
+        let fetch = decision.work_fetch.request.filter(|_| !full);
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
@@ -792,6 +795,9 @@ impl ClientControl {
             // report's turn doesn't also buy the project work the fetch policy did not
             // choose (more jobs due soon held by a host that may drop out of reach).
             (Some((project, _)), Some(_)) => {
+                WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
+            }
+            (Some((project, _)), None) if full => {
                 WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
             }
             (Some((project, _)), None) => {
@@ -1110,6 +1116,31 @@ mod tests {
         let request = control.build_request(&call, start + 700.0);
         assert_eq!(request.results.len(), 1);
         assert_eq!(request.results[0].final_cpu_time, 600.0);
+    }
+
+    /// Work fetched onto a full disk could not be downloaded: while the disk is full no
+    /// work is asked for (reports may still go); with room again, it is.
+    #[test]
+    fn no_work_is_asked_for_while_the_disk_is_full() {
+        let start = 100_000.0;
+        let asks = |call: &RpcCall| {
+            crate::model::ResourceType::ALL.into_iter().any(|r| call.request.requests(r))
+                || call.request.work_req_seconds > 0.0
+        };
+        let mut full = small_host_control(start);
+        full.enable_file_transfers(start);
+        full.state_mut().host.d_total = 100e9;
+        full.state_mut().host.d_free = 1000.0;
+        full.schedule(start);
+        let call = full.rpc_call(start);
+        assert!(call.as_ref().is_none_or(|c| !asks(c)), "work asked for on a full disk: {call:?}");
+        let mut room = small_host_control(start);
+        room.enable_file_transfers(start);
+        room.state_mut().host.d_total = 100e9;
+        room.state_mut().host.d_free = 50e9;
+        room.schedule(start);
+        let call = room.rpc_call(start).expect("a work request");
+        assert!(asks(&call), "{call:?}");
     }
 
     /// A project the user detached is not contacted again: not even the master page
