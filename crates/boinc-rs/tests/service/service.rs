@@ -127,6 +127,10 @@ fn a_service_stopped_mid_job_resumes_it_from_its_checkpoint() {
     let status = wait_exit(&mut service, STOP_TIMEOUT)
         .unwrap_or_else(|| panic!("no exit within {STOP_TIMEOUT:?}:\n{}", log_of(&log)));
     assert!(status.success(), "the service exited with {status}:\n{}", log_of(&log));
+    // "state written" is logged once it is written: after the stop began.
+    let text = log_of(&log);
+    let stopping = text.find("stopping:").expect("the stop is logged");
+    assert!(text[stopping..].contains("state written"), "{text}");
     let state = saved_state(dir).expect("a state was written");
     let (cpu_at_stop, checkpoint) = task_times(&state, &job).expect("the task is kept");
     assert!(checkpoint >= 3.0 && cpu_at_stop >= checkpoint, "{cpu_at_stop} {checkpoint}");
