@@ -75,6 +75,7 @@ impl Bench {
             actor_restart_policy: boinc_core::supervise::RestartPolicy::ACTOR,
             disk: None,
             file_transfer: None,
+            persistence: None,
         });
         scheduler.send(Startup { now: NOW }).await.expect("startup");
         Bench { scheduler, sim, clock, now: NOW }

@@ -38,6 +38,7 @@ use crate::accounting::rec::update_rec;
 use crate::accounting::short_term_debt::{update_legacy_debt, update_short_term_debt};
 use crate::cpu_sched::RunReason;
 use crate::decision::{Decision, DecisionScratch, decide_with_scratch};
+use crate::disk::disk_full;
 use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing_gpu_instances};
 use crate::estimate::learn_duration_correction;
 use crate::model::{
@@ -49,6 +50,7 @@ use crate::rpc_policy::{
     ReportBatching, ReportScratch, most_urgent_report_with, next_report_time_with,
     report_goes_first,
 };
+use crate::supervise::{RestartPolicy, RestartTracker};
 use crate::work_fetch::{
     BatchingScratch, FetchChoice, FetchOutlook, WorkRequest, clear_backoff, piggyback_request,
     report_batching_into, select_work_fetch,
@@ -425,6 +427,37 @@ impl ClientControl {
         if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
             take_status(task, status);
         }
+    }
+
+    /// The app of job `id`'s task crashed (its restart supervision now stands at
+    /// `crashes`) and is restarted at `restart_at`: kept in the task, so that the state
+    /// file carries the restart limit's count over a restart of the client.
+    pub fn note_crash(&mut self, id: JobId, crashes: &RestartTracker, restart_at: Time) {
+        if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
+            task.crashes.clone_from(crashes);
+            task.restart_at = Some(restart_at);
+        }
+    }
+
+    /// The app of job `id`'s task runs at `now`: a planned restart is behind it, and
+    /// once it has run healthily for `policy`'s healthy period the crash streak starts
+    /// over (as its task's own supervision does).
+    pub fn note_app_running(&mut self, id: JobId, policy: &RestartPolicy, now: Time) {
+        if let Some(task) = self.state.jobs.get_mut(id.index()).and_then(|j| j.task.as_mut()) {
+            task.restart_at = None;
+            if task.crashes.streak() > 0 {
+                task.crashes.running(policy, now);
+            }
+        }
+    }
+
+    /// The crash supervision and planned restart that job `name`'s task in `slot`
+    /// carries (from the state file, after a restart of the client).
+    pub fn task_crashes(&self, name: &str, slot: u32) -> Option<(RestartTracker, Option<Time>)> {
+        self.state.jobs.iter().find_map(|job| {
+            let task = job.task.as_ref().filter(|t| t.slot == slot && job.name == name)?;
+            Some((task.crashes.clone(), task.restart_at))
+        })
     }
 
     /// [`ClientControl::apply_status`] for every running job, in
@@ -815,7 +848,9 @@ impl ClientControl {
     /// wanted; the next look is planned then.
     pub fn rpc_call_for(&mut self, choice: FetchChoice, now: Time) -> Option<RpcCall> {
         let decision = self.last_decision.as_ref()?;
-        let fetch = choice.request;
+        // Work fetched onto a full disk could not be downloaded: only reports go.
+        let full = self.file_transfers && disk_full(&self.state);
+        let fetch = choice.request.filter(|_| !full);
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
@@ -837,6 +872,9 @@ impl ClientControl {
             // report's turn doesn't also buy the project work the fetch policy did not
             // choose (more jobs due soon held by a host that may drop out of reach).
             (Some((project, _)), Some(_)) => {
+                WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
+            }
+            (Some((project, _)), None) if full => {
                 WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 }
             }
             (Some((project, _)), None) => {
@@ -1156,6 +1194,31 @@ mod tests {
         let request = control.build_request(&call, start + 700.0);
         assert_eq!(request.results.len(), 1);
         assert_eq!(request.results[0].final_cpu_time, 600.0);
+    }
+
+    /// Work fetched onto a full disk could not be downloaded: while the disk is full no
+    /// work is asked for (reports may still go); with room again, it is.
+    #[test]
+    fn no_work_is_asked_for_while_the_disk_is_full() {
+        let start = 100_000.0;
+        let asks = |call: &RpcCall| {
+            crate::model::ResourceType::ALL.into_iter().any(|r| call.request.requests(r))
+                || call.request.work_req_seconds > 0.0
+        };
+        let mut full = small_host_control(start);
+        full.enable_file_transfers(start);
+        full.state_mut().host.d_total = 100e9;
+        full.state_mut().host.d_free = 1000.0;
+        full.schedule(start);
+        let call = full.rpc_call(start);
+        assert!(call.as_ref().is_none_or(|c| !asks(c)), "work asked for on a full disk: {call:?}");
+        let mut room = small_host_control(start);
+        room.enable_file_transfers(start);
+        room.state_mut().host.d_total = 100e9;
+        room.state_mut().host.d_free = 50e9;
+        room.schedule(start);
+        let call = room.rpc_call(start).expect("a work request");
+        assert!(asks(&call), "{call:?}");
     }
 
     /// A project the user detached is not contacted again: not even the master page

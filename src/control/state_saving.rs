@@ -219,6 +219,9 @@ pub fn durable_digest(state: &ClientState) -> u64 {
             };
             (task.slot, run_state, task.checkpoint_elapsed_time.to_bits()).hash(h);
             task.checkpoint_cpu_time.to_bits().hash(h);
+            // A crash counts towards the restart limit: a restart must not forget it.
+            (task.crashes.streak(), task.restart_at.map(f64::to_bits)).hash(h);
+            task.crashes.failure_times().for_each(|t| t.to_bits().hash(h));
         }
     }
     hasher.finish()

@@ -15,6 +15,7 @@ pub mod control;
 pub mod deletion_policy;
 pub mod error;
 pub mod free_space;
+pub mod full;
 pub mod limits;
 pub mod offender;
 pub mod plan;
@@ -32,6 +33,7 @@ pub use deletion_policy::{
 };
 pub use error::DiskError;
 pub use free_space::{FreeSpaceFigures, free_space_figures, free_space_report};
+pub use full::{MIN_ROOM, disk_full};
 pub use limits::{BYTES_PER_GB, DiskLimits, DiskUsage, occupies_disk, project_usage, total_limit};
 pub use offender::{greatest_offender, is_offender, offenders};
 pub use plan::{Deletion, DeletionPlan};

@@ -4,6 +4,7 @@
 use super::ids::{AppVersionId, ProjectId, WorkunitId};
 use super::workunit::FileRef;
 use crate::Time;
+use crate::supervise::RestartTracker;
 use serde::{Deserialize, Serialize};
 
 /// Where a job is in its life (BOINC's result `<state>` numbering, 0–7).
@@ -130,6 +131,13 @@ pub struct ActiveTask {
     /// tasks and tasks not running): enforcement keeps a running GPU task on its device.
     #[serde(default)]
     pub gpu_instances: Vec<u32>,
+    /// The app's crashes (the restart limit counts them): kept in the state file, so that
+    /// a restart of the client does not start the count again.
+    #[serde(default, skip_serializing_if = "RestartTracker::is_clear")]
+    pub crashes: RestartTracker,
+    /// The app crashed and is restarted at this time (from its checkpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_at: Option<Time>,
 }
 
 impl ActiveTask {
@@ -149,6 +157,8 @@ impl ActiveTask {
             once_ran_edf: false,
             slot,
             gpu_instances: Vec::new(),
+            crashes: RestartTracker::new(),
+            restart_at: None,
         }
     }
 

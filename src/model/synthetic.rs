@@ -139,6 +139,8 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             once_ran_edf: false,
             slot: i as u32,
             gpu_instances: Vec::new(),
+            crashes: Default::default(),
+            restart_at: None,
         });
         state.jobs.push(job);
     }

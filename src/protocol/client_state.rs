@@ -35,6 +35,7 @@ use crate::model::{
     ProjectResource, ResourceMap, ResourceType, ResourceUsage, RunMode, SchedulerState, TaskPeaks,
     Workunit, WorkunitId,
 };
+use crate::supervise::RestartTracker;
 use std::collections::{HashMap, HashSet};
 
 /// Reads client_state.xml (the real client's, or the BOINC client emulator's input with
@@ -655,6 +656,8 @@ impl<'e> Linker<'e> {
         let mut elapsed_time = None;
         let mut fraction_done = None;
         let mut checkpoint_fraction_done = None;
+        let mut crash_streak = 0;
+        let mut crash_times = Vec::new();
         for child in &element.children {
             match child.name.as_str() {
                 "active_task_state" => {
@@ -688,6 +691,9 @@ impl<'e> Linker<'e> {
                             "checkpoint_wall_time" => task.checkpoint_wall_time = field.f64()?,
                             "run_start_time" => task.run_start_time = field.f64()?,
                             "gpu_instance" => task.gpu_instances.push(field.u32()?),
+                            "crash_streak" => crash_streak = field.u32()?,
+                            "crash_time" => crash_times.push(field.f64()?),
+                            "restart_at" => task.restart_at = Some(field.f64()?),
                             _ => {}
                         }
                     }
@@ -698,6 +704,7 @@ impl<'e> Linker<'e> {
         // The real client saves only checkpoint figures; they are what a restart resumes from.
         task.elapsed_time = elapsed_time.unwrap_or(task.checkpoint_elapsed_time);
         task.fraction_done = fraction_done.or(checkpoint_fraction_done).unwrap_or(0.0);
+        task.crashes = RestartTracker::restored(crash_streak, crash_times);
         self.state.jobs[job.index()].task = Some(task);
         Ok(())
     }

@@ -13,7 +13,8 @@
 //! a project's detachment, last failure time, latency limit, resource-debt averages,
 //! app-failure count and per-resource long-term debt, accumulate-debt flag and "has an
 //! app version"; a file's deferred transfer, download and last-use times; a task's
-//! checkpoint wall time, run start, GPU instances and current figures. The emulator's
+//! checkpoint wall time, run start, GPU instances, current figures, and its app's
+//! crashes (the streak, the recent crashes' times, the planned restart). The emulator's
 //! tags (`<available>`, an app's `<latency_bound>`, `<fpops>`, …, time statistics'
 //! `*_lambda`) are written where the reader looks for them.
 //!
@@ -450,6 +451,15 @@ fn write_active_task(state: &ClientState, job: &Job, task: &ActiveTask, writer: 
     writer.number("run_start_time", task.run_start_time);
     for instance in &task.gpu_instances {
         writer.integer("gpu_instance", *instance);
+    }
+    if task.crashes.streak() > 0 {
+        writer.integer("crash_streak", task.crashes.streak());
+    }
+    for time in task.crashes.failure_times() {
+        writer.number("crash_time", time);
+    }
+    if let Some(at) = task.restart_at {
+        writer.number("restart_at", at);
     }
     writer.close(OWN_FIELDS);
     writer.close("active_task");

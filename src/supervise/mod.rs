@@ -16,4 +16,4 @@ pub use app_exit::{
     TaskFate, TaskLimit, app_fate,
 };
 pub use restart_policy::RestartPolicy;
-pub use restart_tracker::{RestartDecision, RestartTracker};
+pub use restart_tracker::{MAX_KEPT_FAILURES, RestartDecision, RestartTracker};

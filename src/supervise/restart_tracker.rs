@@ -8,6 +8,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
+/// The most failure times a restored tracker keeps (a policy gives up after far fewer).
+pub const MAX_KEPT_FAILURES: usize = 64;
+
 /// What a supervisor does after a failure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum RestartDecision {
@@ -35,6 +38,11 @@ impl RestartTracker {
         Self::default()
     }
 
+    /// Whether nothing is known of the thing: no failure, not running.
+    pub fn is_clear(&self) -> bool {
+        self.streak == 0 && self.recent.is_empty() && self.running_since.is_none()
+    }
+
     /// Failures in a row since the last healthy run.
     pub fn streak(&self) -> u32 {
         self.streak
@@ -43,6 +51,25 @@ impl RestartTracker {
     /// Failures within the window as of the last failure.
     pub fn recent_failures(&self) -> usize {
         self.recent.len()
+    }
+
+    /// The times of the failures within the window as of the last failure, oldest first.
+    pub fn failure_times(&self) -> impl Iterator<Item = Time> + '_ {
+        self.recent.iter().copied()
+    }
+
+    /// A tracker as a state file kept it: `streak` failures in a row, `times` the
+    /// failures' times (oldest first; only the newest [`MAX_KEPT_FAILURES`] are kept, a
+    /// file's list being outside input). It is not running.
+    pub fn restored(streak: u32, times: impl IntoIterator<Item = Time>) -> Self {
+        let mut recent: VecDeque<Time> = VecDeque::new();
+        for time in times {
+            recent.push_back(time);
+            if recent.len() > MAX_KEPT_FAILURES {
+                recent.pop_front();
+            }
+        }
+        RestartTracker { streak, recent, running_since: None }
     }
 
     /// The thing (re)started at `now`.
@@ -189,5 +216,22 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_restored_tracker_keeps_its_newest_failures_and_counts_on() {
+        let times: Vec<Time> = (0..100).map(f64::from).collect();
+        let mut tracker = RestartTracker::restored(2, times);
+        assert_eq!(tracker.recent_failures(), MAX_KEPT_FAILURES);
+        assert_eq!(tracker.failure_times().next(), Some(36.0));
+        assert!(!tracker.is_clear() && RestartTracker::new().is_clear());
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        // Four of POLICY's window are kept as the failures go on: the fifth gives up.
+        let mut tracker2 = RestartTracker::restored(3, [100.0, 101.0, 102.0]);
+        assert!(matches!(tracker2.failed(&POLICY, 103.0, &mut rng), RestartDecision::RestartAt(_)));
+        assert_eq!(tracker2.streak(), 4);
+        assert_eq!(tracker2.failed(&POLICY, 104.0, &mut rng), RestartDecision::GiveUp);
+        tracker.started(0.0);
+        assert!(!tracker.is_clear());
     }
 }

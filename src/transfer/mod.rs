@@ -26,7 +26,7 @@ pub use order::{
     Direction, FailureKind, STAGING_DIR, TransferFailure, TransferOrder, TransferResult,
     error_codes,
 };
-pub use plan::{TransferPlan, plan_transfers};
+pub use plan::{FULL_DISK_RECHECK, TransferPlan, plan_transfers};
 pub use settle::{Settlement, StagedDownload, TransferNotice, settle_transfer};
 pub use verify::{Rejection, check_before_download, verify_download};
 

@@ -127,6 +127,9 @@ pub enum FailureKind {
     /// The bytes this URL sent are not the file (more than its size): another URL may
     /// have it right.
     BadContent,
+    /// This host could not write or read the file (a full disk): no fault of the
+    /// server's, so neither the file nor its project backs off; the file waits for room.
+    Local,
 }
 
 /// BOINC's error numbers for what happens to files and the jobs that need them

@@ -15,8 +15,13 @@ use super::order::{Direction, TransferOrder};
 use super::settle::{Settlement, StagedDownload, TransferNotice, backoff_of, give_up, urls_of};
 use super::verify::check_before_download;
 use crate::Time;
+use crate::disk::disk_full;
 use crate::model::{ClientState, FileId, FileStatus, JobId, JobState};
 use serde::{Deserialize, Serialize};
+
+/// How soon downloads held back by a full disk are looked at again, seconds: a live
+/// client measures its disk at every poll.
+pub const FULL_DISK_RECHECK: f64 = 1.0;
 
 /// What the planner decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +75,7 @@ pub fn plan_transfers(state: &mut ClientState, now: Time) -> TransferPlan {
         next_check: f64::INFINITY,
     };
     let mut in_flight = InFlight::count(state);
+    let full = disk_full(state);
     for direction in [Direction::Download, Direction::Upload] {
         // Files that cannot be had are given up first: the jobs needing them end, and
         // their other files are no longer wanted.
@@ -104,7 +110,7 @@ pub fn plan_transfers(state: &mut ClientState, now: Time) -> TransferPlan {
         }
         for file in wanted_files(state, direction) {
             if let Some(order) =
-                start_if_allowed(state, file, direction, &mut in_flight, now, &mut plan)
+                start_if_allowed(state, file, direction, &mut in_flight, now, full, &mut plan)
             {
                 plan.orders.push(order);
             }
@@ -168,20 +174,26 @@ fn wanted_files(state: &mut ClientState, direction: Direction) -> Vec<FileId> {
         .collect()
 }
 
-/// Starts `file`'s next attempt if its backoff, its project's and the limits allow;
-/// otherwise notes when it could start.
+/// Starts `file`'s next attempt if its backoff, its project's and the limits allow (and,
+/// for a download, the disk is not `full`); otherwise notes when it could start.
 fn start_if_allowed(
     state: &mut ClientState,
     file: FileId,
     direction: Direction,
     in_flight: &mut InFlight,
     now: Time,
+    full: bool,
     plan: &mut TransferPlan,
 ) -> Option<TransferOrder> {
     let record = state.file(file);
     let project = record.project;
     if record.transfer.next_request_time > now {
         plan.next_check = plan.next_check.min(record.transfer.next_request_time);
+        return None;
+    }
+    if direction == Direction::Download && full {
+        // Nothing is fetched onto a full disk; a disk poll looks at the room again.
+        plan.next_check = plan.next_check.min(now + FULL_DISK_RECHECK);
         return None;
     }
     let backoff = *backoff_of(state, project, direction);

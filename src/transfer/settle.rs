@@ -179,6 +179,11 @@ fn failed(
                 next_url(state, order, now, rng, &mut settlement);
             }
         }
+        FailureKind::Local => {
+            // The bytes held so far stay; the next attempt comes when the disk has room.
+            transfer.bytes_done = failure.bytes_done.max(0.0);
+            transfer.last_error = message;
+        }
         FailureKind::BadContent => {
             settlement.staged = StagedDownload::Discard;
             transfer.bytes_done = 0.0;

@@ -454,3 +454,34 @@ fn an_executable_whose_signature_fails_is_discarded_and_its_app_version_rejected
         assert!(state.job(jobs[0]).stderr_out.contains("-120 (RSA key check failed)"));
     }
 }
+
+#[test]
+fn a_full_disk_holds_downloads_back_and_its_failures_do_not_count_against_the_server() {
+    let (mut state, jobs) = state_with(&reply(None, &["j1"], &["http://a/in", "http://b/in"]));
+    state.host.d_total = 100e9;
+    state.host.d_free = 50e9;
+    let mut rng = rng();
+    let order = plan_transfers(&mut state, NOW).orders.remove(0);
+    // The disk fills while the file comes down: this host's failure, not the server's.
+    let full = TransferResult::Failed(TransferFailure {
+        kind: FailureKind::Local,
+        message: "No space left on device".into(),
+        bytes_done: 40.0,
+    });
+    let settled = settle_transfer(&mut state, &order, full, NOW, &mut rng);
+    assert_eq!(settled.retry_at, None);
+    let file = state.file(order.file);
+    assert_eq!((file.transfer.retries, file.transfer.url_index), (0, 0), "no backoff, same URL");
+    assert!(!file.transfer_deferred && file.transfer.bytes_done == 40.0);
+    assert_eq!(state.project(P).transfer_backoff.download.failures, 0);
+    // While the disk is full nothing comes down; a poll later, with room, it resumes.
+    state.host.d_free = 1000.0;
+    let held = plan_transfers(&mut state, NOW + 1.0);
+    assert!(held.orders.is_empty());
+    assert!(held.next_check <= NOW + 1.0 + FULL_DISK_RECHECK);
+    state.host.d_free = 50e9;
+    let resumed = plan_transfers(&mut state, NOW + 2.0).orders;
+    assert_eq!(resumed.len(), 1);
+    assert_eq!(resumed[0].url, "http://a/in");
+    assert_eq!(state.job(jobs[0]).state, JobState::FilesDownloading, "nothing lost");
+}

@@ -20,6 +20,7 @@ use boinc_core::model::{
 use boinc_core::protocol::{
     ClientVersion, StateFileOrigin, parse_client_state, write_client_state,
 };
+use boinc_core::supervise::RestartTracker;
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
@@ -312,8 +313,9 @@ fn active_task() -> impl Strategy<Value = ActiveTask> {
         ]),
         (non_negative(), non_negative(), fraction(), non_negative(), non_negative()),
         (number(), number(), non_negative(), any::<bool>(), any::<u32>(), vec(0u32..8, 0..3)),
+        (0u32..20, vec(number(), 0..5), prop::option::of(number())),
     )
-        .prop_map(|(scheduler_state, f, g)| ActiveTask {
+        .prop_map(|(scheduler_state, f, g, crashes)| ActiveTask {
             scheduler_state,
             elapsed_time: f.0,
             current_cpu_time: f.1,
@@ -327,6 +329,8 @@ fn active_task() -> impl Strategy<Value = ActiveTask> {
             once_ran_edf: g.3,
             slot: g.4,
             gpu_instances: g.5,
+            crashes: RestartTracker::restored(crashes.0, crashes.1),
+            restart_at: crashes.2,
         })
 }
 

@@ -263,6 +263,7 @@ impl ClientBuilder {
                     actor_restart_policy: self.actor_restart_policy,
                     disk,
                     file_transfer: effects.file_transfer.clone(),
+                    persistence: effects.persistence.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
                 let driver = WallClockDriver {

@@ -11,6 +11,7 @@ use crate::runtime::events::ClientEvent;
 use crate::runtime::messages::{HostChanged, PollTasks, Shutdown, Startup, Stats, Tick};
 use crate::runtime::scheduler::{SchedulerActor, SchedulerLink};
 use crate::runtime::supervision::{ActorId, ActorKind, ActorSupervisor};
+use crate::runtime::time_text::TimeText;
 use actix::{Handler, Message};
 use boinc_core::Time;
 use boinc_core::supervise::RestartDecision;
@@ -51,7 +52,7 @@ impl WallClockDriver {
                     };
                     tracing::error!(
                         failures,
-                        restart_at = at,
+                        restart_at = %TimeText(at),
                         "the scheduler failed; rebuilding it"
                     );
                     events.emit(ClientEvent::ActorRestarted {

@@ -168,8 +168,9 @@ impl TransferError {
             | TransferError::Interrupted { .. }
             | TransferError::Http { .. }
             | TransferError::RangeRefused { .. }
-            | TransferError::NotTaken { .. }
-            | TransferError::Disk { .. } => FailureKind::Transient,
+            | TransferError::NotTaken { .. } => FailureKind::Transient,
+            // This host's disk, not the server: no backoff counts against the server.
+            TransferError::Disk { .. } => FailureKind::Local,
         }
     }
 }

@@ -6,6 +6,7 @@ use boinc_core::Time;
 use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, TaskCommand};
 use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
 use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
+use boinc_core::supervise::RestartTracker;
 use boinc_core::work_fetch::{FetchChoice, FetchOutlook, ResourceOutlook, WorkReply};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -180,6 +181,8 @@ pub enum TaskReport {
         checkpoint: ProcessStatus,
         /// When the restart happens.
         restart_at: Time,
+        /// The app's crashes so far (what the restart limit counts).
+        crashes: RestartTracker,
     },
     /// Its app failed (or kept crashing): the job ends in a computation error.
     Failed {

@@ -13,6 +13,7 @@ pub mod resource;
 pub mod scheduler;
 pub mod supervision;
 pub mod task;
+pub mod time_text;
 pub(crate) mod transfers;
 
 pub use disk::DiskActor;

@@ -125,9 +125,7 @@ impl Handler<RunSession> for ProjectActor {
                 }
                 Ok(()) => Ok(reply),
             });
-            if let Err(error) = &reply {
-                tracing::warn!(%error, "scheduler RPC failed");
-            }
+            // The scheduler logs the outcome once, with the project's name and its backoff.
             actor.session = Some((project, call.request));
             Ok(reply)
         })))

@@ -28,10 +28,11 @@ use super::project::ProjectActor;
 use super::resource::ResourceActor;
 use super::supervision::{ActorId, ActorKind, ActorSupervisor};
 use super::task::{TaskActor, TaskSupervision};
+use super::time_text::TimeText;
 use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
 use crate::effects::RpcError;
-use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport};
+use crate::effects::{FileTransfer, ProcessHost, SchedulerTransport, StatePersistence};
 use actix::fut::LocalBoxActorFuture;
 use actix::{
     Actor, ActorFutureExt, Addr, AsyncContext, AtomicResponse, Context, Handler, MailboxError,
@@ -79,6 +80,9 @@ pub struct SchedulerSetup {
     /// live client): jobs then wait for their files and report after their uploads.
     /// `None`: the world moves no files (the emulator), they count as present.
     pub file_transfer: Option<Arc<dyn FileTransfer>>,
+    /// Where the state is kept (a live client's state file): a task's end is written
+    /// there before its slot is cleaned.
+    pub persistence: Option<Arc<dyn StatePersistence>>,
 }
 
 /// The scheduler's state: the authoritative client state and everything the scheduler
@@ -91,6 +95,7 @@ pub struct Scheduler {
     seed: u64,
     boinc_compat: bool,
     app_restart_policy: RestartPolicy,
+    persistence: Option<Arc<dyn StatePersistence>>,
     /// Task actors by slot.
     tasks: BTreeMap<u32, Addr<TaskActor>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
@@ -186,6 +191,7 @@ impl SchedulerActor {
             seed: setup.seed,
             boinc_compat: setup.boinc_compat,
             app_restart_policy: setup.app_restart_policy,
+            persistence: setup.persistence,
             tasks: BTreeMap::new(),
             resources,
             forecasts: ResourceMap::default(),
@@ -255,6 +261,8 @@ impl Scheduler {
         let supervision = TaskSupervision { policy: self.app_restart_policy, seed: self.seed };
         // A rebuilt actor takes over the running task's spec from the authoritative state.
         let spec = id.and_then(|id| self.client.task_spec(id));
+        // The app's crashes so far come from the state (a restarted client's file).
+        let (crashes, restart_at) = self.client.task_crashes(job, slot).unwrap_or_default();
         let actor = TaskActor::new(
             slot,
             job,
@@ -262,7 +270,10 @@ impl Scheduler {
             self.process_host.clone(),
             supervision,
             spec,
+            crashes,
+            restart_at,
         )
+        .leaving_the_slot()
         .start();
         self.tasks.insert(slot, actor.clone());
         actor
@@ -291,7 +302,7 @@ impl Scheduler {
         let (decision, failures) = self.supervisor.failed(actor, now);
         match decision {
             RestartDecision::RestartAt(restart_at) => {
-                tracing::error!(%actor, failures, restart_at, "actor failed; rebuilding it from the client state");
+                tracing::error!(%actor, failures, restart_at = %TimeText(restart_at), "actor failed; rebuilding it from the client state");
                 self.context.events.emit(ClientEvent::ActorRestarted {
                     time: now,
                     actor: actor.to_string(),
@@ -420,14 +431,16 @@ impl Scheduler {
                 Ok(TaskReport::Running(status)) => {
                     self.restarts.remove(&slot);
                     self.client.apply_status(id, &status);
+                    self.client.note_app_running(id, &self.app_restart_policy, now);
                 }
                 Ok(TaskReport::Finished(status)) => {
                     self.client.apply_status(id, &status);
                     self.task_ended(slot);
-                    finished.push((id, None, None));
+                    finished.push((id, slot, None, None));
                 }
-                Ok(TaskReport::Restarting { checkpoint, restart_at }) => {
+                Ok(TaskReport::Restarting { checkpoint, restart_at, crashes }) => {
                     self.client.apply_status(id, &checkpoint);
+                    self.client.note_crash(id, &crashes, restart_at);
                     if self.restarts.insert(slot, restart_at) != Some(restart_at) {
                         self.context.events.emit(ClientEvent::TaskRestarting {
                             time: now,
@@ -439,7 +452,7 @@ impl Scheduler {
                 Ok(TaskReport::Failed { exit_status, message }) => {
                     tracing::warn!(job = %self.client.state().job(id).name, exit_status, %message, "task failed");
                     self.task_ended(slot);
-                    finished.push((id, Some(exit_status), Some(message)));
+                    finished.push((id, slot, Some(exit_status), Some(message)));
                 }
                 Ok(TaskReport::Idle) => {}
                 Err(_) => {
@@ -454,14 +467,16 @@ impl Scheduler {
                                 tracing::warn!(slot, %error, "cannot kill the task's process");
                             }
                             self.task_ended(slot);
-                            finished.push((id, Some(EXIT_CHILD_FAILED), None));
+                            finished.push((id, slot, Some(EXIT_CHILD_FAILED), None));
                         }
                     }
                 }
             }
         }
         let mut completed = Vec::new();
-        for (id, error, message) in finished {
+        let mut ended_slots = Vec::with_capacity(finished.len());
+        for (id, slot, error, message) in finished {
+            ended_slots.push(slot);
             // The app's standard error and why it failed go to the project with the
             // result, as BOINC reports them.
             let stderr = self.process_host.take_stderr(&self.client.state().job(id).name);
@@ -481,7 +496,25 @@ impl Scheduler {
             }
             self.context.events.emit(event);
         }
+        self.clean_ended_slots(&ended_slots, now);
         completed
+    }
+
+    /// Cleans the slots of tasks that ended (their outputs go to the project), once the
+    /// state that says they ended is written: a client killed before that write finds
+    /// the run's end still in the slot when it restarts, and does not run the task again.
+    fn clean_ended_slots(&self, slots: &[u32], now: Time) {
+        if slots.is_empty() {
+            return;
+        }
+        if let Some(persistence) = &self.persistence {
+            persistence.stepped(self.client.state(), now);
+        }
+        for &slot in slots {
+            if let Err(error) = self.process_host.reap(slot) {
+                tracing::warn!(slot, %error, "cannot clean up after the task");
+            }
+        }
     }
 
     fn task_ended(&mut self, slot: u32) {
@@ -815,7 +848,12 @@ impl Scheduler {
                     Ok(reply) => Some(reply),
                     Err(error) => {
                         let name = self.project_name(project);
-                        tracing::warn!(project = %name, %error, "scheduler RPC failed");
+                        tracing::warn!(
+                            project = %name,
+                            %error,
+                            next_rpc = %TimeText(rpc_state.min_rpc_time),
+                            "scheduler RPC failed"
+                        );
                         None
                     }
                 };
@@ -840,7 +878,12 @@ impl Scheduler {
         };
         let name = self.project_name(project);
         if let Some(reply) = &reply {
-            tracing::debug!(project = %name, jobs = reply.results.len(), "scheduler RPC done");
+            tracing::info!(
+                project = %name,
+                reported = call.reported.len(),
+                jobs = reply.results.len(),
+                "scheduler RPC done"
+            );
         }
         self.context.events.emit(ClientEvent::RpcDone {
             time: now,

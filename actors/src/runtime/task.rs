@@ -8,6 +8,7 @@ use super::supervision::{ActorId, ActorKind};
 use crate::effects::{ProcessError, ProcessHost, ProcessReport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{Command, Poll, TaskReport};
+use crate::runtime::time_text::TimeText;
 use actix::ActorContext as _;
 use actix::{Actor, AsyncContext, Context, Handler};
 use boinc_core::Time;
@@ -49,6 +50,12 @@ pub struct TaskActor {
     restart_wait: f64,
     /// The app could not be started: reported at the next poll.
     pending_exit: Option<AppExit>,
+    /// A restart the state file planned (the app crashed before the client restarted):
+    /// the first start waits for it.
+    deferred_start: Option<Time>,
+    /// The slot is cleaned when the task ends (else its owner cleans it, once the end
+    /// is on record).
+    reap_at_end: bool,
     policy: RestartPolicy,
     tracker: RestartTracker,
     rng: ChaCha8Rng,
@@ -56,7 +63,9 @@ pub struct TaskActor {
 
 impl TaskActor {
     /// The actor of the task in `slot` running job `job`; `spec` is how it was started,
-    /// when the actor is rebuilt for a task that is already running.
+    /// when the actor is rebuilt for a task that is already running; `crashes` and
+    /// `restart_at` are the app's crashes and planned restart as the state kept them.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         slot: u32,
         job: &str,
@@ -64,6 +73,8 @@ impl TaskActor {
         host: Arc<dyn ProcessHost>,
         supervision: TaskSupervision,
         spec: Option<TaskSpec>,
+        crashes: RestartTracker,
+        restart_at: Option<Time>,
     ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(supervision.seed);
         rng.set_stream(TASK_STREAM_BASE + u64::from(slot));
@@ -76,10 +87,20 @@ impl TaskActor {
             restart_at: None,
             restart_wait: 0.0,
             pending_exit: None,
+            deferred_start: restart_at,
+            reap_at_end: true,
             policy: supervision.policy,
-            tracker: RestartTracker::new(),
+            tracker: crashes,
             rng,
         }
+    }
+
+    /// An actor whose slot is left as it is when the task ends: its owner cleans it once
+    /// the end is on record (a client killed in between finds the finished run in the
+    /// slot, instead of running the task again from nothing).
+    pub fn leaving_the_slot(mut self) -> Self {
+        self.reap_at_end = false;
+        self
     }
 
     /// The actor's journal name.
@@ -140,13 +161,17 @@ impl TaskActor {
                 TaskReport::Finished(status)
             }
             TaskFate::RestartAt { at, reason } => {
-                tracing::info!(task = %self.id, %reason, restart_at = at, "app ended; restarting later");
+                tracing::info!(task = %self.id, %reason, restart_at = %TimeText(at), "app ended; restarting later");
                 self.restart_at = Some(at);
                 self.restart_wait = (at - now).max(0.0);
                 if let Some(spec) = self.spec.as_mut() {
                     spec.status = ProcessStatus { finished: false, ..status };
                 }
-                TaskReport::Restarting { checkpoint: status, restart_at: at }
+                TaskReport::Restarting {
+                    checkpoint: status,
+                    restart_at: at,
+                    crashes: self.tracker.clone(),
+                }
             }
             TaskFate::Error { exit_status, message } => {
                 tracing::warn!(task = %self.id, exit_status, %message, "task ends in an error");
@@ -158,6 +183,9 @@ impl TaskActor {
     }
 
     fn reap(&self) {
+        if !self.reap_at_end {
+            return;
+        }
         if let Err(error) = self.host.reap(self.slot) {
             tracing::warn!(task = %self.id, %error, "cannot clean up after the task");
         }
@@ -184,6 +212,14 @@ impl Handler<Command> for TaskActor {
             TaskCommand::Start(spec) => {
                 self.spec = Some((**spec).clone());
                 self.restart_at = None;
+                // The app crashed before the client restarted: its restart waits out
+                // the backoff the crash was given.
+                if let Some(at) = self.deferred_start.take().filter(|&at| at > now) {
+                    tracing::info!(task = %self.id, restart_at = %TimeText(at), "the app restarts after its crash backoff");
+                    self.restart_at = Some(at);
+                    self.restart_wait = at - now;
+                    return;
+                }
                 // A failure to start shows as an exit at the next poll.
                 if let Some(exit) = self.start(spec, now) {
                     self.pending_exit = Some(exit);
@@ -245,7 +281,11 @@ impl TaskActor {
             self.restart_at = Some(at);
             let checkpoint = self.spec.as_ref().map(|s| s.status).unwrap_or_default();
             if now < at {
-                return TaskReport::Restarting { checkpoint, restart_at: at };
+                return TaskReport::Restarting {
+                    checkpoint,
+                    restart_at: at,
+                    crashes: self.tracker.clone(),
+                };
             }
             self.restart_at = None;
             if let Some(spec) = self.spec.clone()
@@ -255,7 +295,11 @@ impl TaskActor {
             }
             if let Some(restart_at) = self.restart_at {
                 // The previous run is still quitting: the start waits a little longer.
-                return TaskReport::Restarting { checkpoint, restart_at };
+                return TaskReport::Restarting {
+                    checkpoint,
+                    restart_at,
+                    crashes: self.tracker.clone(),
+                };
             }
         }
         let report = self.host.poll(self.slot).map_err(|e| e.to_string());

@@ -14,8 +14,8 @@ use boinc_core::Time;
 use boinc_core::control::ClientControl;
 use boinc_core::model::ProjectId;
 use boinc_core::transfer::{
-    Direction, FailureKind, Settlement, StagedDownload, TransferFailure, TransferNotice,
-    TransferOrder, TransferResult,
+    Direction, Settlement, StagedDownload, TransferFailure, TransferNotice, TransferOrder,
+    TransferResult,
 };
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -162,7 +162,7 @@ impl TransferRunner {
                     Err(error) => {
                         problem = Some(error.to_string());
                         TransferResult::Failed(TransferFailure {
-                            kind: FailureKind::Transient,
+                            kind: error.kind(),
                             message: error.to_string(),
                             bytes_done: 0.0,
                         })

@@ -95,6 +95,7 @@ impl SimulatedWorld {
             disk,
             // The emulated world moves no files: jobs' files count as present.
             file_transfer: None,
+            persistence: None,
         }
     }
 }

@@ -60,6 +60,10 @@ const COMMIT_WINDOW: f64 = 5.0;
 /// Slack on the pace checks: the arrival times are the server's, the decisions the
 /// client's, a few milliseconds apart.
 const PACE_SLACK: f64 = 0.25;
+
+/// The shortest hold of a `hang` fault, seconds (shorter than the client's timeout, so
+/// the client learns of the failure when the hold ends).
+const HANG_SHORTEST: f64 = 2.0;
 /// The tmpfs's room beside the app's executable (the client fetches no work when the
 /// free space is below a job's disk bound, 1 GB).
 const TMPFS_ROOM: u64 = 1536 << 20;
@@ -330,7 +334,7 @@ impl Soak {
         let count = if self.rng.random_bool(0.5) { 0 } else { self.rng.random_range(1..4) };
         let mut rule = json!({ "target": target, "fault": kind, "count": count });
         match kind {
-            "hang" => rule["seconds"] = json!(self.rng.random_range(2.0..8.0)),
+            "hang" => rule["seconds"] = json!(self.rng.random_range(HANG_SHORTEST..8.0)),
             "huge" => rule["bytes"] = json!(40_000_000),
             "slow" => rule["bytes_per_second"] = json!(self.rng.random_range(500..5_000)),
             _ => {}
@@ -414,6 +418,21 @@ impl Soak {
         }
         self.check_rpc_pace(&status, when);
         self.check_restarts(when);
+        self.check_checkpoints(when);
+    }
+
+    /// No checkpoint lost to a kill the client made: every example app's checkpoint in
+    /// a slot has content (an app killed mid-write would leave it empty; the client asks
+    /// leftovers to quit first, and kills only apps that ignore it).
+    fn check_checkpoints(&self, when: &str) {
+        let slots = self.data.join("slots");
+        let Ok(entries) = std::fs::read_dir(&slots) else { return };
+        for slot in entries.flatten() {
+            let checkpoint = slot.path().join("example_app_checkpoint.txt");
+            if std::fs::metadata(&checkpoint).is_ok_and(|m| m.len() == 0) {
+                self.fail(&format!("{when}: an empty checkpoint in {}", slot.path().display()));
+            }
+        }
     }
 
     /// Kills within the commit window after `at`. A report's acknowledgement taken in
@@ -560,21 +579,25 @@ impl Soak {
                 fault.as_deref(),
                 Some("http_500" | "reset" | "truncated" | "not_xml" | "hang")
             );
-            let least = match fault.as_deref() {
-                None => {
-                    streak = 0;
-                    REQUEST_DELAY
-                }
-                Some(_) if failed => {
-                    streak += 1;
-                    let exponent = (streak - 1).min(10);
-                    (RPC_BACKOFF_MIN * f64::from(1u32 << exponent)).min(RPC_BACKOFF_MAX) * 0.5
-                }
-                Some(_) => {
-                    streak = 0;
-                    0.0
-                }
-            };
+            // A held request fails when the hold ends, not when it arrived: its backoff
+            // counts from then (every hold lasts at least HANG_SHORTEST).
+            let known_after = if fault.as_deref() == Some("hang") { HANG_SHORTEST } else { 0.0 };
+            let least = known_after
+                + match fault.as_deref() {
+                    None => {
+                        streak = 0;
+                        REQUEST_DELAY
+                    }
+                    Some(_) if failed => {
+                        streak += 1;
+                        let exponent = (streak - 1).min(10);
+                        (RPC_BACKOFF_MIN * f64::from(1u32 << exponent)).min(RPC_BACKOFF_MAX) * 0.5
+                    }
+                    Some(_) => {
+                        streak = 0;
+                        0.0
+                    }
+                };
             if next - at < least - PACE_SLACK {
                 self.fail(&format!(
                     "{when}: a scheduler request {:.2} s after one answered with {fault:?} \

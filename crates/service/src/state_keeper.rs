@@ -88,7 +88,10 @@ impl StatePersistence for StateKeeper {
         let mut saving = self.saving.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let schedule = &mut saving.schedule;
         match self.store.save(state) {
-            Ok(()) => schedule.saved(boinc_core::control::durable_digest(state), now),
+            Ok(()) => {
+                schedule.saved(boinc_core::control::durable_digest(state), now);
+                tracing::info!(dir = %self.store.dir().display(), "state written");
+            }
             Err(error) => {
                 tracing::error!(%error, "the client state could not be written at shutdown")
             }

@@ -7,6 +7,7 @@ use actix::{Actor, Addr, MailboxError};
 use boinc_core::Time;
 use boinc_core::control::{TaskCommand, TaskSpec};
 use boinc_core::model::ProjectId;
+use boinc_core::supervise::RestartTracker;
 use boinc_runtime::effects::{Clock, ProcessHost};
 use boinc_runtime::journal::Journal;
 use boinc_runtime::runtime::context::ActorContext;
@@ -39,7 +40,17 @@ impl TaskDriver {
             events: EventBus::default(),
             faults: Default::default(),
         };
-        let actor = TaskActor::new(spec.slot, &spec.job, context, host, supervision, None).start();
+        let actor = TaskActor::new(
+            spec.slot,
+            &spec.job,
+            context,
+            host,
+            supervision,
+            None,
+            RestartTracker::new(),
+            None,
+        )
+        .start();
         TaskDriver { actor, clock, project: spec.project, job: spec.job.clone(), slot: spec.slot }
     }
 

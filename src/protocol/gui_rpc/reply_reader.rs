@@ -104,6 +104,8 @@ pub struct TaskLine {
     pub project_suspended_via_gui: bool,
     /// Done and waiting to be reported.
     pub ready_to_report: bool,
+    /// Reported, and the project acknowledged the report.
+    pub got_server_ack: bool,
 }
 
 impl TaskLine {
@@ -137,6 +139,7 @@ pub fn read_tasks(reply: &str) -> Result<Vec<TaskLine>, XmlError> {
                 suspended_via_gui: flag(result, "suspended_via_gui"),
                 project_suspended_via_gui: flag(result, "project_suspended_via_gui"),
                 ready_to_report: flag(result, "ready_to_report"),
+                got_server_ack: flag(result, "got_server_ack"),
             }
         })
         .collect())

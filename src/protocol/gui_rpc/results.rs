@@ -26,6 +26,11 @@ const CPU_SCHED_SCHEDULED: i64 = 2;
 /// (active_task_state, scheduler_state) of a task.
 fn task_states(task: &ActiveTask) -> (i64, i64) {
     match task.scheduler_state {
+        // Its app crashed and waits out the restart backoff: it holds its place, but no
+        // process runs.
+        SchedulerState::Running if task.restart_at.is_some() => {
+            (PROCESS_UNINITIALIZED, CPU_SCHED_SCHEDULED)
+        }
         SchedulerState::Running => (PROCESS_EXECUTING, CPU_SCHED_SCHEDULED),
         SchedulerState::Preempted => (PROCESS_SUSPENDED, CPU_SCHED_PREEMPTED),
         // A task quit out of memory has run before; one that never ran has not.
@@ -163,6 +168,9 @@ mod tests {
         assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_UNINITIALIZED));
         task.scheduler_state = SchedulerState::Running;
         assert_eq!(task_states(&task), (PROCESS_EXECUTING, CPU_SCHED_SCHEDULED));
+        task.restart_at = Some(100.0);
+        assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_SCHEDULED));
+        task.restart_at = None;
         task.scheduler_state = SchedulerState::Preempted;
         assert_eq!(task_states(&task), (PROCESS_SUSPENDED, CPU_SCHED_PREEMPTED));
         task.scheduler_state = SchedulerState::Uninitialized;

@@ -121,6 +121,7 @@ fn task_state(task: &TaskLine) -> &'static str {
         0 | 1 => "downloading",
         3 => "computation error",
         4 => "uploading",
+        5 if task.got_server_ack => "reported",
         5 if task.ready_to_report => "ready to report",
         5 => "uploaded",
         6 => "aborted",
@@ -128,6 +129,10 @@ fn task_state(task: &TaskLine) -> &'static str {
         _ if task.suspended_via_gui => "suspended",
         _ if task.project_suspended_via_gui => "project suspended",
         _ if task.running() => "running",
+        // Scheduled with no process: its app crashed and waits out the restart backoff.
+        _ if task.active && task.scheduler_state == 2 && task.active_task_state == 0 => {
+            "waiting to restart after a crash"
+        }
         _ if task.active => "waiting to run",
         _ => "ready to start",
     }
@@ -187,7 +192,7 @@ pub fn status(connection: &Connection) -> Result<()> {
             )?;
         }
         let running = tasks.iter().filter(|t| t.running()).count();
-        let to_report = tasks.iter().filter(|t| t.ready_to_report).count();
+        let to_report = tasks.iter().filter(|t| t.ready_to_report && !t.got_server_ack).count();
         writeln!(out, "tasks: {} ({running} running, {to_report} ready to report)", tasks.len())?;
         Ok(())
     })
@@ -345,3 +350,46 @@ pub fn account_manager(connection: &Connection, command: &AccountManagerCommand)
 
 /// BOINC's `ERR_IN_PROGRESS`: an account manager RPC is under way.
 const ERR_IN_PROGRESS: i64 = -204;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(state: i64) -> TaskLine {
+        TaskLine {
+            name: "r".into(),
+            project_url: "http://p/".into(),
+            state,
+            active: false,
+            active_task_state: 0,
+            scheduler_state: 0,
+            fraction_done: 0.0,
+            elapsed_time: 0.0,
+            remaining: 0.0,
+            report_deadline: 0.0,
+            suspended_via_gui: false,
+            project_suspended_via_gui: false,
+            ready_to_report: false,
+            got_server_ack: false,
+        }
+    }
+
+    #[test]
+    fn an_acknowledged_result_is_reported_not_ready_to_report() {
+        let ready = TaskLine { ready_to_report: true, ..line(5) };
+        assert_eq!(task_state(&ready), "ready to report");
+        let acked = TaskLine { got_server_ack: true, ..ready };
+        assert_eq!(task_state(&acked), "reported");
+    }
+
+    #[test]
+    fn a_task_waiting_out_a_crash_backoff_is_not_running() {
+        let running =
+            TaskLine { active: true, active_task_state: 1, scheduler_state: 2, ..line(2) };
+        assert_eq!(task_state(&running), "running");
+        let crashed = TaskLine { active_task_state: 0, ..running.clone() };
+        assert_eq!(task_state(&crashed), "waiting to restart after a crash");
+        let preempted = TaskLine { active_task_state: 9, scheduler_state: 1, ..running };
+        assert_eq!(task_state(&preempted), "waiting to run");
+    }
+}

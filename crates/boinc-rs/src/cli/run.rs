@@ -55,7 +55,10 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         let handle = service.handle.clone();
         let signals = tokio::spawn(async move {
             if let Some(name) = stop_signals.next().await {
-                tracing::info!(signal = name, "stopping: tasks asked to quit, state written");
+                tracing::info!(
+                    signal = name,
+                    "stopping: tasks are asked to quit, then the state is written"
+                );
             }
             handle.shutdown();
         });

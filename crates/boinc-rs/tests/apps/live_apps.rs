@@ -236,7 +236,7 @@ fn a_killed_app_restarts_from_its_checkpoint_after_a_doubling_backoff() {
             let run =
                 poll_until(&driver, POLL, BOUND, |r| matches!(r, TaskReport::Restarting { .. }))
                     .await;
-            let (at, TaskReport::Restarting { restart_at, checkpoint }) =
+            let (at, TaskReport::Restarting { restart_at, checkpoint, .. }) =
                 run.reports.last().unwrap()
             else {
                 panic!("{run:?}")
@@ -315,4 +315,40 @@ fn a_crash_loop_gives_up_after_the_restart_limit_at_negligible_cost() {
         eprintln!("client CPU over the crash loop: {client_cpu:.3} s for {} starts", starts.len());
         assert!(client_cpu < 0.5, "the client spent {client_cpu} CPU s supervising the loop");
     });
+}
+
+/// A client killed after its app finished, but before it wrote that down, finds the
+/// finished run in the slot when it restarts: the task is reported finished at once,
+/// its output goes to the project, and the app does not run again.
+#[test]
+fn a_run_that_finished_before_the_client_restarted_is_not_run_again() {
+    use boinc_core::control::TaskCommand;
+    use boinc_core::supervise::AppExit;
+    use boinc_runtime::effects::{ProcessHost, ProcessReport};
+
+    let scratch = Scratch::new();
+    let spec = example_spec(&scratch, 0, "finished", true, &["--seconds", "0.5"]);
+    let start = TaskCommand::Start(Box::new(spec.clone()));
+    {
+        let host = scratch.host(|_| {});
+        host.command(&start).expect("the app starts");
+        support::wait::wait_until("the app to finish", BOUND, || {
+            matches!(host.poll(0), Ok(ProcessReport::Exited { exit: AppExit::Finished, .. }))
+        });
+        // The client is killed here: the slot is not cleaned, and its state still says
+        // the task runs.
+    }
+    let stderr = scratch.data_dir().join("slots/0/stderr.txt");
+    let before = std::fs::read_to_string(&stderr).expect("the run's standard error");
+    let host = scratch.host(|_| {});
+    host.command(&start).expect("the start is taken");
+    let report = host.poll(0).expect("a report");
+    assert!(
+        matches!(report, ProcessReport::Exited { exit: AppExit::Finished, status } if status.finished),
+        "{report:?}"
+    );
+    let after = std::fs::read_to_string(&stderr).unwrap_or_default();
+    assert_eq!(after, before, "the app ran again");
+    host.reap(0).expect("the slot is cleaned");
+    assert!(scratch.project_file("finished_out").exists(), "the output went to the project");
 }

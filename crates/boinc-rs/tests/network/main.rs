@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod failure_paths;
 mod file_transfers;
 mod http_transport;
 mod project_server_account_manager;

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use support::live_client::{LiveClient, captured_log, log_lines_with};
 use support::project_server::{ProjectServerProcess, files_under};
-use support::wait::wait_for;
+use support::wait::{holds_within, wait_for, wait_until_or};
 
 /// The longest wait for one step of a test.
 const STEP: Duration = Duration::from_secs(60);
@@ -37,6 +37,11 @@ fn attached(config: &CcConfig) -> (ProjectServerProcess, LiveClient) {
             project.hostid > 0 && project.code_sign_key.is_some() && s.in_flight.is_empty()
         })
         .unwrap_or_else(|| panic!("no first contact; server log:\n{}", server.log()));
+    // A successful RPC is logged at info.
+    assert!(
+        !log_lines_with(&["INFO", "scheduler RPC done", "reported="]).is_empty(),
+        "no info line for the first contact"
+    );
     (server, client)
 }
 
@@ -97,6 +102,14 @@ fn scheduler_fault_backs_off(fault: Value, config: &CcConfig, words: &[&str]) {
         "{fault}: the project's account, host id and key are kept"
     );
     assert!(after.nrpc_failures >= 10, "{fault}");
+    // Each failure is logged once.
+    let failure_lines = log_lines_with(&["scheduler RPC failed", server.url.as_str()]);
+    // (One more may have failed since the snapshot.)
+    let failures = after.nrpc_failures as usize;
+    assert!(
+        (failures..=failures + 1).contains(&failure_lines.len()),
+        "{fault}: {failures} failures, logged as {failure_lines:#?}"
+    );
     let mut expected = vec!["scheduler RPC failed", server.url.as_str()];
     expected.extend_from_slice(words);
     assert!(
@@ -178,6 +191,65 @@ fn a_code_signing_key_changed_without_the_old_keys_signature_is_refused_and_back
         );
         client.stop();
     }
+}
+
+/// A scheduler reply that stalls past the client's timeout: the RPC fails when the
+/// timeout ends, and its backoff counts from then, not from when the RPC began. The
+/// client's clock moves ten minutes on while the request is held, so a backoff counted
+/// from the start (at most an hour's first step, [`RPC_BACKOFF_MIN`]) would already be
+/// over and the next RPC would follow at once; no RPC comes before the backoff after the
+/// failure, and one comes when it ends.
+#[test]
+fn a_stalled_rpc_backs_off_from_when_its_failure_is_known() {
+    let config = CcConfig { http_transfer_timeout: 2.0, ..CcConfig::default() };
+    let (server, mut client) = attached(&config);
+    let url = client.project().master_url;
+    server.add_faults(json!({"target": "scheduler", "fault": "hang", "seconds": 30.0}));
+    let before = server.counter("scheduler_requests");
+    let started = client.clock.now();
+    client.handle.act_blocking(UserAction::UpdateProject(url)).expect("update");
+    wait_for("the stalled request to reach the server", STEP, || {
+        (server.counter("scheduler_requests") > before).then_some(())
+    });
+    const HELD: f64 = 600.0;
+    client.clock.advance(HELD);
+    let failed = client
+        .poll_until(STEP, |s| s.state.projects[0].nrpc_failures == 1 && s.in_flight.is_empty())
+        .unwrap_or_else(|| panic!("the stalled RPC did not fail; {}", server.status()));
+    let project = &failed.state.projects[0];
+    let failed_at = project.last_rpc_failure.expect("the failure's time");
+    assert!(
+        failed_at >= started + HELD,
+        "the failure is dated {} s after the start",
+        failed_at - started
+    );
+    let delay = project.min_rpc_time - failed_at;
+    assert!(
+        (0.5 * RPC_BACKOFF_MIN - 1e-6..RPC_BACKOFF_MIN).contains(&delay),
+        "the backoff after the failure is {delay} s; the next RPC may come {} s after the \
+         RPC began",
+        project.min_rpc_time - started
+    );
+    // Short of the backoff's end nothing is sent, in a few seconds of real time (the
+    // client's clock moves with them).
+    let min_rpc_time = project.min_rpc_time;
+    client.clock.advance(min_rpc_time - client.clock.now() - 10.0);
+    assert!(
+        !holds_within(Duration::from_secs(3), || {
+            server.counter("scheduler_requests") > before + 1
+        }),
+        "an RPC came {} s before the backoff after the failure ended",
+        min_rpc_time - client.clock.now()
+    );
+    assert_eq!(server.counter("scheduler_requests"), before + 1);
+    client.clock.advance(min_rpc_time - client.clock.now() + 1.0);
+    wait_until_or(
+        "the RPC after the backoff",
+        STEP,
+        || server.counter("scheduler_requests") > before + 1,
+        || server.status().to_string(),
+    );
+    client.stop();
 }
 
 /// Computing suspended by the user does not hold the network back: an update the user

@@ -10,13 +10,16 @@ use boinc_core::Time;
 use boinc_core::control::{ClientIdentity, FETCH_POLL_INTERVAL, HostView, apply_accounts};
 use boinc_core::model::{CcConfig, ClientState, Project};
 use boinc_core::protocol::Account;
-use boinc_runtime::effects::{Clock, SystemClock};
+use boinc_runtime::client::ClientBuilder;
+use boinc_runtime::effects::{Clock, StatePersistence, SystemClock};
 use boinc_runtime::runtime::messages::StateSnapshot;
 use boinc_runtime::{Client, ClientEvent, ClientHandle, Effects};
 use boinc_service::data_directory::DataDirectory;
 use boinc_service::host_discovery::{DiscoverySettings, LiveHostDiscovery};
 use boinc_service::http::{HttpSettings, LiveNetwork};
 use boinc_service::process::{LiveProcessHost, ProcessHostConfig};
+use boinc_service::state_keeper::StateKeeper;
+use boinc_service::state_store::StateStore;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -76,6 +79,19 @@ impl LiveClient {
     /// A client attached to the project at `url`, with cc_config `config`.
     pub fn start(url: &str, config: &CcConfig) -> LiveClient {
         let data = tempfile::tempdir().expect("a data directory");
+        LiveClient::start_on(data, attached_state(url), config, |builder| builder, false)
+    }
+
+    /// A client on `data` starting from `state` (the state file's, when the directory
+    /// holds one and `keep_state` is set: then the state is also written there as
+    /// `boinc-rs run` writes it), with cc_config `config`; `tune` adds to the builder.
+    pub fn start_on(
+        data: tempfile::TempDir,
+        state: ClientState,
+        config: &CcConfig,
+        tune: impl FnOnce(ClientBuilder) -> ClientBuilder,
+        keep_state: bool,
+    ) -> LiveClient {
         let clock = Arc::new(MovableClock::default());
         let process_host = Arc::new(
             LiveProcessHost::new(ProcessHostConfig::new(data.path()), clock.clone())
@@ -83,6 +99,16 @@ impl LiveClient {
         );
         let settings = HttpSettings::new(config, &ClientIdentity::default());
         let network = LiveNetwork::new(settings, data.path()).expect("the network");
+        let mut state = state;
+        let persistence: Option<Arc<dyn StatePersistence>> = if keep_state {
+            let store = StateStore::open(data.path()).expect("the data directory is free");
+            if let Some(loaded) = store.load().expect("the state file reads") {
+                state = loaded.state;
+            }
+            Some(Arc::new(StateKeeper::new(store, Some(&state), clock.now())))
+        } else {
+            None
+        };
         let effects = Effects {
             clock: clock.clone(),
             process_host,
@@ -94,12 +120,12 @@ impl LiveClient {
             )),
             file_transfer: Some(network.file_transfer.clone()),
             file_system: Some(Arc::new(DataDirectory::new(data.path()))),
-            persistence: None,
+            persistence,
             tick_interval: Duration::from_millis(100),
         };
         // Subscribed before the start: on a loaded machine the client can fetch, fail a
         // download and give it up before this thread runs again.
-        let builder = Client::builder().state(attached_state(url)).effects(effects);
+        let builder = tune(Client::builder().state(state).effects(effects));
         let events = builder.subscribe_blocking(100_000);
         let handle = builder.start().expect("the client starts");
         LiveClient { handle, data, clock, events, seen: Vec::new() }

@@ -16,12 +16,17 @@ use super::slot::SlotLayout;
 use super::task_process::{RunState, TaskProcess};
 use crate::data_dir_modes::set_data_dir_modes;
 use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
-use boinc_core::protocol::app_api::InitData;
+use boinc_core::protocol::app_api::{FINISH_FILE, FinishFile, InitData};
 use boinc_core::supervise::AppExit;
 use boinc_runtime::effects::{Clock, ProcessError, ProcessHost, ProcessReport};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// The longest an app a previous run of the client left behind is given to quit when
+/// asked, before it is killed: the client waits for it before it starts anything.
+const LEFTOVER_QUIT_GRACE: Duration = Duration::from_secs(15);
 
 /// What the host knows of one slot.
 struct SlotRecord {
@@ -77,8 +82,10 @@ impl LiveProcessHost {
         }
         // Only one client holds a data directory: whatever still works in its slots was
         // left by a previous run and would share the slot with the task's new instance.
-        let left =
-            stop_leftover_apps(&config.data_dir.join(boinc_core::control::task_program::SLOTS_DIR));
+        let left = stop_leftover_apps(
+            &config.data_dir.join(boinc_core::control::task_program::SLOTS_DIR),
+            config.quit_grace.min(LEFTOVER_QUIT_GRACE),
+        );
         if left > 0 {
             tracing::warn!(
                 apps = left,
@@ -172,6 +179,38 @@ impl LiveProcessHost {
         };
         let known = known.is_some();
         let fresh = !known && layout.occupant().as_deref() != Some(result_name(spec));
+        if !known
+            && !fresh
+            && let Some(exit) = finished_before(&layout, spec)
+        {
+            // The app finished, and a client killed before it wrote that down left the
+            // slot as it was: the work is done, and the next poll says so.
+            tracing::info!(
+                slot = spec.slot,
+                job = %spec.job,
+                "the app finished before the client restarted; it is not run again"
+            );
+            let now = self.clock.now();
+            let status = ProcessStatus {
+                finished: true,
+                fraction_done: 1.0,
+                checkpoint_cpu_time: spec.status.current_cpu_time,
+                checkpoint_elapsed_time: spec.status.elapsed_time,
+                checkpoint_wall_time: now,
+                ..spec.status
+            };
+            slots.insert(
+                spec.slot,
+                SlotRecord {
+                    spec: spec.clone(),
+                    layout,
+                    process: None,
+                    last_status: Some(status),
+                    unreported: Some(exit),
+                },
+            );
+            return Ok(());
+        }
         let data_dir = self.config.data_dir.to_string_lossy();
         let mut init_data = InitData::for_task(
             spec,
@@ -216,6 +255,22 @@ impl LiveProcessHost {
         action(process);
         Ok(())
     }
+}
+
+/// How the run in a slot the task already occupies ended, when it finished (an API app
+/// that called `boinc_finish`, with its outputs in place): `None` when it did not.
+fn finished_before(layout: &SlotLayout, spec: &TaskSpec) -> Option<AppExit> {
+    if !spec.program.uses_boinc_api() {
+        return None;
+    }
+    let finish = FinishFile::parse(&layout.read_small(FINISH_FILE)?).ok()?;
+    if finish.status != 0 {
+        return Some(AppExit::ExitStatus(finish.status));
+    }
+    Some(match layout.missing_output(spec) {
+        Some(open_name) => AppExit::OutputMissing(open_name),
+        None => AppExit::Finished,
+    })
 }
 
 /// The result name a task's slot is known by.

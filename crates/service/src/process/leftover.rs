@@ -11,9 +11,16 @@
 //! a process can only be a leftover. Its task starts again from the checkpoint the slot
 //! keeps.
 //!
+//! An app is first asked to quit through its shared memory (the app API's `<quit/>`, the
+//! message a client sends to stop an app at a safe point: it is never caught writing
+//! its checkpoint), and given a bounded grace period to go; what is still there then
+//! (an app without the API, one that ignores the request) is killed.
+//!
 //! Linux: the processes are found through `/proc/<pid>/cwd`. Elsewhere nothing is found
 //! and an API app waits for the old instance to go (it does, on the missed heartbeats).
 
+use super::shared_memory::ChannelFile;
+use boinc_core::protocol::app_api::{Channel, ProcessControl};
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::{Pid, getpgid};
@@ -46,15 +53,40 @@ pub(crate) fn processes_in(slots_dir: &Path) -> Vec<(Pid, std::path::PathBuf)> {
 }
 
 /// Stops every process left running in a slot under `slots_dir` (with its process
-/// group, which holds the app's own children) and waits, bounded, until they are gone.
-/// Returns how many were found.
-pub(crate) fn stop_leftover_apps(slots_dir: &Path) -> usize {
+/// group, which holds the app's own children): each is asked to quit through its slot's
+/// shared memory, those still there after `grace` are killed, and the wait for them to
+/// be gone is bounded. Returns how many were found.
+pub(crate) fn stop_leftover_apps(slots_dir: &Path, grace: Duration) -> usize {
     let leftovers = processes_in(slots_dir);
+    let mut asked = 0;
     for (pid, cwd) in &leftovers {
+        let Some(channels) = ChannelFile::open_existing(cwd) else { continue };
+        match channels.replace(Channel::ProcessControlRequest, ProcessControl::Quit.to_message()) {
+            Ok(()) => {
+                asked += 1;
+                tracing::warn!(
+                    pid = pid.as_raw(),
+                    slot = %cwd.display(),
+                    "an app left running by a previous run of the client is asked to quit; \
+                     its task restarts from its checkpoint"
+                );
+            }
+            Err(error) => {
+                tracing::warn!(pid = pid.as_raw(), %error, "cannot ask a leftover app to quit")
+            }
+        }
+    }
+    if asked > 0 {
+        let deadline = Instant::now() + grace;
+        while leftovers.iter().any(|(pid, _)| alive(*pid)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    for (pid, cwd) in leftovers.iter().filter(|(pid, _)| alive(*pid)) {
         tracing::warn!(
             pid = pid.as_raw(),
             slot = %cwd.display(),
-            "an app left running by a previous run of the client is stopped; its task \
+            "an app left running by a previous run of the client is killed; its task \
              restarts from its checkpoint"
         );
         // Apps are started as leaders of their own process groups.
@@ -66,9 +98,7 @@ pub(crate) fn stop_leftover_apps(slots_dir: &Path) -> usize {
     }
     let deadline = Instant::now() + GONE_WAIT;
     for (pid, _) in &leftovers {
-        // A zombie (reaped later by its new parent) holds no locks or files; a live
-        // process answers signal 0 until it is torn down.
-        while kill(*pid, None) != Err(Errno::ESRCH) && !is_zombie(*pid) {
+        while alive(*pid) {
             if Instant::now() >= deadline {
                 tracing::warn!(pid = pid.as_raw(), "a stopped leftover app is still there");
                 break;
@@ -77,6 +107,12 @@ pub(crate) fn stop_leftover_apps(slots_dir: &Path) -> usize {
         }
     }
     leftovers.len()
+}
+
+/// Whether `pid` is still there: a zombie (reaped later by its new parent) holds no
+/// locks or files; a live process answers signal 0 until it is torn down.
+fn alive(pid: Pid) -> bool {
+    kill(pid, None) != Err(Errno::ESRCH) && !is_zombie(pid)
 }
 
 fn is_zombie(pid: Pid) -> bool {
@@ -102,7 +138,7 @@ mod tests {
         let found = processes_in(&slots);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].0.as_raw(), i32::try_from(left.id()).expect("pid"));
-        assert_eq!(stop_leftover_apps(&slots), 1);
+        assert_eq!(stop_leftover_apps(&slots, Duration::from_secs(5)), 1);
         let status = left.wait().expect("the leftover ends");
         assert!(!status.success(), "it was killed: {status}");
         assert!(processes_in(&slots).is_empty());

@@ -64,6 +64,30 @@ impl ChannelFile {
         Ok(ChannelFile { file })
     }
 
+    /// Opens the file an app already maps in `slot_dir` (one a previous run of the
+    /// client made), never through a link; `None` when there is none, or it is not a
+    /// plain file of the right size.
+    pub(crate) fn open_existing(slot_dir: &Path) -> Option<ChannelFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(slot_dir.join(MMAP_FILE_NAME))
+            .ok()?;
+        let meta = file.metadata().ok()?;
+        (meta.is_file() && meta.len() == SHARED_MEMORY_SIZE as u64).then_some(ChannelFile { file })
+    }
+
+    /// Puts a message into `channel` whether or not the app read the one before (a
+    /// message of a client that is gone does not matter any more).
+    pub(crate) fn replace(&self, channel: Channel, text: &str) -> Result<(), ChannelFileError> {
+        let bytes = encode_message(text)?;
+        self.file.write_all_at(&[0], channel.offset() as u64)?;
+        self.file.write_all_at(&bytes, channel.offset() as u64 + 1)?;
+        self.file.write_all_at(&[1], channel.offset() as u64)?;
+        Ok(())
+    }
+
     /// Reads the whole file.
     pub(crate) fn snapshot(&self) -> Result<Snapshot, ChannelFileError> {
         let mut bytes = vec![0u8; SHARED_MEMORY_SIZE];
