@@ -10,3 +10,4 @@ mod boinccmd_service;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod service;
+mod volunteer_view;
