@@ -95,8 +95,14 @@ pub(crate) async fn get(data_dir: &Path, file: ConfigFile, url: &str) -> Vec<u8>
         },
         Ok(Err(error)) if error.kind() == std::io::ErrorKind::NotFound => match file {
             ConfigFile::Options => b"<cc_config>\n</cc_config>\n".to_vec(),
+            ConfigFile::Apps
+                if !path_of(data_dir, file, url).parent().is_some_and(Path::is_dir) =>
+            {
+                protocol::error("no such project")
+            }
             ConfigFile::Apps => protocol::error("no app_config.xml file"),
-            ConfigFile::Preferences => protocol::error("no prefs file"),
+            // BOINC's ERR_FOPEN, as its client answers.
+            ConfigFile::Preferences => protocol::error("-108"),
             ConfigFile::PreferencesOverride => protocol::error("no prefs override file"),
         },
         Ok(Err(error)) => protocol::error(&format!("can't read {name}: {error}")),

@@ -1,16 +1,16 @@
 //! Attaching as a volunteer (docs/design.md "Protocol facts", web RPCs): GUI RPC
 //! `lookup_account`, `create_account` and `get_project_config` start the project's web
 //! RPC through the host and answer at once; their `_poll` operations answer
-//! `<error_num>-204</error_num>` (BOINC's "in progress") until the project answered,
-//! then its answer, read and written again by the core (`protocol::web_rpc`), as BOINC's
-//! client passes it on. The Manager's wizard and `boinccmd --lookup_account` poll once
+//! `<error_num>-204</error_num>` (BOINC's "in progress") inside `<account_out>` or
+//! `<project_config>` until the project answered, then its answer, read and written
+//! again by the core (`protocol::web_rpc`), as BOINC's client passes it on. The Manager's wizard and `boinccmd --lookup_account` poll once
 //! a second.
 
 use super::server::ServerShared;
 use boinc_core::protocol::gui_rpc::{self as protocol, AccountRequest};
 use boinc_core::protocol::web_rpc::{
-    AccountOut, ERR_HTTP_TRANSIENT, ERR_IN_PROGRESS, ERR_XML_PARSE, read_account_out,
-    read_project_config, write_account_out, write_project_config,
+    AccountOut, ERR_HTTP_TRANSIENT, ERR_IN_PROGRESS, ERR_XML_PARSE, ProjectConfig,
+    read_account_out, read_project_config,
 };
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -24,8 +24,10 @@ enum Status {
     InProgress,
     /// Failed before the project answered (BOINC's error number).
     Failed(i32),
-    /// The project's answer, as the poll sends it.
-    Answered(String),
+    /// The project's answer about an account.
+    Account(AccountOut),
+    /// The project's configuration.
+    Config(ProjectConfig),
 }
 
 /// The three web RPCs a client may have under way.
@@ -85,27 +87,23 @@ fn page_and_query(
     }
 }
 
-/// The project's answer as the poll passes it on: read by the core and written again,
-/// so a broken or hostile server sends the GUI client nothing but BOINC's elements.
+/// The project's answer as the poll passes it on: read by the core (and written again
+/// by it), so a broken or hostile server sends the GUI client nothing but BOINC's
+/// elements.
 fn relayed(rpc: WebRpc, text: &str) -> Status {
-    let written = match rpc {
+    let read = match rpc {
         WebRpc::LookupAccount | WebRpc::CreateAccount => read_account_out(text).map(|answer| {
             if let AccountOut::Error { number, message } = &answer {
                 tracing::info!(number, %message, "the project refused the account request");
             }
-            write_account_out(&answer)
+            Status::Account(answer)
         }),
-        WebRpc::ProjectConfig => {
-            read_project_config(text).map(|config| write_project_config(&config))
-        }
+        WebRpc::ProjectConfig => read_project_config(text).map(Status::Config),
     };
-    match written {
-        Ok(text) => Status::Answered(text),
-        Err(error) => {
-            tracing::warn!(%error, "a project's web RPC answer could not be read");
-            Status::Failed(ERR_XML_PARSE)
-        }
-    }
+    read.unwrap_or_else(|error| {
+        tracing::warn!(%error, "a project's web RPC answer could not be read");
+        Status::Failed(ERR_XML_PARSE)
+    })
 }
 
 /// Starts `rpc` at the project `account.url`; the answer comes through [`poll`].
@@ -132,15 +130,23 @@ pub(crate) fn start(shared: &Arc<ServerShared>, rpc: WebRpc, account: AccountReq
     protocol::success()
 }
 
-/// How `rpc` stands, as BOINC's client answers its poll.
+/// How `rpc` stands, as BOINC 7.20.5 answers its poll (an idle lookup or
+/// configuration: an empty element; an idle creation: an empty reply).
 pub(crate) fn poll(shared: &ServerShared, rpc: WebRpc) -> Vec<u8> {
     let status = shared.web_rpcs.status(rpc).clone();
-    match status {
-        Status::InProgress => protocol::error_num(ERR_IN_PROGRESS),
-        Status::Failed(number) => protocol::error_num(number),
-        Status::Answered(text) => text.into_bytes(),
-        // Nothing asked: BOINC answers with the empty reply it holds, which the tools
-        // read as no error and no key.
-        Status::Idle => protocol::error_num(0),
+    let number = match status {
+        Status::Account(answer) => return protocol::account_out(Ok(&answer)),
+        Status::Config(config) => return protocol::project_config(Ok(&config)),
+        Status::Idle => match rpc {
+            WebRpc::LookupAccount => return b"<account_out/>\n".to_vec(),
+            WebRpc::CreateAccount => return Vec::new(),
+            WebRpc::ProjectConfig => return b"<project_config/>\n".to_vec(),
+        },
+        Status::InProgress => ERR_IN_PROGRESS,
+        Status::Failed(number) => number,
+    };
+    match rpc {
+        WebRpc::LookupAccount | WebRpc::CreateAccount => protocol::account_out(Err(number)),
+        WebRpc::ProjectConfig => protocol::project_config(Err(number)),
     }
 }

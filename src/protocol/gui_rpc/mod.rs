@@ -26,9 +26,9 @@ pub use operation::{
     ResultAction,
 };
 pub use reply::{
-    TERMINATOR, account_manager_info, account_manager_rpc_poll, authorized, error, error_num,
-    frame_reply, missing_request, nonce, project_attach_poll, project_init_status, proxy_info,
-    render_query, server_version, success, unauthorized, unrecognized,
+    TERMINATOR, account_manager_info, account_manager_rpc_poll, account_out, authorized, error,
+    frame_reply, missing_request, nonce, project_attach_poll, project_config, project_init_status,
+    proxy_info, render_query, server_version, success, unauthorized, unrecognized,
 };
 pub use reply_reader::{
     AccountManagerInfoLine, AccountManagerRpcLine, CcStatusLine, ProjectLine, ReplyOutcome,

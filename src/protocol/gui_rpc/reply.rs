@@ -16,6 +16,7 @@ use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
 use crate::control::{MessageLog, NoticeLog};
 use crate::protocol::ProjectInit;
+use crate::protocol::web_rpc::{AccountOut, ProjectConfig, write_project_config};
 use crate::protocol::xml_out::XmlOut;
 
 /// The byte that ends every request and reply.
@@ -53,10 +54,36 @@ pub fn error(message: &str) -> Vec<u8> {
     body(|out| out.text("error", message))
 }
 
-/// `<error_num>N</error_num>`: how a web RPC stands while it has no answer (BOINC's
-/// `ERR_IN_PROGRESS`, -204) or why it has none.
-pub fn error_num(number: i32) -> Vec<u8> {
-    body(|out| out.int("error_num", number))
+/// `<account_out>` (`lookup_account_poll`, `create_account_poll`) as BOINC's client
+/// answers: the account's key, or the error number (BOINC's `ERR_IN_PROGRESS`, -204,
+/// while the project has not answered) with the project's message.
+pub fn account_out(answer: Result<&AccountOut, i32>) -> Vec<u8> {
+    body(|out| {
+        out.start("account_out");
+        match answer {
+            Ok(AccountOut::Authenticator(key)) => out.text("authenticator", key),
+            Ok(AccountOut::Error { number, message }) => {
+                out.int("error_num", *number);
+                out.text("error_msg", message);
+            }
+            Err(number) => out.int("error_num", number),
+        }
+        out.end("account_out");
+    })
+}
+
+/// `<project_config>` (`get_project_config_poll`): the project's configuration, or
+/// the error number while there is none.
+pub fn project_config(answer: Result<&ProjectConfig, i32>) -> Vec<u8> {
+    match answer {
+        Ok(config) if config.error.is_none() => write_project_config(config).into_bytes(),
+        Ok(config) => project_config(Err(config.error.as_ref().map_or(-1, |e| e.0))),
+        Err(number) => body(|out| {
+            out.start("project_config");
+            out.int("error_num", number);
+            out.end("project_config");
+        }),
+    }
 }
 
 /// `<get_project_init_status>`: the project project_init.xml names (empty fields when
@@ -66,7 +93,6 @@ pub fn project_init_status(init: Option<&ProjectInit>) -> Vec<u8> {
         out.start("get_project_init_status");
         out.text("url", init.map_or("", |i| i.url.as_str()));
         out.text("name", init.map_or("", |i| i.name.as_str()));
-        out.text("team_name", init.map_or("", |i| i.team_name.as_str()));
         out.flag("has_account_key", init.is_some_and(|i| !i.account_key.is_empty()));
         out.flag("embedded", init.is_some_and(|i| i.embedded));
         out.end("get_project_init_status");
