@@ -10,7 +10,7 @@ use super::host_info::write_host_info;
 use super::messages::{write_message_count, write_messages, write_notices};
 use super::operation::Operation;
 use super::project_status::{write_each_project, write_projects};
-use super::results::{write_each_result, write_result, write_results};
+use super::results::{write_each_result, write_old_results, write_result, write_results};
 use super::statistics::write_statistics;
 use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
@@ -204,11 +204,7 @@ pub fn render_query(
         Operation::ExchangeVersions => server_version(),
         Operation::GetState => body(|out| write_client_state(out, view)),
         Operation::GetResults { active_only } => body(|out| write_results(out, view, *active_only)),
-        Operation::GetOldResults => body(|out| {
-            // Results are forgotten once the server has them; none are kept to show.
-            out.start("old_results");
-            out.end("old_results");
-        }),
+        Operation::GetOldResults => body(|out| write_old_results(out, view)),
         Operation::GetProjectStatus => body(|out| write_projects(out, view)),
         Operation::GetSimpleGuiInfo => body(|out| {
             out.start("simple_gui_info");
