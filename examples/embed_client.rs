@@ -73,6 +73,8 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::TransferProgress { .. } => "transfer_progress",
             ClientEvent::TransferEnded { .. } => "transfer_ended",
             ClientEvent::TransferNotice { .. } => "transfer_notice",
+            ClientEvent::ProjectMessage { .. } => "project_message",
+            ClientEvent::ProjectFeeds { .. } => "project_feeds",
         };
         *summary.events.entry(kind).or_default() += 1;
     }

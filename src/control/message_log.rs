@@ -14,7 +14,7 @@ pub const DEFAULT_MESSAGE_CAPACITY: usize = 2000;
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 
 /// How much a message matters (BOINC's `MSG_INFO`, `MSG_USER_ALERT`,
-/// `MSG_INTERNAL_ERROR`, numbered as in the protocol's `<pri>`).
+/// `MSG_INTERNAL_ERROR`, `MSG_SCHEDULER_ALERT`, numbered as in the protocol's `<pri>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessagePriority {
     /// Something happened (1).
@@ -23,6 +23,9 @@ pub enum MessagePriority {
     UserAlert,
     /// Something went wrong inside the client (3).
     InternalError,
+    /// A project's scheduler asked for the message to be shown as a notice (a reply's
+    /// `<message priority="notice">`; BOINC's 4 inside the client, 2 in `<pri>`).
+    SchedulerAlert,
 }
 
 impl MessagePriority {
@@ -32,6 +35,27 @@ impl MessagePriority {
             MessagePriority::Info => 1,
             MessagePriority::UserAlert => 2,
             MessagePriority::InternalError => 3,
+            // BOINC keeps 4 inside the client and hands its GUI clients a user alert.
+            MessagePriority::SchedulerAlert => 2,
+        }
+    }
+
+    /// The priority BOINC gives a scheduler reply's message: `notice` is shown as a
+    /// notice too; every other priority (`low`, `high`, anything else) is an event log
+    /// line.
+    pub fn of_server_message(priority: &crate::protocol::MessagePriority) -> Self {
+        match priority {
+            crate::protocol::MessagePriority::Notice => MessagePriority::SchedulerAlert,
+            _ => MessagePriority::Info,
+        }
+    }
+
+    /// Whether a message of this priority is also a notice, and its category there.
+    pub fn notice_category(self) -> Option<&'static str> {
+        match self {
+            MessagePriority::UserAlert => Some("client"),
+            MessagePriority::SchedulerAlert => Some("scheduler"),
+            MessagePriority::Info | MessagePriority::InternalError => None,
         }
     }
 }

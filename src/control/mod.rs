@@ -12,9 +12,11 @@ pub mod client_control;
 pub mod clock_change;
 pub mod commands;
 pub mod configuration;
+pub mod credit;
 pub mod host_availability;
 pub mod message_log;
 mod name_set;
+pub mod notice_log;
 pub mod reply;
 pub mod reply_check;
 pub mod request;
@@ -32,8 +34,10 @@ pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
 pub use clock_change::clamp_backoffs_to_now;
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
+pub use credit::{ReportedCredit, STATISTICS_DAYS, take_credit};
 pub use host_availability::{HostConditions, host_view};
 pub use message_log::{Message, MessageLog, MessagePriority};
+pub use notice_log::{DEFAULT_NOTICE_CAPACITY, NoticeLog};
 pub use reply::{
     CodeSignKeyUpdate, EXIT_ABORTED_BY_PROJECT, MAX_JOBS_HELD, ReplyOutcome, ReplyProblem,
     apply_reply, work_reply,

@@ -17,6 +17,7 @@
 //! An executable that comes without a signature is given up at the next transfer step
 //! and never downloaded.
 
+use super::credit::{ReportedCredit, take_credit};
 use super::name_set::NameSet;
 use super::reply_check::{is_plain_file_name, key_update};
 use crate::Time;
@@ -26,7 +27,7 @@ use crate::model::{
 };
 use crate::protocol::code_signing::KeyUpdate;
 use crate::protocol::{
-    AppDescription, AppVersionDescription, FileReference, NoWorkReason, ResultDescription,
+    AppDescription, AppVersionDescription, FileReference, NoWorkReason, ResultDescription, RssFeed,
     SchedulerReply, ServerMessage, WorkunitDescription,
 };
 use crate::work_fetch::WorkReply;
@@ -127,6 +128,9 @@ pub struct ReplyOutcome {
     pub abort_running: Vec<JobId>,
     /// The project's messages to the user.
     pub messages: Vec<ServerMessage>,
+    /// The project's notice feeds, when the reply names them (all of them: a feed left
+    /// out is no longer the project's).
+    pub rss_feeds: Option<Vec<RssFeed>>,
     /// The code-signing key.
     pub code_sign_key: CodeSignKeyUpdate,
     /// The account's global preferences, verbatim, when the reply carries them.
@@ -147,13 +151,14 @@ pub fn apply_reply(
     let mut outcome = ReplyOutcome {
         work: work_facts(&reply, ResourceMap::default()),
         messages: std::mem::take(&mut reply.messages),
+        rss_feeds: reply.rss_feeds.take(),
         global_preferences: reply.global_preferences.take(),
         ..ReplyOutcome::default()
     };
     if state.projects.get(project.index()).is_none() {
         return outcome;
     }
-    outcome.code_sign_key = take_account(state, project, &mut reply);
+    outcome.code_sign_key = take_account(state, project, &mut reply, now);
     take_apps(state, project, std::mem::take(&mut reply.apps));
     let files = take_files(state, project, &mut reply);
     let versions = std::mem::take(&mut reply.app_versions);
@@ -247,6 +252,7 @@ fn take_account(
     state: &mut ClientState,
     project: ProjectId,
     reply: &mut SchedulerReply,
+    now: Time,
 ) -> CodeSignKeyUpdate {
     let record = &mut state.projects[project.index()];
     // Each reply says afresh whether the project wants duration correction; one that
@@ -267,6 +273,13 @@ fn take_account(
     if let Some(cpid) = reply.cross_project_id.take() {
         record.cross_project_id = cpid;
     }
+    let credit = ReportedCredit {
+        user_total: reply.user_total_credit,
+        user_expavg: reply.user_expavg_credit,
+        host_total: reply.host_total_credit,
+        host_expavg: reply.host_expavg_credit,
+    };
+    take_credit(record, credit, now);
     record.userid = reply.userid.unwrap_or(record.userid);
     record.teamid = reply.teamid.unwrap_or(record.teamid);
     record.non_cpu_intensive |= reply.non_cpu_intensive;

@@ -189,9 +189,16 @@ pub fn durable_digest(state: &ClientState) -> u64 {
         project.scheduler_urls.hash(h);
         project.code_sign_key.hash(h);
         (project.detached, project.suspended, project.dont_request_more_work).hash(h);
+        project.detach_when_done.hash(h);
         (project.master_fetch_pending, project.sched_rpc_pending).hash(h);
         (project.min_rpc_time.to_bits(), project.last_rpc_time.to_bits()).hash(h);
         project.resource_share.to_bits().hash(h);
+        // Credit is what the volunteer sees; a restart must not show less.
+        let account = &project.account;
+        for credit in [account.user_total_credit, account.host_total_credit] {
+            credit.to_bits().hash(h);
+        }
+        account.statistics.last().map(|day| day.day.to_bits()).hash(h);
         for (_, resource) in project.resources.iter() {
             (resource.backoff_time.to_bits(), resource.backoff_interval.to_bits()).hash(h);
             resource.no_apps.hash(h);

@@ -43,6 +43,9 @@ pub enum UserAction {
     /// Detach from a project: it gets no more work and its jobs are dropped (running
     /// ones are aborted).
     Detach(String),
+    /// Detach from a project once its tasks are done and reported (true), or not
+    /// (false); until then it gets no more work.
+    DetachWhenDone(String, bool),
     /// Attach (again) to a project the client knows by its master URL or name.
     Attach(String),
     /// Attach with an account (an account file written by `boinc-rs attach`, a GUI RPC
@@ -194,6 +197,13 @@ pub fn apply_user_action(
             let p = find_project(state, name)?;
             let project = &mut state.projects[p.index()];
             project.dont_request_more_work = project.detached;
+        }
+        UserAction::DetachWhenDone(name, detach) => {
+            let p = find_project(state, name)?;
+            let project = &mut state.projects[p.index()];
+            project.detach_when_done = *detach;
+            // BOINC asks for no more work from a project it will leave.
+            project.dont_request_more_work = *detach;
         }
         UserAction::Detach(name) => {
             let p = find_project(state, name)?;

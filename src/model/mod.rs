@@ -30,12 +30,12 @@ pub use opencl::OpenclDevice;
 pub use predicates::ProjectFacts;
 pub(crate) use predicates::is_positive_finite;
 pub use prefs::{
-    CcConfig, DEFAULT_DISK_INTERVAL, GpuExclusion, MIN_WORK_BUFFER_SECONDS, Prefs, ReportedPrefs,
-    SECONDS_PER_DAY,
+    CcConfig, DEFAULT_DISK_INTERVAL, DEFAULT_MAX_STDOUT_FILE_SIZE, GpuExclusion,
+    MIN_WORK_BUFFER_SECONDS, Prefs, ReportedPrefs, SECONDS_PER_DAY,
 };
 pub use project::{
-    Availability, DeletionPolicy, Project, ProjectAccount, ProjectResource, TransferBackoff,
-    TransferBackoffs,
+    Availability, DailyStatistics, DeletionPolicy, Project, ProjectAccount, ProjectResource,
+    TransferBackoff, TransferBackoffs,
 };
 pub use project_labels::project_labels;
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};

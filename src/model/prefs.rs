@@ -208,6 +208,8 @@ impl Prefs {
 
 /// BOINC's default for `<max_file_xfers>`: transfers at once in all.
 pub const DEFAULT_MAX_FILE_XFERS: u32 = 8;
+/// BOINC's default for `<max_stdout_file_size>`: the event log file is rotated at 2 MiB.
+pub const DEFAULT_MAX_STDOUT_FILE_SIZE: u64 = 2 << 20;
 /// BOINC's default for `<max_file_xfers_per_project>`.
 pub const DEFAULT_MAX_FILE_XFERS_PER_PROJECT: u32 = 2;
 /// BOINC's default for `<http_transfer_timeout>`, seconds.
@@ -256,6 +258,9 @@ pub struct CcConfig {
     /// Computing stops while one of these programs runs (`<exclusive_app>`, executable
     /// names).
     pub exclusive_apps: Vec<String>,
+    /// The event log file (`stdoutdae.txt`) is moved to `stdoutdae.old` when it
+    /// reaches this size, bytes (`<max_stdout_file_size>`).
+    pub max_stdout_file_size: u64,
 }
 
 impl Default for CcConfig {
@@ -276,6 +281,7 @@ impl Default for CcConfig {
             http_transfer_timeout_bps: DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS,
             log_flags: Vec::new(),
             exclusive_apps: Vec::new(),
+            max_stdout_file_size: DEFAULT_MAX_STDOUT_FILE_SIZE,
         }
     }
 }

@@ -51,6 +51,10 @@ pub struct Project {
     pub suspended: bool,
     /// "No new tasks": the user asked not to fetch work.
     pub dont_request_more_work: bool,
+    /// Detach once the project's tasks are done and reported
+    /// (`<detach_when_done/>`; GUI RPC `project_detach_when_done`).
+    #[serde(default)]
+    pub detach_when_done: bool,
     /// A fetch of the master page is pending (seed 002, after repeated RPC failures).
     pub master_fetch_pending: bool,
     /// Earliest time of the next scheduler RPC (seed 002 "Minimum RPC time").
@@ -150,6 +154,26 @@ pub struct ProjectAccount {
     pub host_expavg_credit: f64,
     /// An account manager attached the project (and may detach it).
     pub attached_via_acct_mgr: bool,
+    /// The credit history, one entry a day, oldest first (BOINC's
+    /// `statistics_<project>.xml`; not part of client_state.xml).
+    #[serde(default)]
+    pub statistics: Vec<DailyStatistics>,
+}
+
+/// The credit figures of one day (the last ones the project's scheduler reported that
+/// day), as BOINC's statistics history and GUI RPC `get_statistics` list them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DailyStatistics {
+    /// The day: its midnight, seconds since 1970 (UTC).
+    pub day: Time,
+    /// The user's total credit.
+    pub user_total_credit: f64,
+    /// The user's recent average credit.
+    pub user_expavg_credit: f64,
+    /// This host's total credit.
+    pub host_total_credit: f64,
+    /// This host's recent average credit.
+    pub host_expavg_credit: f64,
 }
 
 /// A project's deletion policy (seed 004: `<deletion_policy_priority/>` and
@@ -199,6 +223,7 @@ impl Project {
             resource_share,
             suspended: false,
             dont_request_more_work: false,
+            detach_when_done: false,
             master_fetch_pending: false,
             min_rpc_time: 0.0,
             nrpc_failures: 0,

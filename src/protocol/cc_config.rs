@@ -8,7 +8,7 @@
 use super::error::{XmlError, XmlProblem};
 use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
-use crate::model::{CcConfig, GpuExclusion, ResourceType};
+use crate::model::{CcConfig, DEFAULT_MAX_STDOUT_FILE_SIZE, GpuExclusion, ResourceType};
 
 /// The most CPUs `<ncpus>` may claim.
 const MAX_NCPUS: u32 = 4096;
@@ -89,6 +89,12 @@ fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> 
         "http_transfer_timeout" => {
             config.http_transfer_timeout =
                 child.f64_in(1.0, MAX_TRANSFER_TIMEOUT, "between 1 and 86400 seconds")?;
+        }
+        "max_stdout_file_size" => {
+            // BOINC reads it as a number of bytes and takes 0 for its default.
+            let bytes = child.f64_in(0.0, 1e12, "between 0 and 10^12 bytes")?;
+            config.max_stdout_file_size =
+                if bytes < 1.0 { DEFAULT_MAX_STDOUT_FILE_SIZE } else { bytes as u64 };
         }
         "http_transfer_timeout_bps" => {
             config.http_transfer_timeout_bps =

@@ -205,6 +205,7 @@ fn write_project(project: &Project, writer: &mut XmlWriter) {
     writer.empty_if("master_url_fetch_pending", project.master_fetch_pending);
     writer.empty_if("suspended_via_gui", project.suspended);
     writer.empty_if("dont_request_more_work", project.dont_request_more_work);
+    writer.empty_if("detach_when_done", project.detach_when_done);
     writer.empty_if("non_cpu_intensive", project.non_cpu_intensive);
     writer.empty_if("dont_use_dcf", project.dont_use_dcf);
     writer.empty_if("attached_via_acct_mgr", account.attached_via_acct_mgr);

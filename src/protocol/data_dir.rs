@@ -41,6 +41,17 @@ pub fn account_file_name(master_url: &str) -> String {
     format!("account_{}.xml", escape_project_url(master_url))
 }
 
+/// The credit history of the project with this master URL:
+/// `statistics_<escaped URL>.xml`.
+pub fn statistics_file_name(master_url: &str) -> String {
+    format!("statistics_{}.xml", escape_project_url(master_url))
+}
+
+/// The job log of the project with this master URL: `job_log_<escaped URL>.txt`.
+pub fn job_log_file_name(master_url: &str) -> String {
+    format!("job_log_{}.txt", escape_project_url(master_url))
+}
+
 /// Whether a file name is an account file's (`account_*.xml`).
 pub fn is_account_file_name(name: &str) -> bool {
     name.len() > "account_.xml".len() && name.starts_with("account_") && name.ends_with(".xml")
@@ -63,11 +74,11 @@ pub fn project_files(master_url: &str) -> ProjectFiles {
     ProjectFiles {
         files: vec![
             account_file_name(master_url),
-            format!("statistics_{escaped}.xml"),
+            statistics_file_name(master_url),
             format!("sched_request_{escaped}.xml"),
             format!("sched_reply_{escaped}.xml"),
             format!("master_{escaped}.xml"),
-            format!("job_log_{escaped}.txt"),
+            job_log_file_name(master_url),
         ],
         directory: project_dir(master_url),
     }

@@ -27,17 +27,21 @@ mod host_report;
 mod job_description;
 mod list_counts;
 mod master_page;
+mod notices;
 mod opencl_prop;
 pub mod platform;
 mod prefs;
 mod project;
+mod project_init;
 mod queue_report;
 mod reported_result;
 mod scheduler_reply;
 mod scheduler_request;
 mod server_message;
 mod state_files;
+mod statistics_file;
 mod values;
+pub mod web_rpc;
 mod xml_out;
 mod xml_tree;
 mod xml_write;
@@ -58,7 +62,13 @@ pub use file_ref::FileReference;
 pub use host_report::{DiskUsageReport, GpuReport, HostInfo, TimeStatsReport};
 pub use job_description::{ResultDescription, WorkunitDescription};
 pub use master_page::{MAX_SCHEDULER_URLS, MAX_URL_LEN, MasterPage};
+pub use notices::{
+    MAX_FEED_BYTES, MAX_FEED_ITEMS, MAX_PROJECT_FEEDS, MIN_POLL_INTERVAL, Notice, RssFeed,
+    check_feed_url, parse_rss, read_archive, read_feed_list, write_archive, write_feed_list,
+    write_rss,
+};
 pub use prefs::{parse_global_prefs, read_global_prefs};
+pub use project_init::{ProjectInit, read_project_init};
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
 pub use reported_result::{OutputFile, ReportedResult, describe_file_error};
 pub use scheduler_reply::{
@@ -68,4 +78,5 @@ pub use scheduler_reply::{
 pub use scheduler_request::{ClientVersion, MAX_LISTED, SchedulerRequest};
 pub use server_message::{MessagePriority, NoWorkReason, ServerMessage};
 pub use state_files::{SourceText, StateFiles, load_state, load_state_with_warnings};
+pub use statistics_file::{MAX_STATISTICS_DAYS, read_statistics_file, write_statistics_file};
 pub use xml_tree::MAX_ELEMENT_TEXT;

@@ -40,6 +40,7 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "resource_share" => project.resource_share = child.non_negative_f64()?,
             "suspended_via_gui" => project.suspended = child.flag()?,
             "dont_request_more_work" => project.dont_request_more_work = child.flag()?,
+            "detach_when_done" => project.detach_when_done = child.flag()?,
             "master_url_fetch_pending" => project.master_fetch_pending = child.flag()?,
             "min_rpc_time" => project.min_rpc_time = child.f64()?,
             "nrpc_failures" => project.nrpc_failures = child.u32()?,

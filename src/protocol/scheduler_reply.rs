@@ -16,6 +16,7 @@ use super::error::{XmlError, XmlProblem};
 use super::file_description::FileDescription;
 use super::job_description::{ResultDescription, WorkunitDescription};
 use super::list_counts::ListCounts;
+use super::notices::{RssFeed, parse_rss_feeds, write_rss_feeds};
 use super::server_message::{NoWorkReason, ServerMessage};
 use super::xml_tree::{Element, parse_message, raw_content};
 use super::xml_write::XmlWriter;
@@ -127,6 +128,9 @@ pub struct SchedulerReply {
     /// Per resource: the project has no app for it (`<no_rsc_apps>`, and the older
     /// `<no_cpu_apps>`, `<no_cuda_apps>`, `<no_ati_apps>`, `<no_intel_gpu_apps>`).
     pub no_rsc_apps: ResourceMap<bool>,
+    /// The project's notice feeds (`<rss_feeds>`); `None` when the reply names none,
+    /// which leaves the ones the client knows in place.
+    pub rss_feeds: Option<Vec<RssFeed>>,
 }
 
 impl SchedulerReply {
@@ -237,6 +241,7 @@ impl SchedulerReply {
                         reply.no_rsc_apps[resource] = true;
                     }
                 }
+                "rss_feeds" => reply.rss_feeds = Some(parse_rss_feeds(child)?),
                 "no_cpu_apps" => reply.no_rsc_apps[ResourceType::Cpu] |= child.flag()?,
                 "no_cuda_apps" => reply.no_rsc_apps[ResourceType::Nvidia] |= child.flag()?,
                 "no_ati_apps" => reply.no_rsc_apps[ResourceType::Amd] |= child.flag()?,
@@ -339,6 +344,9 @@ impl SchedulerReply {
             if none {
                 w.text("no_rsc_apps", resource.boinc_name());
             }
+        }
+        if let Some(feeds) = &self.rss_feeds {
+            write_rss_feeds(&mut w, feeds);
         }
         w.close("scheduler_reply");
         w.finish()

@@ -86,6 +86,12 @@ impl XmlOut {
         self.end(name);
     }
 
+    /// `xml` written as it is, where the writer stands: an element a client sent
+    /// (a configuration file's root) passed on whole.
+    pub(crate) fn raw_xml(&mut self, xml: &str) {
+        self.event(Event::Text(BytesText::from_escaped(xml)));
+    }
+
     /// The document, ending with a newline as every BOINC reply body does.
     pub(crate) fn finish(self) -> Vec<u8> {
         let mut body = self.writer.into_inner();

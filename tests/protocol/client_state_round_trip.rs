@@ -168,6 +168,7 @@ fn project() -> impl Strategy<Value = Project> {
                 host_total_credit: f.2.2,
                 host_expavg_credit: f.2.3,
                 attached_via_acct_mgr: f.2.4,
+                statistics: Vec::new(),
             };
             project
         })

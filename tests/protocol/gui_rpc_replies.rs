@@ -4,12 +4,12 @@
 //! by field: every field BOINC writes is either written by boinc-rs with the same
 //! value, or listed here with the reason it differs or is left out.
 
-use boinc_core::control::{MessageLog, MessagePriority};
+use boinc_core::control::{MessageLog, MessagePriority, NoticeLog};
 use boinc_core::model::{ClientState, RunMode};
 use boinc_core::protocol::gui_rpc::{
     ClientView, Modes, Operation, Request, frame_reply, parse_request, render_query,
 };
-use boinc_core::protocol::{SourceText, StateFiles, load_state};
+use boinc_core::protocol::{Notice, SourceText, StateFiles, load_state};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::collections::{BTreeMap, BTreeSet};
@@ -87,6 +87,11 @@ fn state() -> ClientState {
 }
 
 fn ours(request: &str, state: &ClientState, log: &MessageLog) -> String {
+    ours_with(request, state, log, &NoticeLog::default())
+}
+
+/// [`ours`] with the client's notices.
+fn ours_with(request: &str, state: &ClientState, log: &MessageLog, notices: &NoticeLog) -> String {
     let wrapped = format!("<boinc_gui_rpc_request>\n{request}\n</boinc_gui_rpc_request>\n");
     let Request::Operation { operation: Ok(operation), .. } = parse_request(wrapped.as_bytes())
     else {
@@ -100,7 +105,7 @@ fn ours(request: &str, state: &ClientState, log: &MessageLog) -> String {
         client_start_time: 1795587620.0,
         modes: Modes::of(state),
     };
-    let body = render_query(&operation, &view, log).expect("a query");
+    let body = render_query(&operation, &view, log, notices).expect("a query");
     let framed = frame_reply(&body);
     assert_eq!(framed.last(), Some(&0x03));
     String::from_utf8(framed[..framed.len() - 1].to_vec()).expect("utf-8")
@@ -243,9 +248,18 @@ fn messages_and_their_count() {
     let real_keys: BTreeSet<&String> = real.keys().collect();
     let our_keys: BTreeSet<&String> = messages.keys().collect();
     assert_eq!(our_keys, real_keys);
-    let notices = fields(&ours("<get_notices_public/>", &state, &log));
-    assert_eq!(notices["boinc_gui_rpc_reply/notices/notice/description"], ["a <b> ]]> c"]);
-    assert_eq!(notices["boinc_gui_rpc_reply/notices/notice/category"], ["client"]);
+    let mut notices = NoticeLog::default();
+    notices.push(Notice {
+        description: "a <b> ]]> c".into(),
+        category: "client".into(),
+        ..Notice::default()
+    });
+    notices.push(Notice { description: "mine".into(), is_private: true, ..Notice::default() });
+    let public = fields(&ours_with("<get_notices_public/>", &state, &log, &notices));
+    assert_eq!(public["boinc_gui_rpc_reply/notices/notice/description"], ["a <b> ]]> c"]);
+    assert_eq!(public["boinc_gui_rpc_reply/notices/notice/category"], ["client"]);
+    let all = fields(&ours_with("<get_notices/>", &state, &log, &notices));
+    assert_eq!(all["boinc_gui_rpc_reply/notices/notice/seqno"], ["1", "2"]);
 }
 
 #[test]
@@ -285,7 +299,6 @@ fn every_query_renders_on_every_fixture_and_scenario() {
         Operation::GetStatistics,
         Operation::GetNewerVersion,
         Operation::GetDailyTransferHistory,
-        Operation::GetAllProjectsList,
         Operation::ExchangeVersions,
     ];
     let mut states = vec![state()];
@@ -302,7 +315,8 @@ fn every_query_renders_on_every_fixture_and_scenario() {
             modes: Modes::of(state),
         };
         for query in &queries {
-            let body = render_query(query, &view, &MessageLog::default()).expect("a query");
+            let body = render_query(query, &view, &MessageLog::default(), &NoticeLog::default())
+                .expect("a query");
             let framed = String::from_utf8(frame_reply(&body)).expect("utf-8");
             fields(framed.trim_end_matches('\u{3}'));
         }

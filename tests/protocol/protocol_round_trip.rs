@@ -6,8 +6,8 @@ use boinc_core::model::{Prefs, ReportedPrefs, ResourceMap, ResourceType};
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport,
     FileDescription, FileReference, GpuReport, HostInfo, InProgressResult, MessagePriority,
-    OtherResult, OutputFile, ReportedResult, ResultDescription, SchedulerReply, SchedulerRequest,
-    ServerMessage, StickyFile, TimeStatsReport, WorkunitDescription,
+    OtherResult, OutputFile, ReportedResult, ResultDescription, RssFeed, SchedulerReply,
+    SchedulerRequest, ServerMessage, StickyFile, TimeStatsReport, WorkunitDescription,
 };
 use proptest::collection::vec;
 use proptest::option;
@@ -463,7 +463,7 @@ fn reply() -> impl Strategy<Value = SchedulerReply> {
             any::<bool>(),
             any::<bool>(),
         ),
-        (vec(text(), 0..2), any::<[bool; 4]>()),
+        (vec(text(), 0..2), any::<[bool; 4]>(), option::of(vec(rss_feed(), 0..3))),
     )
         .prop_map(|(a, b, c, d, e, f, g, h, i)| SchedulerReply {
             scheduler_version: a.0,
@@ -507,7 +507,14 @@ fn reply() -> impl Strategy<Value = SchedulerReply> {
             verify_files_on_app_start: h.4,
             delete_file_infos: i.0,
             no_rsc_apps: ResourceMap(i.1),
+            rss_feeds: i.2,
         })
+}
+
+/// A notice feed as a reply names it (its poll interval within the client's bounds).
+fn rss_feed() -> impl Strategy<Value = RssFeed> {
+    ("https?://[a-z]{1,8}/[a-z_.]{0,12}", 600u32..2_592_000)
+        .prop_map(|(url, seconds)| RssFeed { url, poll_interval: f64::from(seconds) })
 }
 
 proptest! {

@@ -3,6 +3,7 @@
 
 use boinc_core::Time;
 use boinc_core::model::ResourceType;
+use boinc_core::protocol::{MessagePriority, RssFeed};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -164,6 +165,29 @@ pub enum ClientEvent {
         text: String,
         /// Something went wrong for good.
         error: bool,
+    },
+    /// A project's scheduler sent the user a message (a reply's `<message>`).
+    ProjectMessage {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// How prominently the project asked for it to be shown.
+        priority: MessagePriority,
+        /// The text.
+        text: String,
+    },
+    /// A project's scheduler named the feeds its notices are on (`<rss_feeds>`): all of
+    /// them, an empty list when it has none any more.
+    ProjectFeeds {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// The project's master URL.
+        master_url: String,
+        /// The feeds.
+        feeds: Vec<RssFeed>,
     },
 }
 

@@ -910,8 +910,29 @@ impl Scheduler {
                 });
             }
         }
-        let outcome = self.client.finish_rpc(call, reply, now);
+        let mut outcome = self.client.finish_rpc(call, reply, now);
         self.client.set_project_rpc_state(project, &rpc_state);
+        if let Some(outcome) = &mut outcome {
+            // The reply may have named the project anew.
+            let name = self.project_name(project);
+            for message in std::mem::take(&mut outcome.messages) {
+                self.context.events.emit(ClientEvent::ProjectMessage {
+                    time: now,
+                    project: name.clone(),
+                    priority: message.priority,
+                    text: message.text,
+                });
+            }
+            if let Some(feeds) = outcome.rss_feeds.take() {
+                let master_url = self.client.state().project(project).master_url.clone();
+                self.context.events.emit(ClientEvent::ProjectFeeds {
+                    time: now,
+                    project: name,
+                    master_url,
+                    feeds,
+                });
+            }
+        }
         let new_jobs = outcome.map(|o| o.new_jobs).unwrap_or_default();
         (!new_jobs.is_empty(), new_jobs)
     }

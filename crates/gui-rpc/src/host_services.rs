@@ -1,6 +1,7 @@
 //! What only the host service (`boinc-rs run`) can do for a GUI RPC client: attach a
 //! project the client has never known (its account file), remove a detached project's
-//! files, and talk to an account manager over HTTP. A server without them answers
+//! files, talk to an account manager and to a project's web RPCs over HTTP, and run the
+//! CPU benchmarks. A server without them answers
 //! those operations with an error that says so.
 
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
@@ -39,4 +40,17 @@ pub trait HostServices: Send + Sync + 'static {
 
     /// The account manager in use.
     fn account_manager(&self) -> AccountManagerInfo;
+
+    /// Fetches `page` of a project's web RPCs (`lookup_account.php`, ...) under
+    /// `master_url` with `query`; resolves to the answer's text (bounded) or why there
+    /// is none.
+    fn project_web_rpc(
+        &self,
+        master_url: String,
+        page: &'static str,
+        query: Vec<(&'static str, String)>,
+    ) -> BoxFuture<'static, Result<String, String>>;
+
+    /// Runs the CPU benchmarks; resolves to their result in words.
+    fn run_benchmarks(&self) -> BoxFuture<'static, Result<String, String>>;
 }

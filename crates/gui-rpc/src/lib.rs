@@ -13,8 +13,10 @@
 mod auth;
 mod client;
 mod config;
+mod config_files;
 mod connection;
 mod error;
+mod event_log_file;
 mod framing;
 mod host_services;
 mod message_feed;
@@ -24,11 +26,14 @@ mod registry;
 mod remote_access;
 mod server;
 mod session;
+mod web_rpcs;
 
 pub use auth::{PASSWORD_FILE, load_or_create_password, nonce_hash, read_password};
 pub use client::GuiRpcClient;
 pub use config::{DEFAULT_PORT, GuiRpcConfig, Limits};
+pub use config_files::PROJECT_INIT_FILE;
 pub use error::GuiRpcError;
+pub use event_log_file::{EVENT_LOG_FILE, OLD_EVENT_LOG_FILE};
 pub use host_services::{AccountManagerInfo, HostServices};
 pub use message_feed::MessageSink;
 pub use remote_access::{REMOTE_HOSTS_FILE, RemoteAccess};

@@ -1,29 +1,85 @@
-//! The event log behind GUI RPC's `get_messages` (docs/design.md "Protocol facts", GUI
-//! RPC): the client's events, in words, kept in the core's bounded
-//! [`MessageLog`]; the host program can add its own lines through a [`MessageSink`].
+//! The event log behind GUI RPC's `get_messages` and `get_notices` (docs/design.md
+//! "Protocol facts", GUI RPC): the client's events, in words, kept in the core's bounded
+//! [`MessageLog`] (and in `stdoutdae.txt` when the host asks), alerts and the projects'
+//! news in its [`NoticeLog`]; the host program adds its own lines and notices through a
+//! [`MessageSink`].
 
+use super::event_log_file::EventLogFile;
 use boinc_core::Time;
-use boinc_core::control::{MessageLog, MessagePriority};
+use boinc_core::control::{MessageLog, MessagePriority, NoticeLog};
+use boinc_core::protocol::Notice;
 use boinc_runtime::runtime::events::ClientEvent;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The event log and the notices, as the server shows them, and the event log file.
+#[derive(Debug, Default)]
+pub(crate) struct EventLog {
+    /// The messages (`get_messages`).
+    pub(crate) messages: MessageLog,
+    /// The notices (`get_notices`).
+    pub(crate) notices: NoticeLog,
+    file: Option<EventLogFile>,
+}
 
 /// The shared event log: the server reads it, the event feed and the host write it.
 #[derive(Debug, Clone, Default)]
-pub struct MessageSink(Arc<Mutex<MessageLog>>);
+pub struct MessageSink(Arc<Mutex<EventLog>>);
 
 impl MessageSink {
     /// A log keeping the newest `capacity` messages.
     pub fn with_capacity(capacity: usize) -> Self {
-        MessageSink(Arc::new(Mutex::new(MessageLog::with_capacity(capacity))))
+        let log = EventLog { messages: MessageLog::with_capacity(capacity), ..EventLog::default() };
+        MessageSink(Arc::new(Mutex::new(log)))
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, MessageLog> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, EventLog> {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Adds a message (`project` empty for the client itself); returns its number.
+    /// Writes every message from now on to `stdoutdae.txt` in `dir` as well, rotated
+    /// at `max_bytes`.
+    pub fn write_to_file(&self, dir: &Path, max_bytes: u64) {
+        self.lock().file = Some(EventLogFile::new(dir, max_bytes));
+    }
+
+    /// Adds a message (`project` empty for the client itself); returns its number. A
+    /// message that asks the user to act (an alert of the client's or of a project's
+    /// scheduler) becomes a notice too, as in BOINC.
     pub fn push(&self, time: Time, project: &str, priority: MessagePriority, body: &str) -> u64 {
-        self.lock().push(time, project, priority, body)
+        let mut log = self.lock();
+        // BOINC's words for a scheduler's alert in the event log; the notice is the
+        // project's text alone.
+        let line = match priority {
+            MessagePriority::SchedulerAlert => format!("Message from server: {body}"),
+            _ => body.to_owned(),
+        };
+        let seqno = log.messages.push(time, project, priority, &line);
+        if let Some(category) = priority.notice_category() {
+            log.notices.push(Notice {
+                description: body.to_owned(),
+                create_time: time,
+                arrival_time: time,
+                project_name: project.to_owned(),
+                category: category.to_owned(),
+                ..Notice::default()
+            });
+        }
+        if let Some(file) = &mut log.file {
+            file.write(time, project, &line);
+        }
+        seqno
+    }
+
+    /// Adds a notice (a project's news item); returns its number, or `None` when the
+    /// list holds it already.
+    pub fn push_notice(&self, notice: Notice) -> Option<u64> {
+        self.lock().notices.push(notice)
+    }
+
+    /// The notices a feed brought that the list still holds, oldest first.
+    pub fn notices_of_feed(&self, feed_url: &str) -> Vec<Notice> {
+        self.lock().notices.of_feed(feed_url).cloned().collect()
     }
 }
 
@@ -125,6 +181,10 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
         ClientEvent::TransferNotice { time, project, text, error } => {
             (*time, project.clone(), if *error { UserAlert } else { Info }, text.clone())
         }
+        ClientEvent::ProjectMessage { time, project, priority, text } => {
+            (*time, project.clone(), MessagePriority::of_server_message(priority), text.clone())
+        }
+        ClientEvent::ProjectFeeds { .. } => return None,
     })
 }
 

@@ -4,14 +4,16 @@
 //! the client (so a suspended task has stopped when the reply goes out). Unknown
 //! projects and tasks get BOINC's own error messages.
 
+use super::config_files::{self, ConfigFile};
 use super::modes::{ModeKind, TemporaryModes};
 use super::server::ServerShared;
+use super::web_rpcs::{self, WebRpc};
 use boinc_core::control::{MessagePriority, UserAction, UserActionError};
 use boinc_core::model::RunMode;
 use boinc_core::protocol::data_dir::{CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
 use boinc_core::protocol::gui_rpc::{
-    self as protocol, ClientView, ModeChange, Modes, Operation, ProjectAction, ResultAction,
-    render_query,
+    self as protocol, AccountRequest, ClientView, ModeChange, Modes, Operation, ProjectAction,
+    ResultAction, render_query,
 };
 use boinc_runtime::client::ClientError;
 use boinc_runtime::configuration_files::read_configuration_dir;
@@ -111,6 +113,56 @@ pub(crate) async fn execute(
             )
             .await
         }
+        Operation::LookupAccount(account) => {
+            web_rpcs::start(shared, WebRpc::LookupAccount, account)
+        }
+        Operation::LookupAccountPoll => web_rpcs::poll(shared, WebRpc::LookupAccount),
+        Operation::CreateAccount(account) => {
+            web_rpcs::start(shared, WebRpc::CreateAccount, account)
+        }
+        Operation::CreateAccountPoll => web_rpcs::poll(shared, WebRpc::CreateAccount),
+        Operation::GetProjectConfig { url } => {
+            let account = AccountRequest { url, ..AccountRequest::default() };
+            web_rpcs::start(shared, WebRpc::ProjectConfig, account)
+        }
+        Operation::GetProjectConfigPoll => web_rpcs::poll(shared, WebRpc::ProjectConfig),
+        Operation::GetProjectInitStatus => {
+            config_files::project_init_status(&shared.data_dir).await
+        }
+        Operation::GetCcConfig => {
+            config_files::get(&shared.data_dir, ConfigFile::Options, "").await
+        }
+        Operation::SetCcConfig { text } => {
+            config_files::set(&shared.data_dir, ConfigFile::Options, "", text).await
+        }
+        Operation::GetAppConfig { url } => {
+            config_files::get(&shared.data_dir, ConfigFile::Apps, &url).await
+        }
+        Operation::SetAppConfig { url, text } => {
+            config_files::set(&shared.data_dir, ConfigFile::Apps, &url, text).await
+        }
+        Operation::GetGlobalPrefsFile => {
+            config_files::get(&shared.data_dir, ConfigFile::Preferences, "").await
+        }
+        Operation::GetGlobalPrefsWorking => {
+            config_files::working_preferences(&shared.data_dir).await
+        }
+        Operation::GetGlobalPrefsOverride => {
+            config_files::get(&shared.data_dir, ConfigFile::PreferencesOverride, "").await
+        }
+        Operation::SetGlobalPrefsOverride { text } => {
+            config_files::set(&shared.data_dir, ConfigFile::PreferencesOverride, "", text).await
+        }
+        Operation::GetProxySettings => protocol::proxy_info(),
+        Operation::SetProxySettings { .. } => protocol::error(
+            "boinc-rs takes its proxy from the environment (http_proxy, https_proxy) of \
+             `boinc-rs run`; set it there and restart the client",
+        ),
+        Operation::RunBenchmarks => run_benchmarks(shared),
+        Operation::NetworkAvailable => network_available(shared).await,
+        // A mobile Manager's battery report: boinc-rs reads the battery itself.
+        Operation::ReportDeviceStatus => protocol::success(),
+        Operation::GetAllProjectsList => all_projects_list(&shared.data_dir).await,
         Operation::Quit => {
             shared.log.push(
                 shared.client_time(),
@@ -126,13 +178,73 @@ pub(crate) async fn execute(
                 let modes = modes(&shared.modes(), &snapshot);
                 let view = view(shared, &snapshot, modes);
                 let log = shared.log.lock();
-                render_query(&query, &view, &log)
+                render_query(&query, &view, &log.messages, &log.notices)
                     .unwrap_or_else(|| protocol::unrecognized(&format!("{query:?}")))
             }
             Err(error) => stopped(&error),
         },
     };
     (body, Afterwards::Continue)
+}
+
+/// Runs the CPU benchmarks through the host; the result goes to the event log when
+/// they are done (they take seconds), as BOINC reports them.
+fn run_benchmarks(shared: &Arc<ServerShared>) -> Vec<u8> {
+    let Some(host) = &shared.host else {
+        return protocol::error("the benchmarks need the host service (boinc-rs run)");
+    };
+    shared.log.push(shared.client_time(), "", MessagePriority::Info, "Running CPU benchmarks");
+    let run = host.run_benchmarks();
+    let waiting = shared.clone();
+    tokio::spawn(async move {
+        let (priority, text) = match run.await {
+            Ok(result) => (MessagePriority::Info, result),
+            Err(why) => (MessagePriority::UserAlert, format!("CPU benchmarks failed: {why}")),
+        };
+        waiting.log.push(waiting.client_time(), "", priority, &text);
+    });
+    protocol::success()
+}
+
+/// The user says the network is back: every project waiting out a failed RPC is
+/// contacted now, as BOINC retries what waited on the network.
+async fn network_available(shared: &ServerShared) -> Vec<u8> {
+    let snapshot = match shared.client.snapshot().await {
+        Ok(snapshot) => snapshot,
+        Err(error) => return stopped(&error),
+    };
+    let waiting: Vec<String> = snapshot
+        .state
+        .projects
+        .iter()
+        .filter(|p| !p.detached && p.nrpc_failures > 0)
+        .map(|p| p.master_url.clone())
+        .collect();
+    for url in waiting {
+        if let Err(error) = shared.client.act(UserAction::UpdateProject(url)).await {
+            return stopped(&error);
+        }
+    }
+    shared.log.push(shared.client_time(), "", MessagePriority::Info, "Network available: retrying");
+    protocol::success()
+}
+
+/// BOINC's list of projects, shipped with boinc-rs; an `all_projects_list.xml` in the
+/// data directory (BOINC downloads one) is sent instead when there is one.
+async fn all_projects_list(data_dir: &std::path::Path) -> Vec<u8> {
+    const SHIPPED: &str = include_str!("../all_projects_list.xml");
+    let path = data_dir.join("all_projects_list.xml");
+    let local = tokio::task::spawn_blocking(move || std::fs::read(path)).await;
+    let text = match local {
+        Ok(Ok(bytes)) if bytes.len() <= 4 << 20 => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => SHIPPED.to_owned(),
+    };
+    let text = text.trim();
+    match text.find("<projects>") {
+        Some(start) => format!("{}\n", &text[start..]).into_bytes(),
+        // The shipped list starts with its root.
+        None => SHIPPED.as_bytes().to_vec(),
+    }
 }
 
 /// The view a reply is rendered from.
@@ -252,6 +364,8 @@ async fn act_on_project(shared: &ServerShared, operation: &Operation) -> Vec<u8>
             ProjectAction::AllowMoreWork => "work fetch resumed by user".to_string(),
             ProjectAction::Reset => "Resetting project".to_string(),
             ProjectAction::Detach => "Detaching from project".to_string(),
+            ProjectAction::DetachWhenDone => "Will detach when tasks are done".to_string(),
+            ProjectAction::DontDetachWhenDone => "Won't detach when tasks are done".to_string(),
         },
         Operation::Result { action, name, .. } => match action {
             ResultAction::Suspend => format!("task {name} suspended by user"),

@@ -23,6 +23,7 @@ use super::message_feed::{MessageSink, feed};
 use super::modes::TemporaryModes;
 use super::registry::Registry;
 use super::remote_access::RemoteAccess;
+use super::web_rpcs::WebRpcs;
 use boinc_core::Time;
 use boinc_core::control::MessagePriority;
 use boinc_core::protocol::platform::boinc_platform;
@@ -68,6 +69,7 @@ pub(crate) struct ServerShared {
     last_time: AtomicU64,
     attach: Mutex<(i32, Vec<String>)>,
     account_manager: Mutex<(i32, Option<String>)>,
+    pub(crate) web_rpcs: WebRpcs,
 }
 
 impl ServerShared {
@@ -181,6 +183,7 @@ impl GuiRpcServer {
             last_time: AtomicU64::new(start.to_bits()),
             attach: Mutex::new((0, Vec::new())),
             account_manager: Mutex::new((0, None)),
+            web_rpcs: WebRpcs::default(),
         });
         let listening = listener.local_addr().map_err(GuiRpcError::Accept)?;
         shared.log.push(

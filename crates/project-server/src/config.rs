@@ -1,5 +1,6 @@
 //! What a project server serves and how (`boinc-rs project-server`'s options).
 
+use boinc_core::protocol::ServerMessage;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
@@ -79,6 +80,22 @@ pub struct ProjectServerConfig {
     pub max_jobs_in_progress_per_cpu: u32,
     /// HTTP worker threads.
     pub workers: usize,
+    /// Messages every scheduler reply carries (`--message PRIORITY:TEXT`): what a
+    /// project tells its volunteers, shown in their event log (and as a notice when
+    /// the priority is `notice`).
+    pub messages: Vec<ServerMessage>,
+    /// The project's news, served as its notice feed (`/notices.php`, RSS) and named
+    /// in every reply's `<rss_feeds>` (`--notice TITLE:TEXT`).
+    pub notices: Vec<NewsItem>,
+}
+
+/// One item of the project's news.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewsItem {
+    /// Its title.
+    pub title: String,
+    /// Its text (HTML).
+    pub text: String,
 }
 
 impl ProjectServerConfig {
@@ -94,6 +111,8 @@ impl ProjectServerConfig {
             request_delay: 5.0,
             max_jobs_in_progress_per_cpu: 4,
             workers: 2,
+            messages: Vec::new(),
+            notices: Vec::new(),
         }
     }
 }

@@ -40,7 +40,9 @@ pub use account_manager::{
     ACCOUNT_MANAGER_FILE, ACCOUNT_MANAGER_URLS_FILE, AccountManagerConfig, ManagedProject,
     ManagedUser,
 };
-pub use config::{AppSource, GeneratorConfig, MAX_SCHEDULER_REQUEST_BYTES, ProjectServerConfig};
+pub use config::{
+    AppSource, GeneratorConfig, MAX_SCHEDULER_REQUEST_BYTES, NewsItem, ProjectServerConfig,
+};
 pub use error::ProjectServerError;
 pub use faults::{Fault, FaultRule, FaultTarget, HANG_DEFAULT_SECONDS, HUGE_DEFAULT_BYTES};
 pub use keys::RolloverSignature;

@@ -9,17 +9,65 @@ use std::collections::BTreeMap;
 /// The records' format version (a newer file is refused rather than misread).
 pub(crate) const RECORDS_FORMAT: u32 = 1;
 
-/// A volunteer's account, created on first contact (an open project).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A volunteer's account, created on first contact (an open project) or by
+/// `create_account.php`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct AccountRecord {
     /// The account's id (`<userid>`).
     pub userid: u64,
     /// When it was created.
     pub created: f64,
+    /// Its e-mail address, lower case (accounts made by `create_account.php`).
+    #[serde(default)]
+    pub email_addr: String,
+    /// md5(password + e-mail address), hex.
+    #[serde(default)]
+    pub passwd_hash: String,
+    /// The user's name.
+    #[serde(default)]
+    pub name: String,
+    /// Credit granted, all time and recent (decaying), and when the recent figure was
+    /// last brought up to date.
+    #[serde(default)]
+    pub credit: Credit,
+}
+
+/// Credit granted to an account or a host (BOINC's total and recent average credit,
+/// the average decaying with a half-life of a week).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub(crate) struct Credit {
+    /// All time.
+    pub total: f64,
+    /// Recent average, per day.
+    pub expavg: f64,
+    /// When `expavg` was last brought up to date.
+    pub expavg_time: f64,
+}
+
+/// BOINC's half-life of the recent average credit, seconds (a week).
+const CREDIT_HALF_LIFE: f64 = 7.0 * 86_400.0;
+
+impl Credit {
+    /// Grants `amount` at `now`: the total grows, and the recent average decays since
+    /// its last update and takes the new credit in (BOINC's `update_average`).
+    pub(crate) fn grant(&mut self, amount: f64, now: f64) {
+        if !(amount.is_finite() && amount > 0.0) {
+            return;
+        }
+        self.total += amount;
+        let per_day = amount * std::f64::consts::LN_2 * 86_400.0 / CREDIT_HALF_LIFE;
+        if self.expavg_time > 0.0 && now > self.expavg_time {
+            let weight =
+                (-(now - self.expavg_time) * std::f64::consts::LN_2 / CREDIT_HALF_LIFE).exp();
+            self.expavg *= weight;
+        }
+        self.expavg += per_day;
+        self.expavg_time = now;
+    }
 }
 
 /// A host of an account.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub(crate) struct HostRecord {
     /// Its account.
     pub userid: u64,
@@ -29,6 +77,9 @@ pub(crate) struct HostRecord {
     pub last_request: f64,
     /// Its platform, as it last said.
     pub platform: String,
+    /// Credit granted for its results.
+    #[serde(default)]
+    pub credit: Credit,
 }
 
 /// A job's input file, in the download directory.

@@ -13,14 +13,14 @@
 use super::apps::ServedApp;
 use super::keys::ProjectKeys;
 use super::records::{
-    AccountRecord, HostRecord, JobRecord, JobStatus, Misbehaviour, ProjectRecords,
+    AccountRecord, HostRecord, JobRecord, JobStatus, Misbehaviour, Outcome, ProjectRecords,
 };
 use super::reports::{Report, take_report};
 use boinc_core::disk::FreeSpaceFigures;
 use boinc_core::model::ResourceType;
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, FileDescription, FileReference, ResultDescription,
-    SchedulerReply, SchedulerRequest, ServerMessage, WorkunitDescription,
+    RssFeed, SchedulerReply, SchedulerRequest, ServerMessage, WorkunitDescription,
 };
 use boinc_core::work_send::{DiskBudget, JobOffer, ResourceOffer, duration_correction};
 use std::collections::BTreeSet;
@@ -70,6 +70,22 @@ pub(crate) struct SchedulerContext<'a> {
     pub max_jobs_in_progress_per_cpu: u32,
     /// How executables are signed in this reply.
     pub signatures: SignatureMode,
+    /// Messages every reply carries (the operator's, `--message`).
+    pub messages: &'a [ServerMessage],
+    /// The project's notice feed (`<rss_feeds>`).
+    pub notice_feed: &'a str,
+}
+
+/// How often clients fetch the notice feed, seconds (BOINC projects' default: a day).
+const NOTICE_POLL_INTERVAL: f64 = 86_400.0;
+
+/// BOINC's credit unit: a cobblestone is 1/200 of a day of a 1-GFLOPS computer.
+fn credit_for(cpu_seconds: f64, flops: f64) -> f64 {
+    if cpu_seconds.is_finite() && cpu_seconds > 0.0 {
+        cpu_seconds * flops * 200.0 / (86_400.0 * 1e9)
+    } else {
+        0.0
+    }
 }
 
 /// The scheduler's answer to one request.
@@ -123,14 +139,30 @@ pub(crate) fn answer(
     let (userid, hostid) = account_and_host(records, &mut reply, &mut answer, request, now);
     answer.hostid = hostid;
     reply.userid = Some(userid);
-    reply.user_name = Some(format!("volunteer {userid}"));
+    reply.messages.extend(context.messages.iter().cloned());
+    reply.rss_feeds = Some(vec![RssFeed {
+        url: context.notice_feed.to_owned(),
+        poll_interval: NOTICE_POLL_INTERVAL,
+    }]);
+    let flops = Some(request.host_info.p_fpops)
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(DEFAULT_FLOPS);
 
     for result in &request.results {
         answer.changed = true;
         answer.reported += 1;
         match take_report(records, hostid, result, now) {
             Report::First(outcome) => {
-                tracing::info!(result = %result.name, host = hostid, ?outcome, "result reported")
+                tracing::info!(result = %result.name, host = hostid, ?outcome, "result reported");
+                if outcome == Outcome::Valid {
+                    grant_credit(
+                        records,
+                        userid,
+                        hostid,
+                        credit_for(result.final_cpu_time, flops),
+                        now,
+                    );
+                }
             }
             Report::Repeated => {
                 tracing::warn!(result = %result.name, host = hostid, "result reported again")
@@ -142,14 +174,13 @@ pub(crate) fn answer(
         reply.result_acks.push(result.name.to_string());
     }
 
+    describe_credit(records, userid, hostid, &mut reply);
+
     if let Some((key, signature)) = context.keys.for_client(request.code_sign_key.as_deref()) {
         reply.code_sign_key = Some(key);
         reply.code_sign_key_signature = signature;
     }
 
-    let flops = Some(request.host_info.p_fpops)
-        .filter(|f| f.is_finite() && *f > 0.0)
-        .unwrap_or(DEFAULT_FLOPS);
     let mut sending = Sending { context, flops, jobs: Vec::new() };
     resend_lost_jobs(records, request, hostid, now, &mut sending);
     answer.resent = sending.jobs.len();
@@ -166,6 +197,35 @@ pub(crate) fn answer(
     answer
 }
 
+/// Grants `amount` of credit to the account `userid` and its host `hostid`.
+fn grant_credit(records: &mut ProjectRecords, userid: u64, hostid: u64, amount: f64, now: f64) {
+    if let Some(account) = records.accounts.values_mut().find(|a| a.userid == userid) {
+        account.credit.grant(amount, now);
+    }
+    if let Some(host) = records.hosts.get_mut(&hostid) {
+        host.credit.grant(amount, now);
+    }
+}
+
+/// The account's name and credit, and the host's credit, as the reply tells them.
+fn describe_credit(records: &ProjectRecords, userid: u64, hostid: u64, reply: &mut SchedulerReply) {
+    if let Some(account) = records.accounts.values().find(|a| a.userid == userid) {
+        reply.user_name = Some(if account.name.is_empty() {
+            format!("volunteer {userid}")
+        } else {
+            account.name.clone()
+        });
+        reply.user_total_credit = Some(account.credit.total);
+        reply.user_expavg_credit = Some(account.credit.expavg);
+        reply.user_create_time = Some(account.created);
+    }
+    if let Some(host) = records.hosts.get(&hostid) {
+        reply.host_total_credit = Some(host.credit.total);
+        reply.host_expavg_credit = Some(host.credit.expavg);
+        reply.host_create_time = Some(host.created);
+    }
+}
+
 /// The account of the request's authenticator and the host's id, made when new.
 fn account_and_host(
     records: &mut ProjectRecords,
@@ -180,9 +240,10 @@ fn account_and_host(
         None => {
             let userid = records.next_userid;
             records.next_userid += 1;
-            records
-                .accounts
-                .insert(authenticator.to_owned(), AccountRecord { userid, created: now });
+            records.accounts.insert(
+                authenticator.to_owned(),
+                AccountRecord { userid, created: now, ..AccountRecord::default() },
+            );
             tracing::info!(userid, "new account");
             answer.changed = true;
             userid
@@ -196,7 +257,7 @@ fn account_and_host(
         records.next_hostid += 1;
         records.hosts.insert(
             hostid,
-            HostRecord { userid, created: now, last_request: now, platform: String::new() },
+            HostRecord { userid, created: now, last_request: now, ..HostRecord::default() },
         );
         tracing::info!(hostid, userid, "new host");
         reply.hostid = Some(hostid);

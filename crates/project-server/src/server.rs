@@ -41,6 +41,8 @@ pub(crate) struct Urls {
     pub upload: String,
     /// The account manager role (clients POST to this + `rpc.php`).
     pub account_manager: String,
+    /// The notice feed (RSS).
+    pub notices: String,
 }
 
 impl Urls {
@@ -51,6 +53,7 @@ impl Urls {
             download: format!("{master}download/"),
             upload: format!("{master}file_upload_handler"),
             account_manager: format!("{master}account_manager/"),
+            notices: format!("{master}notices.php"),
             master,
         }
     }
@@ -133,6 +136,8 @@ pub(crate) struct ServerState {
     pub account_manager: AccountManager,
     pub metrics: Metrics,
     pub started: Instant,
+    /// When the server started, seconds since 1970 (its news items' date).
+    pub started_at: f64,
     pub last_inbox_scan: Mutex<Option<Instant>>,
 }
 
@@ -208,6 +213,9 @@ impl ProjectServer {
             account_manager: AccountManager::new(&dir),
             metrics: Metrics::default(),
             started: Instant::now(),
+            started_at: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
             last_inbox_scan: Mutex::new(None),
             config,
         };

@@ -16,7 +16,8 @@ use super::atomic_file::write_atomically;
 use super::data_dir_modes::{DataDirModesError, set_data_dir_modes};
 use super::data_directory::DataDirectory;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
-use super::http::{HttpSettings, LiveNetwork};
+use super::http::{HttpSettings, LiveNetwork, project_web_rpc};
+use super::notices::NoticeFeeds;
 use super::process::{AppUser, AppUserError, LiveProcessHost, ProcessHostConfig};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
@@ -28,6 +29,7 @@ use boinc_runtime::client::{Client, ClientError, ClientHandle, Effects, RunRepor
 use boinc_runtime::configuration_files::read_configuration_dir;
 use boinc_runtime::effects::{Clock, HostDiscovery, SystemClock};
 use futures_util::future::BoxFuture;
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -139,6 +141,7 @@ pub struct Service {
     /// The GUI RPC server's address, when it serves.
     pub gui_rpc: Option<SocketAddr>,
     gui_rpc_task: Option<tokio::task::JoinHandle<Result<(), GuiRpcError>>>,
+    notice_task: Option<tokio::task::JoinHandle<()>>,
     account_task: tokio::task::JoinHandle<()>,
     account_manager_task: tokio::task::JoinHandle<()>,
 }
@@ -184,6 +187,12 @@ impl Service {
             LiveNetwork::new(HttpSettings::new(&state.config, &ClientIdentity::default()), &dir)?;
         let keeper = Arc::new(StateKeeper::new(store, loaded.as_ref().map(|l| &l.state), now));
         let allow_remote = state.config.allow_remote_gui_rpc;
+        let max_event_log = state.config.max_stdout_file_size;
+        let project_names: HashMap<String, String> =
+            state.projects.iter().map(|p| (p.master_url.clone(), p.name.clone())).collect();
+        let notice_http = HttpSettings::new(&state.config, &ClientIdentity::default()).client()?;
+        let web_http = notice_http.clone();
+        let host_discovery = discovery.clone();
         let effects = Effects {
             clock,
             process_host,
@@ -205,6 +214,7 @@ impl Service {
             Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
         // A port file a killed service left behind names a port nobody listens on.
         remove_port_file(&dir);
+        let mut notice_task = None;
         let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
             Some(port) => {
                 let mut rpc = GuiRpcConfig::new(&dir).port(port);
@@ -213,6 +223,8 @@ impl Service {
                     dir: dir.clone(),
                     client: handle.clone(),
                     account_manager: account_manager.clone(),
+                    http: web_http,
+                    discovery: host_discovery,
                 });
                 let server =
                     match GuiRpcServer::bind_with(rpc, handle.clone(), Some(services)).await {
@@ -224,6 +236,10 @@ impl Service {
                     };
                 let address = server.local_addr();
                 tracing::info!(%address, "GUI RPC listening");
+                let sink = server.messages();
+                sink.write_to_file(&dir, max_event_log);
+                let feeds = NoticeFeeds::new(&dir, notice_http, sink, &project_names);
+                notice_task = Some(tokio::spawn(feeds.run(handle.events())));
                 write_port_file(&dir, address.port());
                 (Some(address), Some(tokio::spawn(server.serve())))
             }
@@ -231,7 +247,15 @@ impl Service {
         };
         let account_task = tokio::spawn(watch_account_files(dir.clone(), handle.clone()));
         let account_manager_task = tokio::spawn(account_manager.run());
-        Ok(Service { handle, dir, gui_rpc, gui_rpc_task, account_task, account_manager_task })
+        Ok(Service {
+            handle,
+            dir,
+            gui_rpc,
+            gui_rpc_task,
+            notice_task,
+            account_task,
+            account_manager_task,
+        })
     }
 
     /// Waits until the client stops (a GUI RPC `quit`, or [`Service::stop`]), then stops
@@ -240,6 +264,9 @@ impl Service {
         let report = self.handle.finished().await;
         self.account_task.abort();
         self.account_manager_task.abort();
+        if let Some(task) = self.notice_task {
+            task.abort();
+        }
         if let Some(task) = self.gui_rpc_task {
             task.abort();
             remove_port_file(&self.dir);
@@ -380,6 +407,8 @@ struct ServiceHostServices {
     dir: PathBuf,
     client: ClientHandle,
     account_manager: Arc<AccountManagerClient>,
+    http: reqwest::Client,
+    discovery: Arc<LiveHostDiscovery>,
 }
 
 impl HostServices for ServiceHostServices {
@@ -433,6 +462,36 @@ impl HostServices for ServiceHostServices {
 
     fn account_manager(&self) -> AccountManagerInfo {
         self.account_manager.info()
+    }
+
+    fn project_web_rpc(
+        &self,
+        master_url: String,
+        page: &'static str,
+        query: Vec<(&'static str, String)>,
+    ) -> BoxFuture<'static, Result<String, String>> {
+        let http = self.http.clone();
+        Box::pin(async move { project_web_rpc(&http, &master_url, page, &query).await })
+    }
+
+    fn run_benchmarks(&self) -> BoxFuture<'static, Result<String, String>> {
+        let discovery = self.discovery.clone();
+        Box::pin(async move {
+            let found = tokio::task::spawn_blocking(move || discovery.discover(true))
+                .await
+                .map_err(|_| "the benchmarks stopped".to_string())?
+                .map_err(|error| error.to_string())?;
+            let Some(figures) = found.benchmark else {
+                return Err("the benchmarks did not run".into());
+            };
+            Ok(format!(
+                "Benchmark results: {} CPUs, {:.0} floating point MIPS (Whetstone) per CPU, {:.0} \
+                 integer MIPS (Dhrystone) per CPU",
+                found.host.p_ncpus,
+                figures.fpops / 1e6,
+                figures.iops / 1e6
+            ))
+        })
     }
 }
 

@@ -10,6 +10,10 @@
 //! others. When to write is the core's [`SaveSchedule`]; [`StateStore::save_if_due`]
 //! carries it out.
 //!
+//! Each project's credit history is kept beside the state, as BOINC keeps it, in
+//! `statistics_<project>.xml`: written with the state when it changed, read back into
+//! the projects' accounts with it.
+//!
 //! The store holds the data directory's lock ([`DataDirLock`]) for as long as it lives:
 //! only one client writes a directory's state.
 
@@ -18,25 +22,35 @@ use super::data_dir_lock::{DataDirLock, LockError};
 use boinc_core::Time;
 use boinc_core::control::{PROTOCOL_VERSION, SaveDue, SaveSchedule};
 use boinc_core::model::ClientState;
-use boinc_core::protocol::data_dir::{CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV};
-use boinc_core::protocol::{StateFileOrigin, parse_client_state, write_client_state};
+use boinc_core::protocol::data_dir::{
+    CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV, statistics_file_name,
+};
+use boinc_core::protocol::{
+    StateFileOrigin, parse_client_state, read_statistics_file, write_client_state,
+    write_statistics_file,
+};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// The largest state file read, bytes: a client holding the most jobs it may
 /// (`boinc_core::control::MAX_JOBS_HELD`) writes a few hundred megabytes. A larger file
 /// is passed over like a damaged copy, never read into memory.
 const MAX_STATE_FILE: u64 = 1 << 30;
 
-/// The bytes of the file at `path`; `None` when it is larger than [`MAX_STATE_FILE`].
-fn read_bounded(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+/// The largest statistics file read, bytes: ten years of days take a few megabytes.
+const MAX_STATISTICS_FILE: u64 = 8 << 20;
+
+/// The bytes of the file at `path`; `None` when it is larger than `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
     let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() > MAX_STATE_FILE {
+    if file.metadata()?.len() > max {
         return Ok(None);
     }
     let mut bytes = Vec::new();
-    file.take(MAX_STATE_FILE + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= MAX_STATE_FILE).then_some(bytes))
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 
 /// Why the state could not be stored or loaded.
@@ -93,6 +107,9 @@ pub struct StateStore {
     dir: PathBuf,
     platform: String,
     lock: DataDirLock,
+    /// The statistics files as last written or read, by file name: only a changed
+    /// history is written again.
+    statistics: Mutex<HashMap<String, String>>,
 }
 
 impl StateStore {
@@ -103,6 +120,7 @@ impl StateStore {
             dir: dir.to_path_buf(),
             platform: boinc_core::protocol::platform::boinc_platform(),
             lock,
+            statistics: Mutex::new(HashMap::new()),
         })
     }
 
@@ -122,7 +140,7 @@ impl StateStore {
         let mut found_any = false;
         for name in [CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV] {
             let path = self.dir.join(name);
-            let bytes = match read_bounded(&path) {
+            let bytes = match read_bounded(&path, MAX_STATE_FILE) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => {
                     found_any = true;
@@ -137,7 +155,10 @@ impl StateStore {
             // A stray invalid byte must not cost the user the whole state.
             let text = String::from_utf8_lossy(&bytes);
             match parse_client_state(&text, name) {
-                Ok(state) => return Ok(Some(LoadedState { state, file: name, passed_over })),
+                Ok(mut state) => {
+                    self.load_statistics(&mut state);
+                    return Ok(Some(LoadedState { state, file: name, passed_over }));
+                }
                 Err(error) => passed_over.push(error.to_string()),
             }
         }
@@ -159,7 +180,64 @@ impl StateStore {
             Some(CLIENT_STATE_PREV),
             text.as_bytes(),
         )
-        .map_err(StateStoreError::Write)
+        .map_err(StateStoreError::Write)?;
+        self.save_statistics(state)
+    }
+
+    fn written_statistics(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.statistics.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Writes the credit history of each project whose history changed.
+    fn save_statistics(&self, state: &ClientState) -> Result<(), StateStoreError> {
+        for project in state.projects.iter().filter(|p| !p.detached) {
+            if project.account.statistics.is_empty() {
+                continue;
+            }
+            let name = statistics_file_name(&project.master_url);
+            let text = write_statistics_file(&project.master_url, &project.account.statistics);
+            if self.written_statistics().get(&name) == Some(&text) {
+                continue;
+            }
+            let temp = format!("{name}.tmp");
+            write_atomically(&self.dir, &name, &temp, None, text.as_bytes())
+                .map_err(StateStoreError::Write)?;
+            self.written_statistics().insert(name, text);
+        }
+        Ok(())
+    }
+
+    /// Reads each project's credit history into its account. A damaged, oversized or
+    /// foreign file (another project's URL) is passed over with a warning: the history
+    /// starts again from the next reply.
+    fn load_statistics(&self, state: &mut ClientState) {
+        for project in &mut state.projects {
+            let name = statistics_file_name(&project.master_url);
+            let path = self.dir.join(&name);
+            let bytes = match read_bounded(&path, MAX_STATISTICS_FILE) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => {
+                    tracing::warn!(file = %name, "credit history too large; not read");
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(error) => {
+                    tracing::warn!(file = %name, %error, "credit history unreadable");
+                    continue;
+                }
+            };
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            match read_statistics_file(&text) {
+                Ok((url, days)) if url == project.master_url => {
+                    project.account.statistics = days;
+                    self.written_statistics().insert(name, text);
+                }
+                Ok((url, _)) => {
+                    tracing::warn!(file = %name, %url, "credit history of another project")
+                }
+                Err(error) => tracing::warn!(file = %name, %error, "credit history damaged"),
+            }
+        }
     }
 
     /// Writes `state` if `schedule` says it is due at `now`, and tells the schedule how
@@ -230,6 +308,30 @@ mod tests {
         let previous = parse_client_state(&previous, CLIENT_STATE_PREV).expect("parses");
         assert_eq!(previous.jobs.len(), first.jobs.len());
         assert!(!dir.path().join(CLIENT_STATE_NEXT).exists());
+    }
+
+    #[test]
+    fn credit_history_is_kept_beside_the_state() {
+        use boinc_core::control::{ReportedCredit, take_credit};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut state = projects(&["a", "b"]);
+        let credit = ReportedCredit { user_total: Some(1234.5), ..ReportedCredit::default() };
+        take_credit(&mut state.projects[0], credit, 86_400.0 * 3.5);
+        {
+            let store = StateStore::open(dir.path()).expect("open");
+            store.save(&state).expect("save");
+        }
+        let file = dir.path().join(statistics_file_name("http://a/"));
+        assert!(file.exists(), "statistics_a.xml written");
+        assert!(!dir.path().join(statistics_file_name("http://b/")).exists(), "no history");
+        let store = StateStore::open(dir.path()).expect("open again");
+        let loaded = store.load().expect("loads").expect("a state").state;
+        assert_eq!(loaded.projects[0].account.user_total_credit, 1234.5);
+        assert_eq!(loaded.projects[0].account.statistics, state.projects[0].account.statistics);
+        // A damaged history is passed over, not fatal.
+        fs::write(&file, "<project_statistics><day>").expect("damage");
+        let loaded = store.load().expect("loads").expect("a state").state;
+        assert!(loaded.projects[0].account.statistics.is_empty());
     }
 
     /// A kind of damage and what it makes of a good file's text.

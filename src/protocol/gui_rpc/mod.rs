@@ -22,12 +22,13 @@ mod transfers;
 mod view;
 
 pub use operation::{
-    Access, AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction,
+    Access, AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction,
+    ResultAction,
 };
 pub use reply::{
-    TERMINATOR, account_manager_info, account_manager_rpc_poll, authorized, error, frame_reply,
-    missing_request, nonce, project_attach_poll, render_query, server_version, success,
-    unauthorized, unrecognized,
+    TERMINATOR, account_manager_info, account_manager_rpc_poll, account_out, authorized, error,
+    frame_reply, missing_request, nonce, project_attach_poll, project_config, project_init_status,
+    proxy_info, render_query, server_version, success, unauthorized, unrecognized,
 };
 pub use reply_reader::{
     AccountManagerInfoLine, AccountManagerRpcLine, CcStatusLine, ProjectLine, ReplyOutcome,

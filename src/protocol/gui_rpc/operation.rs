@@ -43,6 +43,10 @@ pub enum ProjectAction {
     Reset,
     /// `project_detach`.
     Detach,
+    /// `project_detach_when_done`: detach once the project's tasks are reported.
+    DetachWhenDone,
+    /// `project_dont_detach_when_done`.
+    DontDetachWhenDone,
 }
 
 /// What a result (task) operation does.
@@ -70,6 +74,21 @@ pub enum AccountManagerTarget {
         /// The password as given: plain, or `hash:` followed by its hash.
         password: String,
     },
+}
+
+/// An account at a project, as `lookup_account` and `create_account` name it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AccountRequest {
+    /// The project's master URL.
+    pub url: String,
+    /// The account's e-mail address.
+    pub email_addr: String,
+    /// md5(password + lower-case e-mail), in hex.
+    pub passwd_hash: String,
+    /// The user name (`create_account`).
+    pub user_name: String,
+    /// The team to join (`create_account`).
+    pub team_name: String,
 }
 
 /// One GUI RPC operation with its arguments.
@@ -164,6 +183,67 @@ pub enum Operation {
     AccountManagerRpc(AccountManagerTarget),
     /// `acct_mgr_rpc_poll`: how the last account manager RPC went.
     AccountManagerRpcPoll,
+    /// `lookup_account`: ask the project for an account's key by e-mail and password.
+    LookupAccount(AccountRequest),
+    /// `lookup_account_poll`: how the lookup went (the key when it is done).
+    LookupAccountPoll,
+    /// `create_account`: make an account at the project.
+    CreateAccount(AccountRequest),
+    /// `create_account_poll`: how the creation went (the key when it is done).
+    CreateAccountPoll,
+    /// `get_project_config`: fetch the project's `get_project_config.php`.
+    GetProjectConfig {
+        /// The project's master URL.
+        url: String,
+    },
+    /// `get_project_config_poll`: the project's configuration when it came.
+    GetProjectConfigPoll,
+    /// `get_project_init_status`: the project `project_init.xml` names, if any.
+    GetProjectInitStatus,
+    /// `get_cc_config`: cc_config.xml as the client reads it.
+    GetCcConfig,
+    /// `set_cc_config`: write cc_config.xml (the Manager then asks `read_cc_config`).
+    SetCcConfig {
+        /// The `<cc_config>` element, as sent.
+        text: String,
+    },
+    /// `get_app_config`: a project's app_config.xml.
+    GetAppConfig {
+        /// The project's master URL.
+        url: String,
+    },
+    /// `set_app_config`: write a project's app_config.xml.
+    SetAppConfig {
+        /// The project's master URL.
+        url: String,
+        /// The `<app_config>` element, as sent.
+        text: String,
+    },
+    /// `get_global_prefs_file`: global_prefs.xml as the projects sent it.
+    GetGlobalPrefsFile,
+    /// `get_global_prefs_working`: the preferences in force.
+    GetGlobalPrefsWorking,
+    /// `get_global_prefs_override`: global_prefs_override.xml.
+    GetGlobalPrefsOverride,
+    /// `set_global_prefs_override`: write global_prefs_override.xml.
+    SetGlobalPrefsOverride {
+        /// The `<global_preferences>` element, as sent (empty: remove the file).
+        text: String,
+    },
+    /// `get_proxy_settings`.
+    GetProxySettings,
+    /// `set_proxy_settings`.
+    SetProxySettings {
+        /// The `<proxy_info>` element, as sent.
+        text: String,
+    },
+    /// `run_benchmarks`: measure the CPUs again.
+    RunBenchmarks,
+    /// `network_available`: the user says the network is up; retry what waits on it.
+    NetworkAvailable,
+    /// `report_device_status`: the device's battery and charging state (mobile
+    /// Managers); accepted and not acted on.
+    ReportDeviceStatus,
     /// `read_cc_config`: re-read cc_config.xml.
     ReadCcConfig,
     /// `read_global_prefs_override`: re-read the preferences.
@@ -193,7 +273,8 @@ impl Operation {
             | Operation::GetFileTransfers
             | Operation::GetNewerVersion
             | Operation::GetDailyTransferHistory
-            | Operation::GetAllProjectsList => Access::ReadOnly,
+            | Operation::GetAllProjectsList
+            | Operation::GetProjectInitStatus => Access::ReadOnly,
             _ => Access::Control,
         }
     }
@@ -222,6 +303,8 @@ impl Operation {
                     ProjectAction::AllowMoreWork => UserAction::AllowMoreWork(url),
                     ProjectAction::Reset => UserAction::ResetProject(url),
                     ProjectAction::Detach => UserAction::Detach(url),
+                    ProjectAction::DetachWhenDone => UserAction::DetachWhenDone(url, true),
+                    ProjectAction::DontDetachWhenDone => UserAction::DetachWhenDone(url, false),
                 })
             }
             Operation::Result { action, name, .. } => {

@@ -53,6 +53,7 @@ pub(crate) fn write_project(
     out.flag("master_url_fetch_pending", project.master_fetch_pending);
     out.flag("suspended_via_gui", project.suspended);
     out.flag("dont_request_more_work", project.dont_request_more_work);
+    out.flag("detach_when_done", project.detach_when_done);
     out.flag("scheduler_rpc_in_progress", view.in_flight.contains(&id));
     out.flag("attached_via_acct_mgr", account.attached_via_acct_mgr);
     out.flag("non_cpu_intensive", project.non_cpu_intensive);

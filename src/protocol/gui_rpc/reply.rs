@@ -10,11 +10,13 @@ use super::host_info::write_host_info;
 use super::messages::{write_message_count, write_messages, write_notices};
 use super::operation::Operation;
 use super::project_status::{write_each_project, write_projects};
-use super::results::{write_each_result, write_result, write_results};
+use super::results::{write_each_result, write_old_results, write_result, write_results};
 use super::statistics::write_statistics;
 use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
-use crate::control::MessageLog;
+use crate::control::{MessageLog, NoticeLog};
+use crate::protocol::ProjectInit;
+use crate::protocol::web_rpc::{AccountOut, ProjectConfig, write_project_config};
 use crate::protocol::xml_out::XmlOut;
 
 /// The byte that ends every request and reply.
@@ -50,6 +52,71 @@ pub fn success() -> Vec<u8> {
 /// `<error>message</error>`.
 pub fn error(message: &str) -> Vec<u8> {
     body(|out| out.text("error", message))
+}
+
+/// `<account_out>` (`lookup_account_poll`, `create_account_poll`) as BOINC's client
+/// answers: the account's key, or the error number (BOINC's `ERR_IN_PROGRESS`, -204,
+/// while the project has not answered) with the project's message.
+pub fn account_out(answer: Result<&AccountOut, i32>) -> Vec<u8> {
+    body(|out| {
+        out.start("account_out");
+        match answer {
+            Ok(AccountOut::Authenticator(key)) => out.text("authenticator", key),
+            Ok(AccountOut::Error { number, message }) => {
+                out.int("error_num", *number);
+                out.text("error_msg", message);
+            }
+            Err(number) => out.int("error_num", number),
+        }
+        out.end("account_out");
+    })
+}
+
+/// `<project_config>` (`get_project_config_poll`): the project's configuration, or
+/// the error number while there is none.
+pub fn project_config(answer: Result<&ProjectConfig, i32>) -> Vec<u8> {
+    match answer {
+        Ok(config) if config.error.is_none() => write_project_config(config).into_bytes(),
+        Ok(config) => project_config(Err(config.error.as_ref().map_or(-1, |e| e.0))),
+        Err(number) => body(|out| {
+            out.start("project_config");
+            out.int("error_num", number);
+            out.end("project_config");
+        }),
+    }
+}
+
+/// `<get_project_init_status>`: the project project_init.xml names (empty fields when
+/// there is none).
+pub fn project_init_status(init: Option<&ProjectInit>) -> Vec<u8> {
+    body(|out| {
+        out.start("get_project_init_status");
+        out.text("url", init.map_or("", |i| i.url.as_str()));
+        out.text("name", init.map_or("", |i| i.name.as_str()));
+        out.flag("has_account_key", init.is_some_and(|i| !i.account_key.is_empty()));
+        out.flag("embedded", init.is_some_and(|i| i.embedded));
+        out.end("get_project_init_status");
+    })
+}
+
+/// `<proxy_info>` (`get_proxy_settings`) in BOINC's fields: boinc-rs takes its proxies
+/// from the environment (`http_proxy`, `https_proxy`), so none is configured here.
+pub fn proxy_info() -> Vec<u8> {
+    body(|out| {
+        out.start("proxy_info");
+        out.text("socks_server_name", "");
+        out.int("socks_server_port", 80);
+        out.text("http_server_name", "");
+        out.int("http_server_port", 80);
+        out.text("socks5_user_name", "");
+        out.text("socks5_user_passwd", "");
+        out.bit("socks5_remote_dns", false);
+        out.text("http_user_name", "");
+        out.text("http_user_passwd", "");
+        out.text("no_proxy", "");
+        out.bit("no_autodetect", false);
+        out.end("proxy_info");
+    })
 }
 
 /// `<unauthorized/>`: the client must authenticate first (or its password was wrong).
@@ -127,16 +194,17 @@ pub fn project_attach_poll(error_num: i32, messages: &[String]) -> Vec<u8> {
 /// The reply to an operation that only reads the client (and to `get_notices`, which
 /// reads it too, though only for authenticated clients); `None` for operations that
 /// change something or need more than the state and the log.
-pub fn render_query(operation: &Operation, view: &ClientView, log: &MessageLog) -> Option<Vec<u8>> {
+pub fn render_query(
+    operation: &Operation,
+    view: &ClientView,
+    log: &MessageLog,
+    notices: &NoticeLog,
+) -> Option<Vec<u8>> {
     let reply = match operation {
         Operation::ExchangeVersions => server_version(),
         Operation::GetState => body(|out| write_client_state(out, view)),
         Operation::GetResults { active_only } => body(|out| write_results(out, view, *active_only)),
-        Operation::GetOldResults => body(|out| {
-            // Results are forgotten once the server has them; none are kept to show.
-            out.start("old_results");
-            out.end("old_results");
-        }),
+        Operation::GetOldResults => body(|out| write_old_results(out, view)),
         Operation::GetProjectStatus => body(|out| write_projects(out, view)),
         Operation::GetSimpleGuiInfo => body(|out| {
             out.start("simple_gui_info");
@@ -156,8 +224,9 @@ pub fn render_query(operation: &Operation, view: &ClientView, log: &MessageLog) 
         Operation::GetHostInfo => body(|out| write_host_info(out, &view.state.host)),
         Operation::GetMessages { after } => body(|out| write_messages(out, log, *after)),
         Operation::GetMessageCount => body(|out| write_message_count(out, log)),
-        Operation::GetNotices { after } | Operation::GetNoticesPublic { after } => {
-            body(|out| write_notices(out, log, *after))
+        Operation::GetNotices { after } => body(|out| write_notices(out, notices, *after, false)),
+        Operation::GetNoticesPublic { after } => {
+            body(|out| write_notices(out, notices, *after, true))
         }
         Operation::GetDiskUsage => body(|out| write_disk_usage(out, view)),
         Operation::GetStatistics => body(|out| write_statistics(out, view)),
@@ -170,9 +239,6 @@ pub fn render_query(operation: &Operation, view: &ClientView, log: &MessageLog) 
             out.start("daily_xfers");
             out.end("daily_xfers");
         }),
-        // BOINC answers with the project list file it downloads; boinc-rs downloads
-        // none, and BOINC's answer without the file is an empty body.
-        Operation::GetAllProjectsList => Vec::new(),
         _ => return None,
     };
     Some(reply)

@@ -5,9 +5,11 @@
 //! the same answers. Any bytes are accepted: a request is parsed without recursion
 //! under the XML tree's depth limit, and nothing in it can make the reader panic.
 
-use super::operation::{AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction};
+use super::operation::{
+    AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction, ResultAction,
+};
 use crate::model::RunMode;
-use crate::protocol::xml_tree::{Element, parse_document};
+use crate::protocol::xml_tree::{Element, parse_document, raw_content};
 
 /// The element every request is wrapped in.
 const WRAPPER: &str = "boinc_gui_rpc_request";
@@ -70,7 +72,8 @@ pub fn parse_request(bytes: &[u8]) -> Request {
     let Some(start) = text.find(&format!("<{WRAPPER}")) else {
         return Request::Missing;
     };
-    let root = match parse_document(&text[start..]) {
+    let source = &text[start..];
+    let root = match parse_document(source) {
         Ok(root) => root,
         Err(error) => return Request::Malformed(error.problem.to_string()),
     };
@@ -83,7 +86,7 @@ pub fn parse_request(bytes: &[u8]) -> Request {
     match op.name.as_str() {
         "auth1" => Request::Auth1,
         "auth2" => Request::Auth2 { nonce_hash: text_of(op, "nonce_hash").unwrap_or_default() },
-        name => match operation(name, op) {
+        name => match operation(name, op, source) {
             Some(operation) => {
                 let access = match &operation {
                     Ok(operation) => operation.access(),
@@ -171,11 +174,68 @@ fn account_manager_rpc(op: &Element) -> Result<Operation, ArgumentError> {
     }
 }
 
-/// The operation named `name`, with its arguments read from `op`; `None` for a name
-/// the protocol does not have.
-fn operation(name: &str, op: &Element) -> Option<Result<Operation, ArgumentError>> {
+fn account_request(op: &Element) -> Result<AccountRequest, ArgumentError> {
+    Ok(AccountRequest {
+        url: text_of(op, "url").ok_or(ArgumentError::MissingUrl)?,
+        email_addr: text_of(op, "email_addr").unwrap_or_default(),
+        passwd_hash: text_of(op, "passwd_hash").unwrap_or_default(),
+        user_name: text_of(op, "user_name").unwrap_or_default(),
+        team_name: text_of(op, "team_name").unwrap_or_default(),
+    })
+}
+
+/// The element `name` inside `op` as written in `source` (start and end tags
+/// included), or an empty text when `op` has none.
+fn element_text(source: &str, op: &Element, name: &str) -> String {
+    match op.child(name) {
+        Some(child) => format!("<{name}>{}</{name}>", raw_content(source, child)),
+        None => String::new(),
+    }
+}
+
+/// The operation named `name`, with its arguments read from `op` (in `source`, the
+/// request's text); `None` for a name the protocol does not have.
+fn operation(name: &str, op: &Element, source: &str) -> Option<Result<Operation, ArgumentError>> {
     let simple = |operation: Operation| Some(Ok(operation));
     match name {
+        "lookup_account" => Some(account_request(op).map(Operation::LookupAccount)),
+        "lookup_account_poll" => simple(Operation::LookupAccountPoll),
+        "create_account" => Some(account_request(op).map(Operation::CreateAccount)),
+        "create_account_poll" => simple(Operation::CreateAccountPoll),
+        "get_project_config" => Some(
+            text_of(op, "url")
+                .ok_or(ArgumentError::MissingUrl)
+                .map(|url| Operation::GetProjectConfig { url }),
+        ),
+        "get_project_config_poll" => simple(Operation::GetProjectConfigPoll),
+        "get_project_init_status" => simple(Operation::GetProjectInitStatus),
+        "get_cc_config" => simple(Operation::GetCcConfig),
+        "set_cc_config" => {
+            simple(Operation::SetCcConfig { text: element_text(source, op, "cc_config") })
+        }
+        "get_app_config" => Some(
+            text_of(op, "url")
+                .ok_or(ArgumentError::MissingUrl)
+                .map(|url| Operation::GetAppConfig { url }),
+        ),
+        "set_app_config" => Some(text_of(op, "url").ok_or(ArgumentError::MissingUrl).map(|url| {
+            Operation::SetAppConfig { url, text: element_text(source, op, "app_config") }
+        })),
+        "get_global_prefs_file" => simple(Operation::GetGlobalPrefsFile),
+        "get_global_prefs_working" => simple(Operation::GetGlobalPrefsWorking),
+        "get_global_prefs_override" => simple(Operation::GetGlobalPrefsOverride),
+        "set_global_prefs_override" => simple(Operation::SetGlobalPrefsOverride {
+            text: element_text(source, op, "global_preferences"),
+        }),
+        "get_proxy_settings" => simple(Operation::GetProxySettings),
+        "set_proxy_settings" => {
+            simple(Operation::SetProxySettings { text: element_text(source, op, "proxy_info") })
+        }
+        "run_benchmarks" => simple(Operation::RunBenchmarks),
+        "network_available" => simple(Operation::NetworkAvailable),
+        "report_device_status" => simple(Operation::ReportDeviceStatus),
+        "project_detach_when_done" => Some(project(op, ProjectAction::DetachWhenDone)),
+        "project_dont_detach_when_done" => Some(project(op, ProjectAction::DontDetachWhenDone)),
         "exchange_versions" => simple(Operation::ExchangeVersions),
         "get_state" => simple(Operation::GetState),
         "get_results" => simple(Operation::GetResults { active_only: flag_of(op, "active_only") }),

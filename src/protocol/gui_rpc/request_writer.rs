@@ -1,7 +1,9 @@
 //! Writing GUI RPC requests, for a client (docs/design.md "Protocol facts", GUI RPC): the
 //! inverse of [`super::parse_request`], in the layout boinccmd sends.
 
-use super::operation::{AccountManagerTarget, ModeChange, Operation, ProjectAction, ResultAction};
+use super::operation::{
+    AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction, ResultAction,
+};
 use crate::model::RunMode;
 use crate::protocol::xml_out::XmlOut;
 
@@ -14,6 +16,8 @@ fn project_element(action: ProjectAction) -> &'static str {
         ProjectAction::AllowMoreWork => "project_allowmorework",
         ProjectAction::Reset => "project_reset",
         ProjectAction::Detach => "project_detach",
+        ProjectAction::DetachWhenDone => "project_detach_when_done",
+        ProjectAction::DontDetachWhenDone => "project_dont_detach_when_done",
     }
 }
 
@@ -45,6 +49,19 @@ fn empty(out: &mut XmlOut, element: &str) {
 fn with_seqno(out: &mut XmlOut, element: &str, after: u64) {
     out.start(element);
     out.int("seqno", i64::try_from(after).unwrap_or(i64::MAX));
+    out.end(element);
+}
+
+fn write_account(out: &mut XmlOut, element: &str, account: &AccountRequest) {
+    out.start(element);
+    out.text("url", &account.url);
+    out.text("email_addr", &account.email_addr);
+    out.text("passwd_hash", &account.passwd_hash);
+    out.text("user_name", &account.user_name);
+    out.text("team_name", &account.team_name);
+    out.bit("ldap_auth", false);
+    out.bit("server_assigned_cookie", false);
+    out.text("server_cookie", "");
     out.end(element);
 }
 
@@ -116,6 +133,39 @@ pub fn write_request(operation: &Operation) -> String {
         Operation::ReadCcConfig => empty(&mut out, "read_cc_config"),
         Operation::ReadGlobalPrefsOverride => empty(&mut out, "read_global_prefs_override"),
         Operation::Quit => empty(&mut out, "quit"),
+        Operation::LookupAccount(account) => write_account(&mut out, "lookup_account", account),
+        Operation::LookupAccountPoll => empty(&mut out, "lookup_account_poll"),
+        Operation::CreateAccount(account) => write_account(&mut out, "create_account", account),
+        Operation::CreateAccountPoll => empty(&mut out, "create_account_poll"),
+        Operation::GetProjectConfig { url } => {
+            out.start("get_project_config");
+            out.text("url", url);
+            out.end("get_project_config");
+        }
+        Operation::GetProjectConfigPoll => empty(&mut out, "get_project_config_poll"),
+        Operation::GetProjectInitStatus => empty(&mut out, "get_project_init_status"),
+        Operation::GetCcConfig => empty(&mut out, "get_cc_config"),
+        Operation::SetCcConfig { text } => out.raw("set_cc_config", text),
+        Operation::GetAppConfig { url } => {
+            out.start("get_app_config");
+            out.text("url", url);
+            out.end("get_app_config");
+        }
+        Operation::SetAppConfig { url, text } => {
+            out.start("set_app_config");
+            out.text("url", url);
+            out.raw_xml(text);
+            out.end("set_app_config");
+        }
+        Operation::GetGlobalPrefsFile => empty(&mut out, "get_global_prefs_file"),
+        Operation::GetGlobalPrefsWorking => empty(&mut out, "get_global_prefs_working"),
+        Operation::GetGlobalPrefsOverride => empty(&mut out, "get_global_prefs_override"),
+        Operation::SetGlobalPrefsOverride { text } => out.raw("set_global_prefs_override", text),
+        Operation::GetProxySettings => empty(&mut out, "get_proxy_settings"),
+        Operation::SetProxySettings { text } => out.raw("set_proxy_settings", text),
+        Operation::RunBenchmarks => empty(&mut out, "run_benchmarks"),
+        Operation::NetworkAvailable => empty(&mut out, "network_available"),
+        Operation::ReportDeviceStatus => empty(&mut out, "report_device_status"),
     }
     String::from_utf8_lossy(&out.finish()).trim_end().to_string()
 }
@@ -170,9 +220,34 @@ mod tests {
                     authenticator,
                     project_name
                 }),
-            (trimmed.clone(), trimmed.clone(), trimmed).prop_map(|(url, name, password)| {
+            (trimmed.clone(), trimmed.clone(), trimmed.clone()).prop_map(|(url, name, password)| {
                 Operation::AccountManagerRpc(AccountManagerTarget::Account { url, name, password })
             }),
+            (trimmed.clone(), trimmed.clone(), "[0-9a-f]{32}", trimmed.clone(), any::<bool>())
+                .prop_map(|(url, email_addr, passwd_hash, user_name, create)| {
+                    let account = AccountRequest {
+                        url,
+                        email_addr,
+                        passwd_hash,
+                        user_name,
+                        team_name: String::new(),
+                    };
+                    if create {
+                        Operation::CreateAccount(account)
+                    } else {
+                        Operation::LookupAccount(account)
+                    }
+                }),
+            trimmed.clone().prop_map(|url| Operation::GetProjectConfig { url }),
+            (trimmed.clone(), 0u32..64).prop_map(|(url, n)| Operation::SetAppConfig {
+                url,
+                text: format!("<app_config><app><name>a</name><max_concurrent>{n}</max_concurrent></app></app_config>"),
+            }),
+            trimmed.prop_map(|url| Operation::GetAppConfig { url }),
+            Just(Operation::SetCcConfig {
+                text: "<cc_config><options><ncpus>2</ncpus></options></cc_config>".into()
+            }),
+            Just(Operation::SetProxySettings { text: "<proxy_info>\n<http_server_name>p</http_server_name>\n</proxy_info>".into() }),
         ]
     }
 

@@ -142,10 +142,41 @@ pub(crate) fn write_results(out: &mut XmlOut, view: &ClientView, active_only: bo
     out.end("results");
 }
 
+/// How long a reported result stays in `get_old_results` (BOINC's hour).
+const OLD_RESULT_SECONDS: f64 = 3600.0;
+
+/// Writes `<old_results>`: the results the projects acknowledged in the last hour that
+/// the client still holds (an acknowledged result is forgotten once enough of them
+/// pile up, possibly within the hour).
+pub(crate) fn write_old_results(out: &mut XmlOut, view: &ClientView) {
+    out.start("old_results");
+    for id in view.state.job_ids() {
+        let job = view.state.job(id);
+        if !job.got_server_ack || view.now - job.completed_time > OLD_RESULT_SECONDS {
+            continue;
+        }
+        let project = view.state.project(job.project);
+        let app = view.state.app(view.state.workunit(job.workunit).app);
+        out.start("old_result");
+        out.text("project_url", &project.master_url);
+        out.text("result_name", &job.name);
+        out.text("app_name", &app.name);
+        out.int("exit_status", job.exit_status);
+        out.real("elapsed_time", job.final_elapsed_time);
+        out.real("cpu_time", job.final_cpu_time);
+        out.real("completed_time", job.completed_time);
+        out.real("create_time", job.received_time);
+        out.end("old_result");
+    }
+    out.end("old_results");
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::view::Modes;
     use super::*;
     use crate::model::ResourceType;
+    use crate::model::{SyntheticHost, synthetic_host};
 
     #[test]
     fn resources_as_boinc_words_them() {
@@ -176,5 +207,31 @@ mod tests {
         task.scheduler_state = SchedulerState::Uninitialized;
         task.elapsed_time = 10.0;
         assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_PREEMPTED));
+    }
+
+    #[test]
+    fn old_results_are_the_last_hours_acknowledged_ones() {
+        let now = 10_000.0;
+        let mut state =
+            synthetic_host(SyntheticHost { ncpus: 2, njobs: 4, running_prefix: 0, seed: 3, now });
+        for (job, completed) in [(0, now - 10.0), (1, now - 7200.0)] {
+            state.jobs[job].got_server_ack = true;
+            state.jobs[job].completed_time = completed;
+            state.jobs[job].final_cpu_time = 12.5;
+        }
+        let view = ClientView {
+            now,
+            state: &state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: 0.0,
+            modes: Modes::of(&state),
+        };
+        let mut out = XmlOut::new();
+        write_old_results(&mut out, &view);
+        let text = String::from_utf8(out.finish()).expect("utf-8");
+        assert_eq!(text.matches("<old_result>").count(), 1, "{text}");
+        assert!(text.contains(&format!("<result_name>{}</result_name>", state.jobs[0].name)));
+        assert!(text.contains("<cpu_time>12.500000</cpu_time>"), "{text}");
     }
 }

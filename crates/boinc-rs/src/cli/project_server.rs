@@ -4,7 +4,8 @@
 //! `boinc-rs attach`.
 
 use anyhow::{Context, Result, bail};
-use boinc_project_server::{AppSource, ProjectServer, ProjectServerConfig};
+use boinc_core::protocol::{MessagePriority, ServerMessage};
+use boinc_project_server::{AppSource, NewsItem, ProjectServer, ProjectServerConfig};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -59,6 +60,35 @@ pub(crate) struct ProjectServerArgs {
     /// first run, for soaking clients.
     #[arg(long, value_name = "F", default_value_t = 0.0)]
     hang_fraction: f64,
+    /// A message every scheduler reply carries (repeatable): `low:TEXT` (the event
+    /// log), `high:TEXT`, or `notice:TEXT` (shown as a notice too).
+    #[arg(long = "message", value_name = "PRIORITY:TEXT")]
+    messages: Vec<String>,
+    /// An item of the project's news, served as its notice feed (repeatable).
+    #[arg(long = "notice", value_name = "TITLE:TEXT")]
+    notices: Vec<String>,
+}
+
+/// A `--message PRIORITY:TEXT`.
+fn server_message(text: &str) -> Result<ServerMessage> {
+    let (priority, body) = text
+        .split_once(':')
+        .with_context(|| format!("--message {text:?}: write it as PRIORITY:TEXT"))?;
+    let priority = match priority {
+        "low" => MessagePriority::Low,
+        "high" => MessagePriority::High,
+        "notice" => MessagePriority::Notice,
+        other => bail!("--message {text:?}: the priority is low, high or notice, not {other:?}"),
+    };
+    Ok(ServerMessage { priority, text: body.to_owned() })
+}
+
+/// A `--notice TITLE:TEXT`.
+fn news_item(text: &str) -> Result<NewsItem> {
+    let (title, body) = text
+        .split_once(':')
+        .with_context(|| format!("--notice {text:?}: write it as TITLE:TEXT"))?;
+    Ok(NewsItem { title: title.trim().to_owned(), text: body.trim().to_owned() })
 }
 
 fn job_seconds(text: &str) -> Result<(f64, f64)> {
@@ -120,6 +150,8 @@ pub(crate) fn project_server(args: ProjectServerArgs) -> Result<()> {
     config.request_delay = args.request_delay;
     config.max_jobs_in_progress_per_cpu = args.max_jobs_per_cpu.max(1);
     config.workers = args.workers.max(1);
+    config.messages = args.messages.iter().map(|m| server_message(m)).collect::<Result<_>>()?;
+    config.notices = args.notices.iter().map(|n| news_item(n)).collect::<Result<_>>()?;
     actix_web::rt::System::new().block_on(async move {
         let server = ProjectServer::bind(config)
             .with_context(|| format!("cannot start the project in {}", args.dir.display()))?;
@@ -131,6 +163,20 @@ pub(crate) fn project_server(args: ProjectServerArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_and_news_read_from_the_command_line() {
+        let message = server_message("notice:Your GPU driver is too old").expect("a message");
+        assert_eq!(message.priority, MessagePriority::Notice);
+        assert_eq!(message.text, "Your GPU driver is too old");
+        assert!(server_message("urgent:x").is_err());
+        assert!(server_message("no priority").is_err());
+        let item = news_item("Maintenance: down at noon: back at one").expect("an item");
+        assert_eq!(
+            (item.title.as_str(), item.text.as_str()),
+            ("Maintenance", "down at noon: back at one")
+        );
+    }
 
     #[test]
     fn job_seconds_read_as_one_value_or_a_range() {

@@ -9,4 +9,6 @@ mod account_manager_service;
 mod boinccmd_service;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
+mod manager_ops;
 mod service;
+mod volunteer_view;

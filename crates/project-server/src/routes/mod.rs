@@ -5,9 +5,11 @@ mod admin;
 mod download;
 mod fault_response;
 mod master;
+mod notices;
 mod scheduler_rpc;
 mod status;
 mod upload;
+mod web_rpc;
 
 use actix_web::dev::Extensions;
 use actix_web::web;
@@ -37,6 +39,13 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
         .service(web::resource("/download/{name}").route(web::get().to(download::download)))
         .service(web::resource("/file_upload_handler").route(web::post().to(upload::upload)))
         .service(web::resource("/status").route(web::get().to(status::status)))
+        .service(web::resource("/notices.php").route(web::get().to(notices::notices)))
+        .service(web::resource("/lookup_account.php").route(web::get().to(web_rpc::lookup_account)))
+        .service(web::resource("/create_account.php").route(web::get().to(web_rpc::create_account)))
+        .service(
+            web::resource("/get_project_config.php")
+                .route(web::get().to(web_rpc::get_project_config)),
+        )
         .service(
             web::resource("/account_manager/rpc.php")
                 .app_data(web::PayloadConfig::new(

@@ -90,6 +90,8 @@ pub(crate) async fn scheduler(
             request_delay: state.config.request_delay,
             max_jobs_in_progress_per_cpu: state.config.max_jobs_in_progress_per_cpu,
             signatures,
+            messages: &state.config.messages,
+            notice_feed: &state.urls.notices,
         };
         let (outcome, change) = state.store.update(|records| {
             let mut generated = Ok(false);

@@ -13,6 +13,7 @@ mod settings;
 mod transport;
 mod upload;
 mod watch;
+mod web_rpc;
 
 pub use account_manager::{MAX_ACCOUNT_MANAGER_REPLY, account_manager_rpc_url};
 pub use file_transfer::LiveFileTransfer;
@@ -22,3 +23,4 @@ pub use settings::{
     MAX_SCHEDULER_REPLY, MAX_UNANNOUNCED_DOWNLOAD,
 };
 pub use transport::{HttpTransport, SCHEDULER_REQUEST_CONTENT_TYPE};
+pub use web_rpc::{WEB_RPC_TIMEOUT, project_web_rpc};
