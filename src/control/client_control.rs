@@ -549,7 +549,7 @@ impl ClientControl {
         let facts = self.decision_scratch.gather_facts(&self.state);
         self.account(&facts, now);
         // Accounting changes debts, not the jobs the facts describe: they still hold.
-        let decision = decide_with_scratch(
+        let mut decision = decide_with_scratch(
             &self.state,
             facts,
             self.policy,
@@ -655,7 +655,10 @@ impl ClientControl {
             &mut self.report_batching,
             &mut self.batching_scratch,
         );
-        self.plan_fetch_check(&decision, decision.fetch.may_request(), true, now);
+        // Whether the choice over this outlook asks for work decides when the RPC step
+        // looks next; the step makes the same choice from the same outlook.
+        let wanted = select_work_fetch(&mut decision.fetch).request.is_some();
+        self.plan_fetch_check(&decision, wanted, true, now);
         if let Some(previous) = self.last_decision.replace(decision) {
             self.decision_scratch.recycle(previous);
         }
@@ -815,28 +818,10 @@ impl ClientControl {
         self.rpc_call_for(choice, now)
     }
 
-    /// The outlook the work-fetch choice is made from: the latest decision's. A fetch
-    /// actor makes the choice from it and hands it to [`ClientControl::rpc_call_for`].
+    /// The outlook the work-fetch choice is made from: the latest decision's. A caller
+    /// that makes the choice itself hands it to [`ClientControl::rpc_call_for`].
     pub fn fetch_outlook(&self) -> Option<&FetchOutlook> {
         self.last_decision.as_ref().map(|d| &d.fetch)
-    }
-
-    /// Lends the latest decision's outlook out (to a fetch actor), without a copy; give
-    /// it back with [`ClientControl::restore_fetch_outlook`] so that its lists are kept
-    /// for the next decisions.
-    pub fn take_fetch_outlook(&mut self) -> Option<FetchOutlook> {
-        self.last_decision.as_mut().map(|d| std::mem::take(&mut d.fetch))
-    }
-
-    /// Takes back an outlook lent by [`ClientControl::take_fetch_outlook`]: it goes back
-    /// into the decision it came from, if that is still the latest.
-    pub fn restore_fetch_outlook(&mut self, outlook: FetchOutlook) {
-        if let Some(decision) = self.last_decision.as_mut()
-            && decision.now == outlook.now
-            && decision.fetch.candidates.is_empty()
-        {
-            decision.fetch = outlook;
-        }
     }
 
     /// The scheduler RPC to make now, given the work-fetch choice made over the latest

@@ -7,7 +7,7 @@ use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, Tas
 use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
 use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::RestartTracker;
-use boinc_core::work_fetch::{FetchChoice, FetchOutlook, ResourceOutlook, WorkReply};
+use boinc_core::work_fetch::WorkReply;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -76,65 +76,6 @@ pub struct ResourceAvailable {
 pub struct InstanceAssignment {
     /// (slot, instances used, GPU instances) of each running task using the resource.
     pub tasks: Vec<(u32, f64, Vec<u32>)>,
-}
-
-/// What the scheduler's round-robin simulation says of a resource's buffer after a
-/// decision (its idle instances, shortfall and saturated time): from the scheduler to
-/// the resource's actor, which keeps it for the fetch actor. Sent when it changed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, actix::Message)]
-#[rtype(result = "()")]
-pub struct ResourceForecast {
-    /// When the decision was made.
-    pub now: Time,
-    /// The resource's buffer.
-    pub outlook: ResourceOutlook,
-}
-
-/// The fetch actor asks a resource's actor for its latest [`ResourceForecast`]; `None`
-/// from an actor that has none yet (one just rebuilt).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Option<ResourceOutlook>")]
-pub struct AskForecast;
-
-/// The scheduler asks the fetch actor which project to ask for work, and how much:
-/// the projects' part of the decision's outlook (their debts, shortfalls, backoffs);
-/// the resources' part the fetch actor asks of the resource actors. The answer is the
-/// fetch actor's choice (seed 003 select_project and send_req, in the core).
-#[derive(Debug, Clone, PartialEq, Serialize, actix::Message)]
-#[rtype(result = "WorkChosen")]
-pub struct ChooseWork {
-    /// When.
-    pub now: Time,
-    /// What the choice reads, less the resources' buffers.
-    pub outlook: FetchOutlook,
-}
-
-/// The fetch actor's answer to [`ChooseWork`]: its choice, and the outlook it chose
-/// from, handed back so that the scheduler keeps its lists for the next decisions.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorkChosen {
-    /// The choice.
-    pub choice: FetchChoice,
-    /// The outlook it was made from.
-    pub outlook: FetchOutlook,
-}
-
-/// The fetch actor's choice as the journal keeps it: the project, why, and the debt and
-/// shortfall that ranked it (seed 003: LTD plus the project's shortfall).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FetchChoiceRecord {
-    /// Why a request is made, or why none.
-    pub reason: String,
-    /// The project chosen, if any.
-    pub project: Option<u32>,
-    /// Its overall long-term debt, CPU-seconds.
-    pub long_term_debt: Option<f64>,
-    /// Its shortfall for the resource that triggered the fetch, instance-seconds.
-    pub shortfall: Option<f64>,
-    /// Its ranking score for that resource.
-    pub score: Option<f64>,
-    /// Seconds asked for, per resource (by key), where any.
-    pub req_seconds: Vec<(String, f64)>,
 }
 
 /// The scheduler asks a task for its process's state. The report is the handler's

@@ -1,19 +1,14 @@
 //! ResourceActor: one per processing resource (the CPU, each GPU type). It owns the
-//! resource's instance count, its availability (from host discovery), which task
-//! occupies which instance, and its buffer as the scheduler's round-robin simulation
-//! last saw it (idle instances, shortfall, saturated time: seed 003). It answers each
-//! availability change with whether the resource may compute (the scheduler computes
-//! with that answer), and the fetch actor's question with its buffer.
+//! resource's instance count, its availability (from host discovery) and which task
+//! occupies which instance, and answers each availability change with whether the
+//! resource may compute: the scheduler computes with that answer.
 
 use super::context::ActorContext;
-use super::messages::{
-    AskForecast, Availability, InstanceAssignment, ResourceAvailable, ResourceForecast,
-};
+use super::messages::{Availability, InstanceAssignment, ResourceAvailable};
 use super::supervision::{ActorId, ActorKind};
 use actix::{Actor, Context, Handler, MessageResult};
 use boinc_core::control::HostView;
 use boinc_core::model::ResourceType;
-use boinc_core::work_fetch::ResourceOutlook;
 
 /// The actor of one processing resource.
 pub struct ResourceActor {
@@ -25,7 +20,6 @@ pub struct ResourceActor {
     available: bool,
     /// (slot, instances used, GPU instances) of each task on the resource.
     assignment: Vec<(u32, f64, Vec<u32>)>,
-    forecast: Option<ResourceOutlook>,
 }
 
 impl ResourceActor {
@@ -44,7 +38,6 @@ impl ResourceActor {
             boinc_compat,
             available: true,
             assignment: Vec::new(),
-            forecast: None,
         }
     }
 
@@ -93,23 +86,5 @@ impl Handler<InstanceAssignment> for ResourceActor {
     fn handle(&mut self, message: InstanceAssignment, _: &mut Context<Self>) {
         self.context.delivered(&self.id, "InstanceAssignment", &message);
         self.assignment = message.tasks;
-    }
-}
-
-impl Handler<ResourceForecast> for ResourceActor {
-    type Result = ();
-
-    fn handle(&mut self, message: ResourceForecast, _: &mut Context<Self>) {
-        self.context.delivered(&self.id, "ResourceForecast", &message);
-        self.forecast = Some(message.outlook);
-    }
-}
-
-impl Handler<AskForecast> for ResourceActor {
-    type Result = Option<ResourceOutlook>;
-
-    fn handle(&mut self, message: AskForecast, _: &mut Context<Self>) -> Self::Result {
-        self.context.delivered(&self.id, "AskForecast", &message);
-        self.forecast
     }
 }

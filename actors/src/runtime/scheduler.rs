@@ -17,12 +17,11 @@
 use super::context::ActorContext;
 use super::disk::DiskActor;
 use super::events::ClientEvent;
-use super::fetch::{FetchActor, ProjectActors, ResourceActors};
+use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
-    LoanReturn, MasterFetch, Poll, PollAnswer, PollTasks, ResourceForecast, RunSession,
-    SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick,
-    User, WorkChosen,
+    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, LoanReturn,
+    MasterFetch, Poll, PollAnswer, PollTasks, RunSession, SettleSession, Shutdown, Snapshot,
+    Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick, User,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -45,7 +44,6 @@ use boinc_core::control::{
 use boinc_core::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType};
 use boinc_core::protocol::SchedulerReply;
 use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
-use boinc_core::work_fetch::{FetchChoice, ResourceOutlook};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -100,9 +98,6 @@ pub struct Scheduler {
     tasks: BTreeMap<u32, Addr<TaskActor>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
-    /// The buffer each resource actor was last told of (sent again only when it
-    /// changes).
-    forecasts: ResourceMap<Option<ResourceOutlook>>,
     /// Project actors by project.
     projects: Vec<Addr<ProjectActor>>,
     fetch: Option<Addr<FetchActor>>,
@@ -173,8 +168,7 @@ impl SchedulerActor {
                     .start()
             })
             .collect();
-        let live = resources.iter().filter_map(|(r, a)| a.clone().map(|a| (*r, a))).collect();
-        let fetch = FetchActor::new(setup.context.clone(), projects.clone(), live).start();
+        let fetch = FetchActor::new(setup.context.clone(), projects.clone()).start();
         let mut client = setup.client;
         let transfers = setup.file_transfer.map(|transfer| {
             client.enable_file_transfers(setup.context.clock.now());
@@ -194,7 +188,6 @@ impl SchedulerActor {
             persistence: setup.persistence,
             tasks: BTreeMap::new(),
             resources,
-            forecasts: ResourceMap::default(),
             projects,
             fetch: Some(fetch),
             disk: setup.disk.clone().map(Actor::start),
@@ -363,21 +356,11 @@ impl Scheduler {
                             self.context.clone(),
                         )
                         .start();
-                        // It takes over the buffer its predecessor was last told of.
-                        if let Some(outlook) = self.forecasts[resource] {
-                            let now = self.context.clock.now();
-                            rebuilt.do_send(ResourceForecast { now, outlook });
-                        }
                         self.resources[position].1 = Some(rebuilt);
-                        if let Some(fetch) = &self.fetch {
-                            fetch.do_send(ResourceActors(self.live_resource_actors()));
-                        }
                     }
                 }
                 ActorKind::Fetch => {
-                    let resources = self.live_resource_actors();
-                    let fetch =
-                        FetchActor::new(self.context.clone(), self.projects.clone(), resources);
+                    let fetch = FetchActor::new(self.context.clone(), self.projects.clone());
                     self.fetch = Some(fetch.start());
                 }
                 ActorKind::Disk => self.disk = self.disk_manager.clone().map(Actor::start),
@@ -695,28 +678,6 @@ impl Scheduler {
         }
     }
 
-    /// The resource actors that are up, for the fetch actor to ask.
-    fn live_resource_actors(&self) -> Vec<(ResourceType, Addr<ResourceActor>)> {
-        self.resources.iter().filter_map(|(r, a)| a.clone().map(|a| (*r, a))).collect()
-    }
-
-    /// After a decision: each resource actor is told its buffer as the round-robin
-    /// simulation saw it, where that changed.
-    fn send_forecasts(&mut self, now: Time) {
-        let Some(outlook) = self.client.fetch_outlook() else { return };
-        let resources = outlook.resources;
-        for (resource, actor) in &self.resources {
-            let outlook = resources[*resource];
-            if self.forecasts[*resource] == Some(outlook) {
-                continue;
-            }
-            self.forecasts[*resource] = Some(outlook);
-            if let Some(actor) = actor {
-                actor.do_send(ResourceForecast { now, outlook });
-            }
-        }
-    }
-
     /// A resource actor (at `position` among them) failed: rebuilt after the backoff.
     fn resource_failed(&mut self, position: usize, now: Time) {
         let Some(entry) = self.resources.get_mut(position) else { return };
@@ -770,23 +731,12 @@ impl Scheduler {
         }
     }
 
-    /// What the fetch actor chooses from: the latest decision's outlook, less the
-    /// resources' buffers (the resource actors tell it those).
-    fn choose_work(&mut self, now: Time) -> Option<(Addr<FetchActor>, ChooseWork)> {
+    /// The session to start now, if the policies want one: the core's work-fetch choice
+    /// over the latest decision's outlook (`ClientControl::rpc_call`), as the core engine
+    /// makes it.
+    fn session(&mut self, now: Time) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
         let fetch = self.fetch.clone()?;
-        let mut outlook = self.client.take_fetch_outlook()?;
-        outlook.resources = ResourceMap::default();
-        Some((fetch, ChooseWork { now, outlook }))
-    }
-
-    /// The session to start now for the fetch actor's `choice`, if the policies want one.
-    fn session(
-        &mut self,
-        choice: FetchChoice,
-        now: Time,
-    ) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
-        let fetch = self.fetch.clone()?;
-        let call = self.client.rpc_call_for(choice, now)?;
+        let call = self.client.rpc_call(now)?;
         let project = call.request.project;
         let name = self.project_name(project);
         tracing::debug!(project = %name, reported = call.reported.len(), "scheduler RPC starts");
@@ -986,7 +936,6 @@ impl SchedulerActor {
                 Vec::new()
             } else {
                 let commands = s.client.schedule(now);
-                s.send_forecasts(now);
                 tracing::debug!(
                     decisions = s.client.decisions(),
                     commands = commands.len(),
@@ -1050,34 +999,15 @@ impl SchedulerActor {
         }));
     }
 
-    /// Asks the fetch actor for its choice; a session follows when it chose a project
-    /// (or a report is due).
     fn start_session(&self, now: Time, ctx: &mut Context<Self>) {
-        let Some((fetch, message)) = self.inner.borrow_mut().choose_work(now) else { return };
+        let Some((call, fetch, message)) = self.inner.borrow_mut().session(now) else {
+            return;
+        };
         self.inner.borrow_mut().operations += 1;
-        ctx.spawn(fetch.send(message).into_actor(self).map(move |choice, act, ctx| {
-            let session = match choice {
-                Ok(WorkChosen { choice, outlook }) => {
-                    let mut s = act.inner.borrow_mut();
-                    s.client.restore_fetch_outlook(outlook);
-                    s.session(choice, now)
-                }
-                Err(_) => {
-                    act.inner.borrow_mut().fetch_failed(now);
-                    None
-                }
-            };
-            if let Some((call, fetch, message)) = session {
-                act.inner.borrow_mut().operations += 1;
-                ctx.spawn(fetch.send(message).into_actor(act).map(move |outcome, act, ctx| {
-                    // The reply arrives when it arrives: it is taken in at that time.
-                    let now = act.inner.borrow().context.clock.now();
-                    ctx.wait(act.finish_session(call, outcome, now));
-                }));
-            }
-            let mut s = act.inner.borrow_mut();
-            s.operations -= 1;
-            s.publish_wakeup(now);
+        ctx.spawn(fetch.send(message).into_actor(self).map(move |outcome, act, ctx| {
+            // The reply arrives when it arrives: it is taken in at that time.
+            let now = act.inner.borrow().context.clock.now();
+            ctx.wait(act.finish_session(call, outcome, now));
         }));
     }
 

@@ -13,9 +13,9 @@ use boinc_core::model::{JobState, RunMode};
 use boinc_gui_rpc::PASSWORD_FILE;
 use boinc_runtime::runtime::messages::StateSnapshot;
 use boinc_service::account_files::write_account_file;
-use boinc_service::service::{Service, ServiceConfig};
 use served::values;
 use std::time::Duration;
+use support::in_process::InProcessService;
 use support::project_server::ProjectServerProcess;
 use support::wait::wait_for;
 
@@ -24,9 +24,7 @@ const PASSWORD: &str = "service-test-password";
 const WAIT: Duration = Duration::from_secs(240);
 
 struct LiveService {
-    runtime: tokio::runtime::Runtime,
-    service: Option<Service>,
-    host: String,
+    service: InProcessService,
     _dir: tempfile::TempDir,
     _server: ProjectServerProcess,
 }
@@ -37,24 +35,14 @@ impl LiveService {
         let dir = tempfile::tempdir().expect("a data directory");
         std::fs::write(dir.path().join(PASSWORD_FILE), PASSWORD).expect("the password");
         write_account_file(dir.path(), &server.url, "boinccmd_test_key").expect("attached");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let mut config = ServiceConfig::new(dir.path());
-        config.gui_rpc_port = Some(0);
-        let service = runtime.block_on(Service::start(config)).expect("the service starts");
-        let host = service.gui_rpc.expect("GUI RPC serves").to_string();
-        let live =
-            LiveService { runtime, service: Some(service), host, _dir: dir, _server: server };
+        let service = InProcessService::start(dir.path());
+        let live = LiveService { service, _dir: dir, _server: server };
         live.wait_for("a task running", |s| !s.running.is_empty());
         live
     }
 
     fn snapshot(&self) -> StateSnapshot {
-        let handle = &self.service.as_ref().expect("running").handle;
-        self.runtime.block_on(handle.snapshot()).expect("the client answers")
+        self.service.snapshot()
     }
 
     fn wait_for(&self, what: &str, done: impl Fn(&StateSnapshot) -> bool) -> StateSnapshot {
@@ -62,7 +50,7 @@ impl LiveService {
     }
 
     fn boinccmd_with(&self, password: &str, args: &[&str], succeed: bool) -> String {
-        served::boinccmd_at(&self.host, password, args, succeed)
+        served::boinccmd_at(&self.service.gui_rpc, password, args, succeed)
     }
 
     fn boinccmd(&self, args: &[&str]) -> String {
@@ -79,17 +67,6 @@ impl LiveService {
             .find(|j| j.name == job)
             .and_then(|j| j.task.as_ref())
             .map_or(0.0, |t| t.current_cpu_time)
-    }
-}
-
-impl Drop for LiveService {
-    fn drop(&mut self) {
-        if let Some(service) = self.service.take() {
-            service.stop();
-            let _ = self.runtime.block_on(async {
-                tokio::time::timeout(Duration::from_secs(30), service.finished()).await
-            });
-        }
     }
 }
 
@@ -177,6 +154,7 @@ fn boinccmd_controls_boinc_rs_run() {
     let mut live = live;
     let service = live.service.take().expect("running");
     let report = live
+        .service
         .runtime
         .block_on(async { tokio::time::timeout(Duration::from_secs(30), service.finished()).await })
         .expect("the service quits within 30 s")

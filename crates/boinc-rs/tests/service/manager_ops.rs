@@ -10,11 +10,11 @@
 use crate::support;
 
 use boinc_gui_rpc::{GuiRpcClient, PASSWORD_FILE, PROJECT_INIT_FILE};
-use boinc_service::service::{Service, ServiceConfig};
 use quick_xml::Reader;
 use quick_xml::events::Event;
 use std::collections::BTreeMap;
 use std::time::Duration;
+use support::in_process::InProcessService;
 use support::wait::wait_for;
 
 const PASSWORD: &str = "manager-ops-password";
@@ -176,15 +176,9 @@ fn every_manager_operation_answers_in_boinc_7_20_5s_format() {
          <team_name>Team</team_name>\n</project_init>\n",
     )
     .expect("project_init.xml");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    let mut config = ServiceConfig::new(dir.path());
-    config.gui_rpc_port = Some(0);
-    let service = runtime.block_on(Service::start(config)).expect("the service starts");
-    let host = service.gui_rpc.expect("GUI RPC serves").to_string();
+    let running = InProcessService::start(dir.path());
+    let runtime = &running.runtime;
+    let host = running.gui_rpc.clone();
     let mut client = runtime.block_on(async {
         let mut client = GuiRpcClient::connect(&host).await.expect("connects");
         client.authenticate(PASSWORD).await.expect("authenticates");
@@ -219,10 +213,7 @@ fn every_manager_operation_answers_in_boinc_7_20_5s_format() {
         }
         found.extend(problems(&request, &ours, &boinc));
     }
-    service.stop();
-    let _ = runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(30), service.finished()).await
-    });
+    drop(running);
     assert!(checked >= 25, "only {checked} exchanges in the capture");
     assert!(found.is_empty(), "{}", found.join("\n"));
 }

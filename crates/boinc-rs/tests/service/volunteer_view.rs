@@ -13,10 +13,10 @@ use crate::support;
 use boinc_core::protocol::data_dir::statistics_file_name;
 use boinc_gui_rpc::{EVENT_LOG_FILE, GuiRpcClient, PASSWORD_FILE};
 use boinc_runtime::runtime::messages::StateSnapshot;
-use boinc_service::service::{Service, ServiceConfig};
 use served::values;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use support::in_process::InProcessService;
 use support::project_server::ProjectServerProcess;
 use support::wait::{holds_within, wait_for};
 
@@ -29,63 +29,32 @@ const SCHEDULER_NOTICE: &str = "Your GPU driver is too old for this project's GP
 const NEWS_TITLE: &str = "Maintenance";
 const NEWS_TEXT: &str = "The project's server is down on Sunday at noon";
 
-struct Running {
-    runtime: tokio::runtime::Runtime,
-    service: Option<Service>,
-    host: String,
-}
+struct Running(InProcessService);
 
 impl Running {
     fn start(dir: &Path) -> Running {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let mut config = ServiceConfig::new(dir);
-        config.gui_rpc_port = Some(0);
-        let service = runtime.block_on(Service::start(config)).expect("the service starts");
-        let host = service.gui_rpc.expect("GUI RPC serves").to_string();
-        Running { runtime, service: Some(service), host }
+        Running(InProcessService::start(dir))
     }
 
     fn snapshot(&self) -> StateSnapshot {
-        let handle = &self.service.as_ref().expect("running").handle;
-        self.runtime.block_on(handle.snapshot()).expect("the client answers")
+        self.0.snapshot()
     }
 
     fn boinccmd(&self, args: &[&str]) -> String {
-        served::boinccmd_at(&self.host, PASSWORD, args, true)
+        served::boinccmd_at(&self.0.gui_rpc, PASSWORD, args, true)
     }
 
     /// A GUI RPC boinccmd has no command for, sent as the Manager sends it.
     fn gui_rpc(&self, operation: &str) -> String {
-        self.runtime.block_on(async {
-            let mut client = GuiRpcClient::connect(&self.host).await.expect("connects");
+        self.0.runtime.block_on(async {
+            let mut client = GuiRpcClient::connect(&self.0.gui_rpc).await.expect("connects");
             client.authenticate(PASSWORD).await.expect("authenticates");
             client.call(operation).await.expect("answers")
         })
     }
 
     fn stop(&mut self) {
-        if let Some(service) = self.service.take() {
-            service.stop();
-            self.runtime
-                .block_on(async { tokio::time::timeout(WAIT, service.finished()).await })
-                .expect("the service stops in time")
-                .expect("the service stops cleanly");
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(service) = self.service.take() {
-            service.stop();
-            let _ = self.runtime.block_on(async {
-                tokio::time::timeout(Duration::from_secs(30), service.finished()).await
-            });
-        }
+        self.0.stop();
     }
 }
 
@@ -120,7 +89,7 @@ fn a_volunteer_attaches_by_email_and_sees_messages_notices_and_credit() {
     let made_key = made_key.unwrap_or_else(|| panic!("no key from --create_account: {created}"));
     assert_eq!(made_key.len(), 32, "{created}");
     let wrong = served::boinccmd_at(
-        &running.host,
+        &running.0.gui_rpc,
         PASSWORD,
         &["--lookup_account", &server.url, "ada@example.org", "wrong"],
         false,

@@ -10,6 +10,7 @@
 pub mod scenarios;
 
 pub mod http;
+pub mod in_process;
 pub mod live;
 pub mod live_client;
 pub mod peer_port;
