@@ -379,12 +379,19 @@ impl ProcessHost for LiveProcessHost {
         self.with_process(slot, |p| p.kill(None))
     }
 
-    /// The last 63 KB of the standard error of `job`, whose task was reaped (what
-    /// BOINC reports with a result). Taken once.
+    /// The last 63 KB of the standard error of `job` (what BOINC reports with a
+    /// result): kept when its slot was cleaned, or read from the slot its ended task
+    /// still holds (the slot is cleaned only after the state saying it ended is
+    /// written, and the report is made before that). A kept tail is taken once.
     fn take_stderr(&self, job: &str) -> Option<String> {
-        let mut tails = lock(&self.stderr_tails);
-        let at = tails.iter().position(|(j, _)| j == job)?;
-        Some(tails.remove(at).1)
+        {
+            let mut tails = lock(&self.stderr_tails);
+            if let Some(at) = tails.iter().position(|(j, _)| j == job) {
+                return Some(tails.remove(at).1);
+            }
+        }
+        let slots = lock(&self.slots);
+        slots.values().find(|r| r.spec.job == job).and_then(|r| r.layout.stderr_tail())
     }
 }
 
