@@ -134,6 +134,20 @@ fn print_text(found: &DiscoveredHost) {
                     device.peak_flops / 1e12
                 );
             }
+            match &gpus.cuda_driver_problem {
+                None => println!("  cuda driver: every GPU's properties read"),
+                Some(problem) => println!("  {problem}"),
+            }
+            if let Some(properties) = &d.nvidia_properties {
+                println!(
+                    "  described  totalGlobalMem {:.0}, {} multiprocessors, clockRate {} kHz, warpSize {}, maxThreadsPerBlock {}",
+                    properties.total_global_mem,
+                    properties.multiprocessor_count,
+                    properties.clock_rate_khz,
+                    properties.warp_size,
+                    properties.max_threads_per_block
+                );
+            }
             if let Some(used) = &host.coprocessors[ResourceType::Nvidia] {
                 println!("  scheduled on {} × {}", used.count, used.name);
             }

@@ -5,7 +5,9 @@
 
 use super::cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
 use super::host_conditions::observe_host_conditions;
-use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usable_coprocessor};
+use super::nvidia::{
+    NvidiaDiscoveryError, NvidiaGpus, best_device, discover_nvidia_gpus, usable_coprocessor,
+};
 use super::opencl::{OpenclDiscoveryError, OpenclPlatform, discover_opencl};
 use super::system_description::describe_system;
 use super::virtualization::{Virtualization, detect_virtualization};
@@ -157,8 +159,10 @@ impl LiveHostDiscovery {
                 );
                 host.description.nvidia_driver_version = gpus.driver_version_code;
                 host.description.cuda_version = gpus.cuda_version;
-                if let Some(first) = gpus.devices.first() {
-                    host.description.nvidia_compute_capability = first.compute_capability;
+                // A request describes the GPU the client schedules on.
+                if let Some(best) = best_device(gpus, &settings.ignored_nvidia_devices) {
+                    host.description.nvidia_compute_capability = best.compute_capability;
+                    host.description.nvidia_properties = Some(best.properties);
                 }
                 for device in &gpus.devices {
                     tracing::info!(

@@ -4,6 +4,8 @@
 mod cpu_benchmark;
 mod cpu_info;
 #[cfg(feature = "nvml")]
+mod cuda_driver;
+#[cfg(feature = "nvml")]
 mod gpu_peak_flops;
 mod host_conditions;
 mod live_host_discovery;
