@@ -40,7 +40,11 @@ pub(crate) fn host_info(args: &HostInfoArgs) -> Result<()> {
         benchmark_duration: Duration::from_secs_f64(seconds),
         ..DiscoverySettings::default()
     };
-    let discovery = LiveHostDiscovery::new(&args.dir, Arc::new(SystemClock), settings);
+    let mut discovery = LiveHostDiscovery::new(&args.dir, Arc::new(SystemClock), settings);
+    // GPUs are looked for as `run` looks for them: by a process of their own.
+    if let Some(detector) = super::run::gpu_detector() {
+        discovery = discovery.with_gpu_detector(detector);
+    }
     let found = discovery.discover(seconds > 0.0)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&as_json(&found))?);

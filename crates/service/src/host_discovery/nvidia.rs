@@ -24,7 +24,7 @@ use std::ffi::OsStr;
 const MAX_DEVICES: u32 = 64;
 
 /// One NVIDIA GPU as NVML describes it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NvidiaDevice {
     /// NVML's device index (cc_config's `<device_num>`).
     pub index: u32,
@@ -49,7 +49,7 @@ pub struct NvidiaDevice {
 }
 
 /// What NVML found.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NvidiaGpus {
     /// The driver's version string (`535.86.05`).
     pub driver_version: String,
@@ -64,7 +64,7 @@ pub struct NvidiaGpus {
 }
 
 /// Why no NVIDIA GPU is used: said once in the log, and by `host-info`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum NvidiaDiscoveryError {
     /// libnvidia-ml could not be loaded: no NVIDIA driver installed.
     #[error(
@@ -84,6 +84,9 @@ pub enum NvidiaDiscoveryError {
         "no NVIDIA GPU: this build of boinc-rs leaves NVIDIA discovery out; build it with the `nvml` feature to compute on an NVIDIA GPU"
     )]
     NotBuilt,
+    /// The GPU detector gave no answer ([`super::gpu_probe`]).
+    #[error("no NVIDIA GPU: {0}")]
+    Detector(String),
 }
 
 /// Reads the NVIDIA GPUs: none in a build without NVML.
