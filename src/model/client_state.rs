@@ -72,6 +72,10 @@ pub struct ClientState {
     /// disk's, not the user's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_mode_before_disk_suspension: Option<RunMode>,
+    /// Bytes moved each day, oldest first (kept beside the state in
+    /// daily_xfer_history.xml, as BOINC keeps it).
+    #[serde(default)]
+    pub daily_transfers: Vec<super::DailyTransfer>,
 }
 
 impl ClientState {

@@ -6,6 +6,7 @@ mod app;
 mod app_config;
 mod client_state;
 mod cuda_properties;
+mod daily_transfers;
 mod host;
 mod ids;
 mod job;
@@ -22,6 +23,7 @@ pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use cuda_properties::CudaProperties;
+pub use daily_transfers::{DAILY_TRANSFER_DAYS, DailyTransfer, day_of, record_transfer};
 pub use host::{
     BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
     MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,

@@ -17,6 +17,7 @@ mod client_state;
 mod client_state_writer;
 pub mod code_signing;
 mod cuda_prop;
+mod daily_transfers;
 pub mod data_dir;
 mod data_server;
 mod error;
@@ -53,6 +54,9 @@ pub use app_description::{AppDescription, AppVersionDescription, CoprocessorUsag
 pub use cc_config::{parse_cc_config, read_cc_config};
 pub use client_state::{parse_client_state, parse_client_state_with_warnings};
 pub use client_state_writer::{StateFileOrigin, write_client_state};
+pub use daily_transfers::{
+    DAILY_TRANSFER_FILE, read_daily_transfer_file, write_daily_transfer_file,
+};
 pub use data_server::{
     DataServerError, DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
     MAX_DATA_SERVER_HEADER,

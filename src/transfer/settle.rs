@@ -14,7 +14,7 @@ use super::order::{Direction, FailureKind, TransferFailure, TransferOrder, Trans
 use super::verify::verify_download;
 use crate::Time;
 use crate::model::{
-    ClientState, FileId, FileStatus, FileTransferState, ProjectId, TransferBackoff,
+    ClientState, FileId, FileStatus, FileTransferState, ProjectId, TransferBackoff, record_transfer,
 };
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -87,6 +87,7 @@ pub fn settle_transfer(
     let direction = order.direction;
     match result {
         TransferResult::Downloaded { nbytes, md5 } => {
+            record_transfer(&mut state.daily_transfers, now, nbytes, false);
             match verify_download(state, file, nbytes as u64, &md5) {
                 // Still in flight until it is in place.
                 Ok(()) => Settlement::new(StagedDownload::Install),
@@ -133,6 +134,7 @@ pub fn settle_transfer(
             settlement
         }
         TransferResult::Uploaded { nbytes, md5 } => {
+            record_transfer(&mut state.daily_transfers, now, nbytes, true);
             let mut settlement = Settlement::new(StagedDownload::Keep);
             let record = &mut state.files[file.index()];
             record.uploaded = true;

@@ -131,6 +131,12 @@ fn jobs_download_their_inputs_within_the_limits_and_run_once_they_are_in_place()
     let settled = settle_transfer(&mut state, order, downloaded(&md5), NOW + 1.0, &mut rng());
     assert_eq!(settled.staged, StagedDownload::Install);
     assert!(state.file(order.file).transfer.in_flight, "in flight until it is in place");
+    let today = crate::model::day_of(NOW + 1.0);
+    assert_eq!(
+        state.daily_transfers,
+        [crate::model::DailyTransfer { day: today, up: 0.0, down: 100.0 }],
+        "the day's bytes"
+    );
     let installed =
         settle_transfer(&mut state, order, TransferResult::Installed, NOW + 1.0, &mut rng());
     assert_eq!(installed.changes.ready, [jobs[0]]);

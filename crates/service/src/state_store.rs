@@ -31,8 +31,8 @@ use boinc_core::protocol::data_dir::{
     CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV, account_file_name, statistics_file_name,
 };
 use boinc_core::protocol::{
-    StateFileOrigin, parse_client_state, read_statistics_file, write_client_state,
-    write_statistics_file,
+    DAILY_TRANSFER_FILE, StateFileOrigin, parse_client_state, read_daily_transfer_file,
+    read_statistics_file, write_client_state, write_daily_transfer_file, write_statistics_file,
 };
 use std::collections::HashMap;
 use std::io::Read;
@@ -112,8 +112,8 @@ pub struct StateStore {
     dir: PathBuf,
     platform: String,
     lock: DataDirLock,
-    /// The statistics files as last written or read, by file name: only a changed
-    /// history is written again.
+    /// The statistics files and the daily transfer history as last written or read, by
+    /// file name: only a changed history is written again.
     statistics: Mutex<HashMap<String, String>>,
     /// The jobs whose end the job logs already hold.
     job_log: Mutex<JobLog>,
@@ -165,6 +165,7 @@ impl StateStore {
             match parse_client_state(&text, name) {
                 Ok(mut state) => {
                     self.load_statistics(&mut state);
+                    self.load_daily_transfers(&mut state);
                     *self.job_log.lock().unwrap_or_else(PoisonError::into_inner) =
                         JobLog::new(Some(&state));
                     return Ok(Some(LoadedState { state, file: name, passed_over }));
@@ -192,6 +193,7 @@ impl StateStore {
         )
         .map_err(StateStoreError::Write)?;
         self.save_statistics(state)?;
+        self.save_daily_transfers(state)?;
         self.follow_the_state(state);
         Ok(())
     }
@@ -246,6 +248,50 @@ impl StateStore {
             self.written_statistics().insert(name, text);
         }
         Ok(())
+    }
+
+    /// Writes daily_xfer_history.xml when the history changed.
+    fn save_daily_transfers(&self, state: &ClientState) -> Result<(), StateStoreError> {
+        if state.daily_transfers.is_empty() {
+            return Ok(());
+        }
+        let text = write_daily_transfer_file(&state.daily_transfers);
+        if self.written_statistics().get(DAILY_TRANSFER_FILE) == Some(&text) {
+            return Ok(());
+        }
+        let temp = format!("{DAILY_TRANSFER_FILE}.tmp");
+        write_atomically(&self.dir, DAILY_TRANSFER_FILE, &temp, None, text.as_bytes())
+            .map_err(StateStoreError::Write)?;
+        self.written_statistics().insert(DAILY_TRANSFER_FILE.to_string(), text);
+        Ok(())
+    }
+
+    /// Reads the daily transfer history; a damaged or oversized file is passed over with
+    /// a warning (the history starts again).
+    fn load_daily_transfers(&self, state: &mut ClientState) {
+        let path = self.dir.join(DAILY_TRANSFER_FILE);
+        let bytes = match read_bounded(&path, MAX_STATISTICS_FILE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                tracing::warn!(file = %path.display(), "too large: the transfer history starts again");
+                return;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(error) => {
+                tracing::warn!(file = %path.display(), %error, "the transfer history is not read");
+                return;
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        match read_daily_transfer_file(&text) {
+            Ok(days) => {
+                state.daily_transfers = days;
+                self.written_statistics().insert(DAILY_TRANSFER_FILE.to_string(), text);
+            }
+            Err(error) => {
+                tracing::warn!(file = %path.display(), %error, "a damaged transfer history is passed over")
+            }
+        }
     }
 
     /// Reads each project's credit history into its account. A damaged, oversized or
@@ -373,6 +419,26 @@ mod tests {
         fs::write(&file, "<project_statistics><day>").expect("damage");
         let loaded = store.load().expect("loads").expect("a state").state;
         assert!(loaded.projects[0].account.statistics.is_empty());
+    }
+
+    /// The bytes moved each day survive a restart, in BOINC's daily_xfer_history.xml; a
+    /// damaged file is passed over.
+    #[test]
+    fn the_daily_transfer_history_is_kept_beside_the_state() {
+        use boinc_core::model::record_transfer;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut state = projects(&["a"]);
+        record_transfer(&mut state.daily_transfers, 86_400.0 * 20_000.5, 4096.0, false);
+        {
+            let store = StateStore::open(dir.path()).expect("open");
+            store.save(&state).expect("save");
+        }
+        let store = StateStore::open(dir.path()).expect("open again");
+        let loaded = store.load().expect("loads").expect("a state").state;
+        assert_eq!(loaded.daily_transfers, state.daily_transfers);
+        fs::write(dir.path().join(DAILY_TRANSFER_FILE), "<daily_xfers><dx>").expect("damage");
+        let loaded = store.load().expect("loads").expect("a state").state;
+        assert!(loaded.daily_transfers.is_empty());
     }
 
     /// A project detached inside the client (detach_when_done, an account manager) has

@@ -236,8 +236,10 @@ pub fn render_query(
             out.text("download_url", "");
         }),
         Operation::GetDailyTransferHistory => body(|out| {
-            out.start("daily_xfers");
-            out.end("daily_xfers");
+            crate::protocol::daily_transfers::write_daily_transfers(
+                out,
+                &view.state.daily_transfers,
+            )
         }),
         _ => return None,
     };
