@@ -365,9 +365,14 @@ fn a_volunteer_steers_the_client_from_the_dashboard() {
         .wait_find(&format!("tr[data-task='{running}'] button[data-action=suspend]"), PAGE_WAIT);
     browser.click(&suspend);
     let status = format!("tr[data-task='{running}'] .status");
+    // Read in one script: the live updates redraw the table, so an element found in one
+    // command may be gone by the next.
     poll_for(PAGE_WAIT, || {
-        let cell = browser.find(&status)?;
-        (browser.text(&cell) == "Suspended").then_some(())
+        let shown = browser.execute(
+            "const cell = document.querySelector(arguments[0]); return cell && cell.textContent",
+            json!([status]),
+        );
+        (shown == json!("Suspended")).then_some(())
     })
     .unwrap_or_else(|| panic!("{running} not shown suspended:\n{}", browser.body_text()));
     let results = setup.gui_rpc("<get_results/>");
