@@ -8,6 +8,8 @@
 //!   which the project server's interoperability tests run against it;
 //! - `cfg(peer_opencl_pocl)`: the OpenCL ICD loader (ocl-icd-libopencl1) with pocl's
 //!   driver (pocl-opencl-icd), whose CPU device the OpenCL discovery tests enumerate.
+//! - `cfg(peer_chromium)`: Debian's chromium and chromium-driver (chromedriver), which
+//!   the web dashboard's tests drive headless over the WebDriver protocol.
 //!
 //! The search follows PATH and dpkg's status, and the build is redone when either
 //! changes (a package installed later is found).
@@ -25,6 +27,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(peer_boinctui)");
     println!("cargo::rustc-check-cfg=cfg(peer_boinc)");
     println!("cargo::rustc-check-cfg=cfg(peer_opencl_pocl)");
+    println!("cargo::rustc-check-cfg=cfg(peer_chromium)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     if let Some(path) = std::env::var_os("PATH") {
@@ -63,6 +66,13 @@ fn main() {
     }
     if on_path("boinctui") && on_path("tmux") {
         println!("cargo::rustc-cfg=peer_boinctui");
+    }
+    if on_path("chromium") && on_path("chromedriver") {
+        println!("cargo::rustc-cfg=peer_chromium");
+    } else {
+        println!(
+            "cargo::warning=chromium or chromedriver is missing: the web dashboard's browser tests are ignored (apt-get install chromium chromium-driver)"
+        );
     }
     let loader = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
         .iter()

@@ -36,7 +36,7 @@ pub fn remote_host_entries(text: &str) -> Vec<String> {
 }
 
 /// Whether a client at `peer` is on this host.
-pub(crate) fn is_local(peer: IpAddr) -> bool {
+pub fn is_local(peer: IpAddr) -> bool {
     canonical(peer).is_loopback()
 }
 

@@ -205,6 +205,12 @@ impl GuiRpcServer {
         self.shared.log.clone()
     }
 
+    /// The server's operations for a front end in this process (the web dashboard),
+    /// valid while it serves.
+    pub fn local(&self) -> super::local::LocalRpc {
+        super::local::LocalRpc(self.shared.clone())
+    }
+
     /// A view of the server's load that stays valid while it serves.
     pub fn monitor(&self) -> ServerMonitor {
         ServerMonitor(self.shared.clone())

@@ -24,7 +24,9 @@ use super::state_store::{StateStore, StateStoreError};
 use boinc_core::control::{ClientIdentity, UserAction, apply_accounts, apply_user_action};
 use boinc_core::model::ClientState;
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
-use boinc_gui_rpc::{AccountManagerInfo, GuiRpcConfig, GuiRpcError, GuiRpcServer, HostServices};
+use boinc_gui_rpc::{
+    AccountManagerInfo, GuiRpcConfig, GuiRpcError, GuiRpcServer, HostServices, LocalRpc,
+};
 use boinc_runtime::client::{Client, ClientError, ClientHandle, Effects, RunReport};
 use boinc_runtime::configuration_files::read_configuration_dir;
 use boinc_runtime::effects::{Clock, HostDiscovery, SystemClock};
@@ -75,20 +77,20 @@ impl ServiceConfig {
     }
 }
 
-/// Writes [`GUI_RPC_PORT_FILE`]; a failure is only logged: the service serves all the
-/// same, on the port it was given.
-fn write_port_file(dir: &Path, port: u16) {
-    let name = GUI_RPC_PORT_FILE;
-    let written =
-        write_atomically(dir, name, ".gui_rpc_port.tmp", None, format!("{port}\n").as_bytes());
+/// Writes a port file in the data directory ([`GUI_RPC_PORT_FILE`], or the web
+/// dashboard's), atomically: a reader sees the whole number or no file. A failure is
+/// only logged: the server serves all the same, on the port it was given.
+pub fn write_port_file(dir: &Path, name: &str, port: u16) {
+    let temporary = format!(".{name}.tmp");
+    let written = write_atomically(dir, name, &temporary, None, format!("{port}\n").as_bytes());
     if let Err(error) = written {
-        tracing::warn!(%error, "cannot write the GUI RPC port file");
+        tracing::warn!(%error, file = name, "cannot write the port file");
     }
 }
 
-/// Removes [`GUI_RPC_PORT_FILE`] (gone already is fine).
-fn remove_port_file(dir: &Path) {
-    let path = dir.join(GUI_RPC_PORT_FILE);
+/// Removes a port file (gone already is fine).
+pub fn remove_port_file(dir: &Path, name: &str) {
+    let path = dir.join(name);
     match std::fs::remove_file(&path) {
         Ok(()) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
@@ -144,6 +146,9 @@ pub struct Service {
     dir: PathBuf,
     /// The GUI RPC server's address, when it serves.
     pub gui_rpc: Option<SocketAddr>,
+    /// The GUI RPC server's operations, for a front end in this process (the web
+    /// dashboard of `boinc-rs run`), when it serves.
+    pub gui_rpc_local: Option<LocalRpc>,
     gui_rpc_task: Option<tokio::task::JoinHandle<Result<(), GuiRpcError>>>,
     notice_task: Option<tokio::task::JoinHandle<()>>,
     account_task: tokio::task::JoinHandle<()>,
@@ -221,8 +226,9 @@ impl Service {
         let account_manager =
             Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
         // A port file a killed service left behind names a port nobody listens on.
-        remove_port_file(&dir);
+        remove_port_file(&dir, GUI_RPC_PORT_FILE);
         let mut notice_task = None;
+        let mut gui_rpc_local = None;
         let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
             Some(port) => {
                 let mut rpc = GuiRpcConfig::new(&dir).port(port);
@@ -248,7 +254,8 @@ impl Service {
                 sink.write_to_file(&dir, max_event_log);
                 let feeds = NoticeFeeds::new(&dir, notice_http, sink, &project_names);
                 notice_task = Some(tokio::spawn(feeds.run(handle.events())));
-                write_port_file(&dir, address.port());
+                gui_rpc_local = Some(server.local());
+                write_port_file(&dir, GUI_RPC_PORT_FILE, address.port());
                 (Some(address), Some(tokio::spawn(server.serve())))
             }
             None => (None, None),
@@ -259,6 +266,7 @@ impl Service {
             handle,
             dir,
             gui_rpc,
+            gui_rpc_local,
             gui_rpc_task,
             notice_task,
             account_task,
@@ -277,7 +285,7 @@ impl Service {
         }
         if let Some(task) = self.gui_rpc_task {
             task.abort();
-            remove_port_file(&self.dir);
+            remove_port_file(&self.dir, GUI_RPC_PORT_FILE);
         }
         Ok(report?)
     }

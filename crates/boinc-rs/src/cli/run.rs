@@ -1,11 +1,17 @@
-//! `boinc-rs run --dir DIR [--gui-rpc-port P] [--app-user USER]`: the host service (see
-//! [`boinc_service::service`]) until SIGTERM, SIGINT or a GUI RPC `quit`; then the
-//! tasks are asked to quit and the state is written before it exits.
+//! `boinc-rs run --dir DIR [--gui-rpc-port P] [--web-port P | --no-web] [--app-user USER]`:
+//! the host service (see [`boinc_service::service`]), with its web dashboard
+//! (docs/dashboard.md), until SIGTERM, SIGINT or a GUI RPC `quit`; then the tasks are
+//! asked to quit and the state is written before it exits.
 
 use anyhow::{Context, Result};
 use boinc_service::host_discovery::{DEFAULT_DETECTION_TIMEOUT, GpuDetector};
-use boinc_service::service::{Service, ServiceConfig};
-use std::path::PathBuf;
+use boinc_service::service::{Service, ServiceConfig, remove_port_file, write_port_file};
+use boinc_web::{WEB_PORT_FILE, WebServer};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long the dashboard gets to close its connections once the client has stopped.
+const WEB_STOP_WAIT: Duration = Duration::from_secs(5);
 
 /// The arguments of `run`.
 #[derive(clap::Args)]
@@ -18,9 +24,16 @@ pub(crate) struct RunArgs {
     /// the system picks. The port is written to DIR/gui_rpc_port once it listens.
     #[arg(long, value_name = "P", default_value_t = boinc_gui_rpc::DEFAULT_PORT)]
     gui_rpc_port: u16,
-    /// Serve no GUI RPC at all.
-    #[arg(long, conflicts_with = "gui_rpc_port")]
+    /// Serve no GUI RPC at all (and so no web dashboard, which works through it).
+    #[arg(long, conflicts_with_all = ["gui_rpc_port", "web_port"])]
     no_gui_rpc: bool,
+    /// The web dashboard's port, on 127.0.0.1 (every interface when remote GUI RPC is
+    /// allowed); 0: one the system picks. The port is written to DIR/web_port.
+    #[arg(long, value_name = "P", default_value_t = boinc_web::DEFAULT_WEB_PORT)]
+    web_port: u16,
+    /// Serve no web dashboard (nor /metrics).
+    #[arg(long, conflicts_with = "web_port")]
+    no_web: bool,
     /// Run apps as this user (BOINC's boinc_project account): the client must run as
     /// root or with CAP_SETUID and CAP_SETGID; projects/ and slots/ go to the user's
     /// primary group (docs/app-isolation.md).
@@ -54,6 +67,20 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         if let Some(address) = service.gui_rpc {
             tracing::info!(%address, dir = %args.dir.display(), "boinc-rs is running");
         }
+        // A port file a killed client left behind names a port nobody listens on.
+        remove_port_file(&args.dir, WEB_PORT_FILE);
+        let local = service.gui_rpc_local.clone().filter(|_| !args.no_web);
+        let web = match local {
+            Some(local) => match start_web(&args.dir, args.web_port, local) {
+                Ok(task) => Some(task),
+                Err(error) => {
+                    service.stop();
+                    let _ = service.finished().await;
+                    return Err(error);
+                }
+            },
+            None => None,
+        };
         let handle = service.handle.clone();
         let signals = tokio::spawn(async move {
             if let Some(name) = stop_signals.next().await {
@@ -66,10 +93,29 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         });
         let report = service.finished().await;
         signals.abort();
+        if let Some(task) = web {
+            // It stops by itself when the client does.
+            let _ = tokio::time::timeout(WEB_STOP_WAIT, task).await;
+            remove_port_file(&args.dir, WEB_PORT_FILE);
+        }
         let report = report.context("the client stopped with an error")?;
         tracing::info!(decisions = report.decisions, rpcs = report.rpcs, "stopped");
         Ok(())
     })
+}
+
+/// Binds the web dashboard (docs/dashboard.md) over the GUI RPC server's operations,
+/// writes its port to DIR/web_port, and serves it until the client stops.
+fn start_web(
+    dir: &Path,
+    port: u16,
+    local: boinc_gui_rpc::LocalRpc,
+) -> Result<tokio::task::JoinHandle<Result<(), boinc_web::WebError>>> {
+    let web = WebServer::bind(port, local).context("cannot start the web dashboard")?;
+    let address = web.local_addr();
+    tracing::info!(%address, "the web dashboard: http://{address}/ (log in with the password in gui_rpc_auth.cfg)");
+    write_port_file(dir, WEB_PORT_FILE, address.port());
+    Ok(tokio::spawn(web.serve()))
 }
 
 /// SIGTERM and SIGINT, listened for (their default action, ending the process at once,

@@ -1,4 +1,4 @@
-//! The host service (`boinc-rs run`): its life, its account manager, and GUI RPC peers (boinccmd, boinctui, hostile clients) against it.
+//! The host service (`boinc-rs run`): its life, its account manager, GUI RPC peers (boinccmd, boinctui, hostile clients) against it, and its web dashboard in headless Chromium.
 
 #[path = "../served/mod.rs"]
 mod served;
@@ -13,3 +13,4 @@ mod gui_rpc_peers;
 mod manager_ops;
 mod service;
 mod volunteer_view;
+mod web_dashboard;

@@ -17,6 +17,7 @@ pub mod peer_port;
 pub mod project_server;
 pub mod service;
 pub mod wait;
+pub mod webdriver;
 
 pub use live::*;
 pub use wait::{wait_for, wait_for_or, wait_until, wait_until_or};

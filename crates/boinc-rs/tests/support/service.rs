@@ -1,6 +1,7 @@
 //! `boinc-rs run` as a child process for the service tests: started on a data directory
-//! with its GUI RPC on port 0 of 127.0.0.1 (the system picks the port; the service
-//! writes it to DIR/gui_rpc_port once it listens, which is where the test learns it),
+//! with its GUI RPC (and its web dashboard) on port 0 of 127.0.0.1 (the system picks the
+//! port; the service writes it to DIR/gui_rpc_port once it listens, which is where the
+//! test learns it),
 //! its log appended to a file, killed if a failing test leaves it behind (its apps exit
 //! when they see their client gone); signals, and bounded waits for its start and end.
 
@@ -96,10 +97,15 @@ pub fn start_service_with(
     }
     let log_file =
         std::fs::OpenOptions::new().create(true).append(true).open(log).expect("the log");
+    // The dashboard on a port the system picks too, unless the test says otherwise:
+    // services of tests running at once would all want the default port.
+    let chooses_web = args.iter().any(|a| *a == "--web-port" || *a == "--no-web");
+    let web: &[&str] = if chooses_web { &[] } else { &["--web-port", "0"] };
     let child = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
         .args(["run", "--dir"])
         .arg(dir)
         .args(["--gui-rpc-port", "0"])
+        .args(web)
         .args(args)
         .env("RUST_LOG", "info")
         .envs(env.iter().map(|(name, value)| (name, value)))
