@@ -279,10 +279,11 @@ pub fn apply_user_action(
     Ok(effect)
 }
 
-/// Drops every job of project `p` (detach, reset): the running ones are aborted first.
+/// Drops every job of project `p` (detach, reset): those with a task are aborted
+/// first, suspended ones too (one suspended in memory still has its process).
 fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
     for j in state.job_ids().filter(|&j| state.job(j).project == p) {
-        if state.job(j).is_running() {
+        if state.job(j).task.is_some() {
             effect.abort.push(j);
         }
         effect.forget.push(j);
@@ -349,11 +350,20 @@ mod tests {
         let p = s.jobs.iter().find(|j| j.is_running()).map(|j| j.project).unwrap();
         let url = s.project(p).master_url.clone();
         s.files.push(present_file(p));
+        // A task of p suspended in memory: its process must go too.
+        let waiting = s.job_ids().find(|&j| s.job(j).project == p && s.job(j).task.is_none());
+        let waiting = waiting.expect("a job of p not started");
+        let mut task = crate::model::ActiveTask::new(99);
+        task.scheduler_state = crate::model::SchedulerState::Preempted;
+        s.jobs[waiting.index()].task = Some(task);
         let effect = apply_user_action(&mut s, &UserAction::Detach(url.clone()), 2000.0).unwrap();
+        assert!(effect.abort.contains(&waiting), "the suspended task is aborted");
         let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
         assert_eq!(effect.forget, of_p);
         assert!(!effect.abort.is_empty());
-        assert!(effect.abort.iter().all(|j| s.job(*j).is_running()));
+        let with_task: Vec<JobId> =
+            of_p.iter().copied().filter(|&j| s.job(j).task.is_some()).collect();
+        assert_eq!(effect.abort, with_task, "running or suspended, each task is aborted");
         assert!(s.project(p).detached && s.project(p).suspended);
         assert_eq!((s.project(p).hostid, s.project(p).rpc_seqno), (0, 0), "a new host when back");
         let mut files = s.files.iter().filter(|f| f.project == p);

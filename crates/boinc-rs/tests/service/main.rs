@@ -11,5 +11,6 @@ mod detach_attach;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
+mod model_based;
 mod service;
 mod volunteer_view;

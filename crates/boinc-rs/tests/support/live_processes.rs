@@ -12,16 +12,18 @@ use std::path::{Path, PathBuf};
 pub struct SlotProcess {
     pub pid: i32,
     pub cwd: PathBuf,
+    /// Its state letter in /proc (R, S, D, T for stopped, ...).
+    pub state: char,
 }
 
 /// The processes (not zombies) working in a directory under `slots`.
 pub fn processes_in(slots: &Path) -> Vec<SlotProcess> {
     let slots = std::fs::canonicalize(slots).unwrap_or_else(|_| slots.to_owned());
     pids()
-        .filter(|&pid| state(pid).is_some_and(|s| s != 'Z' && s != 'X'))
         .filter_map(|pid| {
+            let state = state(pid).filter(|s| *s != 'Z' && *s != 'X')?;
             let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
-            cwd.starts_with(&slots).then_some(SlotProcess { pid, cwd })
+            cwd.starts_with(&slots).then_some(SlotProcess { pid, cwd, state })
         })
         .collect()
 }
