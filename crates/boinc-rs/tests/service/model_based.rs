@@ -153,7 +153,15 @@ impl Model {
                 if let Some(mut service) = self.service.take() {
                     service.stop();
                 }
-                self.service = Some(InProcessService::start(self.dir.path()));
+                // The stopped service's lock on the data directory may take a moment
+                // to go.
+                let dir = self.dir.path().to_owned();
+                let mut why = String::new();
+                let started = support::wait::poll_for(SETTLE, || {
+                    InProcessService::try_start(&dir).map_err(|e| why = e).ok()
+                });
+                self.service =
+                    Some(started.unwrap_or_else(|| panic!("no restart in {SETTLE:?}: {why}")));
                 "<success/>".into()
             }
         };
