@@ -11,8 +11,9 @@
 //! - a detached project has no task, and no file in its project directory;
 //! - every task that ended well reports a CPU time above 0 and at most its elapsed time
 //!   times its CPUs;
-//! - `get_results` lists the tasks the state holds (acknowledged ones aside);
-//! and at the end, with everything resumed and the project attached, work runs.
+//! - `get_results` lists the tasks the state holds (acknowledged ones aside).
+//!
+//! At the end, with everything resumed and the project attached, work runs.
 //!
 //! CI runs [`DEFAULT_ACTIONS`] actions of seed [`DEFAULT_SEED`]; longer runs:
 //! `BOINC_RS_MODEL_ACTIONS=5000 BOINC_RS_MODEL_SEED=7 cargo test -p boinc-rs --test
@@ -180,7 +181,7 @@ impl Model {
         let slots = self.slots();
         let processes = processes_in(&slots);
         let slot_of = |dir: &Path| -> Option<u32> {
-            dir.strip_prefix(&canonical(&slots)).ok()?.iter().next()?.to_str()?.parse().ok()
+            dir.strip_prefix(canonical(&slots)).ok()?.iter().next()?.to_str()?.parse().ok()
         };
         for (id, job) in state.jobs.iter().enumerate() {
             let Some(task) = &job.task else { continue };
