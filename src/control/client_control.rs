@@ -262,6 +262,10 @@ impl ClientControl {
         job.completed_time = now;
         job.end_task();
         job.exit_status = exit_status;
+        let (project, elapsed) = (job.project, job.final_elapsed_time);
+        let project = &mut self.state.projects[project.index()];
+        project.njobs_error += 1;
+        project.elapsed_time += elapsed;
         self.running.retain(|&j| j != id);
         self.awaiting_checkpoint.retain(|&j| j != id);
         self.next_fetch_check = now;
@@ -497,6 +501,9 @@ impl ClientControl {
         job.completed_time = now;
         job.end_task();
         let (project, app_version) = (job.project, job.app_version);
+        let counts = &mut self.state.projects[project.index()];
+        counts.njobs_success += 1;
+        counts.elapsed_time += elapsed;
         // A project that limits the jobs a host may hold answers "no work" while the
         // host is at the limit; a job done makes room, so its backoff for the job's
         // resource ends here rather than minutes later (as BOINC's client does).

@@ -155,7 +155,9 @@ pub fn apply_reply(
         global_preferences: reply.global_preferences.take(),
         ..ReplyOutcome::default()
     };
-    if state.projects.get(project.index()).is_none() {
+    // A reply that comes after its project was detached (the request was under way)
+    // brings nothing: no task, file or identity of a project the user left.
+    if state.projects.get(project.index()).is_none_or(|p| p.detached) {
         return outcome;
     }
     outcome.code_sign_key = take_account(state, project, &mut reply, now);
@@ -972,6 +974,16 @@ mod tests {
             result: "r4".into(),
             workunit: "wu_r4".into()
         }));
+    }
+
+    #[test]
+    fn a_reply_after_a_detach_brings_nothing() {
+        let mut state = state();
+        state.projects[P.index()].detached = true;
+        let jobs_before = state.jobs.len();
+        let outcome = apply_reply(&mut state, P, reply(), 0.0);
+        assert_eq!(state.jobs.len(), jobs_before, "no task of a detached project");
+        assert_eq!(outcome.work.jobs_received, ResourceMap::default());
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use super::attach::apply_accounts;
 use crate::Time;
 use crate::model::{
-    AppConfig, CcConfig, ClientState, FileStatus, JobId, JobState, Prefs, ProjectId, RunMode,
+    AppConfig, CcConfig, ClientState, FileStatus, FileTransferState, JobId, JobState, Prefs,
+    ProjectId, RunMode,
 };
 use crate::protocol::Account;
 use crate::work_fetch::clear_backoff;
@@ -245,7 +246,13 @@ pub fn apply_user_action(
             project.suspended = true;
             project.dont_request_more_work = true;
             project.sched_rpc_pending = false;
+            // Attached again, the client is a new host to the project (as BOINC, which
+            // forgets a detached project): the project does not send the old tasks
+            // again as lost ones.
+            project.hostid = 0;
+            project.rpc_seqno = 0;
             drop_jobs_of(state, p, &mut effect);
+            forget_project_files(state, p);
         }
         UserAction::Attach(name) => {
             let p = find_project(state, name)?;
@@ -288,6 +295,7 @@ pub fn apply_user_action(
                 clear_backoff(resource);
             }
             drop_jobs_of(state, p, &mut effect);
+            forget_project_files(state, p);
         }
         UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
         UserAction::SetConfig(config) => state.config = config.clone(),
@@ -345,13 +353,28 @@ fn find_transfer(
     Ok((p, index, upload))
 }
 
-/// Drops every job of project `p` (detach, reset): the running ones are aborted first.
+/// Drops every job of project `p` (detach, reset): those with a task are aborted
+/// first, suspended ones too (one suspended in memory still has its process).
 fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
     for j in state.job_ids().filter(|&j| state.job(j).project == p) {
-        if state.job(j).is_running() {
+        if state.job(j).task.is_some() {
             effect.abort.push(j);
         }
         effect.forget.push(j);
+    }
+}
+
+/// The files of project `p` are no longer held (a detach removes its directory; a
+/// reset starts it afresh, as BOINC deletes them): a job that needs one downloads it
+/// again, app included, rather than starting an app that is not there.
+fn forget_project_files(state: &mut ClientState, p: ProjectId) {
+    for file in state.files.iter_mut().filter(|f| f.project == p) {
+        file.status = FileStatus::NotPresent;
+        file.uploaded = false;
+        file.transfer_deferred = false;
+        file.transfer = FileTransferState::default();
+        file.download_time = 0.0;
+        file.time_last_used = 0.0;
     }
 }
 
@@ -380,6 +403,13 @@ mod tests {
         })
     }
 
+    /// An app file of project `p` the client holds.
+    fn present_file(p: ProjectId) -> crate::model::FileInfo {
+        let mut file = crate::model::FileInfo::new(p, "app_1.0".to_string(), 1e6);
+        file.status = FileStatus::Present;
+        file
+    }
+
     #[test]
     fn projects_are_found_by_url_before_name() {
         let mut s = state();
@@ -393,12 +423,25 @@ mod tests {
         let mut s = state();
         let p = s.jobs.iter().find(|j| j.is_running()).map(|j| j.project).unwrap();
         let url = s.project(p).master_url.clone();
+        s.files.push(present_file(p));
+        // A task of p suspended in memory: its process must go too.
+        let waiting = s.job_ids().find(|&j| s.job(j).project == p && s.job(j).task.is_none());
+        let waiting = waiting.expect("a job of p not started");
+        let mut task = crate::model::ActiveTask::new(99);
+        task.scheduler_state = crate::model::SchedulerState::Preempted;
+        s.jobs[waiting.index()].task = Some(task);
         let effect = apply_user_action(&mut s, &UserAction::Detach(url.clone()), 2000.0).unwrap();
+        assert!(effect.abort.contains(&waiting), "the suspended task is aborted");
         let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
         assert_eq!(effect.forget, of_p);
         assert!(!effect.abort.is_empty());
-        assert!(effect.abort.iter().all(|j| s.job(*j).is_running()));
+        let with_task: Vec<JobId> =
+            of_p.iter().copied().filter(|&j| s.job(j).task.is_some()).collect();
+        assert_eq!(effect.abort, with_task, "running or suspended, each task is aborted");
         assert!(s.project(p).detached && s.project(p).suspended);
+        assert_eq!((s.project(p).hostid, s.project(p).rpc_seqno), (0, 0), "a new host when back");
+        let mut files = s.files.iter().filter(|f| f.project == p);
+        assert!(files.all(|f| f.status == FileStatus::NotPresent));
         apply_user_action(&mut s, &UserAction::ResumeProject(url.clone()), 2000.0).unwrap();
         assert!(s.project(p).suspended, "resuming does not undo a detach");
         apply_user_action(&mut s, &UserAction::Attach(url), 2000.0).unwrap();
@@ -432,6 +475,7 @@ mod tests {
         let url = s.project(p).master_url.clone();
         s.projects[p.index()].nrpc_failures = 3;
         s.projects[p.index()].min_rpc_time = 9000.0;
+        s.files.push(present_file(p));
         let effect = apply_user_action(&mut s, &UserAction::ResetProject(url), 2000.0).unwrap();
         let of_p: Vec<JobId> = s.job_ids().filter(|&j| s.job(j).project == p).collect();
         assert_eq!(effect.forget, of_p);
@@ -439,6 +483,8 @@ mod tests {
         let project = s.project(p);
         assert!(!project.detached && !project.suspended && project.sched_rpc_pending);
         assert_eq!((project.nrpc_failures, project.min_rpc_time), (0, 2000.0));
+        let mut files = s.files.iter().filter(|f| f.project == p);
+        assert!(files.all(|f| f.status == FileStatus::NotPresent));
     }
 
     #[test]

@@ -119,6 +119,15 @@ pub struct Project {
     /// transfers failed in a row.
     #[serde(default)]
     pub transfer_backoff: TransferBackoffs,
+    /// The project's jobs this client computed to their end (BOINC's `njobs_success`).
+    #[serde(default)]
+    pub njobs_success: u64,
+    /// Its jobs that ended in an error here (`njobs_error`).
+    #[serde(default)]
+    pub njobs_error: u64,
+    /// The elapsed time of those jobs, seconds (`elapsed_time`).
+    #[serde(default)]
+    pub elapsed_time: f64,
 }
 
 /// A project's transfer backoff in each direction (BOINC's per-project file transfer
@@ -248,6 +257,9 @@ impl Project {
             deletion_policy: DeletionPolicy::default(),
             account: ProjectAccount::default(),
             transfer_backoff: TransferBackoffs::default(),
+            njobs_success: 0,
+            njobs_error: 0,
+            elapsed_time: 0.0,
         }
     }
 }

@@ -183,6 +183,9 @@ fn write_project(project: &Project, writer: &mut XmlWriter) {
     writer.number("host_expavg_credit", account.host_expavg_credit);
     writer.integer("nrpc_failures", project.nrpc_failures);
     writer.integer("master_fetch_failures", project.master_fetch_failures);
+    writer.integer("njobs_success", project.njobs_success);
+    writer.integer("njobs_error", project.njobs_error);
+    writer.number("elapsed_time", project.elapsed_time);
     writer.number("min_rpc_time", project.min_rpc_time);
     writer.number("rec", project.rec);
     writer.number("rec_time", project.rec_time);

@@ -33,6 +33,9 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "userid" => project.userid = child.u64()?,
             "teamid" => project.teamid = child.u64()?,
             "cross_project_id" => project.cross_project_id = child.string(),
+            "njobs_success" => project.njobs_success = child.u64()?,
+            "njobs_error" => project.njobs_error = child.u64()?,
+            "elapsed_time" => project.elapsed_time = child.non_negative_f64()?,
             "code_sign_key" => {
                 let key = child.string();
                 project.code_sign_key = (!key.is_empty()).then_some(key);

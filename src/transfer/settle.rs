@@ -75,8 +75,10 @@ pub fn settle_transfer(
         .files
         .get(file.index())
         .is_some_and(|f| f.project == order.project && f.name == order.name);
-    if !known {
-        // The file was forgotten meanwhile (its project detached): its bytes go.
+    let attached = state.projects.get(order.project.index()).is_some_and(|p| !p.detached);
+    if !known || !attached {
+        // The file was forgotten meanwhile, or its project detached (its directory is
+        // gone, and must stay gone): its bytes go.
         return Settlement::new(StagedDownload::Discard);
     }
     if matches!(state.files[file.index()].status, FileStatus::Error(_)) {

@@ -436,6 +436,16 @@ fn the_user_retries_and_aborts_a_transfer() {
     assert!(apply_user_action(&mut state, &ghost, NOW).is_err());
 }
 
+#[test]
+fn a_download_ending_after_its_project_detached_is_discarded() {
+    let (mut state, _) = state_with(&reply(None, &["j1"], &["http://p/in"]));
+    let order = plan_transfers(&mut state, NOW).orders.remove(0);
+    // Detached while the bytes came: they must not bring its directory back.
+    state.projects[order.project.index()].detached = true;
+    let settled = settle_transfer(&mut state, &order, downloaded(&"a".repeat(32)), NOW, &mut rng());
+    assert_eq!(settled.staged, StagedDownload::Discard);
+}
+
 /// The real client's signed reply: its key, its executable's MD5 and signature.
 fn signed_fixture() -> (String, String, String) {
     let text =

@@ -18,6 +18,8 @@ use crate::support;
 
 const CAPTURE: &str = include_str!("../fixtures/gui_rpc/pending_result_replies.txt");
 const PLATFORM: &str = "x86_64-pc-linux-gnu";
+/// The data directory of the client the capture was made on.
+const DATA_DIR: &str = "/tmp/gr/r3";
 
 /// Each leaf element's path (`client_state/project/master_url`) with its values in
 /// document order; an empty element's value is empty.
@@ -104,6 +106,7 @@ fn ours_with(request: &str, state: &ClientState, log: &MessageLog, notices: &Not
         platform: PLATFORM,
         client_start_time: 1795587620.0,
         modes: Modes::of(state),
+        data_dir: std::path::Path::new(DATA_DIR),
     };
     let body = render_query(&operation, &view, log, notices).expect("a query");
     let framed = frame_reply(&body);
@@ -113,28 +116,6 @@ fn ours_with(request: &str, state: &ClientState, log: &MessageLog, notices: &Not
 
 /// Fields BOINC writes that boinc-rs does not, and why.
 const NOT_WRITTEN: &[(&str, &str)] = &[
-    // Project fields the model does not keep (web identities, per-job counters, the
-    // project directory, which is the host service's).
-    ("project/symstore", "no symbol store"),
-    ("project/host_venue", "venues are not modelled"),
-    ("project/email_hash", "no web identity"),
-    ("project/cross_project_id", "no web identity"),
-    ("project/external_cpid", "no web identity"),
-    ("project/cpid_time", "no web identity"),
-    ("project/user_create_time", "not kept"),
-    ("project/host_create_time", "not kept"),
-    ("project/rpc_seqno", "not kept"),
-    ("project/next_rpc_time", "not kept"),
-    ("project/disk_share", "seed 004's share is computed on demand, not stored"),
-    ("project/desired_disk_usage", "not kept"),
-    ("project/send_time_stats_log", "not kept"),
-    ("project/send_job_log", "not kept"),
-    ("project/njobs_success", "not kept"),
-    ("project/njobs_error", "not kept"),
-    ("project/elapsed_time", "not kept"),
-    ("project/sched_priority", "boinc-rs's priorities are debts, shown by explain"),
-    ("project/project_files_downloaded_time", "not kept"),
-    ("project/project_dir", "the host service's layout"),
     // Host and client facts the state does not hold.
     ("net_stats/", "transfer rates are the host service's"),
     ("time_stats/cpu_and_network_available_frac", "not modelled"),
@@ -166,7 +147,9 @@ const DIFFERENT: &[(&str, &str)] = &[
     ("host_info/m_nbytes", "BOINC measured its (new) host at start"),
     ("host_info/m_cache", "BOINC measured its (new) host at start"),
     ("host_info/os_version", "BOINC measured its (new) host at start"),
-    ("app/user_friendly_name", "not kept: the app's name stands for it"),
+    ("project/disk_share", "boinc-rs's disk limits (seed 004), not BOINC's"),
+    ("project/sched_priority", "BOINC lowers it for each job its last pass scheduled"),
+    ("project/project_dir", "another data directory"),
     ("result/final_cpu_time", "not kept: a task's CPU time is written while it has one"),
     ("disk_usage", "BOINC measures the directory; boinc-rs adds its files' sizes"),
     ("d_allowed", "follows d_free and the usage"),
@@ -313,6 +296,7 @@ fn every_query_renders_on_every_fixture_and_scenario() {
             platform: PLATFORM,
             client_start_time: 0.0,
             modes: Modes::of(state),
+            data_dir: std::path::Path::new(DATA_DIR),
         };
         for query in &queries {
             let body = render_query(query, &view, &MessageLog::default(), &NoticeLog::default())
@@ -321,4 +305,27 @@ fn every_query_renders_on_every_fixture_and_scenario() {
             fields(framed.trim_end_matches('\u{3}'));
         }
     }
+}
+
+#[test]
+fn simple_gui_info_lists_the_active_tasks_and_newer_version_a_download_url() {
+    let mut state = state();
+    let active = state.jobs.iter().filter(|j| j.task.is_some()).count();
+    assert!(active < state.jobs.len() || state.jobs.len() < 2, "the fixture has tasks without one");
+    // One task more that never started: it is not listed.
+    let mut waiting = state.jobs[0].clone();
+    waiting.name.push_str("_waiting");
+    waiting.task = None;
+    waiting.got_server_ack = false;
+    state.jobs.push(waiting);
+    let info = fields(&ours("<get_simple_gui_info/>", &state, &MessageLog::default()));
+    let listed = info.get("boinc_gui_rpc_reply/simple_gui_info/result/name").map_or(0, Vec::len);
+    let shown = state.jobs.iter().filter(|j| j.task.is_some() && !j.got_server_ack).count();
+    assert_eq!(listed, shown, "{info:?}");
+    let newer = fields(&ours("<get_newer_version/>", &state, &MessageLog::default()));
+    // BOINC 7.20.5's reply (fixture gui_rpc_get_state_with_projects.txt).
+    assert_eq!(
+        newer["boinc_gui_rpc_reply/download_url"],
+        ["https://boinc.berkeley.edu/download.php"]
+    );
 }

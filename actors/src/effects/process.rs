@@ -138,6 +138,14 @@ pub trait ProcessHost: Send + Sync {
         let _ = slot;
         Ok(false)
     }
+    /// The task of `job` in `slot` was aborted (by the user, or with its project's
+    /// detach or reset) and its run is over: its slot is emptied and its outputs
+    /// dropped, unless another task holds the slot by now. A host whose slots hold no
+    /// files (an emulated world) has nothing to do.
+    fn discard(&self, slot: u32, job: &str) -> Result<(), ProcessError> {
+        let _ = (slot, job);
+        Ok(())
+    }
     /// The tail of the standard error of `job`, whose task was reaped (what its
     /// report tells the project), taken once; `None` where the host keeps none (an
     /// emulated world's processes write nothing).

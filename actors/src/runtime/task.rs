@@ -146,6 +146,25 @@ impl TaskActor {
         }
     }
 
+    /// Looks after an aborted run until it is gone, then empties its slot: nothing
+    /// polls an aborted task, and its slot files would otherwise stay for good.
+    fn follow_abort(&mut self, job: String, ctx: &mut Context<Self>) {
+        match self.host.tend(self.slot) {
+            Ok(true) => {
+                ctx.run_later(ENDING_POLL, move |actor, ctx| actor.follow_abort(job, ctx));
+            }
+            Ok(false) => {
+                if let Err(error) = self.host.discard(self.slot, &job) {
+                    tracing::warn!(task = %self.id, %error, "cannot clean up after the aborted task");
+                }
+                ctx.stop();
+            }
+            Err(error) => {
+                tracing::warn!(task = %self.id, %error, "cannot look after the aborted app")
+            }
+        }
+    }
+
     /// The app ended with `exit`: the core's decision, carried out.
     fn ended(
         &mut self,
@@ -243,8 +262,10 @@ impl Handler<Command> for TaskActor {
         if let Err(error) = self.host.command(&message.command) {
             tracing::warn!(task = %self.id, %error, "process command failed");
         }
-        if let TaskCommand::Preempt { remove_from_memory: true, .. } = message.command {
-            self.follow_ending(ctx);
+        match &message.command {
+            TaskCommand::Preempt { remove_from_memory: true, .. } => self.follow_ending(ctx),
+            TaskCommand::Abort { job, .. } => self.follow_abort(job.clone(), ctx),
+            _ => {}
         }
     }
 }

@@ -266,6 +266,7 @@ fn view<'a>(shared: &'a ServerShared, snapshot: &'a StateSnapshot, modes: Modes)
         platform: &shared.platform,
         client_start_time: shared.client_start_time(),
         modes,
+        data_dir: &shared.data_dir,
     }
 }
 

@@ -28,6 +28,11 @@ pub enum AccountFileError {
         "the authenticator is empty or has spaces or control characters; copy it again from the project's web site"
     )]
     BadAuthenticator,
+    /// The authenticator is longer than any project's.
+    #[error(
+        "the authenticator is {0} bytes long, more than a project's ({MAX_AUTHENTICATOR} at most); copy it again from the project's web site"
+    )]
+    LongAuthenticator(usize),
     /// The data directory cannot be created or listed.
     #[error("cannot use the data directory {path}: {source}")]
     Directory {
@@ -67,6 +72,10 @@ pub fn canonical_master_url(url: &str) -> Result<String, AccountFileError> {
     Ok(if url.ends_with('/') { url.to_owned() } else { format!("{url}/") })
 }
 
+/// The longest authenticator an account file takes, bytes (BOINC's are 32 hexadecimal
+/// digits; a project's scheduler refuses one over 256).
+pub const MAX_AUTHENTICATOR: usize = 256;
+
 /// Writes the account file of `master_url` (canonicalised) into `dir`, creating the
 /// directory if needed; returns the file written. An existing account file of the same
 /// project is replaced.
@@ -77,6 +86,10 @@ pub fn write_account_file(
 ) -> Result<PathBuf, AccountFileError> {
     let master_url = canonical_master_url(master_url)?;
     let authenticator = authenticator.trim();
+    // Bounded before anything is written: the file is read back at every start.
+    if authenticator.len() > MAX_AUTHENTICATOR {
+        return Err(AccountFileError::LongAuthenticator(authenticator.len()));
+    }
     if authenticator.is_empty()
         || authenticator.chars().any(|c| c.is_whitespace() || c.is_control())
     {
@@ -207,6 +220,14 @@ mod tests {
             write_account_file(&data, "http://x/", "two words"),
             Err(AccountFileError::BadAuthenticator)
         ));
+        // A 300 KB key is refused before any file is written.
+        let huge = "k".repeat(300 * 1024);
+        assert!(matches!(
+            write_account_file(&data, "http://huge.example/", &huge),
+            Err(AccountFileError::LongAuthenticator(n)) if n == huge.len()
+        ));
+        assert!(!data.join("account_huge.example.xml").exists());
+        assert!(write_account_file(&data, "http://huge.example/", &"k".repeat(256)).is_ok());
     }
 
     #[test]

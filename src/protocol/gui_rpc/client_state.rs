@@ -23,7 +23,9 @@ pub(crate) fn write_client_state(out: &mut XmlOut, view: &ClientView) {
         for app in state.apps.iter().filter(|a| a.project == project) {
             out.start("app");
             out.text("name", &app.name);
-            out.text("user_friendly_name", &app.name);
+            let shown_name =
+                if app.user_friendly_name.is_empty() { &app.name } else { &app.user_friendly_name };
+            out.text("user_friendly_name", shown_name);
             out.bit("non_cpu_intensive", app.non_cpu_intensive);
             out.end("app");
         }

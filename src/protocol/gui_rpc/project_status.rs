@@ -4,8 +4,10 @@
 //! `<dont_request_more_work/>`, ...) only when set, as BOINC writes them.
 
 use super::view::ClientView;
-use crate::disk::limits::project_usage;
+use crate::control::task_program::PROJECTS_DIR;
+use crate::disk::limits::{DiskLimits, project_usage};
 use crate::model::{ProjectId, ResourceType};
+use crate::protocol::data_dir::escape_project_url;
 use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's name for a resource in `<rsc_backoff_time><name>`.
@@ -31,24 +33,43 @@ pub(crate) fn write_project(
     out.start("project");
     out.text("master_url", &project.master_url);
     out.text("project_name", &project.name);
+    // Fields a GUI RPC client library reads, whatever it shows: BOINC writes each, so
+    // boinc-rs does too, with BOINC's value where the model keeps nothing behind it.
+    out.text("symstore", "");
     out.text("user_name", &project.user_name);
     out.text("team_name", &project.team_name);
+    out.text("host_venue", "");
+    out.text("email_hash", "");
+    out.text("cross_project_id", &project.cross_project_id);
+    out.text("external_cpid", "");
+    out.real("cpid_time", 0.0);
     out.real("user_total_credit", account.user_total_credit);
     out.real("user_expavg_credit", account.user_expavg_credit);
+    out.real("user_create_time", 0.0);
+    out.int("rpc_seqno", saturating_i64(project.rpc_seqno));
     out.int("userid", saturating_i64(project.userid));
     out.int("teamid", saturating_i64(project.teamid));
     out.int("hostid", saturating_i64(project.hostid));
     out.real("host_total_credit", account.host_total_credit);
     out.real("host_expavg_credit", account.host_expavg_credit);
+    out.real("host_create_time", 0.0);
     out.int("nrpc_failures", project.nrpc_failures);
     out.int("master_fetch_failures", project.master_fetch_failures);
     out.real("min_rpc_time", project.min_rpc_time);
+    out.real("next_rpc_time", 0.0);
     out.real("rec", project.rec);
     out.real("rec_time", project.rec_time);
     out.real("resource_share", project.resource_share);
     out.real("disk_usage", disk_usage.get(id.index()).copied().unwrap_or(0.0));
+    out.real("disk_share", DiskLimits::new(state, 0.0, disk_usage).project_limit(id));
+    out.real("desired_disk_usage", 0.0);
     out.real("duration_correction_factor", project.duration_correction_factor);
     out.bit("sched_rpc_pending", project.sched_rpc_pending);
+    out.bit("send_time_stats_log", false);
+    out.bit("send_job_log", false);
+    out.int("njobs_success", saturating_i64(project.njobs_success));
+    out.int("njobs_error", saturating_i64(project.njobs_error));
+    out.real("elapsed_time", project.elapsed_time);
     out.real("last_rpc_time", project.last_rpc_time);
     out.flag("master_url_fetch_pending", project.master_fetch_pending);
     out.flag("suspended_via_gui", project.suspended);
@@ -69,7 +90,26 @@ pub(crate) fn write_project(
             out.end(element);
         }
     }
+    out.real("sched_priority", sched_priority(view, id));
+    out.real("project_files_downloaded_time", 0.0);
+    let project_dir =
+        view.data_dir.join(PROJECTS_DIR).join(escape_project_url(&project.master_url));
+    out.text("project_dir", &project_dir.to_string_lossy());
     out.end("project");
+}
+
+/// BOINC's scheduling priority of a project: its share of the resources less its share
+/// of the recent estimated credit, among the projects shown (0 for a project that has
+/// had exactly its share; negative for one that has had more).
+fn sched_priority(view: &ClientView, id: ProjectId) -> f64 {
+    let state = view.state;
+    let shown = || state.project_ids().filter(|&p| view.shown(p)).map(|p| state.project(p));
+    let total_share: f64 = shown().map(|p| p.resource_share).sum();
+    let total_rec: f64 = shown().map(|p| p.rec).sum();
+    let project = state.project(id);
+    let share = if total_share > 0.0 { project.resource_share / total_share } else { 0.0 };
+    let rec = if total_rec > 0.0 { project.rec / total_rec } else { 0.0 };
+    share - rec
 }
 
 /// Every project still attached, in the state's order.

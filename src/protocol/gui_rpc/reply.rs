@@ -191,6 +191,9 @@ pub fn project_attach_poll(error_num: i32, messages: &[String]) -> Vec<u8> {
     })
 }
 
+/// Where BOINC 7.20.5 says a client is downloaded (`get_newer_version`).
+const BOINC_DOWNLOAD_URL: &str = "https://boinc.berkeley.edu/download.php";
+
 /// The reply to an operation that only reads the client (and to `get_notices`, which
 /// reads it too, though only for authenticated clients); `None` for operations that
 /// change something or need more than the state and the log.
@@ -209,7 +212,8 @@ pub fn render_query(
         Operation::GetSimpleGuiInfo => body(|out| {
             out.start("simple_gui_info");
             write_each_project(out, view);
-            write_each_result(out, view, false);
+            // BOINC lists the active tasks here, not every task.
+            write_each_result(out, view, true);
             out.end("simple_gui_info");
         }),
         Operation::GetScreensaverTasks => body(|out| {
@@ -233,7 +237,8 @@ pub fn render_query(
         Operation::GetFileTransfers => body(|out| write_file_transfers(out, view)),
         Operation::GetNewerVersion => body(|out| {
             out.text("newer_version", "");
-            out.text("download_url", "");
+            // As BOINC: GUI RPC client libraries take an empty URL for a broken reply.
+            out.text("download_url", BOINC_DOWNLOAD_URL);
         }),
         Operation::GetDailyTransferHistory => body(|out| {
             crate::protocol::daily_transfers::write_daily_transfers(

@@ -123,12 +123,14 @@ pub(crate) fn write_result(out: &mut XmlOut, view: &ClientView, id: JobId) {
     out.end("result");
 }
 
-/// The tasks of the projects still attached, in the state's order; with `active_only`,
-/// only those that have a task (started at some time).
+/// The tasks of the projects still attached, in the state's order, less those the
+/// project has acknowledged (BOINC forgets a result once it is reported; they are
+/// `get_old_results`'); with `active_only`, only those that have a task (started at
+/// some time).
 pub(crate) fn write_each_result(out: &mut XmlOut, view: &ClientView, active_only: bool) {
     for id in view.state.job_ids() {
         let job = view.state.job(id);
-        if !view.shown(job.project) || (active_only && job.task.is_none()) {
+        if !view.shown(job.project) || job.got_server_ack || (active_only && job.task.is_none()) {
             continue;
         }
         write_result(out, view, id);
@@ -226,6 +228,7 @@ mod tests {
             platform: "x86_64-pc-linux-gnu",
             client_start_time: 0.0,
             modes: Modes::of(&state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
         };
         let mut out = XmlOut::new();
         write_old_results(&mut out, &view);
@@ -233,5 +236,11 @@ mod tests {
         assert_eq!(text.matches("<old_result>").count(), 1, "{text}");
         assert!(text.contains(&format!("<result_name>{}</result_name>", state.jobs[0].name)));
         assert!(text.contains("<cpu_time>12.500000</cpu_time>"), "{text}");
+        // Reported and acknowledged, they are no longer tasks.
+        let mut out = XmlOut::new();
+        write_results(&mut out, &view, false);
+        let text = String::from_utf8(out.finish()).expect("utf-8");
+        assert_eq!(text.matches("<result>").count(), 2, "{text}");
+        assert!(!text.contains(&format!("<name>{}</name>", state.jobs[0].name)), "{text}");
     }
 }

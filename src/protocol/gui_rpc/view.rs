@@ -77,6 +77,9 @@ pub struct ClientView<'a> {
     pub client_start_time: Time,
     /// The run modes.
     pub modes: Modes,
+    /// The client's data directory, under which BOINC shows each project's directory
+    /// (`<project_dir>`).
+    pub data_dir: &'a std::path::Path,
 }
 
 impl ClientView<'_> {

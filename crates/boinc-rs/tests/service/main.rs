@@ -7,10 +7,12 @@ mod support;
 
 mod account_manager_service;
 mod boinccmd_service;
+mod detach_attach;
 mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
+mod model_based;
 mod service;
 mod volunteer_view;
 mod web_dashboard;

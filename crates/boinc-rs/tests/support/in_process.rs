@@ -29,6 +29,21 @@ impl InProcessService {
         InProcessService::start_with(config)
     }
 
+    /// Starts the service on `dir`, or says why it did not start (the data directory
+    /// still locked by a service just stopped, say).
+    pub fn try_start(dir: &Path) -> Result<InProcessService, String> {
+        let mut config = ServiceConfig::new(dir);
+        config.gui_rpc_port = Some(0);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let service = runtime.block_on(Service::start(config)).map_err(|e| format!("{e:?}"))?;
+        let gui_rpc = service.gui_rpc.expect("GUI RPC serves").to_string();
+        Ok(InProcessService { runtime, service: Some(service), gui_rpc })
+    }
+
     /// Starts the service with `config` (which must ask for GUI RPC).
     pub fn start_with(config: ServiceConfig) -> InProcessService {
         let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -13,6 +13,7 @@ pub mod http;
 pub mod in_process;
 pub mod live;
 pub mod live_client;
+pub mod live_processes;
 pub mod peer_port;
 pub mod project_server;
 pub mod service;

@@ -138,14 +138,25 @@ impl LiveProcessHost {
             return Ok(());
         }
         if let Some(record) = slots.get_mut(&spec.slot)
+            && record.spec.job != spec.job
             && let Some(process) = record.process.as_mut()
         {
-            if record.spec.job != spec.job {
+            if !process.ending() {
                 return Err(ProcessError::Host(format!(
                     "slot {} is busy with {}; the task {} cannot start there",
                     spec.slot, record.spec.job, spec.job
                 )));
             }
+            // An aborted task's run on its way out: the new task waits for it (the start
+            // is tried again shortly), then has the slot to itself.
+            if let RunState::Alive(_) = process.poll(&record.spec, &self.config, self.clock.now()) {
+                return Err(ProcessError::StillEnding { slot: spec.slot });
+            }
+            record.process = None;
+        }
+        if let Some(record) = slots.get_mut(&spec.slot)
+            && let Some(process) = record.process.as_mut()
+        {
             if !process.ending() {
                 // Already running: a start is a resume.
                 process.resume(spec.slot);
@@ -377,6 +388,21 @@ impl ProcessHost for LiveProcessHost {
 
     fn kill(&self, slot: u32) -> Result<(), ProcessError> {
         self.with_process(slot, |p| p.kill(None))
+    }
+
+    fn discard(&self, slot: u32, job: &str) -> Result<(), ProcessError> {
+        let mut slots = lock(&self.slots);
+        // A new task may have the slot by now (its start waited for the aborted run).
+        let ours = slots.get(&slot).is_some_and(|r| r.spec.job == job && r.process.is_none());
+        let Some(record) = ours.then(|| slots.remove(&slot)).flatten() else { return Ok(()) };
+        drop(slots);
+        tracing::info!(slot, job, "task aborted; slot cleaned");
+        let layout = &record.layout;
+        layout.remove().map_err(|source| ProcessError::Slot {
+            slot,
+            path: layout.slot_dir.clone(),
+            source,
+        })
     }
 
     /// The last 63 KB of the standard error of `job` (what BOINC reports with a
