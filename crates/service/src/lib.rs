@@ -30,6 +30,7 @@ pub mod data_directory;
 pub mod host_discovery;
 pub mod http;
 mod notices;
+mod preferences_follower;
 pub mod process;
 pub mod service;
 pub mod standalone_task;

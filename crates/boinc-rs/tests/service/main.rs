@@ -11,4 +11,5 @@ mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
 mod service;
+mod volunteer_controls;
 mod volunteer_view;

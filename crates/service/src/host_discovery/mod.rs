@@ -13,6 +13,7 @@ mod system_description;
 mod virtualization;
 
 pub use cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
+pub use host_conditions::{local_time_at, observe_host_conditions};
 pub use live_host_discovery::{
     DEFAULT_BENCHMARK_DURATION, DiscoveredHost, DiscoverySettings, LiveHostDiscovery,
 };
