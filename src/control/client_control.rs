@@ -962,7 +962,27 @@ impl ClientControl {
         let outcome = apply_reply(&mut self.state, project, reply?, now);
         self.acked_jobs += outcome.acknowledged;
         self.transfers_after_reply(&outcome, now);
+        self.detach_if_done(project, now);
         Some(outcome)
+    }
+
+    /// A project the user asked to leave once its work is done (`detach_when_done`) is
+    /// detached once every job it sent was reported and acknowledged, as BOINC's client
+    /// does after the RPC that reports its last result.
+    fn detach_if_done(&mut self, project: ProjectId, now: Time) {
+        let Some(record) = self.state.projects.get(project.index()) else { return };
+        if !record.detach_when_done || record.detached {
+            return;
+        }
+        let working = self.state.jobs.iter().any(|j| j.project == project && !j.got_server_ack);
+        if working {
+            return;
+        }
+        let action = UserAction::Detach(record.master_url.clone());
+        // The project has no job left: the detach has nothing to stop or forget.
+        if apply_user_action(&mut self.state, &action, now).is_ok() {
+            self.state.projects[project.index()].detach_when_done = false;
+        }
     }
 
     /// The earliest moment the client itself wants to look again: the first scheduling
@@ -1275,6 +1295,41 @@ mod tests {
         control.schedule(start + 60.0);
         let call = control.rpc_call(start + 60.0);
         assert!(call.as_ref().is_none_or(|call| call.request.project != ProjectId(0)), "{call:?}");
+    }
+
+    /// A project to leave once its work is done is detached by the RPC whose reply
+    /// acknowledges its last result, and not before.
+    #[test]
+    fn detach_when_done_detaches_once_the_last_result_is_acknowledged() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
+        let project = ProjectId(0);
+        let url = control.state().projects[0].master_url.clone();
+        control.user_action(&UserAction::DetachWhenDone(url, true), start).expect("set");
+        assert!(control.state().projects[0].dont_request_more_work, "no more work asked for");
+        let names: Vec<String> = control
+            .state()
+            .jobs
+            .iter()
+            .filter(|j| j.project == project)
+            .map(|j| j.name.clone())
+            .collect();
+        assert!(names.len() >= 2, "a project with work: {names:?}");
+        for job in control.state_mut().jobs.iter_mut().filter(|j| j.project == project) {
+            job.state = crate::model::JobState::FilesUploaded;
+            job.ready_to_report = true;
+        }
+        let request = WorkRequest { project, resources: Default::default(), work_req_seconds: 0.0 };
+        let call = RpcCall { request, reported: vec![], estimated_delay: Default::default() };
+        let acked = |names: &[String]| SchedulerReply {
+            result_acks: names.to_vec(),
+            ..SchedulerReply::default()
+        };
+        control.finish_rpc(&call, Some(acked(&names[..1])), start + 10.0);
+        assert!(!control.state().projects[0].detached, "work left: still attached");
+        control.finish_rpc(&call, Some(acked(&names[1..])), start + 20.0);
+        let record = &control.state().projects[0];
+        assert!(record.detached && record.suspended && !record.detach_when_done, "detached");
     }
 
     /// A user's Update is served at once, even seconds after another RPC: the loop's

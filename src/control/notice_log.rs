@@ -71,6 +71,13 @@ impl NoticeLog {
         self.notices.iter().filter(move |n| n.feed_url == feed_url)
     }
 
+    /// Forgets a project's scheduler alerts: a new reply from its scheduler says what
+    /// is true now, as BOINC drops a project's earlier scheduler notices with each
+    /// reply (a "no work for your GPU" that no longer holds must not stay listed).
+    pub fn remove_scheduler_notices(&mut self, project_name: &str) {
+        self.notices.retain(|n| !(n.project_name == project_name && n.category == "scheduler"));
+    }
+
     /// Forgets a project's notices (it was detached).
     pub fn remove_project(&mut self, project_name: &str) {
         self.notices.retain(|n| n.project_name != project_name);
@@ -104,6 +111,26 @@ mod tests {
             project_name: "P".into(),
             ..Notice::default()
         }
+    }
+
+    #[test]
+    fn a_new_reply_clears_only_that_projects_scheduler_alerts() {
+        let mut log = NoticeLog::with_capacity(10);
+        let alert = |project: &str, text: &str| Notice {
+            description: text.into(),
+            project_name: project.into(),
+            category: "scheduler".into(),
+            ..Notice::default()
+        };
+        log.push(alert("P", "no work for your GPU"));
+        log.push(alert("Q", "old app"));
+        log.push(item("1", "news of P"));
+        log.remove_scheduler_notices("P");
+        let left: Vec<&str> =
+            log.after(0, false).map(|n| n.description.as_str().max(n.title.as_str())).collect();
+        assert_eq!(left, ["old app", "news of P"]);
+        // The same alert sent again is shown again.
+        assert!(log.push(alert("P", "no work for your GPU")).is_some());
     }
 
     #[test]

@@ -434,6 +434,9 @@ fn gpu_reports<'s>(
             } else {
                 (0, 0)
             },
+            cuda_properties: description
+                .nvidia_properties
+                .filter(|_| resource == ResourceType::Nvidia),
             opencl: description.opencl_gpus.iter().find(|d| d.resource == resource).cloned(),
         })
     }));
@@ -549,6 +552,7 @@ mod tests {
         assert_eq!((request.cpu_req_secs, request.estimated_delay), (100.0, 30.0));
         let gpu = request.gpu(ResourceType::Nvidia).expect("the GPU is listed");
         assert_eq!((gpu.count, gpu.req_secs, gpu.estimated_delay), (2, 50.0, 60.0));
+        assert_eq!(gpu.cuda_properties, None, "none known, none sent");
         assert_eq!(request.usable_instances(ResourceType::Cpu), 3);
         assert_eq!(request.time_stats.now, Some(10.0));
         let listed: Vec<(u32, &str)> =
@@ -558,6 +562,21 @@ mod tests {
             request.app_versions[1].coprocessor.as_ref().map(|c| c.kind.as_ref()),
             Some("NVIDIA")
         );
+        // The driver's description of the GPU goes with it, and in the text servers read.
+        let properties = crate::model::CudaProperties {
+            total_global_mem: 4e9,
+            multiprocessor_count: 68,
+            ..Default::default()
+        };
+        state.host.description.nvidia_properties = Some(properties);
+        state.host.description.nvidia_compute_capability = (8, 6);
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
+        let gpu = request.gpu(ResourceType::Nvidia).expect("the GPU is listed");
+        assert_eq!(gpu.cuda_properties, Some(properties));
+        let text = request.to_xml();
+        for element in ["<totalGlobalMem>4000000000", "<multiProcessorCount>68<", "<major>8<"] {
+            assert!(text.contains(element), "{element} in {text}");
+        }
         state.config.no_gpus = true;
         let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
         assert!(request.coprocs.is_empty() && request.host_info.n_usable_coprocs == 0);

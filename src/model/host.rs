@@ -80,6 +80,10 @@ pub struct HostDescription {
     /// `<minor>` of `<coproc_cuda>`); (0, 0): none found.
     #[serde(default)]
     pub nvidia_compute_capability: (i32, i32),
+    /// The first NVIDIA GPU's CUDA properties (memory, clock, multiprocessors, block
+    /// and grid limits), where the driver told them.
+    #[serde(default)]
+    pub nvidia_properties: Option<super::CudaProperties>,
     /// VirtualBox's version where it is installed (`<virtualbox_version>`; projects
     /// send virtual-machine apps only to hosts that have it), empty otherwise.
     #[serde(default)]

@@ -5,6 +5,7 @@
 mod app;
 mod app_config;
 mod client_state;
+mod cuda_properties;
 mod host;
 mod ids;
 mod job;
@@ -20,6 +21,7 @@ mod workunit;
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
+pub use cuda_properties::CudaProperties;
 pub use host::{
     BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
     MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,

@@ -28,6 +28,7 @@
 //!   when it has one (the reader makes them so).
 
 use super::app_description::AppVersionDescription;
+use super::cuda_prop::write_cuda_properties;
 use super::file_ref::FileReference;
 use super::host_report::{GpuReport, HostInfo, TimeStatsReport, write_net_stats};
 use super::job_description::WorkunitDescription;
@@ -125,8 +126,14 @@ fn write_host(state: &ClientState, writer: &mut XmlWriter) {
         writer.number("available_ram", coprocessor.available_ram);
         writer.number("peak_flops", coprocessor.peak_flops);
         if coprocessor.resource == ResourceType::Nvidia {
-            writer.integer("drvVersion", host.description.nvidia_driver_version);
-            writer.integer("cudaVersion", host.description.cuda_version);
+            let description = &host.description;
+            write_cuda_properties(
+                writer,
+                description.cuda_version,
+                description.nvidia_driver_version,
+                description.nvidia_compute_capability,
+                description.nvidia_properties.as_ref(),
+            );
         }
         writer.close(element);
     }

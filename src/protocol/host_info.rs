@@ -3,11 +3,12 @@
 //! peak flops), the host's description that scheduler requests carry, the availability
 //! fractions of seed 000 "Normalized CPU time" and the network averages.
 
+use super::cuda_prop::parse_cuda_property;
 use super::error::XmlError;
 use super::xml_tree::Element;
 use crate::model::{
-    Coprocessor, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats,
-    ResourceType, TimeStats,
+    Coprocessor, CudaProperties, Host, HostDescription, MAX_CPUS, MAX_GPU_INSTANCES,
+    MAX_INSTANCE_FLOPS, NetStats, ResourceType, TimeStats,
 };
 
 /// Reads `<host_info>`; elements not present keep [`Host::default`]'s values.
@@ -111,13 +112,19 @@ fn parse_coprocs(element: &Element, host: &mut Host) -> Result<(), XmlError> {
         };
         let coprocessor = parse_coprocessor(child, resource)?;
         if resource == ResourceType::Nvidia && coprocessor.count > 0 {
+            let description = &mut host.description;
+            let mut properties = CudaProperties::default();
+            let mut any_property = false;
             for version in &child.children {
                 match version.name.as_str() {
-                    "drvVersion" => host.description.nvidia_driver_version = version.u32()?,
-                    "cudaVersion" => host.description.cuda_version = version.u32()?,
-                    _ => {}
+                    "drvVersion" => description.nvidia_driver_version = version.u32()?,
+                    "cudaVersion" => description.cuda_version = version.u32()?,
+                    "major" => description.nvidia_compute_capability.0 = version.i32()?,
+                    "minor" => description.nvidia_compute_capability.1 = version.i32()?,
+                    _ => any_property |= parse_cuda_property(version, &mut properties)?,
                 }
             }
+            description.nvidia_properties = any_property.then_some(properties);
         }
         host.coprocessors[resource] = (coprocessor.count > 0).then_some(coprocessor);
     }

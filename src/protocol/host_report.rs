@@ -13,13 +13,16 @@
 //! The host's description and the GPUs' names may be borrowed from the state a request
 //! is made from ([`Cow`]); a request read from text owns them.
 
+use super::cuda_prop::{parse_cuda_property, write_cuda_properties};
 use super::error::XmlError;
 use super::host_info::{parse_time_stats, read_description};
 use super::opencl_prop::{parse_opencl_prop, write_opencl_prop};
 use super::xml_tree::Element;
 use super::xml_write::XmlWriter;
 use crate::disk::FreeSpaceFigures;
-use crate::model::{HostDescription, NetStats, OpenclDevice, ResourceType, TimeStats};
+use crate::model::{
+    CudaProperties, HostDescription, NetStats, OpenclDevice, ResourceType, TimeStats,
+};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -334,6 +337,10 @@ pub struct GpuReport<'a> {
     /// plan classes require.
     #[serde(default)]
     pub compute_capability: (i32, i32),
+    /// NVIDIA: the first GPU's CUDA properties (`<totalGlobalMem>` …
+    /// `<multiProcessorCount>`), where the driver told them.
+    #[serde(default)]
+    pub cuda_properties: Option<CudaProperties>,
     /// The type's first OpenCL device, as OpenCL describes it (`<coproc_opencl>`;
     /// `<have_opencl>` says there is one).
     #[serde(default)]
@@ -377,8 +384,11 @@ impl GpuReport<'_> {
             cuda_version: 0,
             driver_version: 0,
             compute_capability: (0, 0),
+            cuda_properties: None,
             opencl: None,
         };
+        let mut properties = CudaProperties::default();
+        let mut any_property = false;
         for child in &element.children {
             match child.name.as_str() {
                 "count" => gpu.count = child.u32()?,
@@ -393,37 +403,41 @@ impl GpuReport<'_> {
                 "major" => gpu.compute_capability.0 = child.i32()?,
                 "minor" => gpu.compute_capability.1 = child.i32()?,
                 "coproc_opencl" => gpu.opencl = Some(parse_opencl_prop(child, resource)?),
-                _ => {}
+                _ => any_property |= parse_cuda_property(child, &mut properties)?,
             }
+        }
+        if any_property && resource == ResourceType::Nvidia {
+            gpu.cuda_properties = Some(properties);
         }
         Ok(Some(gpu))
     }
 
     pub(crate) fn write(&self, writer: &mut XmlWriter) {
         let Some(name) = Self::element_name(self.resource) else { return };
+        // BOINC's order: what the GPU is, the request, then its description.
         writer.open(name);
         writer.integer("count", self.count);
         writer.text("name", &self.name);
         writer.number("available_ram", self.available_ram);
+        let nvidia = self.resource == ResourceType::Nvidia;
+        if nvidia {
+            // What BOINC's servers check before they send CUDA work ("Client did not
+            // provide cuda or driver version" otherwise).
+            writer.flag("have_cuda", true);
+        }
+        writer.flag("have_opencl", self.opencl.is_some());
         writer.number("req_secs", self.req_secs);
         writer.number("req_instances", self.req_instances);
         writer.number("estimated_delay", self.estimated_delay);
         writer.number("peak_flops", self.peak_flops);
-        writer.flag("have_opencl", self.opencl.is_some());
-        if self.resource == ResourceType::Nvidia {
-            // What BOINC's servers check before they send CUDA work ("Client did not
-            // provide cuda or driver version" otherwise).
-            writer.flag("have_cuda", true);
-            if self.cuda_version > 0 {
-                writer.integer("cudaVersion", self.cuda_version);
-            }
-            if self.driver_version > 0 {
-                writer.integer("drvVersion", self.driver_version);
-            }
-            if self.compute_capability != (0, 0) {
-                writer.integer("major", self.compute_capability.0);
-                writer.integer("minor", self.compute_capability.1);
-            }
+        if nvidia {
+            write_cuda_properties(
+                writer,
+                self.cuda_version,
+                self.driver_version,
+                self.compute_capability,
+                self.cuda_properties.as_ref(),
+            );
         }
         if let Some(device) = &self.opencl {
             write_opencl_prop(device, writer);

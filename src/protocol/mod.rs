@@ -16,6 +16,7 @@ mod cc_config;
 mod client_state;
 mod client_state_writer;
 pub mod code_signing;
+mod cuda_prop;
 pub mod data_dir;
 mod data_server;
 mod error;

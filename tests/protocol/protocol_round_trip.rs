@@ -2,7 +2,7 @@
 //! generated over every field, with text that needs escaping, CDATA that contains its own
 //! end marker, and numbers of every magnitude.
 
-use boinc_core::model::{Prefs, ReportedPrefs, ResourceMap, ResourceType};
+use boinc_core::model::{CudaProperties, Prefs, ReportedPrefs, ResourceMap, ResourceType};
 use boinc_core::protocol::{
     AppDescription, AppVersionDescription, ClientVersion, CoprocessorUsage, DiskUsageReport,
     FileDescription, FileReference, GpuReport, HostInfo, InProgressResult, MessagePriority,
@@ -145,6 +145,7 @@ fn gpu_report() -> impl Strategy<Value = GpuReport<'static>> {
         non_negative(),
         number(),
         (1u32..100_000, 1u32..100_000, (1i32..10, 0i32..10)),
+        proptest::option::of(cuda_properties()),
     )
         .prop_map(|g| GpuReport {
             resource: g.0,
@@ -159,7 +160,33 @@ fn gpu_report() -> impl Strategy<Value = GpuReport<'static>> {
             cuda_version: if g.0 == ResourceType::Nvidia { g.8.0 } else { 0 },
             driver_version: if g.0 == ResourceType::Nvidia { g.8.1 } else { 0 },
             compute_capability: if g.0 == ResourceType::Nvidia { g.8.2 } else { (0, 0) },
+            cuda_properties: g.9.filter(|_| g.0 == ResourceType::Nvidia),
             opencl: None,
+        })
+}
+
+/// CUDA properties in the ranges drivers give (whole bytes, positive limits).
+fn cuda_properties() -> impl Strategy<Value = CudaProperties> {
+    (
+        (bytes(), bytes(), bytes(), bytes(), bytes()),
+        (0i32..1 << 20, 0i32..64, 0i32..4096, 0i32..4_000_000, 0i32..1024),
+        ([0i32..i32::MAX, 0..i32::MAX, 0..i32::MAX], [0i32..4096, 0..4096, 0..4096]),
+        any::<bool>(),
+    )
+        .prop_map(|(b, i, (grid, threads), overlap)| CudaProperties {
+            total_global_mem: b.0,
+            shared_mem_per_block: b.1,
+            regs_per_block: i.0,
+            warp_size: i.1,
+            mem_pitch: b.2,
+            max_threads_per_block: i.2,
+            max_threads_dim: threads,
+            max_grid_size: grid,
+            clock_rate_khz: i.3,
+            total_const_mem: b.3,
+            texture_alignment: b.4,
+            device_overlap: overlap,
+            multiprocessor_count: i.4,
         })
 }
 

@@ -93,6 +93,7 @@ pub fn host_description() -> impl Strategy<Value = HostDescription> {
             nvidia_driver_version: 0,
             cuda_version: 0,
             nvidia_compute_capability: (0, 0),
+            nvidia_properties: None,
             virtualbox_version: String::new(),
             docker_version: String::new(),
             docker_type: 0,

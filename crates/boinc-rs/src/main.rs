@@ -121,6 +121,11 @@ enum Command {
     /// Show what host discovery finds on this machine: CPUs and their benchmarked
     /// speed, memory, disk, OS, NVIDIA GPUs (or why none is used).
     HostInfo(cli::host_info::HostInfoArgs),
+    /// Look for GPUs and print what was found as JSON, then exit: `run` and
+    /// `host-info` run this in a process of its own, so that a GPU driver that crashes
+    /// or hangs cannot take the client with it.
+    #[command(hide = true)]
+    DetectGpus,
     /// Run the client as a service on a data directory: real jobs of the attached
     /// projects, the state kept across restarts, GUI RPC for boinccmd and boinctui.
     Run(cli::run::RunArgs),
@@ -235,6 +240,11 @@ fn run(cli: Cli) -> Result<()> {
         Command::ProjectServer(args) => cli::project_server::project_server(args),
         Command::Attach(args) => cli::attach::attach(&args),
         Command::HostInfo(args) => cli::host_info::host_info(&args),
+        Command::DetectGpus => {
+            let mut out = std::io::stdout().lock();
+            boinc_service::host_discovery::write_gpu_findings(&mut out)?;
+            Ok(())
+        }
         Command::Run(args) => cli::run::run(args),
         Command::Demo(args) => cli::demo::demo(&args),
     }

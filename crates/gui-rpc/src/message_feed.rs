@@ -191,6 +191,11 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
 /// Writes every event of `events` into `sink` until the client's event stream ends.
 pub(crate) async fn feed(mut events: tokio::sync::mpsc::Receiver<ClientEvent>, sink: MessageSink) {
     while let Some(event) = events.recv().await {
+        if let ClientEvent::RpcDone { project, success: true, .. } = &event {
+            // The reply's own messages follow this event: what the scheduler said
+            // before is replaced by what it says now.
+            sink.lock().notices.remove_scheduler_notices(project);
+        }
         if let Some((time, project, priority, body)) = message_for(&event) {
             sink.push(time, &project, priority, &body);
         }
@@ -262,5 +267,43 @@ mod tests {
             .is_none(),
             "progress stays out of the event log"
         );
+    }
+
+    /// A project's scheduler alert lasts until its next reply, which says anew what
+    /// holds; another project's alert and the project's news stay.
+    #[tokio::test]
+    async fn a_reply_replaces_its_projects_earlier_alerts() {
+        let (sender, receiver) = tokio::sync::mpsc::channel(16);
+        let sink = MessageSink::with_capacity(100);
+        let feeding = tokio::spawn(feed(receiver, sink.clone()));
+        let alert = |project: &str, text: &str| ClientEvent::ProjectMessage {
+            time: 1.0,
+            project: project.into(),
+            priority: boinc_core::protocol::MessagePriority::Notice,
+            text: text.into(),
+        };
+        let done = |project: &str| ClientEvent::RpcDone {
+            time: 2.0,
+            project: project.into(),
+            success: true,
+            jobs: 0,
+        };
+        for event in [
+            alert("alpha", "no work for your GPU"),
+            alert("beta", "old app"),
+            done("alpha"),
+            alert("alpha", "disk full on the server"),
+        ] {
+            sender.send(event).await.expect("sent");
+        }
+        drop(sender);
+        feeding.await.expect("fed");
+        let log = sink.lock();
+        let notices: Vec<(&str, &str)> = log
+            .notices
+            .after(0, false)
+            .map(|n| (n.project_name.as_str(), n.description.as_str()))
+            .collect();
+        assert_eq!(notices, [("beta", "old app"), ("alpha", "disk full on the server")]);
     }
 }

@@ -29,6 +29,7 @@ pub mod data_dir_modes;
 pub mod data_directory;
 pub mod host_discovery;
 pub mod http;
+mod job_log;
 mod notices;
 mod preferences_follower;
 pub mod process;

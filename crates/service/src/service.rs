@@ -15,7 +15,7 @@ use super::account_manager::AccountManagerClient;
 use super::atomic_file::write_atomically;
 use super::data_dir_modes::{DataDirModesError, set_data_dir_modes};
 use super::data_directory::DataDirectory;
-use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
+use super::host_discovery::{DiscoverySettings, GpuDetector, LiveHostDiscovery};
 use super::http::{HttpSettings, LiveNetwork, project_web_rpc};
 use super::notices::NoticeFeeds;
 use super::preferences_follower::follow_preferences;
@@ -58,6 +58,9 @@ pub struct ServiceConfig {
     /// The user apps run as (`--app-user`; `None`: the client's own user). The client
     /// refuses to start when it cannot run apps as this user.
     pub app_user: Option<String>,
+    /// The program GPUs are looked for with, in a process of its own (`boinc-rs
+    /// detect-gpus`); `None`: in the client's process.
+    pub gpu_detector: Option<GpuDetector>,
 }
 
 impl ServiceConfig {
@@ -68,6 +71,7 @@ impl ServiceConfig {
             gui_rpc_port: Some(31416),
             tick_interval: Duration::from_secs(1),
             app_user: None,
+            gpu_detector: None,
         }
     }
 }
@@ -176,11 +180,15 @@ impl Service {
             }
         };
         apply_configuration(&dir, &mut state);
-        let discovery = Arc::new(LiveHostDiscovery::new(
+        let mut discovery = LiveHostDiscovery::new(
             &dir,
             clock.clone(),
             DiscoverySettings::follow(&state.prefs, &state.config),
-        ));
+        );
+        if let Some(detector) = config.gpu_detector.clone() {
+            discovery = discovery.with_gpu_detector(detector);
+        }
+        let discovery = Arc::new(discovery);
         describe_host(&discovery, &mut state).await?;
         take_account_files(&dir, &mut state);
         let mut process_config = ProcessHostConfig::new(&dir);

@@ -14,16 +14,21 @@
 //! `statistics_<project>.xml`: written with the state when it changed, read back into
 //! the projects' accounts with it.
 //!
+//! Each finished job gets a line in its project's job log ([`super::job_log`]) when a
+//! save finds it, and a project detached since the last save has its files removed.
+//!
 //! The store holds the data directory's lock ([`DataDirLock`]) for as long as it lives:
 //! only one client writes a directory's state.
 
+use super::account_files::remove_project_files;
 use super::atomic_file::{AtomicWriteError, write_atomically};
 use super::data_dir_lock::{DataDirLock, LockError};
+use super::job_log::JobLog;
 use boinc_core::Time;
 use boinc_core::control::{PROTOCOL_VERSION, SaveDue, SaveSchedule};
 use boinc_core::model::ClientState;
 use boinc_core::protocol::data_dir::{
-    CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV, statistics_file_name,
+    CLIENT_STATE, CLIENT_STATE_NEXT, CLIENT_STATE_PREV, account_file_name, statistics_file_name,
 };
 use boinc_core::protocol::{
     StateFileOrigin, parse_client_state, read_statistics_file, write_client_state,
@@ -32,7 +37,7 @@ use boinc_core::protocol::{
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 /// The largest state file read, bytes: a client holding the most jobs it may
 /// (`boinc_core::control::MAX_JOBS_HELD`) writes a few hundred megabytes. A larger file
@@ -110,6 +115,8 @@ pub struct StateStore {
     /// The statistics files as last written or read, by file name: only a changed
     /// history is written again.
     statistics: Mutex<HashMap<String, String>>,
+    /// The jobs whose end the job logs already hold.
+    job_log: Mutex<JobLog>,
 }
 
 impl StateStore {
@@ -121,6 +128,7 @@ impl StateStore {
             platform: boinc_core::protocol::platform::boinc_platform(),
             lock,
             statistics: Mutex::new(HashMap::new()),
+            job_log: Mutex::new(JobLog::default()),
         })
     }
 
@@ -157,6 +165,8 @@ impl StateStore {
             match parse_client_state(&text, name) {
                 Ok(mut state) => {
                     self.load_statistics(&mut state);
+                    *self.job_log.lock().unwrap_or_else(PoisonError::into_inner) =
+                        JobLog::new(Some(&state));
                     return Ok(Some(LoadedState { state, file: name, passed_over }));
                 }
                 Err(error) => passed_over.push(error.to_string()),
@@ -181,7 +191,38 @@ impl StateStore {
             text.as_bytes(),
         )
         .map_err(StateStoreError::Write)?;
-        self.save_statistics(state)
+        self.save_statistics(state)?;
+        self.follow_the_state(state);
+        Ok(())
+    }
+
+    /// The files that follow the state written: a line in its project's job log for each
+    /// job that finished, and the files of a project that was detached (by
+    /// `detach_when_done`, an account manager or the user) removed, so that no account
+    /// file attaches it again at the next start. Failures are logged: the state itself
+    /// is safe.
+    fn follow_the_state(&self, state: &ClientState) {
+        let appended = self
+            .job_log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append_finished(&self.dir, state);
+        if let Err(error) = appended {
+            tracing::warn!(%error, "the job log could not be written");
+        }
+        for project in state.projects.iter().filter(|p| p.detached) {
+            if !self.dir.join(account_file_name(&project.master_url)).exists() {
+                continue;
+            }
+            match remove_project_files(&self.dir, &project.master_url) {
+                Ok(removed) => tracing::info!(
+                    project = %project.master_url,
+                    files = removed.len(),
+                    "detached: files removed"
+                ),
+                Err(error) => tracing::warn!(%error, "a detached project's files stay"),
+            }
+        }
     }
 
     fn written_statistics(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
@@ -332,6 +373,25 @@ mod tests {
         fs::write(&file, "<project_statistics><day>").expect("damage");
         let loaded = store.load().expect("loads").expect("a state").state;
         assert!(loaded.projects[0].account.statistics.is_empty());
+    }
+
+    /// A project detached inside the client (detach_when_done, an account manager) has
+    /// its files removed when the state saying so is written: no account file attaches
+    /// it again at the next start. An attached project's files stay.
+    #[test]
+    fn a_detached_projects_files_go_with_the_state_that_detaches_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut state = projects(&["a", "b"]);
+        for url in ["http://a/", "http://b/"] {
+            fs::write(dir.path().join(account_file_name(url)), "<account/>").expect("account");
+        }
+        let store = StateStore::open(dir.path()).expect("open");
+        store.save(&state).expect("save");
+        assert!(dir.path().join(account_file_name("http://a/")).exists());
+        state.projects[0].detached = true;
+        store.save(&state).expect("save");
+        assert!(!dir.path().join(account_file_name("http://a/")).exists(), "a's file removed");
+        assert!(dir.path().join(account_file_name("http://b/")).exists(), "b still attached");
     }
 
     /// A kind of damage and what it makes of a good file's text.

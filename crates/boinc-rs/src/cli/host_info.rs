@@ -40,7 +40,11 @@ pub(crate) fn host_info(args: &HostInfoArgs) -> Result<()> {
         benchmark_duration: Duration::from_secs_f64(seconds),
         ..DiscoverySettings::default()
     };
-    let discovery = LiveHostDiscovery::new(&args.dir, Arc::new(SystemClock), settings);
+    let mut discovery = LiveHostDiscovery::new(&args.dir, Arc::new(SystemClock), settings);
+    // GPUs are looked for as `run` looks for them: by a process of their own.
+    if let Some(detector) = super::run::gpu_detector() {
+        discovery = discovery.with_gpu_detector(detector);
+    }
     let found = discovery.discover(seconds > 0.0)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&as_json(&found))?);
@@ -132,6 +136,20 @@ fn print_text(found: &DiscoveredHost) {
                     device.cuda_cores.map_or("unknown".to_string(), |c| c.to_string()),
                     device.max_clock_mhz,
                     device.peak_flops / 1e12
+                );
+            }
+            match &gpus.cuda_driver_problem {
+                None => println!("  cuda driver: every GPU's properties read"),
+                Some(problem) => println!("  {problem}"),
+            }
+            if let Some(properties) = &d.nvidia_properties {
+                println!(
+                    "  described  totalGlobalMem {:.0}, {} multiprocessors, clockRate {} kHz, warpSize {}, maxThreadsPerBlock {}",
+                    properties.total_global_mem,
+                    properties.multiprocessor_count,
+                    properties.clock_rate_khz,
+                    properties.warp_size,
+                    properties.max_threads_per_block
                 );
             }
             if let Some(used) = &host.coprocessors[ResourceType::Nvidia] {

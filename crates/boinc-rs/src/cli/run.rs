@@ -3,6 +3,7 @@
 //! tasks are asked to quit and the state is written before it exits.
 
 use anyhow::{Context, Result};
+use boinc_service::host_discovery::{DEFAULT_DETECTION_TIMEOUT, GpuDetector};
 use boinc_service::service::{Service, ServiceConfig};
 use std::path::PathBuf;
 
@@ -46,6 +47,7 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         let mut config = ServiceConfig::new(&args.dir);
         config.gui_rpc_port = (!args.no_gui_rpc).then_some(args.gui_rpc_port);
         config.app_user = args.app_user.clone();
+        config.gpu_detector = gpu_detector();
         let service = Service::start(config)
             .await
             .with_context(|| format!("cannot start the client in {}", args.dir.display()))?;
@@ -95,6 +97,23 @@ impl StopSignals {
         tokio::select! {
             _ = terminate.recv() => Some("SIGTERM"),
             _ = interrupt.recv() => Some("SIGINT"),
+        }
+    }
+}
+
+/// GPUs are looked for by this binary run as `detect-gpus`, a process of its own, so
+/// that a GPU driver that crashes or hangs cannot take the client with it; where the
+/// binary cannot name itself, in the client's process.
+pub(crate) fn gpu_detector() -> Option<GpuDetector> {
+    match std::env::current_exe() {
+        Ok(program) => Some(GpuDetector {
+            program,
+            args: vec!["detect-gpus".into()],
+            timeout: DEFAULT_DETECTION_TIMEOUT,
+        }),
+        Err(error) => {
+            tracing::warn!(%error, "GPUs looked for in the client's own process");
+            None
         }
     }
 }

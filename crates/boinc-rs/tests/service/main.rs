@@ -7,6 +7,7 @@ mod support;
 
 mod account_manager_service;
 mod boinccmd_service;
+mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;

@@ -1,12 +1,13 @@
 //! The live client's [`HostDiscovery`]: the machine ([`super::system_description`]),
-//! its NVIDIA GPUs ([`super::nvidia`]), the CPU benchmarks ([`super::cpu_benchmark`]),
+//! its GPUs (NVML's and OpenCL's, found by [`super::gpu_probe`]), the CPU benchmarks ([`super::cpu_benchmark`]),
 //! and once a second whether the user and power let it compute
 //! ([`super::host_conditions`], judged by the core's `host_view` under the preferences).
 
 use super::cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
+use super::gpu_probe::{GpuDetector, GpuFindings, find_gpus};
 use super::host_conditions::observe_host_conditions;
-use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, discover_nvidia_gpus, usable_coprocessor};
-use super::opencl::{OpenclDiscoveryError, OpenclPlatform, discover_opencl};
+use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, best_device, usable_coprocessor};
+use super::opencl::{OpenclDiscoveryError, OpenclPlatform};
 use super::system_description::describe_system;
 use super::virtualization::{Virtualization, detect_virtualization};
 use boinc_core::control::{HostView, host_view};
@@ -84,6 +85,8 @@ pub struct LiveHostDiscovery {
     data_dir: PathBuf,
     clock: Arc<dyn Clock>,
     settings: RwLock<DiscoverySettings>,
+    /// The program GPUs are looked for with; `None`: in this process.
+    gpu_detector: Option<GpuDetector>,
 }
 
 impl LiveHostDiscovery {
@@ -93,7 +96,19 @@ impl LiveHostDiscovery {
         clock: Arc<dyn Clock>,
         settings: DiscoverySettings,
     ) -> Self {
-        LiveHostDiscovery { data_dir: data_dir.into(), clock, settings: RwLock::new(settings) }
+        LiveHostDiscovery {
+            data_dir: data_dir.into(),
+            clock,
+            settings: RwLock::new(settings),
+            gpu_detector: None,
+        }
+    }
+
+    /// GPUs are looked for by `detector`, a process of its own, so that a driver that
+    /// crashes or hangs cannot take the client with it ([`super::gpu_probe`]).
+    pub fn with_gpu_detector(mut self, detector: GpuDetector) -> Self {
+        self.gpu_detector = Some(detector);
+        self
     }
 
     /// Follows a new configuration (a reload of cc_config.xml or the preferences); the
@@ -115,24 +130,29 @@ impl LiveHostDiscovery {
         // while the machine is described and benchmarked, so the client's start waits
         // for the longer of the two, not for both.
         let no_gpus = settings.no_gpus;
+        let detector = self.gpu_detector.as_ref();
         std::thread::scope(|scope| {
             let slow = scope.spawn(move || {
-                let opencl = if no_gpus {
-                    Err(OpenclDiscoveryError::NoPlatforms)
+                let gpus = if no_gpus {
+                    tracing::info!("GPUs not looked for: cc_config.xml says no_gpus");
+                    GpuFindings {
+                        nvidia: Err(NvidiaDiscoveryError::NoDevices),
+                        opencl: Err(OpenclDiscoveryError::NoPlatforms),
+                    }
                 } else {
-                    discover_opencl()
+                    find_gpus(detector)
                 };
-                (detect_virtualization(), opencl)
+                (detect_virtualization(), gpus)
             });
             let described = self.discover_here(&settings, run_benchmarks);
-            let (tools, opencl) =
+            let (tools, gpus) =
                 slow.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            described.map(|found| found.with(tools, opencl))
+            described.map(|found| found.with(tools, gpus, &settings))
         })
     }
 
-    /// What [`LiveHostDiscovery::discover`] finds on its own thread: the machine, the
-    /// benchmarks, NVML's GPUs.
+    /// What [`LiveHostDiscovery::discover`] finds on its own thread: the machine and the
+    /// benchmarks.
     fn discover_here(
         &self,
         settings: &DiscoverySettings,
@@ -146,12 +166,36 @@ impl LiveHostDiscovery {
             host.description.p_iops = figures.iops;
             host.description.p_calculated = self.clock.now();
         }
-        let nvidia = if settings.no_gpus {
-            tracing::info!("GPUs not looked for: cc_config.xml says no_gpus");
-            Err(NvidiaDiscoveryError::NoDevices)
-        } else {
-            discover_nvidia_gpus()
-        };
+        let nvidia = Err(NvidiaDiscoveryError::NoDevices);
+        let opencl = Err(OpenclDiscoveryError::NoPlatforms);
+        Ok(DiscoveredHost { host, nvidia, opencl, benchmark })
+    }
+}
+
+impl DiscoveredHost {
+    /// The host with the tools' versions and the GPUs found.
+    fn with(
+        mut self,
+        tools: Virtualization,
+        gpus: GpuFindings,
+        settings: &DiscoverySettings,
+    ) -> DiscoveredHost {
+        let description = &mut self.host.description;
+        description.virtualbox_version = tools.virtualbox_version;
+        description.docker_version = tools.docker_version;
+        description.docker_type = tools.docker_type;
+        self.take_nvidia(gpus.nvidia, settings);
+        self.take_opencl(gpus.opencl);
+        self
+    }
+
+    /// NVML's GPUs become the host's NVIDIA coprocessor.
+    fn take_nvidia(
+        &mut self,
+        nvidia: Result<NvidiaGpus, NvidiaDiscoveryError>,
+        settings: &DiscoverySettings,
+    ) {
+        let host = &mut self.host;
         match &nvidia {
             Ok(gpus) if !settings.no_gpus => {
                 host.coprocessors[ResourceType::Nvidia] = usable_coprocessor(
@@ -161,8 +205,10 @@ impl LiveHostDiscovery {
                 );
                 host.description.nvidia_driver_version = gpus.driver_version_code;
                 host.description.cuda_version = gpus.cuda_version;
-                if let Some(first) = gpus.devices.first() {
-                    host.description.nvidia_compute_capability = first.compute_capability;
+                // A request describes the GPU the client schedules on.
+                if let Some(best) = best_device(gpus, &settings.ignored_nvidia_devices) {
+                    host.description.nvidia_compute_capability = best.compute_capability;
+                    host.description.nvidia_properties = Some(best.properties);
                 }
                 for device in &gpus.devices {
                     tracing::info!(
@@ -178,22 +224,11 @@ impl LiveHostDiscovery {
             Ok(_) => {}
             Err(reason) => tracing::info!("{reason}; computing on the CPUs only"),
         }
-        let opencl = Err(OpenclDiscoveryError::NoPlatforms);
-        Ok(DiscoveredHost { host, nvidia, opencl, benchmark })
+        self.nvidia = nvidia;
     }
-}
 
-impl DiscoveredHost {
-    /// The host with the tools' versions and what OpenCL found.
-    fn with(
-        mut self,
-        tools: Virtualization,
-        opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
-    ) -> DiscoveredHost {
-        let description = &mut self.host.description;
-        description.virtualbox_version = tools.virtualbox_version;
-        description.docker_version = tools.docker_version;
-        description.docker_type = tools.docker_type;
+    /// What OpenCL found: AMD's and Intel's GPUs, and every GPU's OpenCL description.
+    fn take_opencl(&mut self, opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>) {
         match &opencl {
             Ok(platforms) => {
                 let gpus = OpenclPlatform::gpus(platforms);
@@ -212,7 +247,6 @@ impl DiscoveredHost {
             Err(reason) => tracing::info!("{reason}"),
         }
         self.opencl = opencl;
-        self
     }
 }
 

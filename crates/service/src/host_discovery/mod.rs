@@ -4,7 +4,10 @@
 mod cpu_benchmark;
 mod cpu_info;
 #[cfg(feature = "nvml")]
+mod cuda_driver;
+#[cfg(feature = "nvml")]
 mod gpu_peak_flops;
+mod gpu_probe;
 mod host_conditions;
 mod live_host_discovery;
 mod nvidia;
@@ -13,6 +16,10 @@ mod system_description;
 mod virtualization;
 
 pub use cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
+pub use gpu_probe::{
+    DEFAULT_DETECTION_TIMEOUT, GpuDetector, GpuFindings, GpuProbeError, find_gpus_here,
+    read_gpu_findings, write_gpu_findings,
+};
 pub use host_conditions::{local_time_at, observe_host_conditions};
 pub use live_host_discovery::{
     DEFAULT_BENCHMARK_DURATION, DiscoveredHost, DiscoverySettings, LiveHostDiscovery,

@@ -1,13 +1,16 @@
 //! NVIDIA GPUs through NVML (issue "The host service", GPU discovery): count, model,
-//! memory, driver and CUDA versions, and peak flops ([`super::gpu_peak_flops`]). The
-//! library is loaded when discovery runs, so a host without the driver (or without
+//! memory, driver and CUDA versions, and peak flops ([`super::gpu_peak_flops`]), with
+//! each GPU's CUDA properties from CUDA's driver library ([`super::cuda_driver`]). The
+//! libraries are loaded when discovery runs, so a host without the driver (or without
 //! `libnvidia-ml.so.1`) gets one clear log line and goes on with its CPUs.
 
+#[cfg(feature = "nvml")]
+use super::cuda_driver::{properties_at, read_cuda_devices};
 #[cfg(feature = "nvml")]
 use super::gpu_peak_flops::{
     UNKNOWN_GPU_PEAK_FLOPS, encode_cuda_version, encode_driver_version, multiprocessors, peak_flops,
 };
-use boinc_core::model::{Coprocessor, ResourceType};
+use boinc_core::model::{Coprocessor, CudaProperties, ResourceType};
 #[cfg(feature = "nvml")]
 use nvml_wrapper::Nvml;
 #[cfg(feature = "nvml")]
@@ -21,7 +24,7 @@ use std::ffi::OsStr;
 const MAX_DEVICES: u32 = 64;
 
 /// One NVIDIA GPU as NVML describes it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NvidiaDevice {
     /// NVML's device index (cc_config's `<device_num>`).
     pub index: u32,
@@ -40,10 +43,13 @@ pub struct NvidiaDevice {
     /// Peak flops: two per core per clock; without a core count, an assumed figure
     /// (`UNKNOWN_GPU_PEAK_FLOPS`).
     pub peak_flops: f64,
+    /// The CUDA properties a request carries: CUDA's driver's where it answered, else
+    /// what NVML tells of them (memory, clock, multiprocessors; the rest 0).
+    pub properties: CudaProperties,
 }
 
 /// What NVML found.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NvidiaGpus {
     /// The driver's version string (`535.86.05`).
     pub driver_version: String,
@@ -53,10 +59,12 @@ pub struct NvidiaGpus {
     pub cuda_version: u32,
     /// Every device, by index.
     pub devices: Vec<NvidiaDevice>,
+    /// Why CUDA's driver library gave no properties, where it did not.
+    pub cuda_driver_problem: Option<String>,
 }
 
 /// Why no NVIDIA GPU is used: said once in the log, and by `host-info`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum NvidiaDiscoveryError {
     /// libnvidia-ml could not be loaded: no NVIDIA driver installed.
     #[error(
@@ -76,6 +84,9 @@ pub enum NvidiaDiscoveryError {
         "no NVIDIA GPU: this build of boinc-rs leaves NVIDIA discovery out; build it with the `nvml` feature to compute on an NVIDIA GPU"
     )]
     NotBuilt,
+    /// The GPU detector gave no answer ([`super::gpu_probe`]).
+    #[error("no NVIDIA GPU: {0}")]
+    Detector(String),
 }
 
 /// Reads the NVIDIA GPUs: none in a build without NVML.
@@ -92,9 +103,16 @@ pub fn discover_nvidia_gpus() -> Result<NvidiaGpus, NvidiaDiscoveryError> {
     let driver_version = nvml.sys_driver_version().map_err(driver)?;
     let cuda_version = nvml.sys_cuda_driver_version().map_or(0, encode_cuda_version);
     let count = nvml.device_count().map_err(driver)?.min(MAX_DEVICES);
+    let (cuda_devices, cuda_driver_problem) = match read_cuda_devices() {
+        Ok(devices) => (devices, None),
+        Err(problem) => {
+            tracing::info!(%problem, "NVIDIA GPUs described from NVML alone");
+            (Vec::new(), Some(problem.to_string()))
+        }
+    };
     let mut devices = Vec::new();
     for index in 0..count {
-        match read_device(&nvml, index) {
+        match read_device(&nvml, index, &cuda_devices) {
             Ok(device) => devices.push(device),
             Err(error) => {
                 tracing::warn!(index, %error, "NVIDIA GPU skipped: NVML could not read it")
@@ -109,6 +127,7 @@ pub fn discover_nvidia_gpus() -> Result<NvidiaGpus, NvidiaDiscoveryError> {
         driver_version,
         cuda_version,
         devices,
+        cuda_driver_problem,
     })
 }
 
@@ -129,22 +148,48 @@ fn load_nvml() -> Result<Nvml, NvidiaDiscoveryError> {
 }
 
 #[cfg(feature = "nvml")]
-fn read_device(nvml: &Nvml, index: u32) -> Result<NvidiaDevice, nvml_wrapper::error::NvmlError> {
+fn read_device(
+    nvml: &Nvml,
+    index: u32,
+    cuda_devices: &[super::cuda_driver::CudaDevice],
+) -> Result<NvidiaDevice, nvml_wrapper::error::NvmlError> {
     let device = nvml.device_by_index(index)?;
     let capability = device.cuda_compute_capability()?;
     let (major, minor) = (capability.major, capability.minor);
     let max_clock_mhz = device.max_clock_info(Clock::SM)?;
     let cuda_cores = device.num_cores().ok().filter(|&cores| cores > 0);
+    let memory_bytes = device.memory_info().map_or(0.0, |memory| memory.total as f64);
+    let multiprocessors = cuda_cores.map(|cores| multiprocessors(cores, major, minor));
+    let pci = device.pci_info().ok().map(|pci| (pci.domain, pci.bus, pci.device));
+    let properties =
+        pci.and_then(|pci| properties_at(cuda_devices, pci)).unwrap_or(CudaProperties {
+            total_global_mem: memory_bytes,
+            clock_rate_khz: i32::try_from(max_clock_mhz.saturating_mul(1000)).unwrap_or(0),
+            multiprocessor_count: multiprocessors.map_or(0, |m| i32::try_from(m).unwrap_or(0)),
+            ..CudaProperties::default()
+        });
     Ok(NvidiaDevice {
         index,
         name: device.name()?,
-        memory_bytes: device.memory_info().map_or(0.0, |memory| memory.total as f64),
+        memory_bytes,
         compute_capability: (major, minor),
         cuda_cores,
-        multiprocessors: cuda_cores.map(|cores| multiprocessors(cores, major, minor)),
+        multiprocessors,
         max_clock_mhz,
         peak_flops: cuda_cores
             .map_or(UNKNOWN_GPU_PEAK_FLOPS, |cores| peak_flops(cores, max_clock_mhz)),
+        properties,
+    })
+}
+
+/// The most capable device not in `excluded` (highest compute capability, then peak
+/// flops, then memory): the one a request describes.
+pub fn best_device<'g>(gpus: &'g NvidiaGpus, excluded: &[u32]) -> Option<&'g NvidiaDevice> {
+    gpus.devices.iter().filter(|d| !excluded.contains(&d.index)).max_by(|a, b| {
+        a.compute_capability
+            .cmp(&b.compute_capability)
+            .then(a.peak_flops.total_cmp(&b.peak_flops))
+            .then(a.memory_bytes.total_cmp(&b.memory_bytes))
     })
 }
 
@@ -165,12 +210,7 @@ pub fn usable_coprocessor(
 ) -> Option<Coprocessor> {
     let candidates: Vec<&NvidiaDevice> =
         gpus.devices.iter().filter(|d| !excluded.contains(&d.index)).collect();
-    let best = candidates.iter().copied().max_by(|a, b| {
-        a.compute_capability
-            .cmp(&b.compute_capability)
-            .then(a.peak_flops.total_cmp(&b.peak_flops))
-            .then(a.memory_bytes.total_cmp(&b.memory_bytes))
-    })?;
+    let best = best_device(gpus, excluded)?;
     let equal = |d: &&NvidiaDevice| {
         d.compute_capability == best.compute_capability
             && d.memory_bytes >= best.memory_bytes * EQUAL_MEMORY_SHARE
@@ -206,6 +246,7 @@ mod tests {
             multiprocessors: Some(multiprocessors(cores, capability.0, capability.1)),
             max_clock_mhz: 1500,
             peak_flops: peak_flops(cores, 1500),
+            properties: CudaProperties::default(),
         }
     }
 
@@ -215,6 +256,7 @@ mod tests {
             driver_version_code: 53586,
             cuda_version: 12020,
             devices,
+            cuda_driver_problem: None,
         }
     }
 

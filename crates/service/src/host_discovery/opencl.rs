@@ -63,7 +63,7 @@ type GetDeviceIds = unsafe extern "C" fn(Handle, u64, ClUint, *mut Handle, *mut 
 type GetDeviceInfo = unsafe extern "C" fn(Handle, u32, usize, *mut c_void, *mut usize) -> ClInt;
 
 /// Why OpenCL found no GPU: said once in the log, and by `host-info`.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum OpenclDiscoveryError {
     /// The ICD loader is not installed.
     #[error(
@@ -79,14 +79,17 @@ pub enum OpenclDiscoveryError {
     #[error("no OpenCL: {call} failed with OpenCL error {code}")]
     Call {
         /// The OpenCL function.
-        call: &'static str,
+        call: std::borrow::Cow<'static, str>,
         /// Its error code.
         code: i32,
     },
+    /// The GPU detector gave no answer ([`super::gpu_probe`]).
+    #[error("no OpenCL: {0}")]
+    Detector(String),
 }
 
 /// One OpenCL device found, GPU or not.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpenclFound {
     /// Its description (`resource` is its GPU type; for a device set aside, the CPU).
     pub device: OpenclDevice,
@@ -97,7 +100,7 @@ pub struct OpenclFound {
 }
 
 /// One platform and its devices.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpenclPlatform {
     /// `CL_PLATFORM_NAME`.
     pub name: String,
@@ -167,7 +170,7 @@ pub fn discover_opencl() -> Result<Vec<OpenclPlatform>, OpenclDiscoveryError> {
     match code {
         CL_SUCCESS => {}
         CL_PLATFORM_NOT_FOUND_KHR => return Err(OpenclDiscoveryError::NoPlatforms),
-        code => return Err(OpenclDiscoveryError::Call { call: "clGetPlatformIDs", code }),
+        code => return Err(OpenclDiscoveryError::Call { call: "clGetPlatformIDs".into(), code }),
     }
     ids.truncate(count.min(MAX_PLATFORMS) as usize);
     if ids.is_empty() {
