@@ -69,7 +69,8 @@ impl HostConditions {
 /// `suspend_if_no_recent_input` minutes without input, while an exclusive app runs,
 /// and while other programs use more CPU than `suspend_cpu_usage`; GPU computing stops
 /// too while the user is active unless that is allowed separately (BOINC's default is
-/// not) and while an exclusive GPU app runs; the network stops outside its window.
+/// not) and while an exclusive GPU app runs; the network stops outside its window and
+/// while an exclusive app runs.
 pub fn host_view(conditions: &HostConditions, prefs: &Prefs) -> HostView {
     let reasons = SuspendReasons {
         cpu: cpu_reason(conditions, prefs),
@@ -124,12 +125,13 @@ fn gpu_reason(conditions: &HostConditions, prefs: &Prefs) -> Option<SuspendReaso
 }
 
 fn network_reason(conditions: &HostConditions, prefs: &Prefs) -> Option<SuspendReason> {
-    let time = conditions.local_time?;
-    prefs
-        .reported
-        .network_window(time.weekday)
-        .excludes(time.hour)
-        .then_some(SuspendReason::TimeOfDay)
+    if let Some(time) = conditions.local_time
+        && prefs.reported.network_window(time.weekday).excludes(time.hour)
+    {
+        return Some(SuspendReason::TimeOfDay);
+    }
+    // BOINC 7.20.5 keeps off the network too while an exclusive app runs.
+    conditions.exclusive_app_running.then_some(SuspendReason::ExclusiveAppRunning)
 }
 
 #[cfg(test)]
@@ -189,10 +191,11 @@ mod tests {
         assert_eq!(host_view(&at(Some(299.0), false), &prefs).suspend.cpu, None);
         assert_eq!(host_view(&at(None, false), &prefs).suspend.cpu, None, "no input device");
         let exclusive = HostConditions { exclusive_app_running: true, ..HostConditions::SERVER };
-        assert_eq!(
-            host_view(&exclusive, &Prefs::default()).suspend.cpu,
-            Some(SuspendReason::ExclusiveAppRunning)
-        );
+        let view = host_view(&exclusive, &Prefs::default());
+        assert_eq!(view.suspend.cpu, Some(SuspendReason::ExclusiveAppRunning));
+        // As BOINC 7.20.5 (measured beside it): the network waits for it too.
+        assert_eq!(view.suspend.network, Some(SuspendReason::ExclusiveAppRunning));
+        assert!(!view.connected);
         let gpu_app = HostConditions { exclusive_gpu_app_running: true, ..HostConditions::SERVER };
         let view = host_view(&gpu_app, &Prefs::default());
         assert!(view.active && !view.gpu_active);
