@@ -57,6 +57,7 @@ pub use task_program::{
     task_program,
 };
 pub use user_action::{
-    EXIT_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action, find_job, find_project,
+    ERR_ABORTED_VIA_GUI, EXIT_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action,
+    find_job, find_project,
 };
 pub use web_prefs::web_prefs_update;

@@ -6,7 +6,9 @@
 
 use super::attach::apply_accounts;
 use crate::Time;
-use crate::model::{AppConfig, CcConfig, ClientState, JobId, JobState, Prefs, ProjectId, RunMode};
+use crate::model::{
+    AppConfig, CcConfig, ClientState, FileStatus, JobId, JobState, Prefs, ProjectId, RunMode,
+};
 use crate::protocol::Account;
 use crate::work_fetch::clear_backoff;
 use serde::{Deserialize, Serialize};
@@ -86,7 +88,28 @@ pub enum UserAction {
     /// Projects' app_config.xml re-read by the host, by master URL: applied to each
     /// project's apps and app versions (a project no longer attached is skipped).
     SetAppConfigs(Vec<(String, AppConfig)>),
+    /// Retry a file's download or upload now: its own backoff and its project's
+    /// backoff in that direction end (the Manager's "Retry now", `boinccmd
+    /// --file_transfer URL NAME retry`).
+    RetryFileTransfer {
+        /// The project's master URL or name.
+        project: String,
+        /// The file's name.
+        file: String,
+    },
+    /// Give a file's download or upload up: the file is unusable and the tasks that
+    /// need it end in an error and are reported (`boinccmd --file_transfer URL NAME
+    /// abort`).
+    AbortFileTransfer {
+        /// The project's master URL or name.
+        project: String,
+        /// The file's name.
+        file: String,
+    },
 }
+
+/// BOINC's error for a file transfer the user aborted (`ERR_ABORTED_VIA_GUI`).
+pub const ERR_ABORTED_VIA_GUI: i32 = -197;
 
 /// Why an action could not be applied.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
@@ -110,6 +133,16 @@ pub enum UserActionError {
         "an account needs both a master URL and an authenticator; the project's web site shows the account key"
     )]
     IncompleteAccount,
+    /// No download or upload of that file is waiting.
+    #[error(
+        "no transfer of file '{file}' of project '{project}' is waiting; `boinccmd --get_file_transfers` lists them"
+    )]
+    NoSuchTransfer {
+        /// The project named.
+        project: String,
+        /// The file named.
+        file: String,
+    },
 }
 
 /// What an applied action asks of the control loop beyond the state change.
@@ -265,8 +298,51 @@ pub fn apply_user_action(
                 }
             }
         }
+        UserAction::RetryFileTransfer { project, file } => {
+            let (p, f, upload) = find_transfer(state, project, file)?;
+            let record = &mut state.files[f];
+            record.transfer.next_request_time = 0.0;
+            record.transfer_deferred = false;
+            let backoffs = &mut state.projects[p.index()].transfer_backoff;
+            let backoff = if upload { &mut backoffs.upload } else { &mut backoffs.download };
+            *backoff = Default::default();
+        }
+        UserAction::AbortFileTransfer { project, file } => {
+            let (_, f, _) = find_transfer(state, project, file)?;
+            let record = &mut state.files[f];
+            // The next transfer step ends the jobs that need the file (or that were to
+            // send it) as for any file given up; an attempt still under way is
+            // discarded when it ends.
+            record.status = FileStatus::Error(ERR_ABORTED_VIA_GUI);
+            record.transfer_deferred = false;
+            record.transfer.last_error = "user requested transfer abort".to_string();
+        }
     }
     Ok(effect)
+}
+
+/// The file of `project` named `file` whose download or upload is waiting (or under
+/// way): its project, its index, and whether it is an upload.
+fn find_transfer(
+    state: &ClientState,
+    project: &str,
+    file: &str,
+) -> Result<(ProjectId, usize, bool), UserActionError> {
+    let p = find_project(state, project)?;
+    let missing = || UserActionError::NoSuchTransfer { project: project.into(), file: file.into() };
+    let index =
+        state.files.iter().position(|f| f.project == p && f.name == file).ok_or_else(missing)?;
+    let record = &state.files[index];
+    let upload = record.upload_when_present && !record.uploaded;
+    let waiting = match record.status {
+        FileStatus::Present => upload,
+        FileStatus::NotPresent => !record.download_urls.is_empty(),
+        FileStatus::Error(_) => false,
+    };
+    if !waiting {
+        return Err(missing());
+    }
+    Ok((p, index, upload))
 }
 
 /// Drops every job of project `p` (detach, reset): the running ones are aborted first.

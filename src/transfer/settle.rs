@@ -79,6 +79,11 @@ pub fn settle_transfer(
         // The file was forgotten meanwhile (its project detached): its bytes go.
         return Settlement::new(StagedDownload::Discard);
     }
+    if matches!(state.files[file.index()].status, FileStatus::Error(_)) {
+        // Given up meanwhile (the user aborted the transfer): what came is not used.
+        state.files[file.index()].transfer.in_flight = false;
+        return Settlement::new(StagedDownload::Discard);
+    }
     let direction = order.direction;
     match result {
         TransferResult::Downloaded { nbytes, md5 } => {

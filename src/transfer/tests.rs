@@ -388,6 +388,48 @@ fn a_file_forgotten_meanwhile_is_discarded() {
     assert_eq!(settled.staged, StagedDownload::Discard);
 }
 
+/// The user's "Retry now" ends the file's and the project's backoff; "Abort" gives the
+/// file up: its job ends in a download error, and an attempt still under way when the
+/// user aborted is discarded when it ends.
+#[test]
+fn the_user_retries_and_aborts_a_transfer() {
+    use crate::control::{ERR_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action};
+    let (mut state, jobs) = state_with(&reply(None, &["j1", "j2"], &["http://p/in"]));
+    let orders = plan_transfers(&mut state, NOW).orders;
+    let backed_off = NOW + 3600.0;
+    for order in &orders {
+        settle_transfer(&mut state, order, failed(FailureKind::Transient, "down"), NOW, &mut rng());
+    }
+    let file = file_id(&state, "in_j1");
+    state.files[file.index()].transfer.next_request_time = backed_off;
+    state.projects[0].transfer_backoff.download.next_time = backed_off;
+    assert!(plan_transfers(&mut state, NOW + 1.0).orders.iter().all(|o| o.name != "in_j1"));
+    let retry = UserAction::RetryFileTransfer { project: "http://p/".into(), file: "in_j1".into() };
+    apply_user_action(&mut state, &retry, NOW + 1.0).expect("retried");
+    let again = plan_transfers(&mut state, NOW + 1.0);
+    assert!(again.orders.iter().any(|o| o.name == "in_j1"), "goes now: {:?}", again.orders);
+    // Aborted while under way: the job ends in an error, what comes is not used.
+    let under_way = again.orders.iter().find(|o| o.name == "in_j1").expect("in flight");
+    let abort = UserAction::AbortFileTransfer { project: "p".into(), file: "in_j1".into() };
+    apply_user_action(&mut state, &abort, NOW + 2.0).expect("aborted");
+    let settled =
+        settle_transfer(&mut state, under_way, downloaded(&"a".repeat(32)), NOW + 3.0, &mut rng());
+    assert_eq!(settled.staged, StagedDownload::Discard);
+    assert_eq!(state.file(file).status, FileStatus::Error(ERR_ABORTED_VIA_GUI));
+    plan_transfers(&mut state, NOW + 3.0);
+    let job = state.job(jobs[0]);
+    assert_eq!(job.state, JobState::ComputeError, "the job that needed it failed");
+    assert!(job.ready_to_report);
+    assert_eq!(state.job(jobs[1]).state, JobState::FilesDownloading, "the other job waits");
+    // Nothing waits any more for that file; an unknown file is said to be unknown.
+    assert!(matches!(
+        apply_user_action(&mut state, &abort, NOW + 4.0),
+        Err(UserActionError::NoSuchTransfer { .. })
+    ));
+    let ghost = UserAction::RetryFileTransfer { project: "p".into(), file: "ghost".into() };
+    assert!(apply_user_action(&mut state, &ghost, NOW).is_err());
+}
+
 /// The real client's signed reply: its key, its executable's MD5 and signature.
 fn signed_fixture() -> (String, String, String) {
     let text =

@@ -13,7 +13,7 @@ use boinc_core::model::RunMode;
 use boinc_core::protocol::data_dir::{CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
 use boinc_core::protocol::gui_rpc::{
     self as protocol, AccountRequest, ClientView, ModeChange, Modes, Operation, ProjectAction,
-    ResultAction, render_query,
+    ResultAction, TransferAction, render_query,
 };
 use boinc_core::protocol::working_prefs_text;
 use boinc_runtime::client::ClientError;
@@ -68,6 +68,16 @@ pub(crate) async fn execute(
         Operation::SetNetworkMode(change) => set_mode(shared, ModeKind::Network, change).await,
         Operation::Project { .. } | Operation::Result { .. } => {
             act_on_project(shared, &operation).await
+        }
+        Operation::FileTransfer { action, ref filename, .. } => {
+            let Some(user_action) = operation.user_action() else {
+                return (protocol::error("not a transfer operation"), Afterwards::Continue);
+            };
+            let message = match action {
+                TransferAction::Retry => format!("retrying the transfer of {filename}"),
+                TransferAction::Abort => format!("transfer of {filename} aborted by user"),
+            };
+            act(shared, user_action, "", &message).await
         }
         Operation::ProjectAttach { master_url, authenticator, project_name } => {
             attach(shared, master_url, authenticator, project_name).await
@@ -274,6 +284,10 @@ async fn act(shared: &ServerShared, action: UserAction, project: &str, message: 
         }
         Err(ClientError::Action(UserActionError::UnknownTask(_))) => {
             protocol::error("no such result")
+        }
+        // BOINC's words for a file it holds no transfer of.
+        Err(ClientError::Action(UserActionError::NoSuchTransfer { .. })) => {
+            protocol::error("No such transfer waiting")
         }
         Err(error) => stopped(&error),
     }

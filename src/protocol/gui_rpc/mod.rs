@@ -23,7 +23,7 @@ mod view;
 
 pub use operation::{
     Access, AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction,
-    ResultAction,
+    ResultAction, TransferAction,
 };
 pub use reply::{
     TERMINATOR, account_manager_info, account_manager_rpc_poll, account_out, authorized, error,

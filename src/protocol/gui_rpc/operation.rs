@@ -60,6 +60,15 @@ pub enum ResultAction {
     Abort,
 }
 
+/// What a file transfer operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransferAction {
+    /// `retry_file_transfer`: try again now.
+    Retry,
+    /// `abort_file_transfer`: give the file up.
+    Abort,
+}
+
 /// The account manager a client asks to use (`<acct_mgr_rpc>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AccountManagerTarget {
@@ -230,6 +239,15 @@ pub enum Operation {
         /// The `<global_preferences>` element, as sent (empty: remove the file).
         text: String,
     },
+    /// `retry_file_transfer` / `abort_file_transfer`.
+    FileTransfer {
+        /// Retry or abort.
+        action: TransferAction,
+        /// The project's master URL.
+        project_url: String,
+        /// The file's name.
+        filename: String,
+    },
     /// `get_proxy_settings`.
     GetProxySettings,
     /// `set_proxy_settings`.
@@ -313,6 +331,13 @@ impl Operation {
                     ResultAction::Suspend => UserAction::SuspendTask(name),
                     ResultAction::Resume => UserAction::ResumeTask(name),
                     ResultAction::Abort => UserAction::AbortTask(name),
+                })
+            }
+            Operation::FileTransfer { action, project_url, filename } => {
+                let (project, file) = (project_url.clone(), filename.clone());
+                Some(match action {
+                    TransferAction::Retry => UserAction::RetryFileTransfer { project, file },
+                    TransferAction::Abort => UserAction::AbortFileTransfer { project, file },
                 })
             }
             _ => None,

@@ -7,6 +7,7 @@
 
 use super::operation::{
     AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction, ResultAction,
+    TransferAction,
 };
 use crate::model::RunMode;
 use crate::protocol::xml_tree::{Element, parse_document, raw_content};
@@ -61,6 +62,9 @@ pub enum ArgumentError {
     /// `project_attach` without an authenticator.
     #[error("Missing authenticator")]
     MissingAuthenticator,
+    /// A file transfer operation without `<filename>`.
+    #[error("Missing filename")]
+    MissingFilename,
     /// `acct_mgr_rpc` without its URL, name and password.
     #[error("bad arg")]
     BadAccountManagerArguments,
@@ -151,6 +155,12 @@ fn result(op: &Element, action: ResultAction) -> Result<Operation, ArgumentError
     let project_url = text_of(op, "project_url").ok_or(ArgumentError::MissingProjectUrl)?;
     let name = text_of(op, "name").ok_or(ArgumentError::MissingResultName)?;
     Ok(Operation::Result { action, project_url, name })
+}
+
+fn file_transfer(op: &Element, action: TransferAction) -> Result<Operation, ArgumentError> {
+    let project_url = text_of(op, "project_url").ok_or(ArgumentError::MissingProjectUrl)?;
+    let filename = text_of(op, "filename").ok_or(ArgumentError::MissingFilename)?;
+    Ok(Operation::FileTransfer { action, project_url, filename })
 }
 
 fn project_attach(op: &Element) -> Result<Operation, ArgumentError> {
@@ -254,6 +264,8 @@ fn operation(name: &str, op: &Element, source: &str) -> Option<Result<Operation,
         "get_disk_usage" => simple(Operation::GetDiskUsage),
         "get_statistics" => simple(Operation::GetStatistics),
         "get_file_transfers" => simple(Operation::GetFileTransfers),
+        "retry_file_transfer" => Some(file_transfer(op, TransferAction::Retry)),
+        "abort_file_transfer" => Some(file_transfer(op, TransferAction::Abort)),
         "get_newer_version" => simple(Operation::GetNewerVersion),
         "get_daily_xfer_history" => simple(Operation::GetDailyTransferHistory),
         "get_all_projects_list" => simple(Operation::GetAllProjectsList),
@@ -367,6 +379,37 @@ mod tests {
             panic!("malformed")
         };
         assert!(!detail.contains("client_state"), "{detail}");
+    }
+
+    /// The Manager's Transfers tab and `boinccmd --file_transfer URL NAME retry|abort`.
+    #[test]
+    fn file_transfer_operations() {
+        let body = "<retry_file_transfer>\n   <project_url>http://p/</project_url>\n   \
+                    <filename>in_1</filename>\n</retry_file_transfer>";
+        let retry = op(body);
+        assert_eq!(
+            retry,
+            Operation::FileTransfer {
+                action: TransferAction::Retry,
+                project_url: "http://p/".into(),
+                filename: "in_1".into()
+            }
+        );
+        assert_eq!(
+            retry.user_action(),
+            Some(crate::control::UserAction::RetryFileTransfer {
+                project: "http://p/".into(),
+                file: "in_1".into()
+            })
+        );
+        let written = crate::protocol::gui_rpc::write_request(&retry);
+        assert_eq!(op(written.trim()), retry);
+        let Request::Operation { access, operation } = parse_request(&wrapped(
+            "<abort_file_transfer><project_url>u</project_url></abort_file_transfer>",
+        )) else {
+            panic!("an operation");
+        };
+        assert_eq!((access, operation), (Access::Control, Err(ArgumentError::MissingFilename)));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::operation::{
     AccountManagerTarget, AccountRequest, ModeChange, Operation, ProjectAction, ResultAction,
+    TransferAction,
 };
 use crate::model::RunMode;
 use crate::protocol::xml_out::XmlOut;
@@ -106,6 +107,16 @@ pub fn write_request(operation: &Operation) -> String {
             out.start(element);
             out.text("project_url", project_url);
             out.text("name", name);
+            out.end(element);
+        }
+        Operation::FileTransfer { action, project_url, filename } => {
+            let element = match action {
+                TransferAction::Retry => "retry_file_transfer",
+                TransferAction::Abort => "abort_file_transfer",
+            };
+            out.start(element);
+            out.text("project_url", project_url);
+            out.text("filename", filename);
             out.end(element);
         }
         Operation::ProjectAttach { master_url, authenticator, project_name } => {
