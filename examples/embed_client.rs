@@ -75,6 +75,7 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::TransferNotice { .. } => "transfer_notice",
             ClientEvent::ProjectMessage { .. } => "project_message",
             ClientEvent::ProjectFeeds { .. } => "project_feeds",
+            ClientEvent::WebPreferences { .. } => "web_preferences",
         };
         *summary.events.entry(kind).or_default() += 1;
     }

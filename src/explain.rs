@@ -3,6 +3,7 @@
 //! to whom, and what would be asked of which project. Serialisable as one JSON object
 //! and printable as text.
 
+use crate::control::{HostConditions, SuspendReason, SuspendReasons, host_view};
 use crate::cpu_sched::{MultithreadOutcome, RunReason};
 use crate::decision::Decision;
 use crate::disk::DiskReport;
@@ -202,6 +203,42 @@ pub struct Explanation {
     /// The best-ranked multithread job that did not fit beside the jobs ranked above it,
     /// and what became of it.
     pub multithread: Option<MultithreadView>,
+    /// What is suspended, and why (BOINC's reasons; see [`Explanation::with_host`]).
+    pub suspended: SuspensionView,
+}
+
+/// What is suspended and why, in BOINC's codes (as `get_cc_status` reports them) and
+/// words; `None`: not suspended.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SuspensionView {
+    /// Computing.
+    pub computing: Option<ReasonView>,
+    /// The GPUs (beyond computing).
+    pub gpu: Option<ReasonView>,
+    /// File transfers and scheduler RPCs.
+    pub network: Option<ReasonView>,
+}
+
+/// One suspension's reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReasonView {
+    /// BOINC's `SUSPEND_REASON_*` code.
+    pub code: i64,
+    /// In words.
+    pub reason: &'static str,
+}
+
+impl SuspensionView {
+    fn new(reasons: SuspendReasons) -> Self {
+        let view = |reason: Option<SuspendReason>| {
+            reason.map(|r| ReasonView { code: r.code(), reason: r.words() })
+        };
+        SuspensionView {
+            computing: view(reasons.cpu),
+            gpu: view(reasons.gpu),
+            network: view(reasons.network),
+        }
+    }
 }
 
 /// What became of a multithread job that did not fit (see
@@ -379,7 +416,31 @@ impl Explanation {
                 project: project_of(note.job),
                 outcome: note.outcome,
             }),
+            suspended: SuspensionView::new(SuspendReasons::NONE.under_modes(
+                state.run_mode,
+                state.gpu_mode,
+                state.network_mode,
+            )),
         }
+    }
+
+    /// The view with what `conditions` (the host observed: its user, power, local time,
+    /// programs) suspend under the state's preferences and run modes.
+    pub fn with_host(mut self, state: &ClientState, conditions: &HostConditions) -> Self {
+        let reasons = host_view(conditions, &state.prefs).suspend;
+        self.suspended = SuspensionView::new(reasons.under_modes(
+            state.run_mode,
+            state.gpu_mode,
+            state.network_mode,
+        ));
+        self
+    }
+}
+
+fn suspension_text(what: &str, reason: Option<&ReasonView>) -> String {
+    match reason {
+        Some(r) => format!("  {what}: suspended, {} (reason {})", r.reason, r.code),
+        None => format!("  {what}: not suspended"),
     }
 }
 
@@ -453,6 +514,10 @@ pub fn render_text(e: &Explanation) -> String {
         };
         let _ = writeln!(out, "  multithread job {} ({}): {why}", m.job, m.project);
     }
+    let _ = writeln!(out, "\nSuspension:");
+    let _ = writeln!(out, "{}", suspension_text("computing", e.suspended.computing.as_ref()));
+    let _ = writeln!(out, "{}", suspension_text("GPUs", e.suspended.gpu.as_ref()));
+    let _ = writeln!(out, "{}", suspension_text("network", e.suspended.network.as_ref()));
     let _ = writeln!(out, "\nEnforcement:");
     for a in &e.actions {
         let _ = writeln!(
@@ -624,5 +689,32 @@ mod tests {
         assert_eq!(names, ["Same <http://one/>", "Same <http://two/>"]);
         assert_eq!(explanation.jobs[0].project, "Same <http://one/>");
         assert!(render_text(&explanation).contains("Same <http://two/>"));
+    }
+
+    #[test]
+    fn suspension_is_named_with_boincs_codes() {
+        let mut b = StateBuilder::new(2);
+        let one = b.project("one", 1.0);
+        let cpu = ResourceUsage { avg_ncpus: 1.0, coprocessor: None };
+        let version = b.app_version(one, cpu, 1e9);
+        b.job(one, version, 3600.0, 1e6);
+        b.state.prefs.reported.start_hour = 0.0;
+        b.state.prefs.reported.end_hour = 1.0;
+        let decision = decide(&b.state, Policy::Seed, 0.0, 60.0);
+        let plain = Explanation::new(&b.state, &decision);
+        assert!(plain.suspended.computing.is_none());
+        let evening = crate::control::HostConditions {
+            local_time: Some(crate::control::LocalTime { weekday: 2, hour: 22.2 }),
+            ..crate::control::HostConditions::SERVER
+        };
+        let explanation = plain.with_host(&b.state, &evening);
+        let computing = explanation.suspended.computing.as_ref().expect("suspended");
+        assert_eq!((computing.code, computing.reason), (8, "time of day"));
+        let text = render_text(&explanation);
+        assert!(text.contains("computing: suspended, time of day (reason 8)"), "{text}");
+        assert!(text.contains("network: not suspended"), "{text}");
+        b.state.run_mode = crate::model::RunMode::Never;
+        let never = Explanation::new(&b.state, &decision);
+        assert_eq!(never.suspended.computing.map(|r| r.code), Some(4));
     }
 }

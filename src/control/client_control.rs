@@ -43,7 +43,7 @@ use crate::enforce::{ActionKind, ActionReason, apply_enforcement, assign_missing
 use crate::estimate::learn_duration_correction;
 use crate::model::{
     ActiveTask, ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
-    SchedulerState,
+    RunMode, SchedulerState,
 };
 use crate::protocol::{SchedulerReply, SchedulerRequest};
 use crate::rpc_policy::{
@@ -117,6 +117,9 @@ pub struct ClientControl {
     boinc_compat: bool,
     existing_jobs_only: bool,
     host: HostView,
+    /// The host's suspension reasons changed since the last decision: the next step
+    /// decides at once (tasks stop or start within a step, not at the next beat).
+    suspension_changed: bool,
     /// Per resource, whether its tasks may compute (the resource actors' answers to the
     /// host's availability, or [`HostView::resource_may_compute`]'s).
     computing: ResourceMap<bool>,
@@ -188,6 +191,7 @@ impl ClientControl {
             boinc_compat,
             existing_jobs_only,
             host: HostView::UP,
+            suspension_changed: false,
             computing: ResourceMap::from_fn(|_| true),
             last_schedule_time: start,
             last_accounting_time: start,
@@ -369,6 +373,9 @@ impl ClientControl {
             // The network may be back: the transfer step looks at once.
             self.next_transfer_check = f64::NEG_INFINITY;
         }
+        if host.suspend != self.host.suspend {
+            self.suspension_changed = true;
+        }
         self.host = host;
         self.computing = computing;
     }
@@ -549,12 +556,23 @@ impl ClientControl {
     /// in order. Nothing is decided while the host is off (unless in BOINC-compatible
     /// mode, where CPU work goes on).
     pub fn schedule(&mut self, now: Time) -> Vec<TaskCommand> {
+        self.suspension_changed = false;
         if !self.host.on && !self.boinc_compat {
             self.last_decision = None;
             return Vec::new();
         }
         let facts = self.decision_scratch.gather_facts(&self.state);
         self.account(&facts, now);
+        // What the host's conditions suspend (BOINC's suspend reasons: a time-of-day
+        // window, an exclusive app, ...) is decided as the user's "never" would be for
+        // computing or the GPUs: the same run list, the same preemptions; the user's own
+        // modes are back once the decision is made.
+        let modes = (self.state.run_mode, self.state.gpu_mode);
+        if self.host.suspend.cpu.is_some() {
+            self.state.run_mode = RunMode::Never;
+        } else if self.host.suspend.gpu.is_some() {
+            self.state.gpu_mode = RunMode::Never;
+        }
         // Accounting changes debts, not the jobs the facts describe: they still hold.
         let mut decision = decide_with_scratch(
             &self.state,
@@ -564,6 +582,7 @@ impl ClientControl {
             now,
             &mut self.decision_scratch,
         );
+        (self.state.run_mode, self.state.gpu_mode) = modes;
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
             matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })
@@ -978,7 +997,7 @@ impl ClientControl {
     /// slice, the fetch plan, and at least once a scheduling period.
     pub fn next_wakeup(&self, now: Time) -> Time {
         let period = self.state.prefs.scheduling_period();
-        let mut next = now + period;
+        let mut next = if self.suspension_changed { now } else { now + period };
         // The beat after a slice's end never comes earlier for a later end, so the first
         // slice to end gives the first beat: the beat is worked out once, not per task.
         let first_slice_end = self
@@ -1162,6 +1181,11 @@ mod tests {
 
     /// A 2-CPU host with 4 jobs, none running, controlled from `start`.
     fn small_host_control(start: Time) -> ClientControl {
+        small_host_control_with(start, false)
+    }
+
+    /// [`small_host_control`], fetching no work with `existing_jobs_only`.
+    fn small_host_control_with(start: Time, existing_jobs_only: bool) -> ClientControl {
         let state = synthetic_host(SyntheticHost {
             ncpus: 2,
             njobs: 4,
@@ -1169,7 +1193,7 @@ mod tests {
             seed: 3,
             now: start,
         });
-        ClientControl::new(state, Policy::Seed, false, false, start)
+        ClientControl::new(state, Policy::Seed, false, existing_jobs_only, start)
     }
 
     /// A finished task's CPU time is what its report carries (projects grant credit
@@ -1206,6 +1230,37 @@ mod tests {
         let request = control.build_request(&call, start + 700.0);
         assert_eq!(request.results.len(), 1);
         assert_eq!(request.results[0].final_cpu_time, 600.0);
+    }
+
+    /// What the host's conditions suspend (a time-of-day window here) stops the tasks
+    /// at the very next step, and their end lets them run again; the user's own run
+    /// mode is left as it was.
+    #[test]
+    fn a_suspension_stops_the_tasks_at_once_and_its_end_resumes_them() {
+        use crate::control::{SuspendReason, SuspendReasons};
+        let start = 100_000.0;
+        // Its own jobs only: no work fetch makes a step due.
+        let mut control = small_host_control_with(start, true);
+        control.schedule(start);
+        assert!(!control.running().is_empty());
+        let later = start + 10.0;
+        assert!(control.next_wakeup(later) > later, "nothing due");
+        let window = SuspendReasons { cpu: Some(SuspendReason::TimeOfDay), ..SuspendReasons::NONE };
+        control.set_host(HostView {
+            active: false,
+            gpu_active: false,
+            suspend: window,
+            ..HostView::UP
+        });
+        assert_eq!(control.next_wakeup(later), later, "a step at once");
+        let commands = control.schedule(later);
+        assert!(control.running().is_empty(), "{commands:?}");
+        assert!(commands.iter().any(|c| matches!(c, TaskCommand::Preempt { .. })));
+        assert_eq!(control.state().run_mode, RunMode::Auto, "the user's mode is kept");
+        assert!(control.next_wakeup(later) > later, "decided");
+        control.set_host(HostView::UP);
+        control.schedule(later + 1.0);
+        assert!(!control.running().is_empty(), "running again");
     }
 
     /// Work fetched onto a full disk could not be downloaded: while the disk is full no

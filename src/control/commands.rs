@@ -2,6 +2,7 @@
 //! effects, determinism"): the vocabulary shared by the emulated world and the process
 //! host effect of the actors.
 
+use super::suspend_reason::SuspendReasons;
 use super::task_program::TaskProgram;
 use crate::Time;
 use crate::model::{ProjectId, ResourceType, ResourceUsage, TaskPeaks};
@@ -18,11 +19,20 @@ pub struct HostView {
     pub active: bool,
     /// GPU computing is allowed.
     pub gpu_active: bool,
+    /// Why computing, GPU computing or the network is suspended (BOINC's reasons).
+    #[serde(default)]
+    pub suspend: SuspendReasons,
 }
 
 impl HostView {
     /// Everything up: the state a run starts in.
-    pub const UP: HostView = HostView { on: true, connected: true, active: true, gpu_active: true };
+    pub const UP: HostView = HostView {
+        on: true,
+        connected: true,
+        active: true,
+        gpu_active: true,
+        suspend: SuspendReasons::NONE,
+    };
 
     /// Whether a task using `usage` may compute. `boinc_compat`: CPU tasks compute even
     /// while the host is off, as in BOINC's emulator.

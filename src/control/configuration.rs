@@ -11,7 +11,10 @@
 
 use super::user_action::UserAction;
 use crate::model::{AppConfig, CcConfig, ClientState, Prefs, ProjectId};
-use crate::protocol::{SourceText, XmlError, read_app_config, read_cc_config, read_global_prefs};
+use crate::protocol::{
+    SourceText, XmlError, read_app_config, read_cc_config, read_global_prefs,
+    read_global_prefs_in_venue,
+};
 
 /// The texts of the configuration files present (`None`: the file is absent).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -45,7 +48,7 @@ impl Configuration {
     /// The actions that apply the configuration to a client's state.
     pub fn user_actions(&self) -> Vec<UserAction> {
         vec![
-            UserAction::SetPreferences(self.prefs.clone()),
+            UserAction::SetPreferences(Box::new(self.prefs.clone())),
             UserAction::SetConfig(self.cc_config.clone()),
             UserAction::SetAppConfigs(self.app_configs.clone()),
         ]
@@ -122,8 +125,13 @@ fn read_preferences(
     let mut prefs = Prefs::default();
     // Projects are told whether the user's own preferences override theirs.
     prefs.reported.override_file_present = files.global_prefs_override.is_some();
-    for file in [files.global_prefs, files.global_prefs_override].into_iter().flatten() {
-        match read_global_prefs(file.text, file.name, &mut prefs) {
+    // The web preferences apply in the venue their project puts this host in; the
+    // user's override is the same everywhere (BOINC reads no venue in it).
+    let venue = files.global_prefs.map(|file| source_venue(file.text, current)).unwrap_or_default();
+    let venues = [venue.as_str(), ""];
+    for (file, venue) in [files.global_prefs, files.global_prefs_override].into_iter().zip(venues) {
+        let Some(file) = file else { continue };
+        match read_global_prefs_in_venue(file.text, file.name, venue, &mut prefs) {
             Ok(found) => problems.extend(found),
             Err(error) => {
                 unread.push(file.name.to_string());
@@ -133,6 +141,19 @@ fn read_preferences(
         }
     }
     prefs
+}
+
+/// The host's venue at the project the web preferences in `text` came from
+/// (`<source_project>`); none when they name no project the client knows.
+fn source_venue(text: &str, current: &ClientState) -> String {
+    let mut scratch = Prefs::default();
+    if read_global_prefs(text, "global_prefs.xml", &mut scratch).is_err() {
+        return String::new();
+    }
+    current
+        .project_by_url(&scratch.reported.source_project)
+        .map(|p| current.project(p).host_venue.clone())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -197,6 +218,38 @@ mod tests {
         let warnings = configuration.warnings(&state);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("\"typo\""), "{warnings:?}");
+    }
+
+    #[test]
+    fn web_preferences_apply_in_the_hosts_venue_under_the_override() {
+        let mut state = state_with_a_gpu_app();
+        state.projects[0].host_venue = "home".into();
+        let web = crate::control::web_prefs_update(
+            None,
+            "<mod_time>5</mod_time><cpu_usage_limit>90</cpu_usage_limit>             <work_buf_min_days>1</work_buf_min_days>             <venue name=\"home\"><cpu_usage_limit>30</cpu_usage_limit>             <max_ncpus_pct>50</max_ncpus_pct></venue>",
+            "http://p/",
+        )
+        .expect("preferences")
+        .expect("no file yet");
+        let files = ConfigurationFiles {
+            global_prefs: source("global_prefs.xml", &web),
+            global_prefs_override: source(
+                "global_prefs_override.xml",
+                "<global_preferences><max_ncpus_pct>75</max_ncpus_pct>                 <venue name=\"home\"><max_ncpus_pct>10</max_ncpus_pct></venue>                 </global_preferences>",
+            ),
+            ..ConfigurationFiles::default()
+        };
+        let configuration = read_configuration(&files, &state);
+        assert!(configuration.problems.is_empty(), "{:?}", configuration.problems);
+        let prefs = &configuration.prefs;
+        // The home section, not the general values; the override's general value on top.
+        assert_eq!((prefs.cpu_usage_limit, prefs.max_ncpus_pct), (30.0, 75.0));
+        assert_eq!(prefs.work_buf_min_days, Prefs::default().work_buf_min_days);
+        assert_eq!(prefs.reported.source_project, "http://p/");
+        assert!(prefs.reported.override_file_present);
+        state.projects[0].host_venue = String::new();
+        let general = read_configuration(&files, &state).prefs;
+        assert_eq!((general.cpu_usage_limit, general.work_buf_min_days), (90.0, 1.0));
     }
 
     #[test]

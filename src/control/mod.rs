@@ -22,8 +22,10 @@ pub mod reply_check;
 pub mod request;
 pub mod rpc_session;
 pub mod state_saving;
+pub mod suspend_reason;
 pub mod task_program;
 pub mod user_action;
+pub mod web_prefs;
 
 pub use app_limits::{
     ADDRESS_SPACE_FLOOR, ExitUnderLimits, address_space_limit, allocation_failure_reported,
@@ -35,7 +37,7 @@ pub use clock_change::clamp_backoffs_to_now;
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};
 pub use credit::{ReportedCredit, STATISTICS_DAYS, take_credit};
-pub use host_availability::{HostConditions, host_view};
+pub use host_availability::{HostConditions, LocalTime, host_view};
 pub use message_log::{Message, MessageLog, MessagePriority};
 pub use notice_log::{DEFAULT_NOTICE_CAPACITY, NoticeLog};
 pub use reply::{
@@ -49,6 +51,7 @@ pub use request::{
 };
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};
+pub use suspend_reason::{SuspendReason, SuspendReasons, reason_code};
 pub use task_program::{
     SlotFile, SlotFileRole, TaskBounds, TaskIdentity, TaskProgram, project_dir, slot_dir,
     task_program,
@@ -57,3 +60,4 @@ pub use user_action::{
     ERR_ABORTED_VIA_GUI, EXIT_ABORTED_VIA_GUI, UserAction, UserActionError, apply_user_action,
     find_job, find_project,
 };
+pub use web_prefs::web_prefs_update;

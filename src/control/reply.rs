@@ -272,6 +272,9 @@ fn take_account(
     if let Some(name) = reply.team_name.take() {
         record.team_name = name;
     }
+    if let Some(venue) = reply.host_venue.take() {
+        record.host_venue = venue;
+    }
     if let Some(cpid) = reply.cross_project_id.take() {
         record.cross_project_id = cpid;
     }
@@ -1035,10 +1038,12 @@ mod tests {
             user_name: Some("u".into()),
             project_name: Some("Project P".into()),
             code_sign_key: Some(key.clone()),
+            host_venue: Some("home".into()),
             ..SchedulerReply::default()
         };
         let outcome = apply_reply(&mut state, P, reply.clone(), 0.0);
         let project = &state.projects[0];
+        assert_eq!(project.host_venue, "home", "the venue chooses the web preferences");
         assert_eq!((project.hostid, project.rpc_seqno, project.userid), (42, 0, 7));
         assert_eq!((project.name.as_str(), project.user_name.as_str()), ("Project P", "u"));
         assert_eq!(outcome.code_sign_key, CodeSignKeyUpdate::Pinned(key.trim().to_owned()));

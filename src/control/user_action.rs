@@ -83,7 +83,7 @@ pub enum UserAction {
     /// cleared, and it is asked for work again, as if newly attached.
     ResetProject(String),
     /// Preferences re-read by the host (global_prefs.xml with its override on top).
-    SetPreferences(Prefs),
+    SetPreferences(Box<Prefs>),
     /// Client options re-read by the host (cc_config.xml).
     SetConfig(CcConfig),
     /// Projects' app_config.xml re-read by the host, by master URL: applied to each
@@ -297,7 +297,7 @@ pub fn apply_user_action(
             drop_jobs_of(state, p, &mut effect);
             forget_project_files(state, p);
         }
-        UserAction::SetPreferences(prefs) => state.prefs = prefs.clone(),
+        UserAction::SetPreferences(prefs) => state.prefs = Prefs::clone(prefs),
         UserAction::SetConfig(config) => state.config = config.clone(),
         UserAction::SetAppConfigs(configs) => {
             for (url, config) in configs {
@@ -491,7 +491,8 @@ mod tests {
     fn preferences_and_options_are_replaced() {
         let mut s = state();
         let prefs = Prefs { work_buf_min_days: 2.0, ..Prefs::default() };
-        apply_user_action(&mut s, &UserAction::SetPreferences(prefs.clone()), 1.0).unwrap();
+        apply_user_action(&mut s, &UserAction::SetPreferences(Box::new(prefs.clone())), 1.0)
+            .unwrap();
         assert_eq!(s.prefs, prefs);
         let config = CcConfig { ncpus: Some(2), ..CcConfig::default() };
         apply_user_action(&mut s, &UserAction::SetConfig(config.clone()), 1.0).unwrap();

@@ -34,8 +34,8 @@ pub use opencl::OpenclDevice;
 pub use predicates::ProjectFacts;
 pub(crate) use predicates::is_positive_finite;
 pub use prefs::{
-    CcConfig, DEFAULT_DISK_INTERVAL, DEFAULT_MAX_STDOUT_FILE_SIZE, GpuExclusion,
-    MIN_WORK_BUFFER_SECONDS, Prefs, ReportedPrefs, SECONDS_PER_DAY,
+    CcConfig, DEFAULT_DISK_INTERVAL, DEFAULT_MAX_STDOUT_FILE_SIZE, DayPrefs, GpuExclusion,
+    MIN_WORK_BUFFER_SECONDS, Prefs, ReportedPrefs, SECONDS_PER_DAY, TimeWindow,
 };
 pub use project::{
     Availability, DailyStatistics, DeletionPolicy, Project, ProjectAccount, ProjectResource,

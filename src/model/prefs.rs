@@ -74,8 +74,10 @@ pub struct Prefs {
 }
 
 /// Preferences a scheduler request carries as BOINC's client sends them (projects read
-/// them, and show them back to the user on their web sites), that boinc-rs itself does
-/// not act on: time-of-day windows, batteries, transfer limits, connection habits.
+/// them, and show them back to the user on their web sites), beyond the ones the
+/// policies read: the time-of-day windows, `suspend_if_no_recent_input` and
+/// `suspend_cpu_usage` are judged by `control::host_view`; the others (battery charge,
+/// transfer limits, connection habits) are kept and reported.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReportedPrefs {
@@ -119,6 +121,67 @@ pub struct ReportedPrefs {
     pub override_file_present: bool,
     /// Transfer only over Wi-Fi.
     pub network_wifi_only: bool,
+    /// Windows of one day of the week that replace the daily ones (`<day_prefs>`).
+    pub day_prefs: Vec<DayPrefs>,
+}
+
+/// A time-of-day window, hours from local midnight, as BOINC judges it: equal ends (or
+/// 0 to 24) never suspend, 24 to 0 always does, and a start after the end wraps over
+/// midnight (22 to 6: the night).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimeWindow {
+    /// The window opens at this hour.
+    pub start_hour: f64,
+    /// The window closes at this hour.
+    pub end_hour: f64,
+}
+
+impl TimeWindow {
+    /// Whether the window is closed at `hour` (0 to 24, local time).
+    pub fn excludes(&self, hour: f64) -> bool {
+        let (start, end) = (self.start_hour, self.end_hour);
+        if start == end || (start == 0.0 && end == 24.0) {
+            return false;
+        }
+        if start == 24.0 && end == 0.0 {
+            return true;
+        }
+        if start < end { hour < start || hour >= end } else { hour >= end && hour < start }
+    }
+}
+
+/// One day's own windows (`<day_prefs>`): where a window is given it replaces the daily
+/// one on that day.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DayPrefs {
+    /// The day, 0 (Sunday) to 6 (`<day_of_week>`).
+    pub day_of_week: u8,
+    /// When computing is allowed that day (`<start_hour>`, `<end_hour>`).
+    pub computing: Option<TimeWindow>,
+    /// When the network may be used that day (`<net_start_hour>`, `<net_end_hour>`).
+    pub network: Option<TimeWindow>,
+}
+
+impl ReportedPrefs {
+    /// The computing window on `weekday` (0: Sunday): the day's own, else the daily one.
+    pub fn computing_window(&self, weekday: u8) -> TimeWindow {
+        let daily = TimeWindow { start_hour: self.start_hour, end_hour: self.end_hour };
+        self.days_own(weekday, |d| d.computing).unwrap_or(daily)
+    }
+
+    /// The network window on `weekday` (0: Sunday): the day's own, else the daily one.
+    pub fn network_window(&self, weekday: u8) -> TimeWindow {
+        let daily = TimeWindow { start_hour: self.net_start_hour, end_hour: self.net_end_hour };
+        self.days_own(weekday, |d| d.network).unwrap_or(daily)
+    }
+
+    fn days_own(
+        &self,
+        weekday: u8,
+        window: impl Fn(&DayPrefs) -> Option<TimeWindow>,
+    ) -> Option<TimeWindow> {
+        self.day_prefs.iter().rev().find(|d| d.day_of_week == weekday).and_then(window)
+    }
 }
 
 impl Default for ReportedPrefs {
@@ -145,6 +208,7 @@ impl Default for ReportedPrefs {
             daily_xfer_period_days: 0,
             override_file_present: false,
             network_wifi_only: false,
+            day_prefs: Vec::new(),
         }
     }
 }

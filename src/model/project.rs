@@ -38,6 +38,10 @@ pub struct Project {
     /// The account's team id (`<teamid>`; 0: no team).
     #[serde(default)]
     pub teamid: u64,
+    /// The venue the account puts this host in (`<host_venue>`: "home", "work",
+    /// "school" or empty): which of a project's preference sets applies here.
+    #[serde(default)]
+    pub host_venue: String,
     /// The user's cross-project identifier (`<cross_project_id>`).
     #[serde(default)]
     pub cross_project_id: String,
@@ -227,6 +231,7 @@ impl Project {
             team_name: String::new(),
             userid: 0,
             teamid: 0,
+            host_venue: String::new(),
             cross_project_id: String::new(),
             code_sign_key: None,
             resource_share,

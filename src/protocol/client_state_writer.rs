@@ -171,6 +171,7 @@ fn write_project(project: &Project, writer: &mut XmlWriter) {
     writer.text_if_any("authenticator", &project.authenticator);
     writer.text("user_name", &project.user_name);
     writer.text("team_name", &project.team_name);
+    writer.text_if_any("host_venue", &project.host_venue);
     writer.text("cross_project_id", &project.cross_project_id);
     let account = &project.account;
     writer.number("user_total_credit", account.user_total_credit);

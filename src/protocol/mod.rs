@@ -72,7 +72,10 @@ pub use notices::{
     check_feed_url, parse_rss, read_archive, read_feed_list, write_archive, write_feed_list,
     write_rss,
 };
-pub use prefs::{parse_global_prefs, read_global_prefs};
+pub use prefs::{
+    parse_global_prefs, read_global_prefs, read_global_prefs_in_venue, web_prefs_content,
+    web_prefs_document, web_prefs_mod_time, working_prefs_text,
+};
 pub use project_init::{ProjectInit, read_project_init};
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
 pub use reported_result::{OutputFile, ReportedResult, describe_file_error};

@@ -2,11 +2,16 @@
 //! seed 000/002 (min_queue, low and high water marks), the scheduling period of seed 000,
 //! CPU, memory and disk limits (seed 004). The override file has the same format and is
 //! applied on top, element by element, so only elements present change the preferences.
+//!
+//! A project's web preferences (a scheduler reply's `<global_preferences>`) may hold
+//! `<venue name="home">` sections: as in BOINC, the section named by the host's venue
+//! takes the place of the general values, and without one the general values apply.
+//! [`web_prefs_mod_time`] reads when a set was last changed: the newest set wins.
 
 use super::error::{XmlError, XmlProblem};
-use super::xml_tree::{Element, parse_document};
+use super::xml_tree::{Element, parse_document, raw_content};
 use super::xml_write::XmlWriter;
-use crate::model::{Prefs, ReportedPrefs};
+use crate::model::{DayPrefs, Prefs, ReportedPrefs, TimeWindow};
 
 const PERCENT: &str = "between 0 and 100";
 const DAYS: &str = "between 0 and 10 days";
@@ -17,6 +22,7 @@ const HOURS: &str = "an hour of the day, between 0 and 24";
 const RATE: &str = "between 0 and 10^12 bytes a second";
 const MEGABYTES: &str = "between 0 and 10^12 MB";
 const TEMPERATURE: &str = "between 0 and 200 degrees Celsius";
+const WEEKDAY: &str = "a day of the week, 0 (Sunday) to 6";
 
 /// Applies the preferences in a global_prefs.xml-format text to `prefs`. Only elements
 /// present change `prefs`; on error (the first bad element) `prefs` is left as it was.
@@ -40,15 +46,93 @@ pub fn read_global_prefs(
     name: &str,
     prefs: &mut Prefs,
 ) -> Result<Vec<XmlError>, XmlError> {
+    read_global_prefs_in_venue(text, name, "", prefs)
+}
+
+/// [`read_global_prefs`] for a host in `venue` (a project's `<host_venue>`; empty: none):
+/// a `<venue name="...">` section of that name takes the place of the general values
+/// (the file's `<source_project>` and `<mod_time>` still count); without one, the
+/// general values apply and every venue section is skipped.
+pub fn read_global_prefs_in_venue(
+    text: &str,
+    name: &str,
+    venue: &str,
+    prefs: &mut Prefs,
+) -> Result<Vec<XmlError>, XmlError> {
     let root = parse_document(text).map_err(|e| e.in_file(name))?;
     let element = preferences_element(&root).map_err(|e| e.in_file(name))?;
+    let chosen = venue_section(element, venue);
+    let about_the_file =
+        |child: &&Element| matches!(child.name.as_str(), "source_project" | "mod_time");
+    let children: Vec<&Element> = match chosen {
+        Some(section) => {
+            element.children.iter().filter(about_the_file).chain(section.children.iter()).collect()
+        }
+        None => element.children.iter().collect(),
+    };
     let mut problems = Vec::new();
-    for child in &element.children {
+    for child in children {
         if let Err(problem) = apply_preference(child, prefs) {
             problems.push(problem.in_file(name));
         }
     }
     Ok(problems)
+}
+
+/// The `<venue>` section named `venue`, if the preferences have one (never for an empty
+/// venue: a host in no venue takes the general values).
+fn venue_section<'e>(element: &'e Element, venue: &str) -> Option<&'e Element> {
+    if venue.is_empty() {
+        return None;
+    }
+    element
+        .children
+        .iter()
+        .find(|child| child.name == "venue" && child.attribute("name") == Some(venue))
+}
+
+/// When a set of web preferences was last changed on its project's site (`<mod_time>`,
+/// 0 where it has none): `text` is a `<global_preferences>` document or its content as
+/// a scheduler reply carries it. An error when it is not preferences at all.
+pub fn web_prefs_mod_time(text: &str, name: &str) -> Result<f64, XmlError> {
+    let wrapped;
+    let document = if text.trim_start().starts_with("<global_preferences") {
+        text
+    } else {
+        wrapped = web_prefs_document(text, None);
+        &wrapped
+    };
+    let root = parse_document(document).map_err(|e| e.in_file(name))?;
+    let element = preferences_element(&root).map_err(|e| e.in_file(name))?;
+    match element.child("mod_time") {
+        Some(mod_time) => mod_time.f64().map_err(|e| e.in_file(name)),
+        None => Ok(0.0),
+    }
+}
+
+/// The content of the `<global_preferences>` in a preferences document (what a
+/// scheduler reply carries inside its own `<global_preferences>`); an error when the
+/// text is not preferences.
+pub fn web_prefs_content(text: &str, name: &str) -> Result<String, XmlError> {
+    let root = parse_document(text).map_err(|e| e.in_file(name))?;
+    let element = preferences_element(&root).map_err(|e| e.in_file(name))?;
+    read_global_prefs(text, name, &mut Prefs::default())?.into_iter().next().map_or(Ok(()), Err)?;
+    Ok(raw_content(text, element).trim().to_owned())
+}
+
+/// global_prefs.xml's text for the content of a reply's `<global_preferences>`: the
+/// preferences as the project sent them, venues and all, and (as BOINC writes the file)
+/// the project they came from when the content does not name it.
+pub fn web_prefs_document(content: &str, source_project: Option<&str>) -> String {
+    let mut text = String::from("<global_preferences>\n");
+    if let Some(url) = source_project.filter(|_| !content.contains("<source_project>")) {
+        let mut writer = XmlWriter::new();
+        writer.text("source_project", url);
+        text.push_str(&writer.finish());
+    }
+    text.push_str(content.trim());
+    text.push_str("\n</global_preferences>\n");
+    text
 }
 
 /// The `<global_preferences>` element: the root, or (as in a project's account file) a
@@ -142,9 +226,43 @@ fn apply_reported_preference(child: &Element, prefs: &mut ReportedPrefs) -> Resu
         "daily_xfer_period_days" => prefs.daily_xfer_period_days = child.u32()?,
         "override_file_present" => prefs.override_file_present = child.flag()?,
         "network_wifi_only" => prefs.network_wifi_only = child.flag()?,
+        "day_prefs" => {
+            let day = day_prefs(child)?;
+            // A bounded list: one entry per day, the last given for a day wins.
+            prefs.day_prefs.retain(|d| d.day_of_week != day.day_of_week);
+            prefs.day_prefs.push(day);
+        }
         _ => {}
     }
     Ok(())
+}
+
+/// One `<day_prefs>`: the day and its own windows (a window needs both of its ends).
+fn day_prefs(element: &Element) -> Result<DayPrefs, XmlError> {
+    let hour = |name: &str| element.child(name).map(|c| c.f64_in(0.0, 24.0, HOURS)).transpose();
+    let window = |start: Option<f64>, end: Option<f64>| {
+        start.zip(end).map(|(start_hour, end_hour)| TimeWindow { start_hour, end_hour })
+    };
+    let day = element
+        .child("day_of_week")
+        .ok_or_else(|| element.error(XmlProblem::Missing("day_of_week")))?;
+    let day_of_week = u8::try_from(day.u32()?).ok().filter(|d| *d <= 6).ok_or_else(|| {
+        day.error(XmlProblem::OutOfRange { value: day.string(), expected: WEEKDAY })
+    })?;
+    Ok(DayPrefs {
+        day_of_week,
+        computing: window(hour("start_hour")?, hour("end_hour")?),
+        network: window(hour("net_start_hour")?, hour("net_end_hour")?),
+    })
+}
+
+/// The preferences in force as a `<global_preferences>` document (GUI RPC
+/// `get_global_prefs_working`: the web preferences for the host's venue with the
+/// override on top, as the client applies them).
+pub fn working_prefs_text(prefs: &Prefs) -> String {
+    let mut writer = XmlWriter::new();
+    write_prefs(prefs, &mut writer);
+    writer.finish()
 }
 
 /// Writes `prefs` as a `<global_preferences>` element, as a scheduler request's working
@@ -278,6 +396,19 @@ mod tests {
         assert!(read_global_prefs("<cc_config/>", "x.xml", &mut unchanged).is_err());
         assert!(read_global_prefs("<global_preferences>", "x.xml", &mut unchanged).is_err());
         assert_eq!(unchanged, Prefs::default());
+    }
+
+    #[test]
+    fn a_documents_content_is_what_a_reply_carries() {
+        let text = "<global_preferences>\n<mod_time>3</mod_time>\n\
+                    <venue name=\"home\"><cpu_usage_limit>30</cpu_usage_limit></venue>\n\
+                    </global_preferences>\n";
+        let content = web_prefs_content(text, "prefs.xml").expect("preferences");
+        assert!(content.starts_with("<mod_time>3</mod_time>") && content.ends_with("</venue>"));
+        assert_eq!(web_prefs_mod_time(&content, "reply").expect("content"), 3.0);
+        let bad = "<global_preferences><cpu_usage_limit>300</cpu_usage_limit></global_preferences>";
+        assert!(web_prefs_content(bad, "prefs.xml").is_err());
+        assert!(web_prefs_content("<cc_config/>", "prefs.xml").is_err());
     }
 
     #[test]

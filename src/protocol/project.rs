@@ -30,6 +30,7 @@ pub(crate) fn parse_project(element: &Element) -> Result<Project, XmlError> {
             "rpc_seqno" => project.rpc_seqno = child.u64()?,
             "user_name" => project.user_name = child.string(),
             "team_name" => project.team_name = child.string(),
+            "host_venue" => project.host_venue = child.string(),
             "userid" => project.userid = child.u64()?,
             "teamid" => project.teamid = child.u64()?,
             "cross_project_id" => project.cross_project_id = child.string(),

@@ -177,6 +177,19 @@ pub enum ClientEvent {
         /// The text.
         text: String,
     },
+    /// A project's scheduler sent the account's web preferences (`<global_preferences>`,
+    /// venues and all): the host service keeps the newest in global_prefs.xml and
+    /// applies them.
+    WebPreferences {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// The project's master URL.
+        master_url: String,
+        /// The content of `<global_preferences>`, verbatim.
+        text: String,
+    },
     /// A project's scheduler named the feeds its notices are on (`<rss_feeds>`): all of
     /// them, an empty list when it has none any more.
     ProjectFeeds {

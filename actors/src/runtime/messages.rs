@@ -224,6 +224,9 @@ pub struct StateSnapshot {
     pub decisions: u64,
     /// Scheduler RPCs started so far.
     pub rpcs: u64,
+    /// The host's availability as the client last heard it, with the reasons for
+    /// what is suspended.
+    pub host: HostView,
 }
 
 /// The client is shutting down: tasks are asked to quit (they restart from their

@@ -873,6 +873,15 @@ impl Scheduler {
                     text: message.text,
                 });
             }
+            if let Some(text) = outcome.global_preferences.take() {
+                let master_url = self.client.state().project(project).master_url.clone();
+                self.context.events.emit(ClientEvent::WebPreferences {
+                    time: now,
+                    project: name.clone(),
+                    master_url,
+                    text,
+                });
+            }
             if let Some(feeds) = outcome.rss_feeds.take() {
                 let master_url = self.client.state().project(project).master_url.clone();
                 self.context.events.emit(ClientEvent::ProjectFeeds {
@@ -1188,6 +1197,8 @@ impl Handler<HostChanged> for SchedulerActor {
                     }
                 }
                 s.client.set_host_with(view, computing);
+                // A suspension that began or ended is decided on at the next step.
+                s.publish_wakeup(now);
             }),
         ))
     }
@@ -1289,6 +1300,7 @@ impl Handler<Snapshot> for SchedulerActor {
             in_flight: s.client.in_flight().collect(),
             decisions: s.client.decisions(),
             rpcs: s.client.rpcs(),
+            host: s.client.host(),
         })
     }
 }

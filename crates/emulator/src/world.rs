@@ -24,7 +24,7 @@ use super::figures::{
 use super::project_server::{EmulatedServer, ServerBuffers};
 use super::trace::{AvailabilityKind, TraceEvent, TraceGpu, TraceProject};
 use boinc_core::Time;
-use boinc_core::control::{HostView, ProcessStatus, TaskCommand, TaskSpec};
+use boinc_core::control::{HostView, ProcessStatus, SuspendReasons, TaskCommand, TaskSpec};
 use boinc_core::estimate::{job_dcf, unstarted_duration};
 use boinc_core::model::{
     ClientState, JobId, ProjectId, ResourceMap, ResourceType, ResourceUsage, project_labels,
@@ -373,6 +373,7 @@ impl World {
             connected: self.host.is_up(HostProcess::Connected),
             active: self.host.is_up(HostProcess::Active),
             gpu_active: self.host.is_up(HostProcess::GpuActive),
+            suspend: SuspendReasons::NONE,
         }
     }
 

@@ -1,9 +1,9 @@
 //! The configuration files BOINC Manager's dialogs read and write over GUI RPC
 //! (docs/design.md "Protocol facts", GUI RPC): `get_cc_config`/`set_cc_config`
 //! (cc_config.xml), `get_app_config`/`set_app_config` (a project's app_config.xml),
-//! `get_global_prefs_file`, `get_global_prefs_working`, `get_global_prefs_override`/
-//! `set_global_prefs_override`, and `get_project_init_status` (project_init.xml). A
-//! file is sent only when the core reads it as what it should be, and a text a client
+//! `get_global_prefs_file`, `get_global_prefs_override`/`set_global_prefs_override`
+//! (`get_global_prefs_working` is the client's preferences in force, not a file), and
+//! `get_project_init_status` (project_init.xml). A file is sent only when the core reads it as what it should be, and a text a client
 //! sends is written only when the core reads it: a bad one is refused with the reader's
 //! own message and the file stays as it was. As in BOINC, writing a file does not apply
 //! it: the Manager then asks `read_cc_config` or `read_global_prefs_override`.
@@ -142,18 +142,6 @@ pub(crate) async fn set(data_dir: &Path, file: ConfigFile, url: &str, text: Stri
         Ok(Err(error)) => protocol::error(&format!("can't write {name}: {error}")),
         Err(_) => protocol::error("writing the file failed"),
     }
-}
-
-/// The preferences in force: the override where there is one, else what the projects
-/// sent, else BOINC's defaults (an empty element).
-pub(crate) async fn working_preferences(data_dir: &Path) -> Vec<u8> {
-    for file in [ConfigFile::PreferencesOverride, ConfigFile::Preferences] {
-        let reply = get(data_dir, file, "").await;
-        if !reply.starts_with(b"<error>") {
-            return reply;
-        }
-    }
-    b"<global_preferences>\n</global_preferences>\n".to_vec()
 }
 
 /// `get_project_init_status`: the project project_init.xml names (nothing when there

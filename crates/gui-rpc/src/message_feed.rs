@@ -184,7 +184,7 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
         ClientEvent::ProjectMessage { time, project, priority, text } => {
             (*time, project.clone(), MessagePriority::of_server_message(priority), text.clone())
         }
-        ClientEvent::ProjectFeeds { .. } => return None,
+        ClientEvent::ProjectFeeds { .. } | ClientEvent::WebPreferences { .. } => return None,
     })
 }
 

@@ -15,6 +15,7 @@ use boinc_core::protocol::gui_rpc::{
     self as protocol, AccountRequest, ClientView, ModeChange, Modes, Operation, ProjectAction,
     ResultAction, TransferAction, render_query,
 };
+use boinc_core::protocol::working_prefs_text;
 use boinc_runtime::client::ClientError;
 use boinc_runtime::configuration_files::read_configuration_dir;
 use boinc_runtime::runtime::messages::StateSnapshot;
@@ -52,6 +53,7 @@ fn modes(temporary: &TemporaryModes, snapshot: &StateSnapshot) -> Modes {
         task: temporary.status(ModeKind::Task, state.run_mode, now),
         gpu: temporary.status(ModeKind::Gpu, state.gpu_mode, now),
         network: temporary.status(ModeKind::Network, state.network_mode, now),
+        suspended: snapshot.host.suspend,
     }
 }
 
@@ -154,9 +156,10 @@ pub(crate) async fn execute(
         Operation::GetGlobalPrefsFile => {
             config_files::get(&shared.data_dir, ConfigFile::Preferences, "").await
         }
-        Operation::GetGlobalPrefsWorking => {
-            config_files::working_preferences(&shared.data_dir).await
-        }
+        Operation::GetGlobalPrefsWorking => match shared.client.snapshot().await {
+            Ok(snapshot) => working_prefs_text(&snapshot.state.prefs).into_bytes(),
+            Err(error) => stopped(&error),
+        },
         Operation::GetGlobalPrefsOverride => {
             config_files::get(&shared.data_dir, ConfigFile::PreferencesOverride, "").await
         }
@@ -497,7 +500,9 @@ async fn reload_configuration(
             UserAction::SetConfig(configuration.cc_config),
             UserAction::SetAppConfigs(configuration.app_configs),
         ],
-        ConfigurationPart::Preferences => vec![UserAction::SetPreferences(configuration.prefs)],
+        ConfigurationPart::Preferences => {
+            vec![UserAction::SetPreferences(Box::new(configuration.prefs))]
+        }
     };
     let mut reply = protocol::success();
     for action in actions {

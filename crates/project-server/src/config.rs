@@ -87,6 +87,12 @@ pub struct ProjectServerConfig {
     /// The project's news, served as its notice feed (`/notices.php`, RSS) and named
     /// in every reply's `<rss_feeds>` (`--notice TITLE:TEXT`).
     pub notices: Vec<NewsItem>,
+    /// The accounts' web preferences (`--web-prefs FILE`): the content of a
+    /// `<global_preferences>` (venues and all), sent to a host whose request carries
+    /// older ones, as a BOINC project sends the preferences edited on its site.
+    pub web_prefs: Option<String>,
+    /// The venue every host is in (`--host-venue`: `home`, `work`, `school`).
+    pub host_venue: Option<String>,
 }
 
 /// One item of the project's news.
@@ -113,6 +119,8 @@ impl ProjectServerConfig {
             workers: 2,
             messages: Vec::new(),
             notices: Vec::new(),
+            web_prefs: None,
+            host_venue: None,
         }
     }
 }

@@ -74,6 +74,10 @@ pub(crate) struct SchedulerContext<'a> {
     pub messages: &'a [ServerMessage],
     /// The project's notice feed (`<rss_feeds>`).
     pub notice_feed: &'a str,
+    /// The accounts' web preferences and when they were changed (`mod_time`).
+    pub web_prefs: Option<(&'a str, f64)>,
+    /// The venue hosts are in.
+    pub host_venue: Option<&'a str>,
 }
 
 /// How often clients fetch the notice feed, seconds (BOINC projects' default: a day).
@@ -140,6 +144,15 @@ pub(crate) fn answer(
     answer.hostid = hostid;
     reply.userid = Some(userid);
     reply.messages.extend(context.messages.iter().cloned());
+    reply.host_venue = context.host_venue.map(str::to_owned);
+    // As a BOINC project: the preferences go to a host whose own are older.
+    if let Some((prefs, mod_time)) = context.web_prefs {
+        let theirs =
+            request.working_global_preferences.as_ref().map_or(0.0, |p| p.reported.mod_time);
+        if theirs < mod_time {
+            reply.global_preferences = Some(prefs.to_owned());
+        }
+    }
     reply.rss_feeds = Some(vec![RssFeed {
         url: context.notice_feed.to_owned(),
         poll_interval: NOTICE_POLL_INTERVAL,

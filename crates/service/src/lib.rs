@@ -31,6 +31,7 @@ pub mod host_discovery;
 pub mod http;
 mod job_log;
 mod notices;
+mod preferences_follower;
 pub mod process;
 pub mod service;
 pub mod standalone_task;

@@ -18,6 +18,7 @@ use super::data_directory::DataDirectory;
 use super::host_discovery::{DiscoverySettings, GpuDetector, LiveHostDiscovery};
 use super::http::{HttpSettings, LiveNetwork, project_web_rpc};
 use super::notices::NoticeFeeds;
+use super::preferences_follower::follow_preferences;
 use super::process::{AppUser, AppUserError, LiveProcessHost, ProcessHostConfig};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
@@ -153,6 +154,8 @@ pub struct Service {
     notice_task: Option<tokio::task::JoinHandle<()>>,
     account_task: tokio::task::JoinHandle<()>,
     account_manager_task: tokio::task::JoinHandle<()>,
+    /// Web preferences kept and applied; the discovery's settings in step.
+    prefs_task: tokio::task::JoinHandle<()>,
 }
 
 impl Service {
@@ -206,6 +209,7 @@ impl Service {
         let notice_http = HttpSettings::new(&state.config, &ClientIdentity::default()).client()?;
         let web_http = notice_http.clone();
         let host_discovery = discovery.clone();
+        let prefs_discovery = discovery.clone();
         let effects = Effects {
             clock,
             process_host,
@@ -261,6 +265,12 @@ impl Service {
             None => (None, None),
         };
         let account_task = tokio::spawn(watch_account_files(dir.clone(), handle.clone()));
+        let prefs_task = tokio::spawn(follow_preferences(
+            dir.clone(),
+            handle.clone(),
+            prefs_discovery,
+            handle.events(),
+        ));
         let account_manager_task = tokio::spawn(account_manager.run());
         Ok(Service {
             handle,
@@ -271,6 +281,7 @@ impl Service {
             notice_task,
             account_task,
             account_manager_task,
+            prefs_task,
         })
     }
 
@@ -279,6 +290,7 @@ impl Service {
     pub async fn finished(self) -> Result<RunReport, ServiceError> {
         let report = self.handle.finished().await;
         self.account_task.abort();
+        self.prefs_task.abort();
         self.account_manager_task.abort();
         if let Some(task) = self.notice_task {
             task.abort();

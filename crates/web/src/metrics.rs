@@ -310,6 +310,7 @@ mod tests {
             in_flight: Vec::new(),
             decisions: 7,
             rpcs: 2,
+            host: boinc_core::control::HostView::UP,
         };
         let text = render(&snapshot, &History::default());
         assert!(text.contains("# TYPE boinc_tasks gauge\n"), "{text}");

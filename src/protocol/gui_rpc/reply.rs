@@ -3,7 +3,7 @@
 //! 0x03, and every reply body, rendered from a [`ClientView`] and the event log. Each
 //! function returns a body; [`frame_reply`] wraps it for the wire.
 
-use super::cc_status::{suspend_reason, write_cc_status};
+use super::cc_status::write_cc_status;
 use super::client_state::write_client_state;
 use super::disk_usage::write_disk_usage;
 use super::host_info::write_host_info;
@@ -14,6 +14,7 @@ use super::results::{write_each_result, write_old_results, write_result, write_r
 use super::statistics::write_statistics;
 use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
+use crate::control::reason_code;
 use crate::control::{MessageLog, NoticeLog};
 use crate::protocol::ProjectInit;
 use crate::protocol::web_rpc::{AccountOut, ProjectConfig, write_project_config};
@@ -218,7 +219,7 @@ pub fn render_query(
         }),
         Operation::GetScreensaverTasks => body(|out| {
             out.start("handle_get_screensaver_tasks");
-            out.int("suspend_reason", suspend_reason(view.modes.task.current));
+            out.int("suspend_reason", reason_code(view.modes.reasons().cpu));
             for job in view.state.job_ids().filter(|&j| view.state.job(j).is_running()) {
                 write_result(out, view, job);
             }

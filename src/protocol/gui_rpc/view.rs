@@ -4,6 +4,7 @@
 //! values while a temporary one is in force).
 
 use crate::Time;
+use crate::control::SuspendReasons;
 use crate::model::{ClientState, ProjectId, RunMode};
 
 /// The protocol version boinc-rs speaks: BOINC 7.20.5's, the version whose traffic
@@ -49,15 +50,24 @@ pub struct Modes {
     pub gpu: ModeStatus,
     /// Network.
     pub network: ModeStatus,
+    /// What the host's conditions suspend, and why (under the modes "according to
+    /// preferences").
+    pub suspended: SuspendReasons,
 }
 
 impl Modes {
+    /// Why computing, the GPUs and the network are suspended, under the current modes.
+    pub fn reasons(&self) -> SuspendReasons {
+        self.suspended.under_modes(self.task.current, self.gpu.current, self.network.current)
+    }
+
     /// The state's modes, all permanent.
     pub fn of(state: &ClientState) -> Self {
         Modes {
             task: ModeStatus::permanent(state.run_mode),
             gpu: ModeStatus::permanent(state.gpu_mode),
             network: ModeStatus::permanent(state.network_mode),
+            suspended: SuspendReasons::NONE,
         }
     }
 }

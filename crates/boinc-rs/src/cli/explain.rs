@@ -10,6 +10,7 @@ use boinc_core::model::SECONDS_PER_DAY;
 use boinc_emulator::engine::{SimConfig, run_to_snapshot};
 use boinc_emulator::notation::NotationOptions;
 use boinc_runtime::state_files::load_state_dir_with_warnings;
+use boinc_service::host_discovery::{local_time_at, observe_host_conditions};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -79,7 +80,14 @@ pub fn explain(
         bail!("--last-schedule must be a time in seconds, not {last_schedule}");
     }
     let decision = decide(&state, policy, last_schedule, now);
-    let explanation = Explanation::new(&state, &decision);
+    let mut explanation = Explanation::new(&state, &decision);
+    if let Source::State(_) = source {
+        // A data directory is this host's: its conditions (user, power, programs) as
+        // observed now, the time-of-day windows at the instant explained.
+        let mut conditions = observe_host_conditions(&state.config.exclusive_apps);
+        conditions.local_time = local_time_at(now);
+        explanation = explanation.with_host(&state, &conditions);
+    }
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &explanation).context("cannot write JSON")?;

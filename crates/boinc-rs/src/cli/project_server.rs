@@ -67,6 +67,13 @@ pub(crate) struct ProjectServerArgs {
     /// An item of the project's news, served as its notice feed (repeatable).
     #[arg(long = "notice", value_name = "TITLE:TEXT")]
     notices: Vec<String>,
+    /// The accounts' web preferences: a global_prefs.xml-format file (with `<mod_time>`
+    /// and any `<venue>` sections), sent to hosts whose own are older.
+    #[arg(long, value_name = "FILE")]
+    web_prefs: Option<PathBuf>,
+    /// The venue every host is in (`home`, `work`, `school`), sent as `<host_venue>`.
+    #[arg(long, value_name = "VENUE")]
+    host_venue: Option<String>,
 }
 
 /// A `--message PRIORITY:TEXT`.
@@ -152,6 +159,14 @@ pub(crate) fn project_server(args: ProjectServerArgs) -> Result<()> {
     config.workers = args.workers.max(1);
     config.messages = args.messages.iter().map(|m| server_message(m)).collect::<Result<_>>()?;
     config.notices = args.notices.iter().map(|n| news_item(n)).collect::<Result<_>>()?;
+    if let Some(path) = &args.web_prefs {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--web-prefs: cannot read {}", path.display()))?;
+        let content = boinc_core::protocol::web_prefs_content(&text, &path.display().to_string())
+            .context("--web-prefs: fix the preferences file")?;
+        config.web_prefs = Some(content);
+    }
+    config.host_venue = args.host_venue;
     actix_web::rt::System::new().block_on(async move {
         let server = ProjectServer::bind(config)
             .with_context(|| format!("cannot start the project in {}", args.dir.display()))?;

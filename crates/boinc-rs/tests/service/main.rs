@@ -14,5 +14,6 @@ mod gui_rpc_peers;
 mod manager_ops;
 mod model_based;
 mod service;
+mod volunteer_controls;
 mod volunteer_view;
 mod web_dashboard;

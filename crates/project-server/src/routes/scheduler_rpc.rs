@@ -9,7 +9,9 @@ use super::super::server::{SchedulerRequestArrival, ServerState};
 use super::fault_response::{fault_response, take_transport_fault};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, web};
-use boinc_core::protocol::{MessagePriority, SchedulerReply, SchedulerRequest, ServerMessage};
+use boinc_core::protocol::{
+    MessagePriority, SchedulerReply, SchedulerRequest, ServerMessage, web_prefs_mod_time,
+};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -92,6 +94,11 @@ pub(crate) async fn scheduler(
             signatures,
             messages: &state.config.messages,
             notice_feed: &state.urls.notices,
+            // Checked when the server was configured; unreadable ones are never newer.
+            web_prefs: state.config.web_prefs.as_deref().map(|text| {
+                (text, web_prefs_mod_time(text, "--web-prefs").unwrap_or(f64::NEG_INFINITY))
+            }),
+            host_venue: state.config.host_venue.as_deref(),
         };
         let (outcome, change) = state.store.update(|records| {
             let mut generated = Ok(false);

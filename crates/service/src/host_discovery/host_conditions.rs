@@ -1,25 +1,85 @@
-//! What the live host observes about its user and power (BOINC's suspension while the
-//! user is active or the host runs on batteries): the last input is the latest access
-//! to an input device or terminal (`/dev/input`, `/dev/tty*`, `/dev/pts`), power comes
-//! from `/sys/class/power_supply`. The core judges them (`control::host_view`).
+//! What the live host observes about its user, power, clock and programs (BOINC's
+//! suspension while the user is active, on batteries, outside the time-of-day windows,
+//! while an exclusive app runs): the last input is the latest access to an input device
+//! or terminal (`/dev/input`, `/dev/tty*`, `/dev/pts`), power comes from
+//! `/sys/class/power_supply`, the local time from the C library (the host's time zone),
+//! programs from `/proc`. The core judges them (`control::host_view`).
 
-use boinc_core::control::HostConditions;
+use boinc_core::control::{HostConditions, LocalTime};
 use std::path::Path;
 use std::time::SystemTime;
 
 /// The most entries read from one directory: the check runs every second.
 const MAX_ENTRIES: usize = 256;
+/// The most processes looked at for an exclusive app.
+const MAX_PROCESSES: usize = 65_536;
 
-/// The host's conditions now: user idle time, batteries; the network counts as up (a
-/// failed RPC backs off on its own).
-pub(crate) fn observe_host_conditions() -> HostConditions {
+/// The host's conditions now: user idle time, batteries, local time, whether one of
+/// `exclusive_apps` runs; the network counts as up (a failed RPC backs off on its own).
+pub fn observe_host_conditions(exclusive_apps: &[String]) -> HostConditions {
     let now = SystemTime::now();
     HostConditions {
         user_idle_seconds: latest_input(Path::new("/dev"))
             .map(|last| now.duration_since(last).map_or(0.0, |idle| idle.as_secs_f64())),
         on_batteries: on_batteries(&power_supplies(Path::new("/sys/class/power_supply"))),
         connected: true,
+        local_time: local_time(now),
+        exclusive_app_running: !exclusive_apps.is_empty()
+            && running_program(Path::new("/proc"), exclusive_apps),
+        ..HostConditions::SERVER
     }
+}
+
+/// The local weekday and hour at `seconds` since the Unix epoch, in the host's time
+/// zone (`None` for a time the C library cannot place).
+pub fn local_time_at(seconds: f64) -> Option<LocalTime> {
+    if !(seconds.is_finite() && (0.0..1e12).contains(&seconds)) {
+        return None;
+    }
+    local_time(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs_f64(seconds))
+}
+
+/// The local weekday and hour of `now`, in the host's time zone.
+fn local_time(now: SystemTime) -> Option<LocalTime> {
+    let seconds = now.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs();
+    let time = libc::time_t::try_from(seconds).ok()?;
+    // SAFETY: localtime_r only writes the `tm` it is handed; both pointers are valid
+    // for the call, and a null return (an unrepresentable time) is checked.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let done = unsafe { libc::localtime_r(&time, &mut tm) };
+    if done.is_null() {
+        return None;
+    }
+    Some(LocalTime {
+        weekday: u8::try_from(tm.tm_wday).ok()?,
+        hour: f64::from(tm.tm_hour) + f64::from(tm.tm_min) / 60.0 + f64::from(tm.tm_sec) / 3600.0,
+    })
+}
+
+/// Whether a process under `proc` runs one of `names` (an executable's file name, as
+/// cc_config's `<exclusive_app>` gives it): its command name, or its first argument's
+/// file name where the kernel cut the command name short.
+fn running_program(proc: &Path, names: &[String]) -> bool {
+    let Ok(entries) = std::fs::read_dir(proc) else { return false };
+    entries.filter_map(Result::ok).take(MAX_PROCESSES).any(|entry| {
+        let name = entry.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        let dir = entry.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        let comm = comm.trim_end();
+        let argv0 = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+        let argv0 = argv0.split(|b| *b == 0).next().unwrap_or_default();
+        let argv0 = Path::new(std::ffi::OsStr::new(&*String::from_utf8_lossy(argv0)))
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        names.iter().any(|wanted| {
+            let wanted = wanted.trim();
+            !wanted.is_empty() && (comm == wanted || argv0 == wanted)
+        })
+    })
 }
 
 /// When a person last used an input device or a terminal under `dev`; `None` where there
@@ -125,6 +185,22 @@ mod tests {
             .and_then(|m| m.accessed())
             .expect("atime");
         assert_eq!(found, event0);
+    }
+
+    #[test]
+    fn an_exclusive_app_is_found_by_name() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+        let found = running_program(Path::new("/proc"), &["sleep".to_string()]);
+        let absent = running_program(Path::new("/proc"), &["no-such-program-here".to_string()]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found && !absent);
+    }
+
+    #[test]
+    fn the_local_time_is_a_weekday_and_an_hour() {
+        let time = local_time(SystemTime::now()).expect("the C library knows the time");
+        assert!(time.weekday <= 6 && (0.0..24.0).contains(&time.hour), "{time:?}");
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct DiscoverySettings {
     pub use_all_gpus: bool,
     /// NVIDIA devices never used (`<ignore_nvidia_dev>`).
     pub ignored_nvidia_devices: Vec<u32>,
+    /// Programs whose running suspends computing (`<exclusive_app>`).
+    pub exclusive_apps: Vec<String>,
     /// How long each CPU benchmark runs.
     pub benchmark_duration: Duration,
 }
@@ -43,6 +45,7 @@ impl Default for DiscoverySettings {
             no_gpus: false,
             use_all_gpus: false,
             ignored_nvidia_devices: Vec::new(),
+            exclusive_apps: Vec::new(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
     }
@@ -57,6 +60,7 @@ impl DiscoverySettings {
             no_gpus: config.no_gpus,
             use_all_gpus: config.use_all_gpus,
             ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
+            exclusive_apps: config.exclusive_apps.clone(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
     }
@@ -264,7 +268,8 @@ fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
 
 impl HostDiscovery for LiveHostDiscovery {
     fn availability(&self) -> HostView {
-        host_view(&observe_host_conditions(), &self.settings().prefs)
+        let settings = self.settings();
+        host_view(&observe_host_conditions(&settings.exclusive_apps), &settings.prefs)
     }
 
     fn describe(&self, run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
@@ -322,7 +327,15 @@ mod tests {
         // with a terminal is busy; a host without one (a container) is always idle.
         let prefs = Prefs { run_if_user_active: false, idle_time_to_run: 1e9, ..Prefs::default() };
         discovery.set_settings(DiscoverySettings { prefs, ..Default::default() });
-        let conditions = observe_host_conditions();
+        let conditions = observe_host_conditions(&[]);
         assert_eq!(discovery.availability().active, conditions.user_idle_seconds.is_none());
+        // An exclusive app that runs (this test's own program) suspends computing.
+        let me = std::env::current_exe().expect("test binary");
+        let name = me.file_name().expect("name").to_string_lossy().into_owned();
+        let settings = DiscoverySettings { exclusive_apps: vec![name], ..Default::default() };
+        discovery.set_settings(settings);
+        let view = discovery.availability();
+        assert_eq!(view.suspend.cpu, Some(boinc_core::control::SuspendReason::ExclusiveAppRunning));
+        assert!(!view.active);
     }
 }

@@ -20,6 +20,7 @@ pub use gpu_probe::{
     DEFAULT_DETECTION_TIMEOUT, GpuDetector, GpuFindings, GpuProbeError, find_gpus_here,
     read_gpu_findings, write_gpu_findings,
 };
+pub use host_conditions::{local_time_at, observe_host_conditions};
 pub use live_host_discovery::{
     DEFAULT_BENCHMARK_DURATION, DiscoveredHost, DiscoverySettings, LiveHostDiscovery,
 };
