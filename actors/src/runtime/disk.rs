@@ -64,15 +64,22 @@ impl DiskActor {
                 before.files_present - after.files_present,
                 (before.bytes_present - after.bytes_present).max(0.0) / 1e6
             );
-            self.context.events.emit(ClientEvent::DiskAction { time: now, action });
+            self.context.events.emit(ClientEvent::DiskAction { time: now, action, alert: false });
         }
         if before.computing != after.computing {
             let action = if after.computing {
                 "disk usage is back under the limit: computing resumed"
             } else {
-                "disk full and nothing more can be deleted: computing suspended"
+                "disk full and nothing more can be deleted: computing suspended; free some \
+                 space or allow BOINC more in the disk preferences"
             };
-            self.context.events.emit(ClientEvent::DiskAction { time: now, action: action.into() });
+            // A suspension asks the user to act: it is shown as a notice, as BOINC's.
+            let alert = !after.computing;
+            self.context.events.emit(ClientEvent::DiskAction {
+                time: now,
+                action: action.into(),
+                alert,
+            });
         }
     }
 }

@@ -89,6 +89,9 @@ pub enum ClientEvent {
         time: Time,
         /// What it did.
         action: String,
+        /// The user has to act (computing stopped for a full disk): a client notice.
+        #[serde(default)]
+        alert: bool,
     },
     /// An actor failed and was restarted from the authoritative state.
     ActorRestarted {

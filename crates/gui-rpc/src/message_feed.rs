@@ -149,7 +149,9 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
             Info,
             format!("Not asking for {resource} work for {}", hours_minutes_seconds(until - time)),
         ),
-        ClientEvent::DiskAction { time, action } => (*time, String::new(), Info, action.clone()),
+        ClientEvent::DiskAction { time, action, alert } => {
+            (*time, String::new(), if *alert { UserAlert } else { Info }, action.clone())
+        }
         ClientEvent::ActorRestarted { time, actor, failures, restart_at } => (
             *time,
             String::new(),
@@ -226,6 +228,15 @@ mod tests {
             until: 207.0,
         });
         assert_eq!(body, "Deferring communication for 00:01:47");
+        // A disk that stops computing is a client notice; files deleted are a note.
+        for (alert, priority) in
+            [(true, MessagePriority::UserAlert), (false, MessagePriority::Info)]
+        {
+            let (_, _, got, _) =
+                words(ClientEvent::DiskAction { time: 1.0, action: "disk full".into(), alert });
+            assert_eq!(got, priority);
+        }
+        assert_eq!(MessagePriority::UserAlert.notice_category(), Some("client"));
         let (_, _, _, body) = words(ClientEvent::WorkRequested {
             time: 0.0,
             project: "alpha".into(),

@@ -12,7 +12,6 @@ mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
-mod model_based;
 mod service;
 mod volunteer_controls;
 mod volunteer_view;

@@ -17,9 +17,13 @@
 //!
 //! CI runs [`DEFAULT_ACTIONS`] actions of seed [`DEFAULT_SEED`]; longer runs:
 //! `BOINC_RS_MODEL_ACTIONS=5000 BOINC_RS_MODEL_SEED=7 cargo test -p boinc-rs --test
-//! service model_based -- --nocapture`.
+//! model_based -- --nocapture`.
+//!
+//! It is a test binary of its own: the apps of the service it starts are children of
+//! this process, and a zombie is judged among this process's children, which another
+//! test's service in the same process would add to.
 
-use crate::support;
+mod support;
 
 use boinc_core::model::{JobState, SchedulerState};
 use boinc_gui_rpc::{GuiRpcClient, PASSWORD_FILE};
