@@ -6,7 +6,7 @@ use crate::cpu_sched::{RunList, RunListScratch, make_run_list_with_scratch};
 use crate::enforce::{EnforceScratch, Enforcement, enforce_with_scratch};
 use crate::model::{ClientState, ProjectFacts, ResourceType};
 use crate::rr_sim::{RrSimOutput, RrSimScratch, simulate_with_scratch};
-use crate::work_fetch::{FetchOutlook, FetchScratch, fetch_outlook_in};
+use crate::work_fetch::{FetchOutlook, FetchScratch, fetch_outlook_with};
 use crate::{Policy, Time};
 
 /// Everything the core decides at one instant, and the intermediate results it was
@@ -112,6 +112,6 @@ pub fn decide_with_scratch(
         now,
         &mut scratch.enforce,
     );
-    let fetch = fetch_outlook_in(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
+    let fetch = fetch_outlook_with(state, &rr_sim, &facts, policy, now, &mut scratch.work_fetch);
     Decision { now, policy, facts, rr_sim, run_list, enforcement, fetch }
 }

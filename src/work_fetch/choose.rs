@@ -17,7 +17,7 @@ use super::legacy::choose_legacy;
 use super::may_supply::project_may_supply;
 use super::outlook::{
     FetchOutlook, FetchScratch, HostFacts, ProjectCaps, ResourceOutlook, fetch_outlook_with,
-    project_info, usable,
+    project_info,
 };
 use super::request::{FetchDecision, FetchReason, ProjectFetchInfo, ResourceRequest, WorkRequest};
 use crate::Time;
@@ -54,19 +54,7 @@ pub fn fetch_outlook(
     policy: Policy,
     now: Time,
 ) -> FetchOutlook {
-    fetch_outlook_in(state, rr, facts, policy, now, &mut FetchScratch::default())
-}
-
-/// [`fetch_outlook`], in `scratch`'s buffers.
-pub(crate) fn fetch_outlook_in(
-    state: &ClientState,
-    rr: &RrSimOutput,
-    facts: &[ProjectFacts],
-    policy: Policy,
-    now: Time,
-    scratch: &mut FetchScratch,
-) -> FetchOutlook {
-    fetch_outlook_with(state, rr, facts, policy, now, scratch)
+    fetch_outlook_with(state, rr, facts, policy, now, &mut FetchScratch::default())
 }
 
 /// A work-fetch choice: the request to make, if any, and why.
@@ -370,16 +358,7 @@ pub fn piggyback_request(
         let host = HostFacts::of(state, Policy::Seed);
         project_info(state, rr, facts, project, may_supply, &host, now)
     });
-    let resources = ResourceMap::from_fn(|r| {
-        let sim = rr.resources[r];
-        ResourceOutlook {
-            usable: usable(state, r),
-            nidle: sim.nidle,
-            shortfall: sim.shortfall,
-            saturated_time: sim.saturated_time,
-            top_up_threshold: f64::INFINITY,
-        }
-    });
+    let resources = ResourceMap::from_fn(|r| ResourceOutlook::of(state, rr, r, f64::INFINITY));
     let minimal = state.config.fetch_minimal_work;
     let requests = match info {
         Some(info) if info.askable && state.network_mode != RunMode::Never => {

@@ -17,7 +17,6 @@ mod scalar;
 pub use backoff::{
     MAX_BACKOFF_INTERVAL, MIN_BACKOFF_INTERVAL, back_off, backed_off, clear_backoff,
 };
-pub(crate) use choose::fetch_outlook_in;
 pub use choose::{
     FetchChoice, choose_work_fetch, fetch_outlook, piggyback_request, select_work_fetch,
 };
@@ -28,6 +27,7 @@ pub use latency_cap::{LATENCY_REFILL, MIN_BATCH_JOBS, report_batching};
 pub use legacy::{LegacyWorkRequests, legacy_work_requests};
 pub use may_supply::{app_version_resources, may_supply, may_supply_all};
 pub(crate) use outlook::FetchScratch;
+pub(crate) use outlook::fetch_outlook_with;
 pub use outlook::{FetchOutlook, ProjectCaps, ResourceOutlook};
 pub use reply::{MIN_LATENCY_LIMIT, WorkReply, apply_work_reply, handle_work_reply};
 pub use request::{

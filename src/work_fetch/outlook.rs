@@ -41,6 +41,26 @@ pub struct ResourceOutlook {
     pub top_up_threshold: f64,
 }
 
+impl ResourceOutlook {
+    /// Resource `r` of `state` as the round-robin simulation `rr` left it, topped up from
+    /// `top_up_threshold`.
+    pub(crate) fn of(
+        state: &ClientState,
+        rr: &RrSimOutput,
+        r: ResourceType,
+        top_up_threshold: f64,
+    ) -> Self {
+        let sim = rr.resources[r];
+        ResourceOutlook {
+            usable: usable(state, r),
+            nidle: sim.nidle,
+            shortfall: sim.shortfall,
+            saturated_time: sim.saturated_time,
+            top_up_threshold,
+        }
+    }
+}
+
 /// What the latency cap leaves a project of each resource (see `latency_cap`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct ProjectCaps {
@@ -147,16 +167,8 @@ pub(crate) fn fetch_outlook_with(
     } else {
         None
     };
-    let resources = ResourceMap::from_fn(|r| {
-        let sim = rr.resources[r];
-        ResourceOutlook {
-            usable: usable(state, r),
-            nidle: sim.nidle,
-            shortfall: sim.shortfall,
-            saturated_time: sim.saturated_time,
-            top_up_threshold: top_up_threshold(state, r),
-        }
-    });
+    let resources =
+        ResourceMap::from_fn(|r| ResourceOutlook::of(state, rr, r, top_up_threshold(state, r)));
     let mut caps = std::mem::take(&mut scratch.spare_caps);
     caps.clear();
     let mut outlook = FetchOutlook {
