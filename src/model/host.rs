@@ -255,6 +255,12 @@ impl TimeTotals {
         self.client_start_time > 0.0
     }
 
+    /// Whether any figure is kept: a state file writes them back then, even one whose
+    /// session start was lost, so that nothing read is dropped on the next save.
+    pub fn recorded(&self) -> bool {
+        *self != TimeTotals::default()
+    }
+
     /// The client starts a session at `now`: the previous one's length becomes
     /// `previous_uptime`, and the statistics begin if they had not.
     pub fn start_session(&mut self, now: f64) {

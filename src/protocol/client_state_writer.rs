@@ -145,16 +145,18 @@ fn write_time_stats(state: &ClientState, writer: &mut XmlWriter) {
     let stats = &state.time_stats;
     writer.open("time_stats");
     TimeStatsReport::from_fractions(stats).write_fields(writer);
-    // The totals as BOINC's state file keeps them (no session figures: a session
-    // ends with the client).
+    // The totals as BOINC's state file keeps them; the session's figures too, as BOINC
+    // writes them (the next session starts them again from 0).
     let totals = &stats.totals;
-    if totals.started() {
+    if totals.recorded() {
         writer.number("client_start_time", totals.client_start_time);
         writer.number("total_start_time", totals.total_start_time);
         writer.number("total_duration", totals.total_duration);
         writer.number("total_active_duration", totals.total_active_duration);
         writer.number("total_gpu_active_duration", totals.total_gpu_active_duration);
         writer.number("previous_uptime", totals.previous_uptime);
+        writer.number("session_active_duration", totals.session_active_duration);
+        writer.number("session_gpu_active_duration", totals.session_gpu_active_duration);
         writer.number("last_update", totals.last_update);
     }
     writer.number_if_any("on_lambda", stats.on_lambda);

@@ -15,7 +15,7 @@ use boinc_core::model::{
     ActiveTask, App, AppEmulation, AppFiles, AppId, AppVersion, AppVersionId, Availability,
     ClientState, Coprocessor, DeletionPolicy, FileId, FileInfo, FileRef, FileStatus, Host, Job,
     JobState, Project, ProjectAccount, ProjectId, ProjectResource, ResourceMap, ResourceType,
-    ResourceUsage, RunMode, SchedulerState, TaskPeaks, TimeStats, Workunit, WorkunitId,
+    ResourceUsage, RunMode, SchedulerState, TaskPeaks, TimeStats, TimeTotals, Workunit, WorkunitId,
 };
 use boinc_core::protocol::{
     ClientVersion, StateFileOrigin, parse_client_state, write_client_state,
@@ -85,8 +85,11 @@ fn time_stats() -> impl Strategy<Value = TimeStats> {
     (
         (fraction(), -1.0f64..=1.0, fraction(), fraction(), fraction()),
         vec(option::of(non_negative()), 4),
+        // The totals, any of them possibly missing (0): a damaged file that lost the
+        // session's start still keeps the rest.
+        vec(prop_oneof![Just(0.0), non_negative()], 9),
     )
-        .prop_map(|(f, l)| TimeStats {
+        .prop_map(|(f, l, t)| TimeStats {
             on_frac: f.0,
             connected_frac: f.1,
             cpu_and_network_available_frac: f.2,
@@ -96,7 +99,17 @@ fn time_stats() -> impl Strategy<Value = TimeStats> {
             connected_lambda: l[1],
             active_lambda: l[2],
             gpu_active_lambda: l[3],
-            totals: Default::default(),
+            totals: TimeTotals {
+                client_start_time: t[0],
+                total_start_time: t[1],
+                total_duration: t[2],
+                total_active_duration: t[3],
+                total_gpu_active_duration: t[4],
+                previous_uptime: t[5],
+                session_active_duration: t[6],
+                session_gpu_active_duration: t[7],
+                last_update: t[8],
+            },
         })
 }
 
