@@ -4,10 +4,12 @@
 //! `control::web_prefs_update` decides) and applied with the override on top, as a
 //! `read_global_prefs_override` would; and the host's conditions are judged under the
 //! preferences and options in force, whichever way they changed (a reload over GUI RPC,
-//! an account manager, a reply), so the live host discovery follows the client's state.
+//! an account manager, a reply), so the live host discovery and the CPU usage limit
+//! follow the client's state.
 
 use super::atomic_file::write_atomically;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
+use super::process::CpuThrottler;
 use boinc_core::control::{UserAction, web_prefs_update};
 use boinc_core::model::{CcConfig, Prefs};
 use boinc_core::protocol::data_dir::GLOBAL_PREFS;
@@ -29,6 +31,7 @@ pub(crate) async fn follow_preferences(
     dir: PathBuf,
     client: ClientHandle,
     discovery: Arc<LiveHostDiscovery>,
+    throttler: CpuThrottler,
     mut events: tokio::sync::mpsc::Receiver<ClientEvent>,
 ) {
     let mut seen: Option<(Prefs, CcConfig)> = None;
@@ -48,6 +51,7 @@ pub(crate) async fn follow_preferences(
         let now = (snapshot.state.prefs, snapshot.state.config);
         if seen.as_ref() != Some(&now) {
             discovery.set_settings(DiscoverySettings::follow(&now.0, &now.1));
+            throttler.set_limit(now.0.cpu_usage_limit);
             seen = Some(now);
         }
     }

@@ -19,7 +19,7 @@ use super::host_discovery::{DiscoverySettings, GpuDetector, LiveHostDiscovery};
 use super::http::{HttpSettings, LiveNetwork, project_web_rpc};
 use super::notices::NoticeFeeds;
 use super::preferences_follower::follow_preferences;
-use super::process::{AppUser, AppUserError, LiveProcessHost, ProcessHostConfig};
+use super::process::{AppUser, AppUserError, CpuThrottler, LiveProcessHost, ProcessHostConfig};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
 use boinc_core::control::{ClientIdentity, UserAction, apply_accounts, apply_user_action};
@@ -129,6 +129,15 @@ pub enum ServiceError {
     /// The process host could not be set up.
     #[error("cannot prepare to run apps: {0}")]
     Processes(#[from] boinc_runtime::effects::ProcessError),
+    /// A thread of the service could not be started.
+    #[error("cannot start the {what} thread: {source}; the system may be out of threads or memory")]
+    Thread {
+        /// What the thread does.
+        what: &'static str,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The HTTP client could not be set up.
     #[error("cannot set up the network: {0}")]
     Network(#[from] super::http::HttpSetupError),
@@ -199,6 +208,8 @@ impl Service {
         let mut process_config = ProcessHostConfig::new(&dir);
         process_config.app_user = app_user;
         let process_host = Arc::new(LiveProcessHost::new(process_config, clock.clone())?);
+        let throttler = CpuThrottler::start(&process_host, state.prefs.cpu_usage_limit)
+            .map_err(|source| ServiceError::Thread { what: "CPU throttle", source })?;
         let network =
             LiveNetwork::new(HttpSettings::new(&state.config, &ClientIdentity::default()), &dir)?;
         let keeper = Arc::new(StateKeeper::new(store, loaded.as_ref().map(|l| &l.state), now));
@@ -269,6 +280,7 @@ impl Service {
             dir.clone(),
             handle.clone(),
             prefs_discovery,
+            throttler,
             handle.events(),
         ));
         let account_manager_task = tokio::spawn(account_manager.run());

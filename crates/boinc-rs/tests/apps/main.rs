@@ -6,4 +6,5 @@ mod support;
 mod app_isolation;
 mod bad_apps;
 mod boinc_api_app;
+mod cpu_throttle;
 mod live_apps;

@@ -127,6 +127,20 @@ impl LiveProcessHost {
         lock(&self.slots).get(&slot).map(|r| r.layout.slot_dir.clone())
     }
 
+    /// Stops (`stop`) or continues the computing apps for the CPU usage limit
+    /// ([`super::CpuThrottler`]). Apps that use less than a CPU (GPU apps, BOINC's
+    /// non-CPU-intensive ones) are left alone, as BOINC leaves them: stopping them
+    /// would idle a GPU to save a fraction of a CPU.
+    pub fn throttle(&self, stop: bool) {
+        let mut slots = lock(&self.slots);
+        for record in slots.values_mut() {
+            let Some(process) = record.process.as_mut() else { continue };
+            if !stop || record.spec.usage.avg_ncpus >= 1.0 {
+                process.throttle(stop);
+            }
+        }
+    }
+
     fn start(&self, spec: &TaskSpec) -> Result<(), ProcessError> {
         let mut slots = lock(&self.slots);
         if let Some(record) = slots.get_mut(&spec.slot)

@@ -47,7 +47,8 @@ fn system_figure(variable: nix::unistd::SysconfVar, default: f64) -> f64 {
     nix::unistd::sysconf(variable).ok().flatten().filter(|&v| v > 0).map_or(default, |v| v as f64)
 }
 
-fn clock_ticks_per_second() -> f64 {
+/// The kernel's clock ticks per second, in which `/proc` counts CPU time.
+pub(crate) fn clock_ticks_per_second() -> f64 {
     static TICKS: OnceLock<f64> = OnceLock::new();
     *TICKS.get_or_init(|| system_figure(nix::unistd::SysconfVar::CLK_TCK, 100.0))
 }

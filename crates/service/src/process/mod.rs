@@ -8,12 +8,14 @@
 //! - `slot.rs`: slot directories; `spawn.rs`: starting the process;
 //!   `containment.rs`: confining its writes; `measure.rs`: CPU time and memory;
 //!   `leftover.rs`: apps a previous run of the client left behind;
-//! - `app_user.rs`: the dedicated user apps run as (`--app-user`).
+//! - `app_user.rs`: the dedicated user apps run as (`--app-user`);
+//! - `cpu_throttler.rs`: the CPU usage limit, by stopping and continuing the apps.
 
 mod app_channels;
 mod app_user;
 mod config;
 mod containment;
+mod cpu_throttler;
 mod host;
 mod leftover;
 mod measure;
@@ -25,4 +27,6 @@ mod task_process;
 pub use app_user::{AppUser, AppUserError};
 pub use config::ProcessHostConfig;
 pub use containment::write_containment_available;
+pub use cpu_throttler::CpuThrottler;
 pub use host::LiveProcessHost;
+pub(crate) use measure::{TreeMeter, clock_ticks_per_second};

@@ -111,6 +111,8 @@ pub(crate) struct TaskProcess {
     file_size_limited: bool,
     /// The length of `stderr.txt` when the run started: what follows is this run's.
     stderr_start: u64,
+    /// Stopped (SIGSTOP) by the CPU usage limit, which continues it.
+    throttled: bool,
 }
 
 /// How much of a run's standard error is read to explain its exit.
@@ -194,6 +196,7 @@ impl TaskProcess {
             address_space_limited: address_space.is_some(),
             file_size_limited: file_size.is_some(),
             stderr_start,
+            throttled: false,
         })
     }
 
@@ -217,11 +220,32 @@ impl TaskProcess {
         }
     }
 
+    /// Stops a computing app for the CPU usage limit (`stop`), or continues one the
+    /// limit stopped. The whole group is signalled, API app or not: the limit's turns
+    /// are too short for a request and its answer. The elapsed time runs on, as BOINC's.
+    pub(crate) fn throttle(&mut self, stop: bool) {
+        if stop && self.phase == Phase::Running && !self.throttled {
+            self.signal(Signal::SIGSTOP);
+            self.throttled = true;
+        } else if !stop {
+            self.unthrottle();
+        }
+    }
+
+    /// Continues an app the CPU usage limit stopped: one that is to act on a request
+    /// (suspend, quit, abort) has to run to read it.
+    fn unthrottle(&mut self) {
+        if std::mem::take(&mut self.throttled) {
+            self.signal(Signal::SIGCONT);
+        }
+    }
+
     /// Suspends the app in memory.
     pub(crate) fn suspend(&mut self, slot: u32) {
         if self.phase != Phase::Running {
             return;
         }
+        self.unthrottle();
         let now = Instant::now();
         match &mut self.channels {
             Some(channels) => channels.request(ProcessControl::Suspend, now, slot),
@@ -251,6 +275,7 @@ impl TaskProcess {
         if self.ending() {
             return;
         }
+        self.unthrottle();
         let now = Instant::now();
         match &mut self.channels {
             Some(channels) => channels.request(ProcessControl::Quit, now, slot),
@@ -268,6 +293,7 @@ impl TaskProcess {
     /// Aborts the app: asked through its channel and killed after `grace`, or killed at
     /// once without the API.
     pub(crate) fn abort(&mut self, grace: Duration, slot: u32) {
+        self.unthrottle();
         let now = Instant::now();
         let ending = self.ending();
         let kill_at = match &mut self.channels {
