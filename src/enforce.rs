@@ -19,7 +19,10 @@
 //! [`crate::cpu_sched::InstancePool`] (the scheduler's own), its app stays within
 //! `max_concurrent`, and the working sets of the running jobs (a task's measured working
 //! set, else its workunit's memory bound) stay within `ram_max_used_busy_pct` percent of
-//! the host's memory (when the host's memory is known). Jobs of non-CPU-intensive
+//! the host's memory (when the host's memory is known; the caller puts the idle user's
+//! `ram_max_used_idle_pct` there while the user is idle). A running job that no longer
+//! fits beside the jobs counted before it is preempted to wait for memory (BOINC's
+//! `too_large`), and says so in its task until it starts again. Jobs of non-CPU-intensive
 //! projects and apps take no processors: only the app and memory limits hold them back.
 //!
 //! A preempted task is removed from memory (quit, to restart from its checkpoint) unless
@@ -216,6 +219,12 @@ pub fn enforce_with_scratch(
             enforcer.preempt(id, ActionReason::NotRunnable);
         } else if let Some(reason) = scheduled[index] {
             let non_cpu_intensive = reason == RunReason::NonCpuIntensive;
+            if enforcer.memory_used + working_set_of(state, job) > enforcer.memory_limit {
+                // The running apps outgrew the memory left to them (a task grew, or the
+                // user came back and the smaller busy limit holds): this one waits.
+                enforcer.preempt(id, ActionReason::Memory);
+                continue;
+            }
             enforcer.hold_running(id, job, &task.gpu_instances, non_cpu_intensive);
             enforcer.act(id, ActionKind::KeepRunning, ActionReason::Scheduled);
         } else if task.checkpoint_wall_time > last_schedule_time {
@@ -665,6 +674,7 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
                 });
                 task.scheduler_state = SchedulerState::Running;
                 task.run_start_time = now;
+                task.too_large = false;
                 task.gpu_instances.clone_from(gpu_instances);
                 if action.reason == ActionReason::DeadlineEndangered {
                     task.once_ran_edf = true;
@@ -675,12 +685,19 @@ pub fn apply_enforcement(state: &mut ClientState, enforcement: &Enforcement, now
                     continue;
                 };
                 task.gpu_instances.clear();
+                task.too_large = action.reason == ActionReason::Memory;
                 if *remove_from_memory {
                     task.quit();
                 } else {
                     task.scheduler_state = SchedulerState::Preempted;
                 }
             }
+        }
+    }
+    // A task that waits for memory says so until it starts again.
+    for skipped in enforcement.skipped.iter().filter(|s| s.reason == ActionReason::Memory) {
+        if let Some(task) = state.jobs.get_mut(skipped.job.index()).and_then(|j| j.task.as_mut()) {
+            task.too_large = true;
         }
     }
 }
@@ -937,6 +954,35 @@ mod tests {
         assert!(matches!(action(&e, j[1]), Some((ActionKind::Start { .. }, _))));
         assert_eq!(action(&e, j[2]), None);
         assert_eq!(skipped(&e, j[2]), Some(ActionReason::Memory));
+    }
+
+    #[test]
+    fn a_running_job_that_outgrew_the_memory_limit_waits_for_memory() {
+        let (mut b, j) = one_project(4, 2);
+        b.state.host.m_nbytes = 1e9;
+        b.state.prefs.ram_max_used_busy_pct = 50.0;
+        b.task(j[0], SchedulerState::Running, NOW - 10.0, 10.0, 5.0, LAST - 1.0).working_set_size =
+            3e8;
+        b.task(j[1], SchedulerState::Running, NOW - 10.0, 10.0, 5.0, LAST - 1.0).working_set_size =
+            3e8;
+        let mut state = b.build();
+        let e = enforce(&state, &list(&state, &j), &quiet_rr(&state), LAST, NOW);
+        assert_eq!(action(&e, j[0]), Some((ActionKind::KeepRunning, ActionReason::Scheduled)));
+        let Some((ActionKind::Preempt { .. }, ActionReason::Memory)) = action(&e, j[1]) else {
+            panic!("not preempted for memory: {:?}", action(&e, j[1]));
+        };
+        apply_enforcement(&mut state, &e, NOW);
+        assert!(state.jobs[j[1].index()].task.as_ref().is_some_and(|t| t.too_large));
+        // Still too large at the next decision: skipped, and still waiting for memory.
+        let e = enforce(&state, &list(&state, &j), &quiet_rr(&state), NOW, NOW + 60.0);
+        assert_eq!(skipped(&e, j[1]), Some(ActionReason::Memory));
+        apply_enforcement(&mut state, &e, NOW + 60.0);
+        assert!(state.jobs[j[1].index()].task.as_ref().is_some_and(|t| t.too_large));
+        // With the idle user's larger limit it fits again.
+        state.prefs.ram_max_used_busy_pct = 90.0;
+        let e = enforce(&state, &list(&state, &j), &quiet_rr(&state), NOW, NOW + 120.0);
+        apply_enforcement(&mut state, &e, NOW + 120.0);
+        assert!(state.jobs[j[1].index()].task.as_ref().is_some_and(|t| !t.too_large));
     }
 
     #[test]

@@ -373,7 +373,8 @@ impl ClientControl {
             // The network may be back: the transfer step looks at once.
             self.next_transfer_check = f64::NEG_INFINITY;
         }
-        if host.suspend != self.host.suspend {
+        // The user coming or going changes the memory the apps may use, too.
+        if host.suspend != self.host.suspend || host.user_active != self.host.user_active {
             self.suspension_changed = true;
         }
         self.host = host;
@@ -573,6 +574,12 @@ impl ClientControl {
         } else if self.host.suspend.gpu.is_some() {
             self.state.gpu_mode = RunMode::Never;
         }
+        // Enforcement holds the apps to the busy memory limit; an idle user's is the
+        // idle one (BOINC's ram_max_used_idle_pct), in force for this decision only.
+        let busy_memory = self.state.prefs.ram_max_used_busy_pct;
+        if !self.host.user_active {
+            self.state.prefs.ram_max_used_busy_pct = self.state.prefs.ram_max_used_idle_pct;
+        }
         // Accounting changes debts, not the jobs the facts describe: they still hold.
         let mut decision = decide_with_scratch(
             &self.state,
@@ -583,6 +590,7 @@ impl ClientControl {
             &mut self.decision_scratch,
         );
         (self.state.run_mode, self.state.gpu_mode) = modes;
+        self.state.prefs.ram_max_used_busy_pct = busy_memory;
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
             matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })

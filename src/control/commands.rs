@@ -22,6 +22,15 @@ pub struct HostView {
     /// Why computing, GPU computing or the network is suspended (BOINC's reasons).
     #[serde(default)]
     pub suspend: SuspendReasons,
+    /// The user is using the host (input within `idle_time_to_run`): the apps get
+    /// `ram_max_used_busy_pct` of the memory, else `ram_max_used_idle_pct`. True where
+    /// nobody watches the user (the emulator), which keeps to the smaller busy limit.
+    #[serde(default = "user_active_by_default")]
+    pub user_active: bool,
+}
+
+fn user_active_by_default() -> bool {
+    true
 }
 
 impl HostView {
@@ -32,6 +41,7 @@ impl HostView {
         active: true,
         gpu_active: true,
         suspend: SuspendReasons::NONE,
+        user_active: true,
     };
 
     /// Whether a task using `usage` may compute. `boinc_compat`: CPU tasks compute even

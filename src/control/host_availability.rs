@@ -83,6 +83,7 @@ pub fn host_view(conditions: &HostConditions, prefs: &Prefs) -> HostView {
         active: reasons.cpu.is_none(),
         gpu_active: reasons.cpu.is_none() && reasons.gpu.is_none(),
         suspend: reasons,
+        user_active: !conditions.user_idle(prefs),
     }
 }
 
@@ -145,11 +146,13 @@ mod tests {
     #[test]
     fn defaults_compute_always_and_use_the_gpu_only_when_idle() {
         let prefs = Prefs::default();
-        assert_eq!(host_view(&HostConditions::SERVER, &prefs), HostView::UP);
+        let no_user = HostView { user_active: false, ..HostView::UP };
+        assert_eq!(host_view(&HostConditions::SERVER, &prefs), no_user, "a server has no user");
         let busy = host_view(&at(Some(10.0), false), &prefs);
         assert!(busy.active && !busy.gpu_active);
         let idle = host_view(&at(Some(180.0), false), &prefs);
         assert!(idle.active && idle.gpu_active, "three minutes without input is idle");
+        assert!(busy.user_active && !idle.user_active, "the memory limit follows the user");
     }
 
     #[test]

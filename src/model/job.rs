@@ -138,6 +138,11 @@ pub struct ActiveTask {
     /// The app crashed and is restarted at this time (from its checkpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_at: Option<Time>,
+    /// Its working set does not fit the memory the preferences leave the apps: it waits
+    /// for memory (BOINC's `too_large`, "Waiting for memory" in the Manager). Not kept
+    /// in the state file: the next decision finds it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_large: bool,
 }
 
 impl ActiveTask {
@@ -159,6 +164,7 @@ impl ActiveTask {
             gpu_instances: Vec::new(),
             crashes: RestartTracker::new(),
             restart_at: None,
+            too_large: false,
         }
     }
 

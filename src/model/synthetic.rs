@@ -141,6 +141,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             gpu_instances: Vec::new(),
             crashes: Default::default(),
             restart_at: None,
+            too_large: false,
         });
         state.jobs.push(job);
     }

@@ -345,6 +345,7 @@ fn active_task() -> impl Strategy<Value = ActiveTask> {
             gpu_instances: g.5,
             crashes: RestartTracker::restored(crashes.0, crashes.1),
             restart_at: crashes.2,
+            too_large: false,
         })
 }
 

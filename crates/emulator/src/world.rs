@@ -374,6 +374,7 @@ impl World {
             active: self.host.is_up(HostProcess::Active),
             gpu_active: self.host.is_up(HostProcess::GpuActive),
             suspend: SuspendReasons::NONE,
+            user_active: true,
         }
     }
 

@@ -118,6 +118,7 @@ pub(crate) fn write_result(out: &mut XmlOut, view: &ClientView, id: JobId) {
         let rate =
             if task.elapsed_time > 0.0 { task.fraction_done / task.elapsed_time } else { 0.0 };
         out.real("progress_rate", rate);
+        out.flag("too_large", task.too_large);
         out.end("active_task");
     }
     out.end("result");
@@ -178,7 +179,7 @@ mod tests {
     use super::super::view::Modes;
     use super::*;
     use crate::model::ResourceType;
-    use crate::model::{SyntheticHost, synthetic_host};
+    use crate::model::{ClientState, SyntheticHost, synthetic_host};
 
     #[test]
     fn resources_as_boinc_words_them() {
@@ -211,6 +212,19 @@ mod tests {
         assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_PREEMPTED));
     }
 
+    /// The GUI RPC's view of `state` at `now`.
+    fn view_at(state: &ClientState, now: f64) -> ClientView<'_> {
+        ClientView {
+            now,
+            state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: 0.0,
+            modes: Modes::of(state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+        }
+    }
+
     #[test]
     fn old_results_are_the_last_hours_acknowledged_ones() {
         let now = 10_000.0;
@@ -221,15 +235,7 @@ mod tests {
             state.jobs[job].completed_time = completed;
             state.jobs[job].final_cpu_time = 12.5;
         }
-        let view = ClientView {
-            now,
-            state: &state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(&state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
-        };
+        let view = view_at(&state, now);
         let mut out = XmlOut::new();
         write_old_results(&mut out, &view);
         let text = String::from_utf8(out.finish()).expect("utf-8");
@@ -242,5 +248,18 @@ mod tests {
         let text = String::from_utf8(out.finish()).expect("utf-8");
         assert_eq!(text.matches("<result>").count(), 2, "{text}");
         assert!(!text.contains(&format!("<name>{}</name>", state.jobs[0].name)), "{text}");
+    }
+
+    #[test]
+    fn a_task_waiting_for_memory_says_so_as_boinc_does() {
+        let now = 10_000.0;
+        let mut state =
+            synthetic_host(SyntheticHost { ncpus: 2, njobs: 2, running_prefix: 0, seed: 3, now });
+        state.jobs[1].task = Some(ActiveTask { too_large: true, ..ActiveTask::new(1) });
+        let view = view_at(&state, now);
+        let mut out = XmlOut::new();
+        write_results(&mut out, &view, false);
+        let text = String::from_utf8(out.finish()).expect("utf-8");
+        assert_eq!(text.matches("<too_large/>").count(), 1, "{text}");
     }
 }
