@@ -10,6 +10,9 @@
 //!   driver (pocl-opencl-icd), whose CPU device the OpenCL discovery tests enumerate.
 //! - `cfg(peer_chromium)`: Debian's chromium and chromium-driver (chromedriver), which
 //!   the web dashboard's tests drive headless over the WebDriver protocol.
+//! - `cfg(peer_xvfb)`: Xvfb, xdotool and libXss (packages xvfb, xdotool, libxss1): a
+//!   virtual X server, synthetic input and the screensaver query, for the user-activity
+//!   test (the X screensaver's idle time).
 //!
 //! The search follows PATH and dpkg's status, and the build is redone when either
 //! changes (a package installed later is found).
@@ -28,6 +31,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(peer_boinc)");
     println!("cargo::rustc-check-cfg=cfg(peer_opencl_pocl)");
     println!("cargo::rustc-check-cfg=cfg(peer_chromium)");
+    println!("cargo::rustc-check-cfg=cfg(peer_xvfb)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     if let Some(path) = std::env::var_os("PATH") {
@@ -72,6 +76,16 @@ fn main() {
     } else {
         println!(
             "cargo::warning=chromium or chromedriver is missing: the web dashboard's browser tests are ignored (apt-get install chromium chromium-driver)"
+        );
+    }
+    let xss = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+        .iter()
+        .any(|dir| Path::new(dir).join("libXss.so.1").exists());
+    if on_path("Xvfb") && on_path("xdotool") && xss {
+        println!("cargo::rustc-cfg=peer_xvfb");
+    } else {
+        println!(
+            "cargo::warning=Xvfb, xdotool or libXss is missing: the X11 user-activity test is ignored (apt-get install xvfb xdotool libxss1)"
         );
     }
     let loader = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]

@@ -322,6 +322,9 @@ pub struct CcConfig {
     /// Computing stops while one of these programs runs (`<exclusive_app>`, executable
     /// names).
     pub exclusive_apps: Vec<String>,
+    /// GPU computing stops while one of these programs runs (`<exclusive_gpu_app>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclusive_gpu_apps: Vec<String>,
     /// The event log file (`stdoutdae.txt`) is moved to `stdoutdae.old` when it
     /// reaches this size, bytes (`<max_stdout_file_size>`).
     pub max_stdout_file_size: u64,
@@ -345,6 +348,7 @@ impl Default for CcConfig {
             http_transfer_timeout_bps: DEFAULT_HTTP_TRANSFER_TIMEOUT_BPS,
             log_flags: Vec::new(),
             exclusive_apps: Vec::new(),
+            exclusive_gpu_apps: Vec::new(),
             max_stdout_file_size: DEFAULT_MAX_STDOUT_FILE_SIZE,
         }
     }

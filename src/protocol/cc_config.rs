@@ -109,14 +109,12 @@ fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> 
             push_bounded(child, "exclude_gpu", &mut config.exclude_gpus, exclusion)?;
         }
         "exclusive_app" => {
-            let app = child.string();
-            if app.is_empty() || app.len() > 256 || app.contains('/') {
-                return Err(child.error(XmlProblem::OutOfRange {
-                    value: quoted_value(&app),
-                    expected: "a program's file name (no '/'), up to 256 bytes",
-                }));
-            }
+            let app = program_name(child)?;
             push_bounded(child, "exclusive_app", &mut config.exclusive_apps, app)?;
+        }
+        "exclusive_gpu_app" => {
+            let app = program_name(child)?;
+            push_bounded(child, "exclusive_gpu_app", &mut config.exclusive_gpu_apps, app)?;
         }
         _ => {}
     }
@@ -137,6 +135,19 @@ fn push_bounded<T: PartialEq>(
         list.push(value);
     }
     Ok(())
+}
+
+/// An `<exclusive_app>` or `<exclusive_gpu_app>`: a program's file name, as the
+/// process list shows it.
+fn program_name(child: &Element) -> Result<String, XmlError> {
+    let app = child.string();
+    if app.is_empty() || app.len() > 256 || app.contains('/') {
+        return Err(child.error(XmlProblem::OutOfRange {
+            value: quoted_value(&app),
+            expected: "a program's file name (no '/'), up to 256 bytes",
+        }));
+    }
+    Ok(app)
 }
 
 /// `<exclude_gpu><url>..</url>[<device_num>N</device_num>][<type>..</type>][<app>..</app>]`.
@@ -180,6 +191,7 @@ mod tests {
              <exclude_gpu><url>http://p/</url><device_num>0</device_num><type>NVIDIA</type>\
              <app>astro</app></exclude_gpu><exclude_gpu><url>http://q/</url></exclude_gpu>\
              <exclusive_app>game.exe</exclusive_app><exclusive_app>blender</exclusive_app>\
+             <exclusive_gpu_app>darktable</exclusive_gpu_app>\
              <report_results_immediately>0</report_results_immediately></options></cc_config>",
             "cc_config.xml",
         )
@@ -195,6 +207,7 @@ mod tests {
         assert_eq!(config.ignore_nvidia_dev, vec![1]);
         assert_eq!(config.log_flags, vec!["task".to_string(), "sched_op_debug".to_string()]);
         assert_eq!(config.exclusive_apps, vec!["game.exe".to_string(), "blender".to_string()]);
+        assert_eq!(config.exclusive_gpu_apps, vec!["darktable".to_string()]);
         assert_eq!(
             config.exclude_gpus,
             vec![

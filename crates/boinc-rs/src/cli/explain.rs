@@ -84,7 +84,8 @@ pub fn explain(
     if let Source::State(_) = source {
         // A data directory is this host's: its conditions (user, power, programs) as
         // observed now, the time-of-day windows at the instant explained.
-        let mut conditions = observe_host_conditions(&state.config.exclusive_apps);
+        let mut conditions =
+            observe_host_conditions(&state.config.exclusive_apps, &state.config.exclusive_gpu_apps);
         conditions.local_time = local_time_at(now);
         explanation = explanation.with_host(&state, &conditions);
     }

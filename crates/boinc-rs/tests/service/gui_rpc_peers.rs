@@ -196,7 +196,10 @@ fn boinccmd_rereads_configuration_and_sets_gpu_and_network_modes() {
 
     std::fs::write(
         dir.join("global_prefs_override.xml"),
-        "<global_preferences><work_buf_min_days>0.5</work_buf_min_days></global_preferences>",
+        format!(
+            "<global_preferences><work_buf_min_days>0.5</work_buf_min_days>{}</global_preferences>",
+            support::host_prefs::NO_CPU_BUSY_CHECK
+        ),
     )
     .expect("global_prefs_override.xml");
     boinccmd(&served, &["--read_global_prefs_override"]);

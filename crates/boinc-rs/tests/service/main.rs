@@ -13,6 +13,7 @@ mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
 mod service;
+mod user_activity;
 mod volunteer_controls;
 mod volunteer_view;
 mod web_dashboard;

@@ -77,7 +77,10 @@ impl LiveService {
 
     /// Writes the override and has the client read it, as the Manager does.
     fn set_override(&self, body: &str) {
-        let text = format!("<global_preferences>\n{body}</global_preferences>\n");
+        let text = format!(
+            "<global_preferences>\n{body}{}</global_preferences>\n",
+            support::host_prefs::NO_CPU_BUSY_CHECK
+        );
         std::fs::write(self.path("global_prefs_override.xml"), text).expect("override written");
         self.boinccmd(&["--read_global_prefs_override"]);
     }

@@ -32,6 +32,7 @@ impl InProcessService {
     /// Starts the service on `dir`, or says why it did not start (the data directory
     /// still locked by a service just stopped, say).
     pub fn try_start(dir: &Path) -> Result<InProcessService, String> {
+        super::host_prefs::ignore_other_programs_cpu(dir);
         let mut config = ServiceConfig::new(dir);
         config.gui_rpc_port = Some(0);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -46,6 +47,7 @@ impl InProcessService {
 
     /// Starts the service with `config` (which must ask for GUI RPC).
     pub fn start_with(config: ServiceConfig) -> InProcessService {
+        super::host_prefs::ignore_other_programs_cpu(&config.data_dir);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

@@ -116,7 +116,10 @@ impl LiveClient {
             host_discovery: Arc::new(LiveHostDiscovery::new(
                 data.path(),
                 clock.clone(),
-                DiscoverySettings::default(),
+                DiscoverySettings {
+                    prefs: super::host_prefs::prefs_without_cpu_busy_check(),
+                    ..DiscoverySettings::default()
+                },
             )),
             file_transfer: Some(network.file_transfer.clone()),
             file_system: Some(Arc::new(DataDirectory::new(data.path()))),

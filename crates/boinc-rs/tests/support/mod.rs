@@ -9,6 +9,7 @@
 #[path = "../../../../tests/support/mod.rs"]
 pub mod scenarios;
 
+pub mod host_prefs;
 pub mod http;
 pub mod in_process;
 pub mod live;

@@ -88,6 +88,7 @@ pub fn start_service_with(
     args: &[&str],
     env: &[(String, String)],
 ) -> ServiceProcess {
+    super::host_prefs::ignore_other_programs_cpu(dir);
     // The service removes a port file a killed service left behind, but only once it
     // runs: a test that looked before then would read the old port.
     match std::fs::remove_file(dir.join(GUI_RPC_PORT_FILE)) {

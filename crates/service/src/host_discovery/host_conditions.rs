@@ -1,6 +1,6 @@
 //! What the live host observes about its user, power, clock and programs (BOINC's
 //! suspension while the user is active, on batteries, outside the time-of-day windows,
-//! while an exclusive app runs): the last input is the latest access to an input device
+//! while an exclusive app or exclusive GPU app runs): the last input is the latest access to an input device
 //! or terminal (`/dev/input`, `/dev/tty*`, `/dev/pts`), power comes from
 //! `/sys/class/power_supply`, the local time from the C library (the host's time zone),
 //! programs from `/proc`. The core judges them (`control::host_view`).
@@ -15,19 +15,31 @@ const MAX_ENTRIES: usize = 256;
 const MAX_PROCESSES: usize = 65_536;
 
 /// The host's conditions now: user idle time, batteries, local time, whether one of
-/// `exclusive_apps` runs; the network counts as up (a failed RPC backs off on its own).
-pub fn observe_host_conditions(exclusive_apps: &[String]) -> HostConditions {
+/// `exclusive_apps` (or of `exclusive_gpu_apps`) runs; the network counts as up (a
+/// failed RPC backs off on its own).
+pub fn observe_host_conditions(
+    exclusive_apps: &[String],
+    exclusive_gpu_apps: &[String],
+) -> HostConditions {
     let now = SystemTime::now();
+    let running =
+        |names: &[String]| !names.is_empty() && running_program(Path::new("/proc"), names);
     HostConditions {
-        user_idle_seconds: latest_input(Path::new("/dev"))
-            .map(|last| now.duration_since(last).map_or(0.0, |idle| idle.as_secs_f64())),
+        user_idle_seconds: latest_input_idle(now),
         on_batteries: on_batteries(&power_supplies(Path::new("/sys/class/power_supply"))),
         connected: true,
         local_time: local_time(now),
-        exclusive_app_running: !exclusive_apps.is_empty()
-            && running_program(Path::new("/proc"), exclusive_apps),
+        exclusive_app_running: running(exclusive_apps),
+        exclusive_gpu_app_running: running(exclusive_gpu_apps),
         ..HostConditions::SERVER
     }
+}
+
+/// Seconds since the latest access to an input device or terminal at `now`; `None`
+/// where there is none.
+pub(crate) fn latest_input_idle(now: SystemTime) -> Option<f64> {
+    latest_input(Path::new("/dev"))
+        .map(|last| now.duration_since(last).map_or(0.0, |idle| idle.as_secs_f64()))
 }
 
 /// The local weekday and hour at `seconds` since the Unix epoch, in the host's time

@@ -8,13 +8,15 @@ use super::gpu_probe::{GpuDetector, GpuFindings, find_gpus};
 use super::host_conditions::observe_host_conditions;
 use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, best_device, usable_coprocessor};
 use super::opencl::{OpenclDiscoveryError, OpenclPlatform};
+use super::other_cpu::OtherCpuMeter;
 use super::system_description::describe_system;
+use super::user_activity::{UserActivity, UserActivitySources};
 use super::virtualization::{Virtualization, detect_virtualization};
 use boinc_core::control::{HostView, host_view};
 use boinc_core::model::{CcConfig, Coprocessor, Host, OpenclDevice, Prefs, ResourceType};
 use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 /// How long each CPU benchmark runs by default (the real client's take about ten seconds
@@ -34,6 +36,8 @@ pub struct DiscoverySettings {
     pub ignored_nvidia_devices: Vec<u32>,
     /// Programs whose running suspends computing (`<exclusive_app>`).
     pub exclusive_apps: Vec<String>,
+    /// Programs whose running suspends GPU computing (`<exclusive_gpu_app>`).
+    pub exclusive_gpu_apps: Vec<String>,
     /// How long each CPU benchmark runs.
     pub benchmark_duration: Duration,
 }
@@ -46,6 +50,7 @@ impl Default for DiscoverySettings {
             use_all_gpus: false,
             ignored_nvidia_devices: Vec::new(),
             exclusive_apps: Vec::new(),
+            exclusive_gpu_apps: Vec::new(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
     }
@@ -61,6 +66,7 @@ impl DiscoverySettings {
             use_all_gpus: config.use_all_gpus,
             ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
             exclusive_apps: config.exclusive_apps.clone(),
+            exclusive_gpu_apps: config.exclusive_gpu_apps.clone(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
     }
@@ -85,6 +91,12 @@ pub struct LiveHostDiscovery {
     data_dir: PathBuf,
     clock: Arc<dyn Clock>,
     settings: RwLock<DiscoverySettings>,
+    /// Other programs' CPU use, measured while `suspend_cpu_usage` asks for it.
+    other_cpu: Mutex<Option<OtherCpuMeter>>,
+    /// Where the user's input is looked for.
+    activity_sources: UserActivitySources,
+    /// The user's activity, watched from the first look on.
+    activity: Mutex<Option<UserActivity>>,
     /// The program GPUs are looked for with; `None`: in this process.
     gpu_detector: Option<GpuDetector>,
 }
@@ -100,8 +112,18 @@ impl LiveHostDiscovery {
             data_dir: data_dir.into(),
             clock,
             settings: RwLock::new(settings),
+            other_cpu: Mutex::new(None),
+            activity_sources: UserActivitySources::default(),
+            activity: Mutex::new(None),
             gpu_detector: None,
         }
+    }
+
+    /// The user's input is looked for in `sources` only (every source of the host's by
+    /// default).
+    pub fn with_user_activity_sources(mut self, sources: UserActivitySources) -> Self {
+        self.activity_sources = sources;
+        self
     }
 
     /// GPUs are looked for by `detector`, a process of its own, so that a driver that
@@ -266,10 +288,35 @@ fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
     }
 }
 
+impl LiveHostDiscovery {
+    /// Seconds since the user's last input, from every source watched.
+    fn user_idle_seconds(&self) -> Option<f64> {
+        let mut activity = self.activity.lock().unwrap_or_else(PoisonError::into_inner);
+        activity
+            .get_or_insert_with(|| UserActivity::new(self.activity_sources.clone()))
+            .idle_seconds(std::time::Instant::now())
+    }
+
+    /// Other programs' CPU use, when a preference judges it (the meter starts with the
+    /// preference, and stops with it: reading every process costs a little each second).
+    fn other_cpu_percent(&self, prefs: &Prefs) -> Option<f64> {
+        let mut meter = self.other_cpu.lock().unwrap_or_else(PoisonError::into_inner);
+        if prefs.reported.suspend_cpu_usage <= 0.0 {
+            *meter = None;
+            return None;
+        }
+        meter.get_or_insert_with(OtherCpuMeter::here).measure(std::time::Instant::now())
+    }
+}
+
 impl HostDiscovery for LiveHostDiscovery {
     fn availability(&self) -> HostView {
         let settings = self.settings();
-        host_view(&observe_host_conditions(&settings.exclusive_apps), &settings.prefs)
+        let mut conditions =
+            observe_host_conditions(&settings.exclusive_apps, &settings.exclusive_gpu_apps);
+        conditions.other_cpu_percent = self.other_cpu_percent(&settings.prefs);
+        conditions.user_idle_seconds = self.user_idle_seconds();
+        host_view(&conditions, &settings.prefs)
     }
 
     fn describe(&self, run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
@@ -320,22 +367,69 @@ mod tests {
     #[test]
     fn availability_follows_the_preferences() {
         let dir = tempfile::tempdir().expect("temp dir");
+        // The input devices' times only, as observe_host_conditions reads them, and no
+        // check of other programs' CPU use (the build machine is busy).
+        let sources =
+            UserActivitySources { devices: true, x_displays: Some(Vec::new()), interrupts: None };
         let discovery =
-            LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), DiscoverySettings::default());
+            LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), DiscoverySettings::default())
+                .with_user_activity_sources(sources);
         assert!(discovery.availability().on);
         // Computing only while idle, with an idle time longer than any uptime: a user
         // with a terminal is busy; a host without one (a container) is always idle.
-        let prefs = Prefs { run_if_user_active: false, idle_time_to_run: 1e9, ..Prefs::default() };
+        let mut prefs =
+            Prefs { run_if_user_active: false, idle_time_to_run: 1e9, ..Prefs::default() };
+        prefs.reported.suspend_cpu_usage = 0.0;
         discovery.set_settings(DiscoverySettings { prefs, ..Default::default() });
-        let conditions = observe_host_conditions(&[]);
+        let conditions = observe_host_conditions(&[], &[]);
         assert_eq!(discovery.availability().active, conditions.user_idle_seconds.is_none());
         // An exclusive app that runs (this test's own program) suspends computing.
         let me = std::env::current_exe().expect("test binary");
         let name = me.file_name().expect("name").to_string_lossy().into_owned();
-        let settings = DiscoverySettings { exclusive_apps: vec![name], ..Default::default() };
+        let mut quiet = Prefs::default();
+        quiet.reported.suspend_cpu_usage = 0.0;
+        let settings = DiscoverySettings {
+            prefs: quiet.clone(),
+            exclusive_apps: vec![name.clone()],
+            ..Default::default()
+        };
         discovery.set_settings(settings);
         let view = discovery.availability();
         assert_eq!(view.suspend.cpu, Some(boinc_core::control::SuspendReason::ExclusiveAppRunning));
         assert!(!view.active);
+        // An exclusive GPU app suspends GPU computing only.
+        let settings = DiscoverySettings {
+            prefs: quiet,
+            exclusive_gpu_apps: vec![name],
+            ..Default::default()
+        };
+        discovery.set_settings(settings);
+        let view = discovery.availability();
+        assert_eq!(view.suspend.gpu, Some(boinc_core::control::SuspendReason::ExclusiveAppRunning));
+        assert!(view.active && !view.gpu_active);
+    }
+
+    #[test]
+    fn other_programs_cpu_use_suspends_computing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut prefs = Prefs::default();
+        prefs.reported.suspend_cpu_usage = 1.0;
+        let settings = DiscoverySettings { prefs, ..Default::default() };
+        let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
+        assert!(discovery.availability().active, "nothing measured yet");
+        // A spinning program the client did not start, for four seconds.
+        let spinner = std::process::Command::new("sh")
+            .args(["-c", "timeout 4 sh -c 'while :; do :; done' &"])
+            .status()
+            .expect("sh");
+        assert!(spinner.success());
+        std::thread::sleep(Duration::from_millis(1500));
+        let view = discovery.availability();
+        assert_eq!(view.suspend.cpu, Some(boinc_core::control::SuspendReason::CpuUsage));
+        // 0 turns the check off.
+        let mut off = Prefs::default();
+        off.reported.suspend_cpu_usage = 0.0;
+        discovery.set_settings(DiscoverySettings { prefs: off, ..Default::default() });
+        assert!(discovery.availability().active);
     }
 }

@@ -12,8 +12,11 @@ mod host_conditions;
 mod live_host_discovery;
 mod nvidia;
 mod opencl;
+mod other_cpu;
 mod system_description;
+mod user_activity;
 mod virtualization;
+mod x11_idle;
 
 pub use cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
 pub use gpu_probe::{
@@ -26,3 +29,4 @@ pub use live_host_discovery::{
 };
 pub use nvidia::{NvidiaDevice, NvidiaDiscoveryError, NvidiaGpus};
 pub use opencl::{OpenclDiscoveryError, OpenclFound, OpenclPlatform, discover_opencl};
+pub use user_activity::UserActivitySources;
