@@ -1,7 +1,9 @@
 //! The live client's [`HostDiscovery`]: the machine ([`super::system_description`]),
 //! its GPUs (NVML's and OpenCL's, found by [`super::gpu_probe`]), the CPU benchmarks ([`super::cpu_benchmark`]),
 //! and once a second whether the user and power let it compute
-//! ([`super::host_conditions`], judged by the core's `host_view` under the preferences).
+//! ([`super::host_conditions`], the user's last input from [`super::user_activity`] and
+//! other programs' CPU use from [`super::other_cpu`], judged by the core's `host_view`
+//! under the preferences).
 
 use super::cpu_benchmark::{BenchmarkResult, run_cpu_benchmarks};
 use super::gpu_probe::{GpuDetector, GpuFindings, find_gpus};
