@@ -71,6 +71,13 @@ pub(crate) fn demo(args: &DemoArgs) -> Result<()> {
          </options></cc_config>\n",
     )
     .context("cannot write the demo client's cc_config.xml")?;
+    // The demo computes whatever else the machine is doing: BOINC's default would
+    // suspend it for "CPU is busy" on a machine at work, and its minute would show nothing.
+    std::fs::write(
+        client_dir.join(boinc_core::protocol::data_dir::GLOBAL_PREFS_OVERRIDE),
+        "<global_preferences><suspend_cpu_usage>0</suspend_cpu_usage></global_preferences>\n",
+    )
+    .context("cannot write the demo client's global_prefs_override.xml")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
