@@ -798,7 +798,10 @@ fn soak_kills_outages_crashes_hangs_full_disks_and_clock_jumps() {
     assert!(status.success(), "boinc-rs attach failed");
     std::fs::write(
         data.join("global_prefs_override.xml"),
-        "<global_preferences><disk_interval>1</disk_interval></global_preferences>\n",
+        format!(
+            "<global_preferences><disk_interval>1</disk_interval>{}</global_preferences>\n",
+            support::host_prefs::NO_CPU_BUSY_CHECK
+        ),
     )
     .expect("the preferences");
     std::fs::write(

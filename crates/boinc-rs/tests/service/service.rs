@@ -39,7 +39,10 @@ fn attached_data_dir(url: &str) -> tempfile::TempDir {
     assert!(status.success(), "boinc-rs attach failed");
     std::fs::write(
         dir.path().join("global_prefs_override.xml"),
-        "<global_preferences><disk_interval>1</disk_interval></global_preferences>\n",
+        format!(
+            "<global_preferences><disk_interval>1</disk_interval>{}</global_preferences>\n",
+            support::host_prefs::NO_CPU_BUSY_CHECK
+        ),
     )
     .expect("the preferences");
     std::fs::write(

@@ -115,8 +115,11 @@ fn a_volunteers_controls_are_honoured() {
     std::fs::write(dir.path().join(PASSWORD_FILE), PASSWORD).expect("the password");
     std::fs::write(
         dir.path().join("global_prefs_override.xml"),
-        "<global_preferences><work_buf_additional_days>0.25</work_buf_additional_days>\
-         </global_preferences>\n",
+        format!(
+            "<global_preferences><work_buf_additional_days>0.25</work_buf_additional_days>\
+             {}</global_preferences>\n",
+            support::host_prefs::NO_CPU_BUSY_CHECK
+        ),
     )
     .expect("the user's override");
     write_account_file(dir.path(), &server.url, "controls_test_key").expect("attached");

@@ -2,8 +2,9 @@
 //! it): how long since a person last used a keyboard or mouse on a desktop, which the
 //! input devices' access times do not show (the input drivers do not update them).
 //! libX11 and libXss are opened at run time, so a host without X still runs; the
-//! displays are asked from a thread of their own, so an X server that hangs cannot
-//! hold the client up; its answer is simply missing.
+//! displays are asked from a thread of their own, over connections kept open, so an X
+//! server that hangs cannot hold the client up (its answer is simply missing) and one
+//! that goes away only closes its connection.
 
 use libloading::{Library, Symbol};
 use std::ffi::{CString, c_char, c_int, c_ulong, c_void};
@@ -44,7 +45,13 @@ struct Xlib {
     query_extension: unsafe extern "C" fn(*mut Display, *mut c_int, *mut c_int) -> c_int,
     alloc_info: unsafe extern "C" fn() -> *mut ScreenSaverInfo,
     query_info: unsafe extern "C" fn(*mut Display, c_ulong, *mut ScreenSaverInfo) -> c_int,
+    /// `XSetIOErrorExitHandler` (libX11 1.8 and later), without which a broken
+    /// connection ends the process: no connection is kept without it.
+    set_io_error_exit_handler: Option<SetExitHandler>,
 }
+
+type ExitHandler = Option<unsafe extern "C" fn(*mut Display, *mut c_void)>;
+type SetExitHandler = unsafe extern "C" fn(*mut Display, ExitHandler, *mut c_void);
 
 /// Xlib's default error handler ends the process on any protocol error: this one
 /// only lets the failed request fail.
@@ -89,37 +96,129 @@ fn load() -> Result<Xlib, String> {
         query_extension: symbol(xss, b"XScreenSaverQueryExtension\0")?,
         alloc_info: symbol(xss, b"XScreenSaverAllocInfo\0")?,
         query_info: symbol(xss, b"XScreenSaverQueryInfo\0")?,
+        set_io_error_exit_handler: symbol(x11, b"XSetIOErrorExitHandler\0").ok(),
     })
 }
 
-/// The idle time `display` (`:0`) reports, seconds; `None` where it cannot be asked
-/// (no library, no server, no permission, no screensaver extension).
-pub(crate) fn display_idle_seconds(display: &str) -> Option<f64> {
-    let xlib = xlib()?;
-    let name = CString::new(display).ok()?;
-    // SAFETY: `name` is a valid C string for the call; a null display is checked. The
-    // connection is this function's own and closed before it returns; the info block
-    // is Xss's, freed with XFree; the extension is checked before it is queried.
-    unsafe {
-        let connection = (xlib.open_display)(name.as_ptr());
-        if connection.is_null() {
-            return None;
+/// A connection to one display, kept open between questions: an X server counts a new
+/// client connection as activity (Xvfb does), so asking over a fresh one each time would
+/// always find the user just active.
+struct Connection {
+    display: *mut Display,
+    info: *mut ScreenSaverInfo,
+}
+
+/// Set by the I/O error exit handler: the connection it names is broken.
+static BROKEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Called by Xlib instead of exit() when a connection breaks (the server went away):
+/// the connection is marked broken and given up.
+unsafe extern "C" fn connection_broken(display: *mut Display, _data: *mut c_void) {
+    BROKEN.store(display as usize, Ordering::SeqCst);
+}
+
+impl Connection {
+    /// Opens `display`, with its screensaver extension checked; `None` where it cannot
+    /// be asked (no server, no permission, no extension, or an Xlib too old to let a
+    /// broken connection be survived, which would end the process).
+    fn open(xlib: &Xlib, display: &str) -> Option<Connection> {
+        let set_exit_handler = xlib.set_io_error_exit_handler?;
+        let name = CString::new(display).ok()?;
+        // SAFETY: `name` is a valid C string; a null display is checked; the exit
+        // handler is a plain function that only records which display broke; the info
+        // block is Xss's, freed with XFree when the connection is closed.
+        unsafe {
+            let connection = (xlib.open_display)(name.as_ptr());
+            if connection.is_null() {
+                return None;
+            }
+            set_exit_handler(connection, Some(connection_broken), std::ptr::null_mut());
+            let (mut event_base, mut error_base) = (0, 0);
+            let info = if (xlib.query_extension)(connection, &mut event_base, &mut error_base) != 0
+            {
+                (xlib.alloc_info)()
+            } else {
+                std::ptr::null_mut()
+            };
+            if info.is_null() {
+                (xlib.close_display)(connection);
+                return None;
+            }
+            Some(Connection { display: connection, info })
         }
-        let (mut event_base, mut error_base) = (0, 0);
-        let mut idle = None;
-        if (xlib.query_extension)(connection, &mut event_base, &mut error_base) != 0 {
-            let info = (xlib.alloc_info)();
-            if !info.is_null() {
-                let root = (xlib.default_root_window)(connection);
-                if (xlib.query_info)(connection, root, info) != 0 {
-                    idle = Some((*info).idle as f64 / 1000.0);
-                }
-                (xlib.free)(info.cast());
+    }
+
+    /// The display's idle time, seconds; `None` when the question failed or the
+    /// connection broke (it is then not to be used again).
+    fn idle_seconds(&mut self, xlib: &Xlib) -> Option<f64> {
+        // SAFETY: the display and info block are this connection's own, valid while it
+        // is open; a broken connection is never used again (see `close`).
+        unsafe {
+            let root = (xlib.default_root_window)(self.display);
+            let asked = (xlib.query_info)(self.display, root, self.info) != 0;
+            (asked && !self.broken()).then(|| (*self.info).idle as f64 / 1000.0)
+        }
+    }
+
+    fn broken(&self) -> bool {
+        BROKEN.load(Ordering::SeqCst) == self.display as usize
+    }
+
+    fn close(self, xlib: &Xlib) {
+        // SAFETY: the info block came from XScreenSaverAllocInfo; the display is closed
+        // only while sound (a broken one is left as it is: closing it would write to
+        // the dead socket again).
+        unsafe {
+            (xlib.free)(self.info.cast());
+            if !self.broken() {
+                (xlib.close_display)(self.display);
             }
         }
-        (xlib.close_display)(connection);
-        idle
     }
+}
+
+/// The idle time `display` (`:0`) reports, seconds, over a connection of its own;
+/// `None` where it cannot be asked (no library, no server, no permission, no
+/// screensaver extension).
+pub(crate) fn display_idle_seconds(display: &str) -> Option<f64> {
+    let xlib = xlib()?;
+    let mut connection = Connection::open(xlib, display)?;
+    let idle = connection.idle_seconds(xlib);
+    connection.close(xlib);
+    idle
+}
+
+/// Asks each of `displays` for its idle time over the connections kept in `open`
+/// (opened as needed, closed when broken or no longer listed): the least, seconds.
+fn least_idle(displays: &[String], open: &mut Vec<(String, Connection)>) -> Option<f64> {
+    let xlib = xlib()?;
+    let mut kept = Vec::new();
+    for (name, connection) in open.drain(..) {
+        if displays.contains(&name) {
+            kept.push((name, connection));
+        } else {
+            connection.close(xlib);
+        }
+    }
+    let mut least: Option<f64> = None;
+    for display in displays.iter().take(MAX_DISPLAYS) {
+        let at = match kept.iter().position(|(name, _)| name == display) {
+            Some(at) => at,
+            None => match Connection::open(xlib, display) {
+                Some(connection) => {
+                    kept.push((display.clone(), connection));
+                    kept.len() - 1
+                }
+                None => continue,
+            },
+        };
+        match kept[at].1.idle_seconds(xlib) {
+            Some(idle) => least = Some(least.map_or(idle, |l| l.min(idle))),
+            None => kept.swap_remove(at).1.close(xlib),
+        }
+    }
+    *open = kept;
+    least
 }
 
 /// The displays of this host: `$DISPLAY`, else each local server's socket in
@@ -162,19 +261,21 @@ impl X11IdleWatch {
         let ended = Arc::new(AtomicBool::new(false));
         let (theirs, their_end) = (latest.clone(), ended.clone());
         let spawned = std::thread::Builder::new().name("x11-idle".into()).spawn(move || {
+            let mut open = Vec::new();
             while !their_end.load(Ordering::Relaxed) {
                 let displays = displays.clone().unwrap_or_else(|| {
                     let env = std::env::var("DISPLAY").ok();
                     local_displays(env.as_deref(), Path::new("/tmp/.X11-unix"))
                 });
-                let idle = displays
-                    .iter()
-                    .take(MAX_DISPLAYS)
-                    .filter_map(|d| display_idle_seconds(d))
-                    .reduce(f64::min);
+                let idle = least_idle(&displays, &mut open);
                 *theirs.lock().unwrap_or_else(PoisonError::into_inner) =
                     Some((Instant::now(), idle));
                 std::thread::sleep(ASK_EVERY);
+            }
+            if let Some(xlib) = xlib() {
+                for (_, connection) in open {
+                    connection.close(xlib);
+                }
             }
         });
         if let Err(error) = spawned {
