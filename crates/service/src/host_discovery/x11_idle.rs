@@ -179,8 +179,10 @@ impl Connection {
 
 /// The idle time `display` (`:0`) reports, seconds, over a connection of its own;
 /// `None` where it cannot be asked (no library, no server, no permission, no
-/// screensaver extension).
-pub(crate) fn display_idle_seconds(display: &str) -> Option<f64> {
+/// screensaver extension). A one-off question, for the tests: the watch keeps its
+/// connections.
+#[cfg(test)]
+fn display_idle_seconds(display: &str) -> Option<f64> {
     let xlib = xlib()?;
     let mut connection = Connection::open(xlib, display)?;
     let idle = connection.idle_seconds(xlib);
