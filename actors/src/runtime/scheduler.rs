@@ -902,10 +902,12 @@ impl Scheduler {
     }
 
     /// Brings the state to a shutdown: every running task is asked to quit (it restarts
-    /// from its checkpoint next time) and no operation starts any more.
+    /// from its checkpoint next time), or aborted with every unfinished job where
+    /// cc_config says `<abort_jobs_on_exit>`, and no operation starts any more.
     fn shutdown_commands(&mut self, now: Time) -> Vec<(Addr<TaskActor>, Command)> {
         self.shutting_down = true;
-        let mut deliveries = Vec::new();
+        let aborts = self.client.abort_jobs_on_exit(now);
+        let mut deliveries = self.address_commands(aborts, now);
         for &id in self.client.running() {
             let job = self.client.state().job(id);
             let Some(task) = job.task.as_ref() else { continue };

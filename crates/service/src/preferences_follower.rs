@@ -4,7 +4,8 @@
 //! `control::web_prefs_update` decides) and applied with the override on top, as a
 //! `read_global_prefs_override` would; and the host's conditions are judged under the
 //! preferences and options in force, whichever way they changed (a reload over GUI RPC,
-//! an account manager, a reply), so the live host discovery follows the client's state.
+//! an account manager, a reply), so the live host discovery follows the client's state,
+//! and the log's filter cc_config's log flags.
 
 use super::atomic_file::write_atomically;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
@@ -48,6 +49,11 @@ pub(crate) async fn follow_preferences(
         let now = (snapshot.state.prefs, snapshot.state.config);
         if seen.as_ref() != Some(&now) {
             discovery.set_settings(DiscoverySettings::follow(&now.0, &now.1));
+            let flags =
+                |config: &CcConfig| (config.log_flags.clone(), config.log_flags_off.clone());
+            if seen.as_ref().is_none_or(|(_, config)| flags(config) != flags(&now.1)) {
+                super::log_filter::follow_log_flags(&now.1);
+            }
             seen = Some(now);
         }
     }

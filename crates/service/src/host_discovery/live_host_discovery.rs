@@ -10,7 +10,7 @@ use super::nvidia::{NvidiaDiscoveryError, NvidiaGpus, best_device, usable_coproc
 use super::opencl::{OpenclDiscoveryError, OpenclPlatform};
 use super::system_description::describe_system;
 use super::virtualization::{Virtualization, detect_virtualization};
-use boinc_core::control::{HostView, host_view};
+use boinc_core::control::{HostView, SuspendReason, host_view};
 use boinc_core::model::{CcConfig, Coprocessor, Host, OpenclDevice, Prefs, ResourceType};
 use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
 use std::path::PathBuf;
@@ -32,6 +32,13 @@ pub struct DiscoverySettings {
     pub use_all_gpus: bool,
     /// NVIDIA devices never used (`<ignore_nvidia_dev>`).
     pub ignored_nvidia_devices: Vec<u32>,
+    /// AMD devices never used (`<ignore_ati_dev>`).
+    pub ignored_ati_devices: Vec<u32>,
+    /// Intel GPU devices never used (`<ignore_intel_dev>`).
+    pub ignored_intel_devices: Vec<u32>,
+    /// No task computes for this many seconds after the client starts
+    /// (`<start_delay>`).
+    pub start_delay: f64,
     /// Programs whose running suspends computing (`<exclusive_app>`).
     pub exclusive_apps: Vec<String>,
     /// How long each CPU benchmark runs.
@@ -45,6 +52,9 @@ impl Default for DiscoverySettings {
             no_gpus: false,
             use_all_gpus: false,
             ignored_nvidia_devices: Vec::new(),
+            ignored_ati_devices: Vec::new(),
+            ignored_intel_devices: Vec::new(),
+            start_delay: 0.0,
             exclusive_apps: Vec::new(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
@@ -60,6 +70,9 @@ impl DiscoverySettings {
             no_gpus: config.no_gpus,
             use_all_gpus: config.use_all_gpus,
             ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
+            ignored_ati_devices: config.ignore_ati_dev.clone(),
+            ignored_intel_devices: config.ignore_intel_dev.clone(),
+            start_delay: config.start_delay,
             exclusive_apps: config.exclusive_apps.clone(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
         }
@@ -84,6 +97,9 @@ pub struct DiscoveredHost {
 pub struct LiveHostDiscovery {
     data_dir: PathBuf,
     clock: Arc<dyn Clock>,
+    /// When the client started (the discovery is made at its start): `<start_delay>`
+    /// counts from here.
+    started: f64,
     settings: RwLock<DiscoverySettings>,
     /// The program GPUs are looked for with; `None`: in this process.
     gpu_detector: Option<GpuDetector>,
@@ -98,6 +114,7 @@ impl LiveHostDiscovery {
     ) -> Self {
         LiveHostDiscovery {
             data_dir: data_dir.into(),
+            started: clock.now(),
             clock,
             settings: RwLock::new(settings),
             gpu_detector: None,
@@ -185,7 +202,7 @@ impl DiscoveredHost {
         description.docker_version = tools.docker_version;
         description.docker_type = tools.docker_type;
         self.take_nvidia(gpus.nvidia, settings);
-        self.take_opencl(gpus.opencl);
+        self.take_opencl(gpus.opencl, settings);
         self
     }
 
@@ -228,11 +245,15 @@ impl DiscoveredHost {
     }
 
     /// What OpenCL found: AMD's and Intel's GPUs, and every GPU's OpenCL description.
-    fn take_opencl(&mut self, opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>) {
+    fn take_opencl(
+        &mut self,
+        opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
+        settings: &DiscoverySettings,
+    ) {
         match &opencl {
             Ok(platforms) => {
                 let gpus = OpenclPlatform::gpus(platforms);
-                take_opencl_gpus(&mut self.host, &gpus);
+                take_opencl_gpus(&mut self.host, &gpus, settings);
                 for found in platforms.iter().flat_map(|p| &p.devices) {
                     tracing::info!(
                         device = %found.device.name,
@@ -251,10 +272,19 @@ impl DiscoveredHost {
 }
 
 /// The AMD and Intel GPUs OpenCL found become the host's coprocessors of those types
-/// (BOINC finds them only through OpenCL); NVIDIA's are NVML's, which knows more.
-fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
+/// (BOINC finds them only through OpenCL); NVIDIA's are NVML's, which knows more. The
+/// devices cc_config says to ignore (`<ignore_ati_dev>`, `<ignore_intel_dev>`) are left
+/// out.
+fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice], settings: &DiscoverySettings) {
     for resource in [ResourceType::Amd, ResourceType::Intel] {
-        let of_type: Vec<&OpenclDevice> = gpus.iter().filter(|d| d.resource == resource).collect();
+        let ignored = match resource {
+            ResourceType::Amd => &settings.ignored_ati_devices,
+            _ => &settings.ignored_intel_devices,
+        };
+        let of_type: Vec<&OpenclDevice> = gpus
+            .iter()
+            .filter(|d| d.resource == resource && !ignored.contains(&d.device_num))
+            .collect();
         let Some(first) = of_type.first() else { continue };
         host.coprocessors[resource] = Some(Coprocessor {
             resource,
@@ -266,10 +296,23 @@ fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
     }
 }
 
+/// `view` while the client is in its `<start_delay>` (`since_start` seconds after its
+/// start): computing suspended for the initial delay, as BOINC names it before any
+/// other reason, the network as it was.
+fn initial_delay(mut view: HostView, since_start: f64, start_delay: f64) -> HostView {
+    if since_start < start_delay {
+        view.suspend.cpu = Some(SuspendReason::InitialDelay);
+        view.active = false;
+        view.gpu_active = false;
+    }
+    view
+}
+
 impl HostDiscovery for LiveHostDiscovery {
     fn availability(&self) -> HostView {
         let settings = self.settings();
-        host_view(&observe_host_conditions(&settings.exclusive_apps), &settings.prefs)
+        let view = host_view(&observe_host_conditions(&settings.exclusive_apps), &settings.prefs);
+        initial_delay(view, self.clock.now() - self.started, settings.start_delay)
     }
 
     fn describe(&self, run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
@@ -337,5 +380,47 @@ mod tests {
         let view = discovery.availability();
         assert_eq!(view.suspend.cpu, Some(boinc_core::control::SuspendReason::ExclusiveAppRunning));
         assert!(!view.active);
+    }
+
+    #[test]
+    fn no_task_computes_during_the_start_delay() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = CcConfig { start_delay: 3600.0, ..CcConfig::default() };
+        let settings = DiscoverySettings::follow(&Prefs::default(), &config);
+        let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
+        let view = discovery.availability();
+        assert_eq!(view.suspend.cpu, Some(SuspendReason::InitialDelay));
+        assert!(!view.active && !view.gpu_active);
+        assert_eq!(view.suspend.network, None, "the network is not delayed");
+        // Once the delay is over (here: a delay of 0), computing may start.
+        discovery.set_settings(DiscoverySettings::follow(&Prefs::default(), &CcConfig::default()));
+        assert_ne!(discovery.availability().suspend.cpu, Some(SuspendReason::InitialDelay));
+        let view = initial_delay(HostView { active: true, ..discovery.availability() }, 31.0, 30.0);
+        assert!(view.active, "31 s after a start delay of 30 s");
+    }
+
+    #[test]
+    fn ignored_amd_and_intel_devices_are_not_used() {
+        let device = |resource, device_num| OpenclDevice {
+            resource,
+            device_num,
+            name: format!("gpu {device_num}"),
+            ..OpenclDevice::default()
+        };
+        let gpus = [
+            device(ResourceType::Amd, 0),
+            device(ResourceType::Amd, 1),
+            device(ResourceType::Intel, 0),
+        ];
+        let config =
+            CcConfig { ignore_ati_dev: vec![0], ignore_intel_dev: vec![0], ..CcConfig::default() };
+        let mut host = Host::default();
+        take_opencl_gpus(&mut host, &gpus, &DiscoverySettings::follow(&Prefs::default(), &config));
+        let amd = host.coprocessors[ResourceType::Amd].as_ref().expect("one AMD GPU left");
+        assert_eq!((amd.count, amd.name.as_str()), (1, "gpu 1"));
+        assert!(host.coprocessors[ResourceType::Intel].is_none(), "the only Intel GPU ignored");
+        let mut host = Host::default();
+        take_opencl_gpus(&mut host, &gpus, &DiscoverySettings::default());
+        assert_eq!(host.coprocessors[ResourceType::Amd].as_ref().map(|c| c.count), Some(2));
     }
 }
