@@ -36,8 +36,8 @@ use crate::cpu_sched::{
     job_usage, may_run,
 };
 use crate::model::{
-    ActiveTask, AppVersion, ClientState, Job, JobId, ResourceUsage, SchedulerState,
-    is_positive_finite,
+    ActiveTask, AppConfig, AppVersion, ClientState, Job, JobId, ResourceUsage, SchedulerState,
+    is_positive_finite, project_running,
 };
 use crate::rr_sim::RrSimOutput;
 use serde::Serialize;
@@ -535,6 +535,12 @@ impl<'a> Enforcer<'a> {
         {
             return Err(ActionReason::MaxConcurrent);
         }
+        let project = self.state.job(id).project;
+        if let Some(limit) = AppConfig::project_limit(self.state, project)
+            && project_running(self.state, project, &self.app_running) >= limit
+        {
+            return Err(ActionReason::MaxConcurrent);
+        }
         if self.memory_used + working_set(self.state, id) > self.memory_limit {
             return Err(ActionReason::Memory);
         }
@@ -996,6 +1002,27 @@ mod tests {
         let e = enforce(&state, &list(&state, &j[1..]), &quiet_rr(&state), LAST, NOW);
         assert!(matches!(action(&e, j[1]), Some((ActionKind::Start { .. }, _))));
         assert_eq!(skipped(&e, j[2]), Some(ActionReason::MaxConcurrent));
+    }
+
+    /// `<project_max_concurrent>` 1: a running job of the project's counts, so a job
+    /// of its other app does not start beside it.
+    #[test]
+    fn a_project_limit_counts_running_jobs_of_all_its_apps() {
+        let (mut b, j) = one_project(4, 2);
+        let project = b.state.job(j[0]).project;
+        let other = b.app_version(project, cpu(1.0));
+        let k = b.job(project, other, 0.0, NOW + 1e5);
+        b.task(j[0], SchedulerState::Running, NOW - 10.0, 10.0, 0.0, 0.0);
+        let mut state = b.build();
+        let limit = AppConfig { project_max_concurrent: Some(1), ..AppConfig::default() };
+        limit.apply(&mut state, project);
+        let e = enforce(&state, &list(&state, &[j[1], k]), &quiet_rr(&state), LAST, NOW);
+        assert_eq!(skipped(&e, j[1]), Some(ActionReason::MaxConcurrent));
+        assert_eq!(skipped(&e, k), Some(ActionReason::MaxConcurrent));
+        let limit = AppConfig { project_max_concurrent: Some(3), ..AppConfig::default() };
+        limit.apply(&mut state, project);
+        let e = enforce(&state, &list(&state, &[j[1], k]), &quiet_rr(&state), LAST, NOW);
+        assert!(matches!(action(&e, k), Some((ActionKind::Start { .. }, _))));
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub enum ReportReason {
     DeadlineNear(JobId),
     /// The project has at least [`MAX_READY_RESULTS`] results ready.
     TooManyResults(u32),
-    /// cc_config `report_results_immediately`.
+    /// `report_results_immediately` in cc_config.xml or the project's app_config.xml.
     ReportImmediately,
     /// A result completed more than an hour ago (or at an unknown time).
     CompletedLongAgo(JobId),
@@ -160,7 +160,7 @@ impl fmt::Display for ReportReason {
             }
             ReportReason::TooManyResults(n) => write!(f, "{n} results are ready to report"),
             ReportReason::ReportImmediately => {
-                f.write_str("report_results_immediately is set in cc_config.xml")
+                f.write_str("report_results_immediately is set (cc_config.xml or app_config.xml)")
             }
             ReportReason::CompletedLongAgo(job) => {
                 write!(f, "result #{} completed more than an hour ago", job.0)
@@ -316,7 +316,7 @@ fn reason_from(
     if ready.count >= MAX_READY_RESULTS {
         return Some(ReportReason::TooManyResults(ready.count));
     }
-    if ready.count > 0 && state.config.report_results_immediately {
+    if ready.count > 0 && report_immediately(state, project) {
         return Some(ReportReason::ReportImmediately);
     }
     match ready.earliest_completion {
@@ -328,6 +328,12 @@ fn reason_from(
         }
         _ => None,
     }
+}
+
+/// Whether `project`'s results are reported as soon as they are uploaded: cc_config's
+/// `report_results_immediately`, or the project's app_config.xml's.
+fn report_immediately(state: &ClientState, project: &Project) -> bool {
+    state.config.report_results_immediately || project.app_config.report_results_immediately
 }
 
 /// Why the project's results should be reported now, if they should: a user request;
@@ -405,7 +411,7 @@ pub fn report_due_times(
 fn due_time(state: &ClientState, project: &Project, ready: &Ready, now: Time) -> Option<Time> {
     let due = if project.sched_rpc_pending
         || ready.count >= MAX_READY_RESULTS
-        || (ready.count > 0 && state.config.report_results_immediately)
+        || (ready.count > 0 && report_immediately(state, project))
     {
         now
     } else {

@@ -1113,6 +1113,53 @@ impl ClientControl {
         // reads its project-level request, and the next step decides afresh.
     }
 
+    /// cc_config's `<abort_jobs_on_exit>` at the client's exit: every job not done
+    /// computing is aborted (it is reported as aborted at the next scheduler RPC);
+    /// returns the commands that end the tasks of those that have one. Without the
+    /// option, nothing.
+    pub fn abort_jobs_on_exit(&mut self, now: Time) -> Vec<TaskCommand> {
+        if !self.state.config.abort_jobs_on_exit {
+            return Vec::new();
+        }
+        let unfinished: Vec<String> = self
+            .state
+            .jobs
+            .iter()
+            .filter(|job| !job.state.computing_done())
+            .map(|job| job.name.clone())
+            .collect();
+        let mut commands = Vec::new();
+        for name in unfinished {
+            // Not through `user_action`: that schedules again, and would start the
+            // next job. Two projects' jobs of one name: the first is aborted under it,
+            // the other is then not found and stays (BOINC names results uniquely).
+            if let Ok(effect) =
+                apply_user_action(&mut self.state, &UserAction::AbortTask(name), now)
+            {
+                self.end_aborted_tasks(&effect.abort, &mut commands);
+            }
+        }
+        commands
+    }
+
+    /// Ends the tasks of the jobs a user action aborted: their processes are told to
+    /// abort, and the jobs leave the running lists.
+    fn end_aborted_tasks(&mut self, aborted: &[JobId], commands: &mut Vec<TaskCommand>) {
+        for &id in aborted {
+            let job = self.state.job(id);
+            if let Some(task) = job.task.as_ref() {
+                commands.push(TaskCommand::Abort {
+                    project: job.project,
+                    job: job.name.clone(),
+                    slot: task.slot,
+                });
+            }
+            self.state.jobs[id.index()].end_task();
+            self.running.retain(|&j| j != id);
+            self.awaiting_checkpoint.retain(|&j| j != id);
+        }
+    }
+
     /// Applies a user's action at `now` and schedules again at once, so that its effect
     /// on the processes follows in the same instant: returns what the processes must do.
     /// The caller charges the usage up to `now` first.
@@ -1130,19 +1177,7 @@ impl ClientControl {
         // An attach may have added a project.
         self.usage.resize(self.state.projects.len(), ResourceMap::default());
         let mut commands = Vec::new();
-        for &id in &effect.abort {
-            let job = self.state.job(id);
-            if let Some(task) = job.task.as_ref() {
-                commands.push(TaskCommand::Abort {
-                    project: job.project,
-                    job: job.name.clone(),
-                    slot: task.slot,
-                });
-            }
-            self.state.jobs[id.index()].end_task();
-            self.running.retain(|&j| j != id);
-            self.awaiting_checkpoint.retain(|&j| j != id);
-        }
+        self.end_aborted_tasks(&effect.abort, &mut commands);
         if !effect.forget.is_empty() {
             let mut keep = vec![true; self.state.jobs.len()];
             for id in &effect.forget {
@@ -1257,6 +1292,25 @@ mod tests {
         let request = control.build_request(&call, start + 700.0);
         assert_eq!(request.results.len(), 1);
         assert_eq!(request.results[0].final_cpu_time, 600.0);
+    }
+
+    /// `<abort_jobs_on_exit>`: at the exit every unfinished job is aborted and its
+    /// running task told to abort, and nothing new starts; without it, nothing is.
+    #[test]
+    fn jobs_are_aborted_on_exit_only_when_asked() {
+        let start = 100_000.0;
+        let mut control = small_host_control_with(start, true);
+        control.schedule(start);
+        let running = control.running().len();
+        assert!(running >= 2);
+        assert!(control.abort_jobs_on_exit(start + 1.0).is_empty(), "not asked");
+        assert_eq!(control.running().len(), running);
+        control.state.config.abort_jobs_on_exit = true;
+        let commands = control.abort_jobs_on_exit(start + 2.0);
+        let aborts = commands.iter().filter(|c| matches!(c, TaskCommand::Abort { .. })).count();
+        assert_eq!((aborts, commands.len()), (running, running), "{commands:?}");
+        assert!(control.running().is_empty());
+        assert!(control.state().jobs.iter().all(|j| j.state.computing_done()));
     }
 
     /// What the host's conditions suspend (a time-of-day window here) stops the tasks

@@ -10,6 +10,7 @@
 //! default while the rest of the file applies.
 
 use super::user_action::UserAction;
+use crate::model::log_flags::silent_flags;
 use crate::model::{AppConfig, CcConfig, ClientState, Prefs, ProjectId};
 use crate::protocol::{
     SourceText, XmlError, read_app_config, read_cc_config, read_global_prefs,
@@ -54,19 +55,24 @@ impl Configuration {
         ]
     }
 
-    /// The warnings to log: each problem, and each app an app_config.xml names that its
-    /// project does not have in `state`.
+    /// The warnings to log: each problem, each log flag turned on that shows nothing
+    /// in boinc-rs, and each app an app_config.xml names that its project does not have
+    /// in `state`.
     pub fn warnings(&self, state: &ClientState) -> Vec<String> {
         let mut warnings: Vec<String> = self.problems.iter().map(ToString::to_string).collect();
+        for flag in silent_flags(&self.cc_config.log_flags) {
+            warnings.push(format!(
+                "cc_config.xml: log flag <{flag}> shows nothing more: boinc-rs has no messages of that kind"
+            ));
+        }
         for (url, config) in &self.app_configs {
             let Some(project) = state.project_by_url(url) else { continue };
-            for settings in &config.apps {
-                let known =
-                    state.apps.iter().any(|a| a.project == project && a.name == settings.name);
+            let names = config.apps.iter().map(|a| &a.name);
+            for name in names.chain(config.app_versions.iter().map(|v| &v.app_name)) {
+                let known = state.apps.iter().any(|a| a.project == project && &a.name == name);
                 if !known {
                     warnings.push(format!(
-                        "app_config.xml of {url} names app \"{}\", which the project has not sent (yet); check its spelling",
-                        settings.name
+                        "app_config.xml of {url} names app \"{name}\", which the project has not sent (yet); check its spelling"
                     ));
                 }
             }

@@ -22,8 +22,9 @@ use super::name_set::NameSet;
 use super::reply_check::{is_plain_file_name, key_update};
 use crate::Time;
 use crate::model::{
-    App, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo, FileRef, FileStatus, Job,
-    JobId, JobState, ProjectId, ResourceMap, ResourceType, ResourceUsage, Workunit, WorkunitId,
+    App, AppConfig, AppId, AppVersion, AppVersionId, ClientState, FileId, FileInfo, FileRef,
+    FileStatus, Job, JobId, JobState, ProjectId, ResourceMap, ResourceType, ResourceUsage,
+    Workunit, WorkunitId,
 };
 use crate::protocol::code_signing::KeyUpdate;
 use crate::protocol::{
@@ -165,6 +166,8 @@ pub fn apply_reply(
     let files = take_files(state, project, &mut reply);
     let versions = std::mem::take(&mut reply.app_versions);
     take_app_versions(state, project, versions, &files, &mut outcome);
+    // The user's app_config.xml wins over what the project sent, for new apps too.
+    AppConfig::reapply(state, project);
     let acks = std::mem::take(&mut reply.result_acks);
     let mut acknowledged = NameSet::new(acks.iter().map(String::as_str), || false);
     let jobs = SentJobs {
@@ -871,6 +874,45 @@ mod tests {
             results: vec![r1, r2],
             ..SchedulerReply::default()
         }
+    }
+
+    /// An app_config.xml read before the project sent its apps (at attach time) applies
+    /// to the apps and versions a later reply brings: the app's limit, its GPU usage,
+    /// one version's command line.
+    #[test]
+    fn the_users_app_config_applies_to_apps_that_arrive_later() {
+        use crate::model::{AppConfig, AppSettings, AppVersionSettings};
+        let mut state = state();
+        let config = AppConfig {
+            apps: vec![AppSettings {
+                name: "a".into(),
+                max_concurrent: Some(1),
+                gpu_usage: Some(0.25),
+                cpu_usage: Some(0.1),
+            }],
+            app_versions: vec![AppVersionSettings {
+                app_name: "a".into(),
+                plan_class: String::new(),
+                cmdline: Some("--fast".into()),
+                avg_ncpus: Some(2.0),
+                ngpus: None,
+            }],
+            project_max_concurrent: Some(3),
+            report_results_immediately: true,
+        };
+        assert_eq!(config.apply(&mut state, P), vec!["a".to_string(), "a".to_string()]);
+        let mut reply = reply();
+        reply.app_versions[1].plan_class = "cuda".into();
+        reply.results[1].plan_class = "cuda".into();
+        apply_reply(&mut state, P, reply, 0.0);
+        let app = state.apps.iter().find(|a| a.name == "a").expect("app a");
+        assert_eq!(app.max_concurrent, Some(1));
+        let cpu = state.app_versions.iter().find(|v| v.version_num == 1).expect("v1");
+        assert_eq!((cpu.cmdline.as_str(), cpu.usage.avg_ncpus), ("--fast", 2.0));
+        let gpu = state.app_versions.iter().find(|v| v.version_num == 2).expect("v2");
+        assert_eq!(gpu.usage.coprocessor, Some((ResourceType::Nvidia, 0.25)));
+        assert_eq!(gpu.usage.avg_ncpus, 0.1);
+        assert_eq!(AppConfig::project_limit(&state, P), Some(3));
     }
 
     #[test]

@@ -121,6 +121,11 @@ pub struct TaskProgram {
     pub checkpoint_period: f64,
     /// Who the app computes for.
     pub identity: TaskIdentity,
+    /// The CPU priority the app runs at, BOINC's level 0 (lowest) to 5 (realtime), from
+    /// cc_config's `<process_priority>` (CPU apps) or `<process_priority_special>` (GPU
+    /// apps); `None`: BOINC's default for the kind of app.
+    #[serde(default)]
+    pub priority: Option<u8>,
 }
 
 impl TaskProgram {
@@ -202,6 +207,10 @@ pub fn task_program(state: &ClientState, id: JobId, slot: u32) -> Option<TaskPro
             deadline: job.report_deadline,
         },
         checkpoint_period: state.prefs.disk_interval,
+        priority: match version.usage.coprocessor {
+            Some(_) => state.config.process_priority_special,
+            None => state.config.process_priority,
+        },
         identity: TaskIdentity {
             project_url: project.master_url.clone(),
             project_name: project.name.clone(),

@@ -50,8 +50,8 @@ use super::eligibility::job_usage;
 use super::instance_pool::InstancePool;
 use crate::accounting::rec::priority_from;
 use crate::model::{
-    ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
-    ResourceUsage, RunMode,
+    AppConfig, ClientState, JobId, JobState, ProjectFacts, ProjectId, ResourceMap, ResourceType,
+    ResourceUsage, RunMode, project_running,
 };
 use crate::rr_sim::RrSimOutput;
 use crate::{Policy, Time};
@@ -823,6 +823,11 @@ impl<'a> Scheduler<'a> {
         {
             return false;
         }
+        if let Some(limit) = AppConfig::project_limit(state, job.project)
+            && project_running(state, job.project, &self.app_running) >= limit
+        {
+            return false;
+        }
         let preferred = match &job.task {
             Some(task) if task.is_running() => task.gpu_instances.as_slice(),
             _ => &[],
@@ -1490,6 +1495,32 @@ mod tests {
         assert_eq!(scheduled(&list), vec![(l[0], RunReason::Edf), (f, RunReason::Edf)]);
         let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
         assert_eq!(scheduled(&list), vec![(l[0], RunReason::Debt), (f, RunReason::Debt)]);
+    }
+
+    /// app_config's `<project_max_concurrent>`: over all the project's apps; the
+    /// other project's jobs take the CPUs left.
+    #[test]
+    fn a_project_limit_caps_its_jobs_over_all_its_apps() {
+        let mut b = StateBuilder::new(4);
+        let a = b.project("a", 100.0);
+        let other = b.project("other", 100.0);
+        let one = b.app_version(a, cpu(1.0));
+        let two = b.app_version(a, cpu(1.0));
+        let free = b.app_version(other, cpu(1.0));
+        for (i, version) in [one, two, one, two].into_iter().enumerate() {
+            b.job(a, version, i as f64, NOW + 1e5);
+        }
+        let o = b.job(other, free, 10.0, NOW + 1e5);
+        let mut state = b.build();
+        let limit = AppConfig { project_max_concurrent: Some(2), ..AppConfig::default() };
+        limit.apply(&mut state, a);
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        let chosen: Vec<JobId> = scheduled(&list).into_iter().map(|(job, _)| job).collect();
+        assert_eq!(chosen.iter().filter(|j| state.job(**j).project == a).count(), 2, "{chosen:?}");
+        assert!(chosen.contains(&o));
+        AppConfig::default().apply(&mut state, a);
+        let list = run_list(&state, &quiet_rr(&state), Policy::Seed);
+        assert_eq!(list.entries.len(), 4, "the four CPUs without the limit");
     }
 
     #[test]

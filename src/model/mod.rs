@@ -10,6 +10,7 @@ mod daily_transfers;
 mod host;
 mod ids;
 mod job;
+pub mod log_flags;
 mod opencl;
 mod predicates;
 mod prefs;
@@ -20,7 +21,7 @@ mod synthetic;
 mod workunit;
 
 pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
-pub use app_config::{AppConfig, AppSettings};
+pub use app_config::{AppConfig, AppSettings, AppVersionSettings, project_running};
 pub use client_state::{ClientState, RunMode};
 pub use cuda_properties::CudaProperties;
 pub use daily_transfers::{DAILY_TRANSFER_DAYS, DailyTransfer, day_of, record_transfer};

@@ -328,6 +328,29 @@ pub struct CcConfig {
     /// The event log file (`stdoutdae.txt`) is moved to `stdoutdae.old` when it
     /// reaches this size, bytes (`<max_stdout_file_size>`).
     pub max_stdout_file_size: u64,
+    /// The `<log_flags>` set to 0, by name: a flag on by default (`task`, `file_xfer`,
+    /// `sched_ops`) named here is off.
+    pub log_flags_off: Vec<String>,
+    /// AMD devices the client never uses (`<ignore_ati_dev>`, by device number).
+    pub ignore_ati_dev: Vec<u32>,
+    /// Intel GPU devices the client never uses (`<ignore_intel_dev>`).
+    pub ignore_intel_dev: Vec<u32>,
+    /// Abort every unfinished task when the client exits (`<abort_jobs_on_exit>`).
+    pub abort_jobs_on_exit: bool,
+    /// A second client may run in the same data directory
+    /// (`<allow_multiple_clients>`); otherwise the second one refuses to start.
+    pub allow_multiple_clients: bool,
+    /// Take a download whatever its size, checking only its checksum
+    /// (`<dont_check_file_sizes>`).
+    pub dont_check_file_sizes: bool,
+    /// No task starts for this many seconds after the client starts (`<start_delay>`).
+    pub start_delay: f64,
+    /// The CPU priority of CPU apps, BOINC's level 0 (lowest) to 5 (realtime)
+    /// (`<process_priority>`; `None`: BOINC's default, the lowest).
+    pub process_priority: Option<u8>,
+    /// The CPU priority of GPU and other special apps, the same levels
+    /// (`<process_priority_special>`; `None`: BOINC's default, below normal).
+    pub process_priority_special: Option<u8>,
 }
 
 impl Default for CcConfig {
@@ -350,6 +373,15 @@ impl Default for CcConfig {
             exclusive_apps: Vec::new(),
             exclusive_gpu_apps: Vec::new(),
             max_stdout_file_size: DEFAULT_MAX_STDOUT_FILE_SIZE,
+            log_flags_off: Vec::new(),
+            ignore_ati_dev: Vec::new(),
+            ignore_intel_dev: Vec::new(),
+            abort_jobs_on_exit: false,
+            allow_multiple_clients: false,
+            dont_check_file_sizes: false,
+            start_delay: 0.0,
+            process_priority: None,
+            process_priority_special: None,
         }
     }
 }

@@ -132,6 +132,10 @@ pub struct Project {
     /// The elapsed time of those jobs, seconds (`elapsed_time`).
     #[serde(default)]
     pub elapsed_time: f64,
+    /// The user's app_config.xml for the project, as last read: kept so that apps and
+    /// versions a later reply brings take it, and the project's own limits.
+    #[serde(default)]
+    pub app_config: super::app_config::AppConfig,
 }
 
 /// A project's transfer backoff in each direction (BOINC's per-project file transfer
@@ -265,6 +269,7 @@ impl Project {
             njobs_success: 0,
             njobs_error: 0,
             elapsed_time: 0.0,
+            app_config: super::app_config::AppConfig::default(),
         }
     }
 }

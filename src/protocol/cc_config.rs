@@ -1,13 +1,17 @@
 //! cc_config.xml into [`CcConfig`]: the `<options>` that change scheduling (the CPU count
 //! the policies of seed 000 schedule onto, whether and which GPUs count as processing
 //! resources in seed 003, reporting and fetch behaviour of seed 002), transfers, the
-//! programs that stop computing, and the `<log_flags>` turned on. Every value is bounded;
-//! a bad element is a problem of its own, reported with its line, and leaves that option
-//! at its default ([`read_cc_config`]), or fails the whole file ([`parse_cc_config`]).
+//! programs that stop computing, the client's start and exit, the apps' CPU priority,
+//! and the `<log_flags>` turned on and off. Every value is bounded; a bad element is a
+//! problem of its own, reported with its line, and leaves that option at its default
+//! ([`read_cc_config`]), or fails the whole file ([`parse_cc_config`]). An element
+//! boinc-rs does not support is named as a problem too (BOINC's "unrecognized tag"), so
+//! the user learns that it has no effect; it alone fails no file.
 
 use super::error::{XmlError, XmlProblem};
 use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
+use crate::model::log_flags::log_flag;
 use crate::model::{CcConfig, DEFAULT_MAX_STDOUT_FILE_SIZE, GpuExclusion, ResourceType};
 
 /// The most CPUs `<ncpus>` may claim.
@@ -16,14 +20,16 @@ const MAX_NCPUS: u32 = 4096;
 const MAX_LIST: usize = 256;
 /// The longest a transfer may stall before it is retried, seconds (a day).
 const MAX_TRANSFER_TIMEOUT: f64 = 86_400.0;
+/// The longest `<start_delay>`, seconds (a day).
+const MAX_START_DELAY: f64 = 86_400.0;
 
-/// Reads a cc_config.xml, stopping at its first bad element. `name` is the file name
-/// errors are reported under.
+/// Reads a cc_config.xml, stopping at its first bad element (an unsupported one is
+/// skipped). `name` is the file name errors are reported under.
 pub fn parse_cc_config(text: &str, name: &str) -> Result<CcConfig, XmlError> {
-    let (config, mut problems) = read_cc_config(text, name)?;
-    match problems.is_empty() {
-        true => Ok(config),
-        false => Err(problems.swap_remove(0)),
+    let (config, problems) = read_cc_config(text, name)?;
+    match problems.into_iter().find(|p| p.problem != XmlProblem::Unrecognized) {
+        None => Ok(config),
+        Some(problem) => Err(problem),
     }
 }
 
@@ -48,23 +54,30 @@ pub fn read_cc_config(text: &str, name: &str) -> Result<(CcConfig, Vec<XmlError>
             }
             "log_flags" => {
                 for flag in &section.children {
+                    if log_flag(&flag.name).is_none() {
+                        problems.push(flag.error(XmlProblem::Unrecognized).in_file(name));
+                        continue;
+                    }
                     match flag.flag() {
                         Ok(true) if config.log_flags.len() < MAX_LIST => {
                             config.log_flags.push(flag.name.clone())
+                        }
+                        Ok(false) if config.log_flags_off.len() < MAX_LIST => {
+                            config.log_flags_off.push(flag.name.clone())
                         }
                         Ok(_) => {}
                         Err(problem) => problems.push(problem.in_file(name)),
                     }
                 }
             }
-            _ => {}
+            _ => problems.push(section.error(XmlProblem::Unrecognized).in_file(name)),
         }
     }
     Ok((config, problems))
 }
 
-/// One `<options>` child into `config`; unknown options are skipped, as the real client
-/// skips those of other versions.
+/// One `<options>` child into `config`; an option boinc-rs does not support is a
+/// problem (it changes nothing).
 fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> {
     match child.name.as_str() {
         // BOINC's -1 (and any negative count) means "use the hardware count".
@@ -104,6 +117,23 @@ fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> 
             let device = child.u32_in(0, 1023, "a device number between 0 and 1023")?;
             push_bounded(child, "ignore_nvidia_dev", &mut config.ignore_nvidia_dev, device)?;
         }
+        "ignore_ati_dev" => {
+            let device = child.u32_in(0, 1023, "a device number between 0 and 1023")?;
+            push_bounded(child, "ignore_ati_dev", &mut config.ignore_ati_dev, device)?;
+        }
+        "ignore_intel_dev" => {
+            let device = child.u32_in(0, 1023, "a device number between 0 and 1023")?;
+            push_bounded(child, "ignore_intel_dev", &mut config.ignore_intel_dev, device)?;
+        }
+        "abort_jobs_on_exit" => config.abort_jobs_on_exit = child.flag()?,
+        "allow_multiple_clients" => config.allow_multiple_clients = child.flag()?,
+        "dont_check_file_sizes" => config.dont_check_file_sizes = child.flag()?,
+        "start_delay" => {
+            config.start_delay =
+                child.f64_in(0.0, MAX_START_DELAY, "between 0 and 86400 seconds")?;
+        }
+        "process_priority" => config.process_priority = priority(child)?,
+        "process_priority_special" => config.process_priority_special = priority(child)?,
         "exclude_gpu" => {
             let exclusion = gpu_exclusion(child)?;
             push_bounded(child, "exclude_gpu", &mut config.exclude_gpus, exclusion)?;
@@ -116,9 +146,23 @@ fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> 
             let app = program_name(child)?;
             push_bounded(child, "exclusive_gpu_app", &mut config.exclusive_gpu_apps, app)?;
         }
-        _ => {}
+        _ => return Err(child.error(XmlProblem::Unrecognized)),
     }
     Ok(())
+}
+
+/// A `<process_priority>`: BOINC's -1 is its default (`None`), 0 to 5 its levels.
+fn priority(element: &Element) -> Result<Option<u8>, XmlError> {
+    match element.i64()? {
+        -1 => Ok(None),
+        level => match u8::try_from(level) {
+            Ok(level) if level <= 5 => Ok(Some(level)),
+            _ => Err(element.error(XmlProblem::OutOfRange {
+                value: level.to_string(),
+                expected: "-1 (default) or 0 (lowest) to 5 (realtime)",
+            })),
+        },
+    }
 }
 
 /// Adds to a list of at most [`MAX_LIST`] entries.
@@ -232,6 +276,62 @@ mod tests {
         .expect("valid");
         assert_eq!(config.ncpus, None);
         assert_eq!(config.max_file_xfers, 8, "BOINC's default");
+    }
+
+    #[test]
+    fn client_options() {
+        let (config, problems) = read_cc_config(
+            "<cc_config><options>\
+             <ignore_ati_dev>0</ignore_ati_dev><ignore_intel_dev>2</ignore_intel_dev>\
+             <abort_jobs_on_exit>1</abort_jobs_on_exit><allow_multiple_clients/>\
+             <dont_check_file_sizes>1</dont_check_file_sizes><start_delay>30</start_delay>\
+             <process_priority>2</process_priority>\
+             <process_priority_special>-1</process_priority_special>\
+             </options><log_flags><task>0</task></log_flags></cc_config>",
+            "cc_config.xml",
+        )
+        .expect("a cc_config");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!((config.ignore_ati_dev, config.ignore_intel_dev), (vec![0], vec![2]));
+        assert!(config.abort_jobs_on_exit && config.allow_multiple_clients);
+        assert!(config.dont_check_file_sizes);
+        assert_eq!(config.start_delay, 30.0);
+        assert_eq!((config.process_priority, config.process_priority_special), (Some(2), None));
+        assert_eq!(config.log_flags_off, vec!["task".to_string()]);
+        let defaults = CcConfig::default();
+        assert!(!defaults.abort_jobs_on_exit && !defaults.allow_multiple_clients);
+        assert_eq!((defaults.start_delay, defaults.process_priority), (0.0, None));
+    }
+
+    #[test]
+    fn each_unsupported_element_is_named_once_and_fails_no_file() {
+        let text = "<cc_config>\n<options>\n<save_stats_days>30</save_stats_days>\n\
+                    <no_gpus>1</no_gpus>\n<nocpus/>\n</options>\n<log_flags>\n\
+                    <task_debug>1</task_debug>\n<tsak>1</tsak>\n</log_flags>\n\
+                    <extras/>\n</cc_config>";
+        let (config, problems) = read_cc_config(text, "cc_config.xml").expect("a cc_config");
+        let named: Vec<(usize, Option<&str>)> =
+            problems.iter().map(|p| (p.line, p.element.as_deref())).collect();
+        assert_eq!(
+            named,
+            vec![
+                (3, Some("save_stats_days")),
+                (5, Some("nocpus")),
+                (9, Some("tsak")),
+                (11, Some("extras"))
+            ]
+        );
+        assert_eq!(
+            problems[0].to_string(),
+            "cc_config.xml line 3, element <save_stats_days>: unrecognized tag: boinc-rs does \
+             not support it, so it has no effect; check its spelling or remove it"
+        );
+        assert!(config.no_gpus && config.log_flags == vec!["task_debug".to_string()]);
+        assert!(parse_cc_config(text, "cc_config.xml").is_ok(), "unsupported is not invalid");
+        for bad in ["<process_priority>6</process_priority>", "<start_delay>-1</start_delay>"] {
+            let text = format!("<cc_config><options>{bad}</options></cc_config>");
+            assert!(parse_cc_config(&text, "cc_config.xml").is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -62,6 +62,13 @@ pub enum XmlProblem {
          the right file was given"
     )]
     TextTooLong(usize),
+    /// An element boinc-rs does not know in a user's configuration file (BOINC's
+    /// "unrecognized tag"): it has no effect.
+    #[error(
+        "unrecognized tag: boinc-rs does not support it, so it has no effect; check its \
+         spelling or remove it"
+    )]
+    Unrecognized,
     /// More elements of one kind than the reader accepts in one document.
     #[error(
         "more than {limit} <{element}> elements; the document is too large to be a genuine \

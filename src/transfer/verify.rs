@@ -4,7 +4,8 @@
 //! the client computed itself. An executable is not even downloaded without a signature
 //! and a key to check it with: a client that runs unsigned code is a security hole. Nor
 //! is a file announced larger than its own `<max_nbytes>` or than all the disk space
-//! BOINC may use (seed 004's all-projects limit): it could never be kept.
+//! BOINC may use (seed 004's all-projects limit): it could never be kept. cc_config's
+//! `<dont_check_file_sizes>` leaves the size unchecked (the checksum still is).
 
 use super::order::error_codes::{
     ERR_FILE_TOO_BIG, ERR_MD5_FAILED, ERR_NO_SIGNATURE, ERR_RSA_FAILED, ERR_WRONG_SIZE,
@@ -165,7 +166,9 @@ pub fn verify_download(
     md5: &str,
 ) -> Result<(), Rejection> {
     let record = state.file(file);
-    if record.nbytes > 0.0 && nbytes as f64 != record.nbytes {
+    // `dont_check_file_sizes`: the checksum alone says whether the file is right.
+    if record.nbytes > 0.0 && nbytes as f64 != record.nbytes && !state.config.dont_check_file_sizes
+    {
         return Err(Rejection::WrongSize { expected: record.nbytes as u64, received: nbytes });
     }
     if !record.md5_cksum.is_empty() && !record.md5_cksum.trim().eq_ignore_ascii_case(md5) {
@@ -188,4 +191,30 @@ pub fn verify_download(
     })?;
     verify_file_signature(&key, &signature, md5)
         .map_err(|error| Rejection::BadSignature { reason: error.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FileInfo, Project, ProjectId};
+
+    #[test]
+    fn a_wrong_size_is_rejected_unless_sizes_go_unchecked() {
+        let mut state = ClientState::default();
+        state.projects.push(Project::new("p", "http://p/", 100.0));
+        let mut file = FileInfo::new(ProjectId(0), "in.dat", 10.0);
+        file.md5_cksum = "abc".into();
+        state.files.push(file);
+        let id = FileId(0);
+        assert_eq!(
+            verify_download(&state, id, 12, "abc"),
+            Err(Rejection::WrongSize { expected: 10, received: 12 })
+        );
+        state.config.dont_check_file_sizes = true;
+        assert_eq!(verify_download(&state, id, 12, "abc"), Ok(()));
+        assert!(
+            matches!(verify_download(&state, id, 12, "abd"), Err(Rejection::WrongChecksum { .. })),
+            "the checksum still counts"
+        );
+    }
 }

@@ -91,21 +91,94 @@ pub struct Poll {
     pub answer: Option<PollAnswer>,
 }
 
-/// Where a polled task puts its report: the poll's position in the step, and the step's
-/// channel. The channel closes once every polled task answered or failed.
-#[derive(Debug, Clone)]
+/// Where a polled task puts its report: its place on the step's [`PollBoard`]. Dropped
+/// answered or not (a task actor that went down drops its poll with its mailbox), it
+/// counts as done: the step hears when the last one is.
+#[derive(Debug)]
 pub struct PollAnswer {
     /// The poll's position among the step's polls.
-    pub position: usize,
-    /// The step's channel.
-    pub channel: tokio::sync::mpsc::UnboundedSender<(usize, TaskReport)>,
+    position: usize,
+    /// The step's board.
+    board: Arc<PollBoard>,
 }
 
 impl PollAnswer {
     /// Hands `report` back to the step that asked.
     pub fn send(self, report: &TaskReport) {
-        // A step that stopped listening (its client is going away) needs no answer.
-        let _ = self.channel.send((self.position, report.clone()));
+        let mut reports = self.board.reports.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(place) = reports.get_mut(self.position) {
+            *place = Some(report.clone());
+        }
+    }
+}
+
+impl Clone for PollAnswer {
+    /// Another answer for the same poll: the step waits for it too.
+    fn clone(&self) -> Self {
+        self.board.hold();
+        PollAnswer { position: self.position, board: Arc::clone(&self.board) }
+    }
+}
+
+impl Drop for PollAnswer {
+    fn drop(&mut self) {
+        self.board.release();
+    }
+}
+
+/// One step's poll answers: a place per polled task, filled in as the tasks answer, and a
+/// signal once every answer is in or dropped. Cheaper than a channel per step: a poll
+/// costs a store and a count, with one wake-up for the step.
+#[derive(Debug)]
+pub struct PollBoard {
+    reports: Mutex<Vec<Option<TaskReport>>>,
+    /// Answers still out, plus the step's own hold while it sends the polls.
+    outstanding: std::sync::atomic::AtomicUsize,
+    done: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+}
+
+impl PollBoard {
+    /// A board held by the step until [`PollBoard::sent`]; the receiver fires once the
+    /// step let go and every answer is in.
+    pub fn new() -> (Arc<PollBoard>, tokio::sync::oneshot::Receiver<()>) {
+        let (done, all_in) = tokio::sync::oneshot::channel();
+        let board = PollBoard {
+            reports: Mutex::new(Vec::new()),
+            outstanding: std::sync::atomic::AtomicUsize::new(1),
+            done: Mutex::new(Some(done)),
+        };
+        (Arc::new(board), all_in)
+    }
+
+    /// The answer for the next poll, in sending order.
+    pub fn answer(self: &Arc<Self>) -> PollAnswer {
+        let mut reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
+        reports.push(None);
+        self.hold();
+        PollAnswer { position: reports.len() - 1, board: Arc::clone(self) }
+    }
+
+    /// Every poll is sent: the step lets go of the board.
+    pub fn sent(&self) {
+        self.release();
+    }
+
+    /// The reports, by position (`None` where a poll went unanswered).
+    pub fn take(&self) -> Vec<Option<TaskReport>> {
+        std::mem::take(&mut *self.reports.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn hold(&self) {
+        self.outstanding.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    fn release(&self) {
+        if self.outstanding.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1
+            && let Some(done) = self.done.lock().unwrap_or_else(PoisonError::into_inner).take()
+        {
+            // A step that stopped listening (its client is going away) needs no signal.
+            let _ = done.send(());
+        }
     }
 }
 

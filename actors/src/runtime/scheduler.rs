@@ -20,7 +20,7 @@ use super::events::ClientEvent;
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
     Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
-    LoanReturn, MasterFetch, Poll, PollAnswer, PollTasks, RunSession, SettleSession, Shutdown,
+    LoanReturn, MasterFetch, Poll, PollBoard, PollTasks, RunSession, SettleSession, Shutdown,
     Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick, User, WorkChoice,
 };
 use super::project::ProjectActor;
@@ -123,11 +123,12 @@ pub struct Scheduler {
     transfers: Option<TransferRunner>,
 }
 
-/// One step's polls: the tasks polled (by position) and the channel their answers come
-/// back on.
+/// One step's polls: the tasks polled (by position), the board their answers go on, and
+/// the signal that all are in (or dropped with their actors).
 struct StepPolls {
     polled: Vec<(JobId, u32)>,
-    answers: tokio::sync::mpsc::UnboundedReceiver<(usize, TaskReport)>,
+    board: Arc<PollBoard>,
+    all_in: tokio::sync::oneshot::Receiver<()>,
 }
 
 /// The central scheduler actor: a shell around the shared [`Scheduler`].
@@ -376,7 +377,7 @@ impl Scheduler {
     /// tasks in order and the channel. A poll sent to an actor that failed is dropped
     /// with its mailbox, and counts as unanswered.
     fn polls(&mut self, now: Time) -> StepPolls {
-        let (channel, answers) = tokio::sync::mpsc::unbounded_channel();
+        let (board, all_in) = PollBoard::new();
         let mut polled = Vec::with_capacity(self.client.running().len());
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
@@ -391,12 +392,11 @@ impl Scheduler {
                 self.task_actor(slot, &name, Some(id));
             }
             let Some(actor) = self.tasks.get(&slot) else { continue };
-            let position = polled.len();
             polled.push((id, slot));
-            let answer = PollAnswer { position, channel: channel.clone() };
-            actor.do_send(Poll { now, answer: Some(answer) });
+            actor.do_send(Poll { now, answer: Some(board.answer()) });
         }
-        StepPolls { polled, answers }
+        board.sent();
+        StepPolls { polled, board, all_in }
     }
 
     /// Applies the task reports; returns the jobs that finished successfully.
@@ -902,10 +902,12 @@ impl Scheduler {
     }
 
     /// Brings the state to a shutdown: every running task is asked to quit (it restarts
-    /// from its checkpoint next time) and no operation starts any more.
+    /// from its checkpoint next time), or aborted with every unfinished job where
+    /// cc_config says `<abort_jobs_on_exit>`, and no operation starts any more.
     fn shutdown_commands(&mut self, now: Time) -> Vec<(Addr<TaskActor>, Command)> {
         self.shutting_down = true;
-        let mut deliveries = Vec::new();
+        let aborts = self.client.abort_jobs_on_exit(now);
+        let mut deliveries = self.address_commands(aborts, now);
         for &id in self.client.running() {
             let job = self.client.state().job(id);
             let Some(task) = job.task.as_ref() else { continue };
@@ -1263,14 +1265,10 @@ impl SchedulerActor {
             (s.polls(now), full || set_back)
         };
         let polled = async move {
-            let StepPolls { polled, mut answers } = polls;
-            let mut got: Vec<Option<TaskReport>> = vec![None; polled.len()];
-            // The channel closes when every poll was answered or dropped with its actor.
-            while let Some((position, report)) = answers.recv().await {
-                if let Some(place) = got.get_mut(position) {
-                    *place = Some(report);
-                }
-            }
+            let StepPolls { polled, board, all_in } = polls;
+            // Fires when every poll was answered or dropped with its actor.
+            let _ = all_in.await;
+            let got = board.take();
             polled
                 .into_iter()
                 .zip(got)

@@ -147,18 +147,19 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 
 /// Logs go to stderr, filtered by `RUST_LOG` (e.g. `RUST_LOG=boinc_runtime=debug` shows
 /// every decision and effect); by default only warnings and errors, except for a
-/// server, whose log of requests is its record of work.
+/// server, whose log of requests is its record of work. A client's cc_config.xml
+/// `<log_flags>` add to the filter while it runs (`boinc_service::log_filter`).
 /// A service's log is JSON lines with `--log-json` (for journald or a log collector).
 fn install_logging(default: &str, json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let base = std::env::var("RUST_LOG").ok().filter(|v| !v.trim().is_empty());
+    let filter = boinc_service::log_filter::reloadable_filter(base.as_deref().unwrap_or(default));
     // Colour only for a person at a terminal: a log file or journald gets plain text.
     let colour = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let log = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour)
-        .with_writer(std::io::stderr);
-    let _ = if json { log.json().try_init() } else { log.try_init() };
+    let log = tracing_subscriber::fmt::layer().with_ansi(colour).with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter);
+    let _ = if json { registry.with(log.json()).try_init() } else { registry.with(log).try_init() };
 }
 
 fn main() -> std::process::ExitCode {

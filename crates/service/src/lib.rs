@@ -30,6 +30,7 @@ pub mod data_directory;
 pub mod host_discovery;
 pub mod http;
 mod job_log;
+pub mod log_filter;
 mod notices;
 mod preferences_follower;
 pub mod process;

@@ -5,7 +5,7 @@
 //! `read_global_prefs_override` would; and the host's conditions are judged under the
 //! preferences and options in force, whichever way they changed (a reload over GUI RPC,
 //! an account manager, a reply), so the live host discovery and the CPU usage limit
-//! follow the client's state.
+//! follow the client's state, and the log's filter cc_config's log flags.
 
 use super::atomic_file::write_atomically;
 use super::host_discovery::{DiscoverySettings, LiveHostDiscovery};
@@ -52,6 +52,11 @@ pub(crate) async fn follow_preferences(
         if seen.as_ref() != Some(&now) {
             discovery.set_settings(DiscoverySettings::follow(&now.0, &now.1));
             throttler.set_limit(now.0.cpu_usage_limit);
+            let flags =
+                |config: &CcConfig| (config.log_flags.clone(), config.log_flags_off.clone());
+            if seen.as_ref().is_none_or(|(_, config)| flags(config) != flags(&now.1)) {
+                super::log_filter::follow_log_flags(&now.1);
+            }
             seen = Some(now);
         }
     }

@@ -22,7 +22,9 @@ use super::preferences_follower::follow_preferences;
 use super::process::{AppUser, AppUserError, CpuThrottler, LiveProcessHost, ProcessHostConfig};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
-use boinc_core::control::{ClientIdentity, UserAction, apply_accounts, apply_user_action};
+use boinc_core::control::{
+    ClientIdentity, MessagePriority, UserAction, apply_accounts, apply_user_action,
+};
 use boinc_core::model::ClientState;
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
 use boinc_gui_rpc::{
@@ -174,7 +176,10 @@ impl Service {
         let dir = config.data_dir.clone();
         std::fs::create_dir_all(&dir)
             .map_err(|source| ServiceError::DataDirectory { dir: dir.clone(), source })?;
-        let store = StateStore::open(&dir)?;
+        let store = match allows_multiple_clients(&dir) {
+            true => StateStore::open_allowing_others(&dir)?,
+            false => StateStore::open(&dir)?,
+        };
         let app_user = config.app_user.as_deref().map(AppUser::look_up).transpose()?;
         set_data_dir_modes(&dir, app_user.as_ref().map(|user| user.gid))?;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -193,7 +198,10 @@ impl Service {
                 ClientState::default()
             }
         };
-        apply_configuration(&dir, &mut state);
+        // The accounts first: a project's app_config.xml, there before the project's
+        // first reply, is read with the rest.
+        take_account_files(&dir, &mut state);
+        let configuration_warnings = apply_configuration(&dir, &mut state);
         let mut discovery = LiveHostDiscovery::new(
             &dir,
             clock.clone(),
@@ -204,7 +212,6 @@ impl Service {
         }
         let discovery = Arc::new(discovery);
         describe_host(&discovery, &mut state).await?;
-        take_account_files(&dir, &mut state);
         let mut process_config = ProcessHostConfig::new(&dir);
         process_config.app_user = app_user;
         let process_host = Arc::new(LiveProcessHost::new(process_config, clock.clone())?);
@@ -267,6 +274,11 @@ impl Service {
                 tracing::info!(%address, "GUI RPC listening");
                 let sink = server.messages();
                 sink.write_to_file(&dir, max_event_log);
+                // What the configuration files got wrong goes to the event log as well,
+                // where boinccmd and the Manager show it (BOINC's "unrecognized tag").
+                for warning in &configuration_warnings {
+                    sink.push(now, "", MessagePriority::UserAlert, warning);
+                }
                 let feeds = NoticeFeeds::new(&dir, notice_http, sink, &project_names);
                 notice_task = Some(tokio::spawn(feeds.run(handle.events())));
                 gui_rpc_local = Some(server.local());
@@ -320,10 +332,28 @@ impl Service {
     }
 }
 
-/// The user's configuration files taken into the state; what was wrong is logged.
-fn apply_configuration(dir: &Path, state: &mut ClientState) {
-    let (configuration, unreadable) = read_configuration_dir(dir, state);
-    for problem in unreadable.iter().chain(configuration.warnings(state).iter()) {
+/// Whether cc_config.xml in `dir` says `<allow_multiple_clients>`: read before the
+/// directory is taken, as the option decides whether a second client may take it. A
+/// missing, unreadable or bad file says no (its problems are told when it is read for
+/// good).
+fn allows_multiple_clients(dir: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(dir.join(boinc_core::protocol::data_dir::CC_CONFIG)) else {
+        return false;
+    };
+    let mut text = String::new();
+    if file.take(1 << 20).read_to_string(&mut text).is_err() {
+        return false;
+    }
+    boinc_core::protocol::read_cc_config(&text, "cc_config.xml")
+        .is_ok_and(|(config, _)| config.allow_multiple_clients)
+}
+
+/// The user's configuration files taken into the state, the log flags into the log's
+/// filter; what was wrong is logged, once each, and returned for the event log.
+fn apply_configuration(dir: &Path, state: &mut ClientState) -> Vec<String> {
+    let (configuration, warnings) = read_configuration_dir(dir, state);
+    for problem in &warnings {
         tracing::warn!(%problem, "configuration");
     }
     for action in configuration.user_actions() {
@@ -331,6 +361,8 @@ fn apply_configuration(dir: &Path, state: &mut ClientState) {
             tracing::warn!(%error, "configuration not applied");
         }
     }
+    super::log_filter::follow_log_flags(&state.config);
+    warnings
 }
 
 /// The machine described, off the async threads (the benchmarks take seconds): the
@@ -431,13 +463,39 @@ async fn watch_account_files(dir: PathBuf, client: ClientHandle) {
             };
             match client.act(action).await {
                 Ok(()) => {
-                    tracing::info!(project = %account.master_url, "attached from its account file")
+                    tracing::info!(project = %account.master_url, "attached from its account file");
+                    take_app_config(&dir, &client, &account.master_url).await;
                 }
                 Err(ClientError::Action(error)) => {
                     tracing::warn!(%error, project = %account.master_url, "account file not taken")
                 }
                 Err(_) => return,
             }
+        }
+    }
+}
+
+/// The app_config.xml a project just attached has in its directory (written before the
+/// attach), applied; its problems logged.
+async fn take_app_config(dir: &Path, client: &ClientHandle, master_url: &str) {
+    let Ok(snapshot) = client.snapshot().await else { return };
+    let dir = dir.to_path_buf();
+    let read =
+        tokio::task::spawn_blocking(move || read_configuration_dir(&dir, &snapshot.state)).await;
+    let Ok((configuration, _)) = read else { return };
+    let file = format!(
+        "{}/{}",
+        boinc_core::control::project_dir(master_url),
+        boinc_core::protocol::data_dir::APP_CONFIG
+    );
+    for problem in configuration.problems.iter().filter(|p| p.file == file) {
+        tracing::warn!(%problem, "configuration");
+    }
+    let configs: Vec<_> =
+        configuration.app_configs.into_iter().filter(|(url, _)| url == master_url).collect();
+    if !configs.is_empty() {
+        if let Err(error) = client.act(UserAction::SetAppConfigs(configs)).await {
+            tracing::warn!(%error, project = %master_url, "app_config.xml not applied");
         }
     }
 }

@@ -111,7 +111,9 @@ pub struct LoadedState {
 pub struct StateStore {
     dir: PathBuf,
     platform: String,
-    lock: DataDirLock,
+    /// The directory's lock; `None` for a client that shares the directory with
+    /// another (cc_config's `<allow_multiple_clients>`).
+    lock: Option<DataDirLock>,
     /// The statistics files and the daily transfer history as last written or read, by
     /// file name: only a changed history is written again.
     statistics: Mutex<HashMap<String, String>>,
@@ -122,7 +124,30 @@ pub struct StateStore {
 impl StateStore {
     /// Takes the data directory `dir` for this client: refused if another client has it.
     pub fn open(dir: &Path) -> Result<StateStore, StateStoreError> {
-        let lock = DataDirLock::acquire(dir)?;
+        Self::with_lock(dir, Some(DataDirLock::acquire(dir)?))
+    }
+
+    /// Takes the data directory `dir` even where another client has it, as cc_config's
+    /// `<allow_multiple_clients>` asks: the lock is taken when it is free, and the
+    /// client goes on without it when another holds it (the user accepted that the two
+    /// share the directory's files).
+    pub fn open_allowing_others(dir: &Path) -> Result<StateStore, StateStoreError> {
+        let lock = match DataDirLock::acquire(dir) {
+            Ok(lock) => Some(lock),
+            Err(LockError::Held { holder, .. }) => {
+                tracing::warn!(
+                    dir = %dir.display(),
+                    %holder,
+                    "another client runs in this data directory; allow_multiple_clients lets this one run beside it"
+                );
+                None
+            }
+            Err(error) => return Err(error.into()),
+        };
+        Self::with_lock(dir, lock)
+    }
+
+    fn with_lock(dir: &Path, lock: Option<DataDirLock>) -> Result<StateStore, StateStoreError> {
         Ok(StateStore {
             dir: dir.to_path_buf(),
             platform: boinc_core::protocol::platform::boinc_platform(),
@@ -137,9 +162,9 @@ impl StateStore {
         &self.dir
     }
 
-    /// The lock file this store holds.
-    pub fn lock_file(&self) -> &Path {
-        self.lock.path()
+    /// The lock file this store holds (`None`: it shares the directory unlocked).
+    pub fn lock_file(&self) -> Option<&Path> {
+        self.lock.as_ref().map(DataDirLock::path)
     }
 
     /// Reads the newest whole state; `None` in a directory that has none yet.
@@ -536,6 +561,12 @@ mod tests {
         let _first = StateStore::open(dir.path()).expect("open");
         let error = StateStore::open(dir.path()).expect_err("second");
         assert!(matches!(error, StateStoreError::Lock(LockError::Held { .. })), "{error}");
+        // `<allow_multiple_clients>`: the second runs beside the first, without the lock.
+        let second = StateStore::open_allowing_others(dir.path()).expect("allowed");
+        assert!(second.lock_file().is_none());
+        let alone = tempfile::tempdir().expect("temp dir");
+        let store = StateStore::open_allowing_others(alone.path()).expect("alone");
+        assert!(store.lock_file().is_some(), "a free lock is taken all the same");
     }
 
     #[test]

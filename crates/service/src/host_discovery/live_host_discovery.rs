@@ -14,7 +14,7 @@ use super::other_cpu::OtherCpuMeter;
 use super::system_description::describe_system;
 use super::user_activity::{UserActivity, UserActivitySources};
 use super::virtualization::{Virtualization, detect_virtualization};
-use boinc_core::control::{HostView, host_view};
+use boinc_core::control::{HostView, SuspendReason, host_view};
 use boinc_core::model::{CcConfig, Coprocessor, Host, OpenclDevice, Prefs, ResourceType};
 use boinc_runtime::effects::{Clock, HostDiscovery, HostDiscoveryError};
 use std::path::PathBuf;
@@ -36,6 +36,13 @@ pub struct DiscoverySettings {
     pub use_all_gpus: bool,
     /// NVIDIA devices never used (`<ignore_nvidia_dev>`).
     pub ignored_nvidia_devices: Vec<u32>,
+    /// AMD devices never used (`<ignore_ati_dev>`).
+    pub ignored_ati_devices: Vec<u32>,
+    /// Intel GPU devices never used (`<ignore_intel_dev>`).
+    pub ignored_intel_devices: Vec<u32>,
+    /// No task computes for this many seconds after the client starts
+    /// (`<start_delay>`).
+    pub start_delay: f64,
     /// Programs whose running suspends computing (`<exclusive_app>`).
     pub exclusive_apps: Vec<String>,
     /// Programs whose running suspends GPU computing (`<exclusive_gpu_app>`).
@@ -51,6 +58,9 @@ impl Default for DiscoverySettings {
             no_gpus: false,
             use_all_gpus: false,
             ignored_nvidia_devices: Vec::new(),
+            ignored_ati_devices: Vec::new(),
+            ignored_intel_devices: Vec::new(),
+            start_delay: 0.0,
             exclusive_apps: Vec::new(),
             exclusive_gpu_apps: Vec::new(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
@@ -67,6 +77,9 @@ impl DiscoverySettings {
             no_gpus: config.no_gpus,
             use_all_gpus: config.use_all_gpus,
             ignored_nvidia_devices: config.ignore_nvidia_dev.clone(),
+            ignored_ati_devices: config.ignore_ati_dev.clone(),
+            ignored_intel_devices: config.ignore_intel_dev.clone(),
+            start_delay: config.start_delay,
             exclusive_apps: config.exclusive_apps.clone(),
             exclusive_gpu_apps: config.exclusive_gpu_apps.clone(),
             benchmark_duration: DEFAULT_BENCHMARK_DURATION,
@@ -92,6 +105,9 @@ pub struct DiscoveredHost {
 pub struct LiveHostDiscovery {
     data_dir: PathBuf,
     clock: Arc<dyn Clock>,
+    /// When the client started (the discovery is made at its start): `<start_delay>`
+    /// counts from here.
+    started: f64,
     settings: RwLock<DiscoverySettings>,
     /// Other programs' CPU use, measured while `suspend_cpu_usage` asks for it.
     other_cpu: Mutex<Option<OtherCpuMeter>>,
@@ -112,6 +128,7 @@ impl LiveHostDiscovery {
     ) -> Self {
         LiveHostDiscovery {
             data_dir: data_dir.into(),
+            started: clock.now(),
             clock,
             settings: RwLock::new(settings),
             other_cpu: Mutex::new(None),
@@ -209,7 +226,7 @@ impl DiscoveredHost {
         description.docker_version = tools.docker_version;
         description.docker_type = tools.docker_type;
         self.take_nvidia(gpus.nvidia, settings);
-        self.take_opencl(gpus.opencl);
+        self.take_opencl(gpus.opencl, settings);
         self
     }
 
@@ -252,11 +269,15 @@ impl DiscoveredHost {
     }
 
     /// What OpenCL found: AMD's and Intel's GPUs, and every GPU's OpenCL description.
-    fn take_opencl(&mut self, opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>) {
+    fn take_opencl(
+        &mut self,
+        opencl: Result<Vec<OpenclPlatform>, OpenclDiscoveryError>,
+        settings: &DiscoverySettings,
+    ) {
         match &opencl {
             Ok(platforms) => {
                 let gpus = OpenclPlatform::gpus(platforms);
-                take_opencl_gpus(&mut self.host, &gpus);
+                take_opencl_gpus(&mut self.host, &gpus, settings);
                 for found in platforms.iter().flat_map(|p| &p.devices) {
                     tracing::info!(
                         device = %found.device.name,
@@ -275,10 +296,19 @@ impl DiscoveredHost {
 }
 
 /// The AMD and Intel GPUs OpenCL found become the host's coprocessors of those types
-/// (BOINC finds them only through OpenCL); NVIDIA's are NVML's, which knows more.
-fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice]) {
+/// (BOINC finds them only through OpenCL); NVIDIA's are NVML's, which knows more. The
+/// devices cc_config says to ignore (`<ignore_ati_dev>`, `<ignore_intel_dev>`) are left
+/// out.
+fn take_opencl_gpus(host: &mut Host, gpus: &[OpenclDevice], settings: &DiscoverySettings) {
     for resource in [ResourceType::Amd, ResourceType::Intel] {
-        let of_type: Vec<&OpenclDevice> = gpus.iter().filter(|d| d.resource == resource).collect();
+        let ignored = match resource {
+            ResourceType::Amd => &settings.ignored_ati_devices,
+            _ => &settings.ignored_intel_devices,
+        };
+        let of_type: Vec<&OpenclDevice> = gpus
+            .iter()
+            .filter(|d| d.resource == resource && !ignored.contains(&d.device_num))
+            .collect();
         let Some(first) = of_type.first() else { continue };
         host.coprocessors[resource] = Some(Coprocessor {
             resource,
@@ -311,6 +341,18 @@ impl LiveHostDiscovery {
     }
 }
 
+/// `view` while the client is in its `<start_delay>` (`since_start` seconds after its
+/// start): computing suspended for the initial delay, as BOINC names it before any
+/// other reason, the network as it was.
+fn initial_delay(mut view: HostView, since_start: f64, start_delay: f64) -> HostView {
+    if since_start < start_delay {
+        view.suspend.cpu = Some(SuspendReason::InitialDelay);
+        view.active = false;
+        view.gpu_active = false;
+    }
+    view
+}
+
 impl HostDiscovery for LiveHostDiscovery {
     fn availability(&self) -> HostView {
         let settings = self.settings();
@@ -318,7 +360,8 @@ impl HostDiscovery for LiveHostDiscovery {
             observe_host_conditions(&settings.exclusive_apps, &settings.exclusive_gpu_apps);
         conditions.other_cpu_percent = self.other_cpu_percent(&settings.prefs);
         conditions.user_idle_seconds = self.user_idle_seconds();
-        host_view(&conditions, &settings.prefs)
+        let view = host_view(&conditions, &settings.prefs);
+        initial_delay(view, self.clock.now() - self.started, settings.start_delay)
     }
 
     fn describe(&self, run_benchmarks: bool) -> Result<Host, HostDiscoveryError> {
@@ -433,5 +476,47 @@ mod tests {
         off.reported.suspend_cpu_usage = 0.0;
         discovery.set_settings(DiscoverySettings { prefs: off, ..Default::default() });
         assert!(discovery.availability().active);
+    }
+
+    #[test]
+    fn no_task_computes_during_the_start_delay() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let config = CcConfig { start_delay: 3600.0, ..CcConfig::default() };
+        let settings = DiscoverySettings::follow(&Prefs::default(), &config);
+        let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings);
+        let view = discovery.availability();
+        assert_eq!(view.suspend.cpu, Some(SuspendReason::InitialDelay));
+        assert!(!view.active && !view.gpu_active);
+        assert_eq!(view.suspend.network, None, "the network is not delayed");
+        // Once the delay is over (here: a delay of 0), computing may start.
+        discovery.set_settings(DiscoverySettings::follow(&Prefs::default(), &CcConfig::default()));
+        assert_ne!(discovery.availability().suspend.cpu, Some(SuspendReason::InitialDelay));
+        let view = initial_delay(HostView { active: true, ..discovery.availability() }, 31.0, 30.0);
+        assert!(view.active, "31 s after a start delay of 30 s");
+    }
+
+    #[test]
+    fn ignored_amd_and_intel_devices_are_not_used() {
+        let device = |resource, device_num| OpenclDevice {
+            resource,
+            device_num,
+            name: format!("gpu {device_num}"),
+            ..OpenclDevice::default()
+        };
+        let gpus = [
+            device(ResourceType::Amd, 0),
+            device(ResourceType::Amd, 1),
+            device(ResourceType::Intel, 0),
+        ];
+        let config =
+            CcConfig { ignore_ati_dev: vec![0], ignore_intel_dev: vec![0], ..CcConfig::default() };
+        let mut host = Host::default();
+        take_opencl_gpus(&mut host, &gpus, &DiscoverySettings::follow(&Prefs::default(), &config));
+        let amd = host.coprocessors[ResourceType::Amd].as_ref().expect("one AMD GPU left");
+        assert_eq!((amd.count, amd.name.as_str()), (1, "gpu 1"));
+        assert!(host.coprocessors[ResourceType::Intel].is_none(), "the only Intel GPU ignored");
+        let mut host = Host::default();
+        take_opencl_gpus(&mut host, &gpus, &DiscoverySettings::default());
+        assert_eq!(host.coprocessors[ResourceType::Amd].as_ref().map(|c| c.count), Some(2));
     }
 }

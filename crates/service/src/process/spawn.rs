@@ -2,7 +2,8 @@
 //! slot directory, in a process group of its own (so that suspending, quitting and
 //! killing reach every process it starts), with a scrubbed environment, at the lowest
 //! CPU priority (nice 19, batch scheduling) for CPU apps and BOINC's higher one for GPU
-//! apps (nice 10, normal scheduling: they must wake promptly to keep their GPU fed),
+//! apps (nice 10, normal scheduling: they must wake promptly to keep their GPU fed), or
+//! the level cc_config's `<process_priority>` / `<process_priority_special>` gives,
 //! standard input and output on `/dev/null`
 //! and standard error appended to the slot's `stderr.txt`. GPU apps are told their
 //! device with `--device N`. The program path is absolute; `argv[0]` is the path BOINC
@@ -28,6 +29,21 @@ const APP_NICE: i32 = 19;
 /// BOINC's priority for GPU apps (its "medium" priority): above the CPU apps', so a
 /// GPU app's CPU part is not starved by them and its GPU does not idle.
 const GPU_APP_NICE: i32 = 10;
+/// The nice value of each of BOINC's priority levels, 0 (lowest) to 5 (realtime), as
+/// BOINC's client sets them on Unix. A client that is not root cannot go below 0: the
+/// app then keeps the client's own priority.
+const NICE_OF_LEVEL: [i32; 6] = [19, 10, 0, -5, -10, -16];
+
+/// The nice value an app runs at: its configured level's, or BOINC's default for a GPU
+/// app or a CPU app.
+pub(crate) fn app_nice(priority: Option<u8>, gpu_app: bool) -> i32 {
+    match priority.and_then(|level| NICE_OF_LEVEL.get(usize::from(level))) {
+        Some(&nice) => nice,
+        None if gpu_app => GPU_APP_NICE,
+        None => APP_NICE,
+    }
+}
+
 /// The search path apps get.
 const APP_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// The umask of an app run as the app user: what it writes is its group's (the client
@@ -97,7 +113,10 @@ pub(crate) fn spawn_app(
         .process_group(0);
     let ChildSetup { app_user, address_space, file_size, mut rules } = setup;
     let gpu_app = spec.usage.coprocessor.is_some();
-    let nice = if gpu_app { GPU_APP_NICE } else { APP_NICE };
+    let nice = app_nice(spec.program.priority, gpu_app);
+    // Batch scheduling only for the lowest priority: a user who raised an app's wants
+    // it to wake as promptly as other programs.
+    let batch = !gpu_app && nice == APP_NICE;
     // SAFETY: the closure runs in the forked child before exec; it only makes system
     // calls (setpriority, sched_setscheduler, setrlimit, umask, setgroups, setgid,
     // setuid, prctl and landlock_restrict_self through the already-built ruleset) on
@@ -105,7 +124,7 @@ pub(crate) fn spawn_app(
     unsafe {
         command.pre_exec(move || {
             nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, nice);
-            if !gpu_app {
+            if batch {
                 let batch = nix::libc::sched_param { sched_priority: 0 };
                 nix::libc::sched_setscheduler(0, nix::libc::SCHED_BATCH, &batch);
             }
@@ -135,8 +154,8 @@ mod tests {
     use boinc_core::control::TaskProgram;
     use boinc_core::model::{ProjectId, ResourceType, ResourceUsage};
 
-    #[test]
-    fn a_gpu_app_runs_at_boincs_higher_priority() {
+    /// The nice value an app of `usage` at `priority` runs at, as it reads it itself.
+    fn nice_of_app(gpu: bool, priority: Option<u8>) -> String {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("projects/p");
@@ -152,15 +171,32 @@ mod tests {
         let mut spec = super::super::slot::tests::spec(false);
         spec.program.files.clear();
         spec.program.executable = "app.sh".into();
-        spec.usage.coprocessor = Some((ResourceType::Amd, 1.0));
+        spec.program.priority = priority;
+        if gpu {
+            spec.usage.coprocessor = Some((ResourceType::Amd, 1.0));
+        }
         let layout = SlotLayout::of(dir.path(), &spec).unwrap();
         let init = boinc_core::protocol::app_api::InitData::default();
         let stderr = layout.prepare(&spec, &init, true).unwrap();
         let executable = layout.executable(&spec).unwrap();
         let pid = spawn_app(&spec, &layout, &executable, &stderr, ChildSetup::default()).unwrap();
         nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).unwrap();
-        let nice = std::fs::read_to_string(layout.slot_dir.join("nice.txt")).unwrap();
-        assert_eq!(nice.trim(), "10", "a GPU app at nice 10, above the CPU apps' 19");
+        std::fs::read_to_string(layout.slot_dir.join("nice.txt")).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn a_gpu_app_runs_at_boincs_higher_priority() {
+        assert_eq!(nice_of_app(true, None), "10", "a GPU app at nice 10, above the CPU apps' 19");
+    }
+
+    #[test]
+    fn the_configured_priorities_set_the_apps_nice_values() {
+        // `<process_priority>1` (low) for CPU apps, `<process_priority_special>0`
+        // (lowest) for GPU apps: each kind takes its own.
+        assert_eq!(nice_of_app(false, Some(1)), "10");
+        assert_eq!(nice_of_app(true, Some(0)), "19");
+        assert_eq!(app_nice(Some(2), false), 0);
+        assert_eq!(app_nice(Some(9), false), APP_NICE, "no such level: the default");
     }
 
     /// The app sees only the variables the client gives it (nothing of the client's own
