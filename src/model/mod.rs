@@ -15,6 +15,7 @@ mod predicates;
 mod prefs;
 mod project;
 mod project_labels;
+mod proxy;
 mod resource;
 mod synthetic;
 mod workunit;
@@ -42,6 +43,7 @@ pub use project::{
     TransferBackoff, TransferBackoffs,
 };
 pub use project_labels::project_labels;
+pub use proxy::{DEFAULT_PROXY_PORT, ProxyChoice, ProxyInfo};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
 pub use workunit::{FileInfo, FileRef, FileStatus, FileTransferState, Workunit};

@@ -2,6 +2,7 @@
 //! (`cc_config.xml`) that the policies read: the work buffer of seed 000/002 (min_queue,
 //! the low and high water marks), the scheduling period, CPU and memory limits.
 
+use super::ProxyInfo;
 use serde::{Deserialize, Serialize};
 
 /// Seconds in a day.
@@ -325,6 +326,9 @@ pub struct CcConfig {
     /// The event log file (`stdoutdae.txt`) is moved to `stdoutdae.old` when it
     /// reaches this size, bytes (`<max_stdout_file_size>`).
     pub max_stdout_file_size: u64,
+    /// The proxy HTTP requests go through (`<proxy_info>`); boxed, as it is rarely set
+    /// and large beside the other options, which travel in messages.
+    pub proxy: Box<ProxyInfo>,
 }
 
 impl Default for CcConfig {
@@ -346,6 +350,7 @@ impl Default for CcConfig {
             log_flags: Vec::new(),
             exclusive_apps: Vec::new(),
             max_stdout_file_size: DEFAULT_MAX_STDOUT_FILE_SIZE,
+            proxy: Box::default(),
         }
     }
 }

@@ -166,11 +166,19 @@ pub(crate) async fn execute(
         Operation::SetGlobalPrefsOverride { text } => {
             config_files::set(&shared.data_dir, ConfigFile::PreferencesOverride, "", text).await
         }
-        Operation::GetProxySettings => protocol::proxy_info(),
-        Operation::SetProxySettings { .. } => protocol::error(
-            "boinc-rs takes its proxy from the environment (http_proxy, https_proxy) of \
-             `boinc-rs run`; set it there and restart the client",
-        ),
+        Operation::GetProxySettings => {
+            protocol::proxy_info(&config_files::proxy_settings(&shared.data_dir).await)
+        }
+        Operation::SetProxySettings { text } => {
+            match config_files::set_proxy_settings(&shared.data_dir, text).await {
+                // Without the service (a served simulation) the file is all there is.
+                Ok(proxy) => match shared.host.as_ref().map(|host| host.use_proxy(&proxy)) {
+                    Some(Err(why)) => protocol::error(&why),
+                    Some(Ok(())) | None => protocol::success(),
+                },
+                Err(reply) => reply,
+            }
+        }
         Operation::RunBenchmarks => run_benchmarks(shared),
         Operation::NetworkAvailable => network_available(shared).await,
         // A mobile Manager's battery report: boinc-rs reads the battery itself.

@@ -12,6 +12,7 @@ mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
+mod proxies;
 mod service;
 mod volunteer_controls;
 mod volunteer_view;

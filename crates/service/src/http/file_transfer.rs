@@ -5,6 +5,7 @@
 
 use super::download::{DownloadPaths, download};
 use super::settings::{HttpSettings, HttpSetupError};
+use super::shared_client::SharedClient;
 use super::upload::upload;
 use boinc_core::transfer::TransferOrder;
 use boinc_runtime::effects::{
@@ -17,7 +18,7 @@ use std::sync::Arc;
 /// Downloads and uploads over HTTP, in a data directory.
 #[derive(Clone)]
 pub struct LiveFileTransfer {
-    client: reqwest::Client,
+    client: SharedClient,
     settings: Arc<HttpSettings>,
     data_dir: PathBuf,
 }
@@ -33,11 +34,11 @@ impl LiveFileTransfer {
 
     /// Transfers sharing `client` (and its connections) with other users.
     pub fn with_client(
-        client: reqwest::Client,
+        client: impl Into<SharedClient>,
         settings: Arc<HttpSettings>,
         data_dir: impl Into<PathBuf>,
     ) -> Self {
-        LiveFileTransfer { client, settings, data_dir: data_dir.into() }
+        LiveFileTransfer { client: client.into(), settings, data_dir: data_dir.into() }
     }
 
     /// `relative` inside the data directory; an absolute path or one climbing out is
@@ -71,7 +72,7 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let paths = this.paths(&order)?;
-            download(&this.client, &this.settings, &order, &paths, progress).await
+            download(&this.client.get(), &this.settings, &order, &paths, progress).await
         })
     }
 
@@ -84,7 +85,7 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let path = this.inside(&order.path)?;
-            upload(&this.client, &this.settings, &order, &path, progress).await
+            upload(&this.client.get(), &this.settings, &order, &path, progress).await
         })
     }
 
