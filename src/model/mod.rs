@@ -24,7 +24,10 @@ pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings};
 pub use client_state::{ClientState, RunMode};
 pub use cuda_properties::CudaProperties;
-pub use daily_transfers::{DAILY_TRANSFER_DAYS, DailyTransfer, day_of, record_transfer};
+pub use daily_transfers::{
+    DAILY_TRANSFER_DAYS, DailyTransfer, day_of, over_transfer_limit, record_transfer,
+    transfer_limit_moves,
+};
 pub use host::{
     BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
     MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,

@@ -6,6 +6,7 @@
 use super::download::{DownloadPaths, download};
 use super::settings::{HttpSettings, HttpSetupError};
 use super::shared_client::SharedClient;
+use super::throttle::{Pace, Throttle};
 use super::upload::upload;
 use boinc_core::transfer::TransferOrder;
 use boinc_runtime::effects::{
@@ -21,6 +22,8 @@ pub struct LiveFileTransfer {
     client: SharedClient,
     settings: Arc<HttpSettings>,
     data_dir: PathBuf,
+    /// The rate limits' clocks: downloads, uploads.
+    throttles: Arc<[Arc<Throttle>; 2]>,
 }
 
 impl LiveFileTransfer {
@@ -38,7 +41,12 @@ impl LiveFileTransfer {
         settings: Arc<HttpSettings>,
         data_dir: impl Into<PathBuf>,
     ) -> Self {
-        LiveFileTransfer { client: client.into(), settings, data_dir: data_dir.into() }
+        LiveFileTransfer {
+            client: client.into(),
+            settings,
+            data_dir: data_dir.into(),
+            throttles: Arc::default(),
+        }
     }
 
     /// `relative` inside the data directory; an absolute path or one climbing out is
@@ -72,7 +80,8 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let paths = this.paths(&order)?;
-            download(&this.client.get(), &this.settings, &order, &paths, progress).await
+            let pace = Pace::new(this.throttles[0].clone(), order.max_bytes_sec);
+            download(&this.client.get(), &this.settings, &order, &paths, progress, pace).await
         })
     }
 
@@ -85,7 +94,8 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let path = this.inside(&order.path)?;
-            upload(&this.client.get(), &this.settings, &order, &path, progress).await
+            let pace = Pace::new(this.throttles[1].clone(), order.max_bytes_sec);
+            upload(&this.client.get(), &this.settings, &order, &path, progress, pace).await
         })
     }
 

@@ -11,6 +11,7 @@ mod file_transfer;
 mod network;
 mod settings;
 mod shared_client;
+mod throttle;
 mod transport;
 mod upload;
 mod watch;
