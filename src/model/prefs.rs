@@ -327,8 +327,16 @@ pub struct CcConfig {
     /// reaches this size, bytes (`<max_stdout_file_size>`).
     pub max_stdout_file_size: u64,
     /// The proxy HTTP requests go through (`<proxy_info>`); boxed, as it is rarely set
-    /// and large beside the other options, which travel in messages.
+    /// and large beside the other options, which travel in messages. Left out of the
+    /// serialized state when unset, as most hosts have none.
+    #[serde(skip_serializing_if = "proxy_unset")]
     pub proxy: Box<ProxyInfo>,
+}
+
+// serde hands the field over as it is declared, boxed.
+#[allow(clippy::borrowed_box)]
+fn proxy_unset(proxy: &Box<ProxyInfo>) -> bool {
+    **proxy == ProxyInfo::default()
 }
 
 impl Default for CcConfig {
