@@ -72,6 +72,7 @@ fn main() -> Result<(), String> {
         md5_cksum: md5.clone(),
         executable: false,
         started: 0.0,
+        max_bytes_sec: 0.0,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -74,6 +74,7 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::TransferEnded { .. } => "transfer_ended",
             ClientEvent::TransferNotice { .. } => "transfer_notice",
             ClientEvent::ProjectMessage { .. } => "project_message",
+            ClientEvent::ProjectNotice { .. } => "project_notice",
             ClientEvent::ProjectFeeds { .. } => "project_feeds",
             ClientEvent::WebPreferences { .. } => "web_preferences",
         };

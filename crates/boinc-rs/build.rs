@@ -8,6 +8,8 @@
 //!   which the project server's interoperability tests run against it;
 //! - `cfg(peer_opencl_pocl)`: the OpenCL ICD loader (ocl-icd-libopencl1) with pocl's
 //!   driver (pocl-opencl-icd), whose CPU device the OpenCL discovery tests enumerate.
+//! - `cfg(peer_proxies)`: Debian's tinyproxy (an HTTP proxy) and microsocks (a SOCKS5
+//!   proxy), which the proxy tests send the client's requests through.
 //! - `cfg(peer_chromium)`: Debian's chromium and chromium-driver (chromedriver), which
 //!   the web dashboard's tests drive headless over the WebDriver protocol.
 //! - `cfg(peer_xvfb)`: Xvfb, xdotool and libXss (packages xvfb, xdotool, libxss1): a
@@ -32,6 +34,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(peer_opencl_pocl)");
     println!("cargo::rustc-check-cfg=cfg(peer_chromium)");
     println!("cargo::rustc-check-cfg=cfg(peer_xvfb)");
+    println!("cargo::rustc-check-cfg=cfg(peer_proxies)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PATH");
     if let Some(path) = std::env::var_os("PATH") {
@@ -70,6 +73,13 @@ fn main() {
     }
     if on_path("boinctui") && on_path("tmux") {
         println!("cargo::rustc-cfg=peer_boinctui");
+    }
+    if on_path("tinyproxy") && on_path("microsocks") {
+        println!("cargo::rustc-cfg=peer_proxies");
+    } else {
+        println!(
+            "cargo::warning=tinyproxy or microsocks is missing: the proxy tests are ignored (apt-get install tinyproxy microsocks)"
+        );
     }
     if on_path("chromium") && on_path("chromedriver") {
         println!("cargo::rustc-cfg=peer_chromium");

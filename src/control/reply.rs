@@ -138,6 +138,10 @@ pub struct ReplyOutcome {
     pub global_preferences: Option<String>,
     /// What could not be taken, and why.
     pub problems: Vec<ReplyProblem>,
+    /// What the volunteer should know that the reply only implies, in words: a
+    /// client notice each (the project has no app for a GPU this host has).
+    #[serde(default)]
+    pub client_notices: Vec<String>,
 }
 
 /// Takes `reply`, the answer of `project`'s scheduler, into `state` at `now` (see the
@@ -161,6 +165,7 @@ pub fn apply_reply(
     if state.projects.get(project.index()).is_none_or(|p| p.detached) {
         return outcome;
     }
+    outcome.client_notices = missing_app_notices(state, project, &reply);
     outcome.code_sign_key = take_account(state, project, &mut reply, now);
     take_apps(state, project, std::mem::take(&mut reply.apps));
     let files = take_files(state, project, &mut reply);
@@ -182,6 +187,30 @@ pub fn apply_reply(
     };
     take_unmatched_acks_and_aborts(state, project, &acks, acknowledged, aborts, now, &mut outcome);
     outcome
+}
+
+/// A notice for each GPU this host has that the project says it has no app for
+/// (`<no_rsc_apps>`), the first time it says so: a volunteer who attached for their GPU
+/// learns why it stays idle, as BOINC's notices tell them.
+fn missing_app_notices(
+    state: &ClientState,
+    project: ProjectId,
+    reply: &SchedulerReply,
+) -> Vec<String> {
+    let known = &state.projects[project.index()].resources;
+    ResourceType::ALL
+        .into_iter()
+        .filter(|&r| r != ResourceType::Cpu && reply.no_rsc_apps[r] && !known[r].no_apps)
+        .filter_map(|r| state.host.coprocessors[r].as_ref().map(|_| r))
+        .map(|r| {
+            let gpu = match r {
+                ResourceType::Nvidia => "NVIDIA GPU",
+                ResourceType::Amd => "AMD/ATI GPU",
+                _ => "Intel GPU",
+            };
+            format!("This project has no applications for your {gpu}: it will not be used for this project")
+        })
+        .collect()
 }
 
 /// What work fetch needs from `reply` before it is applied: the jobs it brings per
@@ -913,6 +942,30 @@ mod tests {
         assert_eq!(gpu.usage.coprocessor, Some((ResourceType::Nvidia, 0.25)));
         assert_eq!(gpu.usage.avg_ncpus, 0.1);
         assert_eq!(AppConfig::project_limit(&state, P), Some(3));
+    }
+
+    #[test]
+    fn a_project_without_an_app_for_a_gpu_the_host_has_is_a_notice_once() {
+        let mut state = state();
+        let mut told = SchedulerReply::default();
+        told.no_rsc_apps[ResourceType::Nvidia] = true;
+        told.no_rsc_apps[ResourceType::Amd] = true;
+        // No GPU here: nothing to say.
+        let outcome = apply_reply(&mut state, P, told.clone(), 100.0);
+        assert!(outcome.client_notices.is_empty(), "{:?}", outcome.client_notices);
+        state.host.coprocessors[ResourceType::Nvidia] = Some(crate::model::Coprocessor {
+            resource: ResourceType::Nvidia,
+            name: "GeForce".into(),
+            count: 1,
+            peak_flops: 1e12,
+            available_ram: 0.0,
+        });
+        let outcome = apply_reply(&mut state, P, told.clone(), 200.0);
+        assert_eq!(outcome.client_notices.len(), 1, "the NVIDIA GPU only");
+        assert!(outcome.client_notices[0].contains("no applications for your NVIDIA GPU"));
+        // Once the project is known to have none, it is not said again.
+        state.projects[0].resources[ResourceType::Nvidia].no_apps = true;
+        assert!(apply_reply(&mut state, P, told, 300.0).client_notices.is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod predicates;
 mod prefs;
 mod project;
 mod project_labels;
+mod proxy;
 mod resource;
 mod synthetic;
 mod workunit;
@@ -24,7 +25,10 @@ pub use app::{App, AppEmulation, AppFiles, AppVersion, ResourceUsage};
 pub use app_config::{AppConfig, AppSettings, AppVersionSettings, project_running};
 pub use client_state::{ClientState, RunMode};
 pub use cuda_properties::CudaProperties;
-pub use daily_transfers::{DAILY_TRANSFER_DAYS, DailyTransfer, day_of, record_transfer};
+pub use daily_transfers::{
+    DAILY_TRANSFER_DAYS, DailyTransfer, day_of, over_transfer_limit, record_transfer,
+    transfer_limit_moves,
+};
 pub use host::{
     BENCHMARK_PERIOD, DEFAULT_SPELL, Host, HostDescription, LATE_REPORT_RISK, MAX_CPUS,
     MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,
@@ -43,6 +47,7 @@ pub use project::{
     TransferBackoff, TransferBackoffs,
 };
 pub use project_labels::project_labels;
+pub use proxy::{DEFAULT_PROXY_PORT, ProxyChoice, ProxyInfo};
 pub use resource::{Coprocessor, GPU_PEAK_FLOPS_SCALE, ResourceMap, ResourceType};
 pub use synthetic::{SyntheticHost, synthetic_host};
 pub use workunit::{FileInfo, FileRef, FileStatus, FileTransferState, Workunit};

@@ -2,6 +2,7 @@
 //! (`cc_config.xml`) that the policies read: the work buffer of seed 000/002 (min_queue,
 //! the low and high water marks), the scheduling period, CPU and memory limits.
 
+use super::ProxyInfo;
 use serde::{Deserialize, Serialize};
 
 /// Seconds in a day.
@@ -351,6 +352,17 @@ pub struct CcConfig {
     /// The CPU priority of GPU and other special apps, the same levels
     /// (`<process_priority_special>`; `None`: BOINC's default, below normal).
     pub process_priority_special: Option<u8>,
+    /// The proxy HTTP requests go through (`<proxy_info>`); boxed, as it is rarely set
+    /// and large beside the other options, which travel in messages. Left out of the
+    /// serialized state when unset, as most hosts have none.
+    #[serde(skip_serializing_if = "proxy_unset")]
+    pub proxy: Box<ProxyInfo>,
+}
+
+// serde hands the field over as it is declared, boxed.
+#[allow(clippy::borrowed_box)]
+fn proxy_unset(proxy: &Box<ProxyInfo>) -> bool {
+    **proxy == ProxyInfo::default()
 }
 
 impl Default for CcConfig {
@@ -382,6 +394,7 @@ impl Default for CcConfig {
             start_delay: 0.0,
             process_priority: None,
             process_priority_special: None,
+            proxy: Box::default(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! cc_config.xml into [`CcConfig`]: the `<options>` that change scheduling (the CPU count
 //! the policies of seed 000 schedule onto, whether and which GPUs count as processing
 //! resources in seed 003, reporting and fetch behaviour of seed 002), transfers, the
-//! programs that stop computing, the client's start and exit, the apps' CPU priority,
+//! proxy (`<proxy_info>`), the programs that stop computing, the client's start and exit, the apps' CPU priority,
 //! and the `<log_flags>` turned on and off. Every value is bounded; a bad element is a
 //! problem of its own, reported with its line, and leaves that option at its default
 //! ([`read_cc_config`]), or fails the whole file ([`parse_cc_config`]). An element
@@ -9,6 +9,7 @@
 //! the user learns that it has no effect; it alone fails no file.
 
 use super::error::{XmlError, XmlProblem};
+use super::proxy_info::read_proxy_info;
 use super::values::quoted_value;
 use super::xml_tree::{Element, parse_document};
 use crate::model::log_flags::log_flag;
@@ -88,6 +89,7 @@ fn apply_option(child: &Element, config: &mut CcConfig) -> Result<(), XmlError> 
             }
         }
         "no_gpus" => config.no_gpus = child.flag()?,
+        "proxy_info" => *config.proxy = read_proxy_info(child)?,
         "use_all_gpus" => config.use_all_gpus = child.flag()?,
         "report_results_immediately" => config.report_results_immediately = child.flag()?,
         "fetch_minimal_work" => config.fetch_minimal_work = child.flag()?,

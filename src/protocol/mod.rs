@@ -35,6 +35,7 @@ pub mod platform;
 mod prefs;
 mod project;
 mod project_init;
+mod proxy_info;
 mod queue_report;
 mod reported_result;
 mod scheduler_reply;
@@ -77,6 +78,7 @@ pub use prefs::{
     web_prefs_document, web_prefs_mod_time, working_prefs_text,
 };
 pub use project_init::{ProjectInit, read_project_init};
+pub use proxy_info::{parse_proxy_info, with_proxy_info};
 pub use queue_report::{InProgressResult, OtherResult, StickyFile};
 pub use reported_result::{OutputFile, ReportedResult, describe_file_error};
 pub use scheduler_reply::{

@@ -24,7 +24,8 @@ pub const MAX_ELEMENT_TEXT: usize = 1 << 20;
 
 /// One element: its name, its attributes, its own text (text and CDATA directly inside
 /// it, joined), its child elements in document order, the line its start tag is on and
-/// the byte range of its content (between its start and end tags) in the parsed text.
+/// the byte ranges of its content (between its start and end tags) and of the whole
+/// element (its tags included) in the parsed text.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct Element {
     pub(crate) name: String,
@@ -33,6 +34,7 @@ pub(crate) struct Element {
     pub(crate) children: Vec<Element>,
     pub(crate) line: usize,
     pub(crate) content: Range<usize>,
+    pub(crate) outer: Range<usize>,
 }
 
 impl Element {
@@ -158,10 +160,12 @@ fn parse_with_text_limit(text: &str, text_limit: usize) -> Result<Element, XmlEr
                 }
                 let content_start = offset(reader.buffer_position());
                 element.content = content_start..content_start;
+                element.outer = offset(start)..content_start;
                 open.push(element);
             }
             Event::Empty(tag) => {
-                let element = Element::open(&tag, lines.line_at(start));
+                let mut element = Element::open(&tag, lines.line_at(start));
+                element.outer = offset(start)..offset(reader.buffer_position());
                 if open.len() >= MAX_DEPTH {
                     return Err(element.error(XmlProblem::TooDeep(MAX_DEPTH)));
                 }
@@ -178,6 +182,7 @@ fn parse_with_text_limit(text: &str, text_limit: usize) -> Result<Element, XmlEr
                     ));
                 };
                 element.content.end = offset(start).max(element.content.start);
+                element.outer.end = offset(reader.buffer_position()).max(element.content.end);
                 attach(element, &mut open, &mut root);
             }
             Event::Text(text) => {

@@ -62,6 +62,11 @@ pub struct TransferOrder {
     pub executable: bool,
     /// When the attempt started.
     pub started: Time,
+    /// The preferences' rate limit for this direction when it started, bytes per second
+    /// (`max_bytes_sec_down` or `max_bytes_sec_up`; 0: none), shared by every transfer
+    /// of the direction.
+    #[serde(default)]
+    pub max_bytes_sec: f64,
 }
 
 impl TransferOrder {

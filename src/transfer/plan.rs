@@ -4,7 +4,9 @@
 //! `max_file_xfers` at once in each direction and `max_file_xfers_per_project` of one
 //! project. A file that cannot be had at all (an executable without a signature, no
 //! URL, a size over its own `max_nbytes` or over all the disk BOINC may use) is given up
-//! at once instead, and jobs whose files are all present can run.
+//! at once instead, and jobs whose files are all present can run. Once the preferences'
+//! daily transfer limit is reached (`daily_xfer_limit_mb` over `daily_xfer_period_days`)
+//! no new transfer starts until the window moves on; those under way finish.
 
 use super::backoff::project_may_transfer;
 use super::job_files::{
@@ -16,7 +18,9 @@ use super::settle::{Settlement, StagedDownload, TransferNotice, backoff_of, give
 use super::verify::check_before_download;
 use crate::Time;
 use crate::disk::disk_full;
-use crate::model::{ClientState, FileId, FileStatus, JobId, JobState};
+use crate::model::{
+    ClientState, FileId, FileStatus, JobId, JobState, over_transfer_limit, transfer_limit_moves,
+};
 use serde::{Deserialize, Serialize};
 
 /// How soon downloads held back by a full disk are looked at again, seconds: a live
@@ -76,6 +80,16 @@ pub fn plan_transfers(state: &mut ClientState, now: Time) -> TransferPlan {
     };
     let mut in_flight = InFlight::count(state);
     let full = disk_full(state);
+    let prefs = &state.prefs;
+    let over_limit = over_transfer_limit(
+        &state.daily_transfers,
+        prefs.reported.daily_xfer_limit_mb,
+        prefs.reported.daily_xfer_period_days,
+        now,
+    );
+    if over_limit {
+        plan.next_check = transfer_limit_moves(now);
+    }
     for direction in [Direction::Download, Direction::Upload] {
         // Files that cannot be had are given up first: the jobs needing them end, and
         // their other files are no longer wanted.
@@ -107,6 +121,9 @@ pub fn plan_transfers(state: &mut ClientState, now: Time) -> TransferPlan {
             if let Err((code, message)) = usable {
                 give_up(state, file, direction, code, message, now, &mut settlement);
             }
+        }
+        if over_limit {
+            continue;
         }
         for file in wanted_files(state, direction) {
             if let Some(order) =
@@ -217,6 +234,10 @@ fn start_if_allowed(
         p[d] += 1;
     }
     let master_url = state.project(project).master_url.clone();
+    let max_bytes_sec = match direction {
+        Direction::Download => state.prefs.reported.max_bytes_sec_down,
+        Direction::Upload => state.prefs.reported.max_bytes_sec_up,
+    };
     let record = &mut state.files[file.index()];
     let urls = match direction {
         Direction::Download => &record.download_urls,
@@ -249,5 +270,6 @@ fn start_if_allowed(
         md5_cksum: record.md5_cksum.clone(),
         executable: record.executable,
         started: now,
+        max_bytes_sec,
     })
 }

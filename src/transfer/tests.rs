@@ -543,3 +543,23 @@ fn a_full_disk_holds_downloads_back_and_its_failures_do_not_count_against_the_se
     assert_eq!(resumed[0].url, "http://a/in");
     assert_eq!(state.job(jobs[0]).state, JobState::FilesDownloading, "nothing lost");
 }
+
+#[test]
+fn no_transfer_starts_once_the_daily_limit_is_reached_until_the_window_moves() {
+    let (mut state, _) = state_with(&reply(None, &["j1"], &["http://p/dl"]));
+    state.prefs.reported.daily_xfer_limit_mb = 1.0;
+    state.prefs.reported.daily_xfer_period_days = 2;
+    let today = crate::model::day_of(NOW);
+    // Yesterday and today moved 1 MB in all.
+    state.daily_transfers = vec![
+        crate::model::DailyTransfer { day: today - 1, up: 524_288.0, down: 0.0 },
+        crate::model::DailyTransfer { day: today, up: 0.0, down: 524_288.0 },
+    ];
+    let held = plan_transfers(&mut state, NOW);
+    assert!(held.orders.is_empty(), "a transfer started over the limit");
+    let tomorrow = (today + 1) as f64 * 86_400.0;
+    assert_eq!(held.next_check, tomorrow, "looked at again when the window moves");
+    // Tomorrow, yesterday's half leaves the window and the download starts.
+    let plan = plan_transfers(&mut state, tomorrow);
+    assert_eq!(plan.orders.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["in_j1"]);
+}

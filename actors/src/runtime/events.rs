@@ -193,6 +193,16 @@ pub enum ClientEvent {
         /// The content of `<global_preferences>`, verbatim.
         text: String,
     },
+    /// The client tells the volunteer something about a project that needs their
+    /// attention (a GPU the project has no app for): a client notice.
+    ProjectNotice {
+        /// When.
+        time: Time,
+        /// Project name.
+        project: String,
+        /// The text.
+        text: String,
+    },
     /// A project's scheduler named the feeds its notices are on (`<rss_feeds>`): all of
     /// them, an empty list when it has none any more.
     ProjectFeeds {

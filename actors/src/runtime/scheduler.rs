@@ -878,6 +878,13 @@ impl Scheduler {
                     text: message.text,
                 });
             }
+            for text in std::mem::take(&mut outcome.client_notices) {
+                self.context.events.emit(ClientEvent::ProjectNotice {
+                    time: now,
+                    project: name.clone(),
+                    text,
+                });
+            }
             if let Some(text) = outcome.global_preferences.take() {
                 let master_url = self.client.state().project(project).master_url.clone();
                 self.context.events.emit(ClientEvent::WebPreferences {

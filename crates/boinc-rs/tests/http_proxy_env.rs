@@ -6,7 +6,7 @@
 mod support;
 
 use boinc_core::control::ClientIdentity;
-use boinc_core::model::CcConfig;
+use boinc_core::model::{CcConfig, ProxyChoice};
 use boinc_runtime::effects::SchedulerTransport;
 use boinc_service::http::{HttpSettings, HttpTransport};
 use support::http::{TestServer, block_on};
@@ -23,7 +23,7 @@ fn the_proxy_the_environment_names_carries_the_requests() {
         std::env::set_var("http_proxy", proxy.url(""));
     }
     let settings = HttpSettings::new(&CcConfig::default(), &ClientIdentity::default());
-    assert_eq!(settings.proxy, None);
+    assert_eq!(settings.proxy.choice(), ProxyChoice::Environment);
     let transport = HttpTransport::new(settings).expect("a transport");
     // A host no resolver knows: only the proxy can answer.
     let page = block_on(transport.master_page("http://project.invalid/master"))

@@ -2,7 +2,9 @@
 //! (docs/design.md "Protocol facts", GUI RPC): `get_cc_config`/`set_cc_config`
 //! (cc_config.xml), `get_app_config`/`set_app_config` (a project's app_config.xml),
 //! `get_global_prefs_file`, `get_global_prefs_override`/`set_global_prefs_override`
-//! (`get_global_prefs_working` is the client's preferences in force, not a file), and
+//! (`get_global_prefs_working` is the client's preferences in force, not a file),
+//! `get_proxy_settings`/`set_proxy_settings` (cc_config.xml's `<proxy_info>`, where
+//! BOINC keeps the proxy its Manager sets; unlike the other files, set at once), and
 //! `get_project_init_status` (project_init.xml). A file is sent only when the core reads it as what it should be, and a text a client
 //! sends is written only when the core reads it: a bad one is refused with the reader's
 //! own message and the file stays as it was. As in BOINC, writing a file does not apply
@@ -10,9 +12,12 @@
 
 use boinc_core::control::project_dir;
 use boinc_core::model::Prefs;
+use boinc_core::model::ProxyInfo;
 use boinc_core::protocol::data_dir::{APP_CONFIG, CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
 use boinc_core::protocol::gui_rpc as protocol;
-use boinc_core::protocol::{read_app_config, read_cc_config, read_global_prefs};
+use boinc_core::protocol::{
+    parse_proxy_info, read_app_config, read_cc_config, read_global_prefs, with_proxy_info,
+};
 use std::path::{Path, PathBuf};
 
 /// The file BOINC's installers leave to name a project to attach to.
@@ -141,6 +146,51 @@ pub(crate) async fn set(data_dir: &Path, file: ConfigFile, url: &str, text: Stri
         Ok(Ok(())) => protocol::success(),
         Ok(Err(error)) => protocol::error(&format!("can't write {name}: {error}")),
         Err(_) => protocol::error("writing the file failed"),
+    }
+}
+
+/// The proxy cc_config.xml names (none when there is no file or it cannot be read: the
+/// client then follows the environment's proxies).
+pub(crate) async fn proxy_settings(data_dir: &Path) -> ProxyInfo {
+    let path = data_dir.join(CC_CONFIG);
+    let text = tokio::task::spawn_blocking(move || read_text(&path)).await;
+    match text {
+        Ok(Ok(text)) => read_cc_config(&text, CC_CONFIG).map(|(c, _)| *c.proxy).unwrap_or_default(),
+        _ => ProxyInfo::default(),
+    }
+}
+
+/// `set_proxy_settings`: the `<proxy_info>` a client sent, read, then written into
+/// cc_config.xml (the rest of the file kept as it was); the proxy to use, or BOINC's
+/// error reply. A cc_config.xml the core cannot read is left alone.
+pub(crate) async fn set_proxy_settings(
+    data_dir: &Path,
+    text: String,
+) -> Result<ProxyInfo, Vec<u8>> {
+    if text.trim().is_empty() {
+        return Err(protocol::error("missing <proxy_info>"));
+    }
+    let proxy = parse_proxy_info(&text).map_err(|e| protocol::error(&e.to_string()))?;
+    let path = data_dir.join(CC_CONFIG);
+    let written_proxy = proxy.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let old = match read_text(&path) {
+            Ok(old) => old,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(error) => return Err(format!("can't read {CC_CONFIG}: {error}")),
+        };
+        let new = with_proxy_info(&old, &written_proxy)
+            .map_err(|error| format!("{CC_CONFIG} is left as it is: {error}"))?;
+        let temp = path.with_extension("xml.new");
+        std::fs::write(&temp, new)
+            .and_then(|()| std::fs::rename(&temp, &path))
+            .map_err(|error| format!("can't write {CC_CONFIG}: {error}"))
+    })
+    .await;
+    match written {
+        Ok(Ok(())) => Ok(proxy),
+        Ok(Err(why)) => Err(protocol::error(&why)),
+        Err(_) => Err(protocol::error("writing the file failed")),
     }
 }
 

@@ -1,9 +1,10 @@
 //! What only the host service (`boinc-rs run`) can do for a GUI RPC client: attach a
 //! project the client has never known (its account file), remove a detached project's
-//! files, talk to an account manager and to a project's web RPCs over HTTP, and run the
-//! CPU benchmarks. A server without them answers
+//! files, talk to an account manager and to a project's web RPCs over HTTP, run the
+//! CPU benchmarks, and send the client's HTTP through a new proxy. A server without them answers
 //! those operations with an error that says so.
 
+use boinc_core::model::ProxyInfo;
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
 use futures_util::future::BoxFuture;
 
@@ -53,4 +54,8 @@ pub trait HostServices: Send + Sync + 'static {
 
     /// Runs the CPU benchmarks; resolves to their result in words.
     fn run_benchmarks(&self) -> BoxFuture<'static, Result<String, String>>;
+
+    /// Sends every HTTP request from now on through `proxy` (what `set_proxy_settings`
+    /// wrote into cc_config.xml); why not when it cannot be used.
+    fn use_proxy(&self, proxy: &ProxyInfo) -> Result<(), String>;
 }

@@ -183,6 +183,9 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
         ClientEvent::TransferNotice { time, project, text, error } => {
             (*time, project.clone(), if *error { UserAlert } else { Info }, text.clone())
         }
+        ClientEvent::ProjectNotice { time, project, text } => {
+            (*time, project.clone(), UserAlert, text.clone())
+        }
         ClientEvent::ProjectMessage { time, project, priority, text } => {
             (*time, project.clone(), MessagePriority::of_server_message(priority), text.clone())
         }
@@ -316,5 +319,31 @@ mod tests {
             .map(|n| (n.project_name.as_str(), n.description.as_str()))
             .collect();
         assert_eq!(notices, [("beta", "old app"), ("alpha", "disk full on the server")]);
+    }
+
+    /// A client notice about a project (a GPU it has no app for) is a notice of the
+    /// client's category, under the project's name, and the project's next reply
+    /// leaves it.
+    #[tokio::test]
+    async fn a_project_notice_of_the_clients_stays_past_the_next_reply() {
+        let (sender, receiver) = tokio::sync::mpsc::channel(16);
+        let sink = MessageSink::with_capacity(100);
+        let feeding = tokio::spawn(feed(receiver, sink.clone()));
+        let text = "This project has no applications for your NVIDIA GPU";
+        for event in [
+            ClientEvent::ProjectNotice { time: 1.0, project: "alpha".into(), text: text.into() },
+            ClientEvent::RpcDone { time: 2.0, project: "alpha".into(), success: true, jobs: 0 },
+        ] {
+            sender.send(event).await.expect("sent");
+        }
+        drop(sender);
+        feeding.await.expect("fed");
+        let log = sink.lock();
+        let notices: Vec<(&str, &str, &str)> = log
+            .notices
+            .after(0, false)
+            .map(|n| (n.project_name.as_str(), n.category.as_str(), n.description.as_str()))
+            .collect();
+        assert_eq!(notices, [("alpha", "client", text)]);
     }
 }

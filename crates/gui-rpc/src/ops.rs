@@ -8,8 +8,8 @@ use super::config_files::{self, ConfigFile};
 use super::modes::{ModeKind, TemporaryModes};
 use super::server::ServerShared;
 use super::web_rpcs::{self, WebRpc};
-use boinc_core::control::{MessagePriority, UserAction, UserActionError};
-use boinc_core::model::RunMode;
+use boinc_core::control::{MessagePriority, SuspendReason, UserAction, UserActionError};
+use boinc_core::model::{RunMode, over_transfer_limit};
 use boinc_core::protocol::data_dir::{CC_CONFIG, GLOBAL_PREFS, GLOBAL_PREFS_OVERRIDE};
 use boinc_core::protocol::gui_rpc::{
     self as protocol, AccountRequest, ClientView, ModeChange, Modes, Operation, ProjectAction,
@@ -49,11 +49,24 @@ fn stopped(error: &ClientError) -> Vec<u8> {
 fn modes(temporary: &TemporaryModes, snapshot: &StateSnapshot) -> Modes {
     let now = Instant::now();
     let state = &snapshot.state;
+    let mut suspended = snapshot.host.suspend;
+    // The daily transfer limit holds transfers back, not RPCs, so it is no condition of
+    // the host's; BOINC names it as the network's reason all the same.
+    if suspended.network.is_none()
+        && over_transfer_limit(
+            &state.daily_transfers,
+            state.prefs.reported.daily_xfer_limit_mb,
+            state.prefs.reported.daily_xfer_period_days,
+            snapshot.time,
+        )
+    {
+        suspended.network = Some(SuspendReason::NetworkQuotaExceeded);
+    }
     Modes {
         task: temporary.status(ModeKind::Task, state.run_mode, now),
         gpu: temporary.status(ModeKind::Gpu, state.gpu_mode, now),
         network: temporary.status(ModeKind::Network, state.network_mode, now),
-        suspended: snapshot.host.suspend,
+        suspended,
     }
 }
 
@@ -166,11 +179,19 @@ pub(crate) async fn execute(
         Operation::SetGlobalPrefsOverride { text } => {
             config_files::set(&shared.data_dir, ConfigFile::PreferencesOverride, "", text).await
         }
-        Operation::GetProxySettings => protocol::proxy_info(),
-        Operation::SetProxySettings { .. } => protocol::error(
-            "boinc-rs takes its proxy from the environment (http_proxy, https_proxy) of \
-             `boinc-rs run`; set it there and restart the client",
-        ),
+        Operation::GetProxySettings => {
+            protocol::proxy_info(&config_files::proxy_settings(&shared.data_dir).await)
+        }
+        Operation::SetProxySettings { text } => {
+            match config_files::set_proxy_settings(&shared.data_dir, text).await {
+                // Without the service (a served simulation) the file is all there is.
+                Ok(proxy) => match shared.host.as_ref().map(|host| host.use_proxy(&proxy)) {
+                    Some(Err(why)) => protocol::error(&why),
+                    Some(Ok(())) | None => protocol::success(),
+                },
+                Err(reply) => reply,
+            }
+        }
         Operation::RunBenchmarks => run_benchmarks(shared),
         Operation::NetworkAvailable => network_available(shared).await,
         // A mobile Manager's battery report: boinc-rs reads the battery itself.
@@ -509,4 +530,38 @@ async fn reload_configuration(
         reply = act(shared, action, "", message).await;
     }
     reply
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use boinc_core::control::HostView;
+    use boinc_core::model::{ClientState, DailyTransfer, day_of};
+
+    #[test]
+    fn a_used_up_daily_transfer_limit_is_the_networks_reason() {
+        let now = 100.0 * 86_400.0 + 5.0;
+        let mut state = ClientState::default();
+        state.prefs.reported.daily_xfer_limit_mb = 1.0;
+        state.prefs.reported.daily_xfer_period_days = 1;
+        state.daily_transfers = vec![DailyTransfer { day: day_of(now), up: 0.0, down: 1e6 }];
+        let mut snapshot = StateSnapshot {
+            time: now,
+            state,
+            running: Vec::new(),
+            in_flight: Vec::new(),
+            decisions: 0,
+            rpcs: 0,
+            host: HostView::UP,
+        };
+        let temporary = TemporaryModes::default();
+        assert_eq!(modes(&temporary, &snapshot).suspended.network, None, "under 1 MB");
+        snapshot.state.daily_transfers[0].down = 1_048_576.0;
+        let reasons = modes(&temporary, &snapshot).suspended;
+        assert_eq!(reasons.network, Some(SuspendReason::NetworkQuotaExceeded));
+        assert_eq!(reasons.cpu, None, "computing goes on");
+        // A reason of the host's own comes first.
+        snapshot.host.suspend.network = Some(SuspendReason::TimeOfDay);
+        assert_eq!(modes(&temporary, &snapshot).suspended.network, Some(SuspendReason::TimeOfDay));
+    }
 }

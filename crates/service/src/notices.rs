@@ -6,6 +6,7 @@
 //! (`feeds_<project>.xml`) and each feed's notices (`archive_<feed>.xml`), so that a
 //! restarted client shows the notices it had and polls the feeds it knew.
 
+use super::http::SharedClient;
 use boinc_core::Time;
 use boinc_core::protocol::data_dir::escape_project_url;
 use boinc_core::protocol::{
@@ -37,7 +38,7 @@ struct Polled {
 /// The feeds of every project, and where their files go.
 pub(crate) struct NoticeFeeds {
     dir: PathBuf,
-    http: reqwest::Client,
+    http: SharedClient,
     sink: MessageSink,
     feeds: HashMap<String, Polled>,
 }
@@ -66,7 +67,7 @@ impl NoticeFeeds {
     /// lists and archives a previous run left are read back.
     pub(crate) fn new(
         dir: &Path,
-        http: reqwest::Client,
+        http: SharedClient,
         sink: MessageSink,
         names: &HashMap<String, String>,
     ) -> Self {
@@ -175,6 +176,7 @@ impl NoticeFeeds {
     async fn read(&self, feed_url: &str) -> Result<String, String> {
         let mut response = self
             .http
+            .get()
             .get(feed_url)
             .send()
             .await

@@ -25,7 +25,7 @@ use super::state_store::{StateStore, StateStoreError};
 use boinc_core::control::{
     ClientIdentity, MessagePriority, UserAction, apply_accounts, apply_user_action,
 };
-use boinc_core::model::ClientState;
+use boinc_core::model::{ClientState, ProxyInfo};
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
 use boinc_gui_rpc::{
     AccountManagerInfo, GuiRpcConfig, GuiRpcError, GuiRpcServer, HostServices, LocalRpc,
@@ -224,8 +224,7 @@ impl Service {
         let max_event_log = state.config.max_stdout_file_size;
         let project_names: HashMap<String, String> =
             state.projects.iter().map(|p| (p.master_url.clone(), p.name.clone())).collect();
-        let notice_http = HttpSettings::new(&state.config, &ClientIdentity::default()).client()?;
-        let web_http = notice_http.clone();
+        let notice_http = network.client.clone();
         let host_discovery = discovery.clone();
         let prefs_discovery = discovery.clone();
         let effects = Effects {
@@ -259,7 +258,7 @@ impl Service {
                     dir: dir.clone(),
                     client: handle.clone(),
                     account_manager: account_manager.clone(),
-                    http: web_http,
+                    network: network.clone(),
                     discovery: host_discovery,
                 });
                 let server =
@@ -505,7 +504,7 @@ struct ServiceHostServices {
     dir: PathBuf,
     client: ClientHandle,
     account_manager: Arc<AccountManagerClient>,
-    http: reqwest::Client,
+    network: LiveNetwork,
     discovery: Arc<LiveHostDiscovery>,
 }
 
@@ -568,7 +567,7 @@ impl HostServices for ServiceHostServices {
         page: &'static str,
         query: Vec<(&'static str, String)>,
     ) -> BoxFuture<'static, Result<String, String>> {
-        let http = self.http.clone();
+        let http = self.network.client.get();
         Box::pin(async move { project_web_rpc(&http, &master_url, page, &query).await })
     }
 
@@ -590,6 +589,10 @@ impl HostServices for ServiceHostServices {
                 figures.iops / 1e6
             ))
         })
+    }
+
+    fn use_proxy(&self, proxy: &ProxyInfo) -> Result<(), String> {
+        self.network.use_proxy(proxy).map_err(|error| error.to_string())
     }
 }
 

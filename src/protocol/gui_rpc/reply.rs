@@ -16,7 +16,9 @@ use super::transfers::write_file_transfers;
 use super::view::{ClientView, PROTOCOL_VERSION};
 use crate::control::reason_code;
 use crate::control::{MessageLog, NoticeLog};
+use crate::model::ProxyInfo;
 use crate::protocol::ProjectInit;
+use crate::protocol::proxy_info::write_proxy_info;
 use crate::protocol::web_rpc::{AccountOut, ProjectConfig, write_project_config};
 use crate::protocol::xml_out::XmlOut;
 
@@ -100,24 +102,11 @@ pub fn project_init_status(init: Option<&ProjectInit>) -> Vec<u8> {
     })
 }
 
-/// `<proxy_info>` (`get_proxy_settings`) in BOINC's fields: boinc-rs takes its proxies
-/// from the environment (`http_proxy`, `https_proxy`), so none is configured here.
-pub fn proxy_info() -> Vec<u8> {
-    body(|out| {
-        out.start("proxy_info");
-        out.text("socks_server_name", "");
-        out.int("socks_server_port", 80);
-        out.text("http_server_name", "");
-        out.int("http_server_port", 80);
-        out.text("socks5_user_name", "");
-        out.text("socks5_user_passwd", "");
-        out.bit("socks5_remote_dns", false);
-        out.text("http_user_name", "");
-        out.text("http_user_passwd", "");
-        out.text("no_proxy", "");
-        out.bit("no_autodetect", false);
-        out.end("proxy_info");
-    })
+/// `<proxy_info>` (`get_proxy_settings`) in BOINC's fields: the proxy cc_config.xml
+/// names (the environment's proxies, which the client also follows, are not shown, as
+/// BOINC does not show them).
+pub fn proxy_info(info: &ProxyInfo) -> Vec<u8> {
+    body(|out| write_proxy_info(out, info))
 }
 
 /// `<unauthorized/>`: the client must authenticate first (or its password was wrong).

@@ -16,6 +16,7 @@ use boinc_runtime::effects::{FileTransfer, TransferError, TransferProgress, Tran
 use boinc_service::http::{HttpSettings, LiveFileTransfer, MAX_DATA_SERVER_REPLY};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use support::http::{TestServer, UPLOAD_HELD, block_on};
 use support::project_server::ProjectServerProcess;
 
@@ -41,6 +42,7 @@ fn order(direction: Direction, name: &str, url: String, nbytes: f64, md5: &str) 
         md5_cksum: md5.to_owned(),
         executable: false,
         started: 0.0,
+        max_bytes_sec: 0.0,
     }
 }
 
@@ -260,4 +262,56 @@ fn a_data_server_reply_of_100_mb_is_refused() {
     let refused = block_on(transfer(data.path()).upload(&order, progress));
     assert_eq!(refused, Err(TransferError::TooLarge { url, limit: MAX_DATA_SERVER_REPLY }));
     assert!(server.bytes_sent() < 30_000_000, "read on: {} bytes", server.bytes_sent());
+}
+
+/// The preferences' download limit: 2 MB at 200 KB/s takes about 10 s, measured on
+/// the real project server; with no limit the same file takes a fraction of that.
+#[test]
+fn a_download_keeps_to_the_rate_limit() {
+    const SIZE: u64 = 2_000_000;
+    const RATE: f64 = 200_000.0;
+    let server = ProjectServerProcess::start(&["--jobs", "0"]);
+    let name = "paced_input";
+    let served: Vec<u8> = (0..SIZE).map(|i| (i * 17 % 251) as u8).collect();
+    std::fs::write(server.dir.join("download").join(name), &served).expect("served");
+    let md5 = md5_hex(&served);
+    let data = tempfile::tempdir().expect("a data directory");
+    let paced = transfer(data.path());
+    let mut order =
+        order(Direction::Download, name, server.at(&format!("download/{name}")), SIZE as f64, &md5);
+    order.max_bytes_sec = RATE;
+    let (_, progress) = recorder();
+    let started = Instant::now();
+    let done = block_on(paced.download(&order, progress)).expect("the paced download");
+    let paced = started.elapsed().as_secs_f64();
+    assert_eq!(done, Transferred::Downloaded { nbytes: SIZE, md5: md5.clone() });
+    eprintln!("2 MB at 200 KB/s: {paced:.2} s");
+    assert!((9.0..=12.0).contains(&paced), "{paced:.2} s, not about 10 s");
+
+    let unpaced_data = tempfile::tempdir().expect("a data directory");
+    order.max_bytes_sec = 0.0;
+    let (_, progress) = recorder();
+    let started = Instant::now();
+    block_on(transfer(unpaced_data.path()).download(&order, progress)).expect("downloaded");
+    let free = started.elapsed().as_secs_f64();
+    eprintln!("2 MB with no limit: {free:.2} s");
+    assert!(free < 5.0, "{free:.2} s without a limit");
+}
+
+/// The preferences' upload limit: 1 MB at 200 KB/s takes about 5 s.
+#[test]
+fn an_upload_keeps_to_the_rate_limit() {
+    let content: Vec<u8> = (0..1_000_000u32).map(|i| (i % 249) as u8).collect();
+    let server = TestServer::start();
+    let data = tempfile::tempdir().expect("a data directory");
+    std::fs::write(output_path(data.path()), &content).expect("the output");
+    let mut order =
+        order(Direction::Upload, "result_out", server.url("/file_upload_handler"), 0.0, "");
+    order.max_bytes_sec = 200_000.0;
+    let (_, progress) = recorder();
+    let started = Instant::now();
+    block_on(transfer(data.path()).upload(&order, progress)).expect("uploaded");
+    let paced = started.elapsed().as_secs_f64();
+    eprintln!("1 MB up at 200 KB/s: {paced:.2} s");
+    assert!((4.0..=7.0).contains(&paced), "{paced:.2} s, not about 5 s");
 }

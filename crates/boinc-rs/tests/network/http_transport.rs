@@ -8,7 +8,7 @@
 use crate::support;
 
 use boinc_core::control::ClientIdentity;
-use boinc_core::model::CcConfig;
+use boinc_core::model::{CcConfig, ProxyInfo};
 use boinc_core::protocol::SchedulerRequest;
 use boinc_core::protocol::acct_mgr::parse_acct_mgr_request;
 use boinc_runtime::effects::{RpcError, SchedulerTransport};
@@ -202,7 +202,7 @@ fn a_reply_of_100_mb_is_refused_without_being_held() {
 fn a_proxy_in_the_settings_carries_the_requests() {
     let server = TestServer::start();
     let proxy = TestServer::start();
-    let settings = HttpSettings { proxy: Some(proxy.url("")), ..settings(30.0) };
+    let settings = HttpSettings { proxy: http_proxy(port_of(&proxy.url(""))), ..settings(30.0) };
     let transport = HttpTransport::new(settings).expect("a transport");
     let page = block_on(transport.master_page(&server.url("/master"))).expect("a page");
     // The proxy answered (the project's server was never asked).
@@ -210,4 +210,46 @@ fn a_proxy_in_the_settings_carries_the_requests() {
     let asked = proxy.last_request().expect("the proxy was asked");
     assert_eq!(asked.uri, server.url("/master"));
     assert!(server.last_request().is_none());
+}
+
+#[test]
+fn a_proxy_that_is_down_is_named_in_the_error() {
+    let server = TestServer::start();
+    // A port that was free a moment ago: nothing listens there.
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a port")
+        .port();
+    for proxy in [
+        http_proxy(down),
+        ProxyInfo {
+            use_socks_proxy: true,
+            socks_server_name: "127.0.0.1".into(),
+            socks_server_port: down,
+            ..ProxyInfo::default()
+        },
+    ] {
+        let settings = HttpSettings { proxy, ..settings(30.0) };
+        let transport = HttpTransport::new(settings).expect("a transport");
+        let error =
+            block_on(transport.master_page(&server.url("/master"))).expect_err("the proxy is down");
+        assert!(matches!(error, RpcError::Connect { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(message.contains("through the proxy"), "{message}");
+        assert!(message.contains(&format!("127.0.0.1:{down}")), "{message}");
+        assert!(server.last_request().is_none(), "the project was reached around the proxy");
+    }
+}
+
+fn http_proxy(port: u16) -> ProxyInfo {
+    ProxyInfo {
+        use_http_proxy: true,
+        http_server_name: "127.0.0.1".into(),
+        http_server_port: port,
+        ..ProxyInfo::default()
+    }
+}
+
+fn port_of(url: &str) -> u16 {
+    url.trim_end_matches('/').rsplit(':').next().and_then(|p| p.parse().ok()).expect("a port")
 }

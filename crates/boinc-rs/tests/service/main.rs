@@ -13,6 +13,7 @@ mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
 mod manager_ops;
+mod proxies;
 mod service;
 mod user_activity;
 mod volunteer_controls;

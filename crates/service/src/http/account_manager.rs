@@ -32,6 +32,7 @@ impl HttpTransport {
         let mut watch = ExchangeWatch::silent(&self.settings);
         let post = self
             .client
+            .get()
             .post(&url)
             .header(ACCEPT, "*/*")
             .header(CONTENT_TYPE, SCHEDULER_REQUEST_CONTENT_TYPE)

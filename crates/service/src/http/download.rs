@@ -11,6 +11,7 @@
 
 use super::exchange::{ExchangeError, classify, send};
 use super::settings::{HttpSettings, MAX_UNANNOUNCED_DOWNLOAD};
+use super::throttle::Pace;
 use super::watch::ExchangeWatch;
 use boinc_core::transfer::TransferOrder;
 use boinc_runtime::effects::{ProgressSink, TransferError, Transferred};
@@ -42,6 +43,7 @@ pub(crate) async fn download(
     order: &TransferOrder,
     paths: &DownloadPaths,
     progress: ProgressSink,
+    pace: Pace,
 ) -> Result<Transferred, TransferError> {
     let staging = &paths.staging;
     if let Some(parent) = staging.parent() {
@@ -123,6 +125,7 @@ pub(crate) async fn download(
         hasher.update(&chunk);
         received += chunk.len() as u64;
         watch.add(chunk.len() as u64);
+        pace.after(chunk.len()).await;
     }
     file.flush().await.map_err(|e| disk_error(staging, e))?;
     file.sync_data().await.map_err(|e| disk_error(staging, e))?;

@@ -5,6 +5,8 @@
 
 use super::download::{DownloadPaths, download};
 use super::settings::{HttpSettings, HttpSetupError};
+use super::shared_client::SharedClient;
+use super::throttle::{Pace, Throttle};
 use super::upload::upload;
 use boinc_core::transfer::TransferOrder;
 use boinc_runtime::effects::{
@@ -17,9 +19,11 @@ use std::sync::Arc;
 /// Downloads and uploads over HTTP, in a data directory.
 #[derive(Clone)]
 pub struct LiveFileTransfer {
-    client: reqwest::Client,
+    client: SharedClient,
     settings: Arc<HttpSettings>,
     data_dir: PathBuf,
+    /// The rate limits' clocks: downloads, uploads.
+    throttles: Arc<[Arc<Throttle>; 2]>,
 }
 
 impl LiveFileTransfer {
@@ -33,11 +37,16 @@ impl LiveFileTransfer {
 
     /// Transfers sharing `client` (and its connections) with other users.
     pub fn with_client(
-        client: reqwest::Client,
+        client: impl Into<SharedClient>,
         settings: Arc<HttpSettings>,
         data_dir: impl Into<PathBuf>,
     ) -> Self {
-        LiveFileTransfer { client, settings, data_dir: data_dir.into() }
+        LiveFileTransfer {
+            client: client.into(),
+            settings,
+            data_dir: data_dir.into(),
+            throttles: Arc::default(),
+        }
     }
 
     /// `relative` inside the data directory; an absolute path or one climbing out is
@@ -71,7 +80,8 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let paths = this.paths(&order)?;
-            download(&this.client, &this.settings, &order, &paths, progress).await
+            let pace = Pace::new(this.throttles[0].clone(), order.max_bytes_sec);
+            download(&this.client.get(), &this.settings, &order, &paths, progress, pace).await
         })
     }
 
@@ -84,7 +94,8 @@ impl FileTransfer for LiveFileTransfer {
         let order = order.clone();
         Box::pin(async move {
             let path = this.inside(&order.path)?;
-            upload(&this.client, &this.settings, &order, &path, progress).await
+            let pace = Pace::new(this.throttles[1].clone(), order.max_bytes_sec);
+            upload(&this.client.get(), &this.settings, &order, &path, progress, pace).await
         })
     }
 

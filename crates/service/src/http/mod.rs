@@ -1,7 +1,7 @@
 //! The client's HTTP (docs/design.md "Protocol facts"; issue "Talking to real project
 //! servers"): scheduler RPCs and master pages ([`HttpTransport`]), downloads and uploads
-//! ([`LiveFileTransfer`]) and account manager RPCs, all over one reqwest client with rustls, proxies from the
-//! environment, bounded redirects and answers, and cc_config's stall timeout
+//! ([`LiveFileTransfer`]) and account manager RPCs, all over one reqwest client ([`SharedClient`]) with rustls, cc_config's proxy or the
+//! environment's, bounded redirects and answers, and cc_config's stall timeout
 //! ([`HttpSettings`]); [`LiveNetwork`] bundles them for a client's effects.
 
 mod account_manager;
@@ -10,6 +10,8 @@ mod exchange;
 mod file_transfer;
 mod network;
 mod settings;
+mod shared_client;
+mod throttle;
 mod transport;
 mod upload;
 mod watch;
@@ -22,5 +24,6 @@ pub use settings::{
     HttpSettings, HttpSetupError, MAX_DATA_SERVER_REPLY, MAX_MASTER_PAGE, MAX_REDIRECTS,
     MAX_SCHEDULER_REPLY, MAX_UNANNOUNCED_DOWNLOAD,
 };
+pub use shared_client::SharedClient;
 pub use transport::{HttpTransport, SCHEDULER_REQUEST_CONTENT_TYPE};
 pub use web_rpc::{WEB_RPC_TIMEOUT, project_web_rpc};

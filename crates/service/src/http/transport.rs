@@ -9,6 +9,7 @@
 
 use super::exchange::{ExchangeError, read_bounded, send};
 use super::settings::{HttpSettings, HttpSetupError};
+use super::shared_client::SharedClient;
 use super::watch::ExchangeWatch;
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_runtime::effects::{EffectFuture, RpcError, SchedulerTransport};
@@ -21,19 +22,35 @@ pub const SCHEDULER_REQUEST_CONTENT_TYPE: &str = "application/x-www-form-urlenco
 /// Scheduler RPCs and master-page fetches over HTTP.
 #[derive(Clone)]
 pub struct HttpTransport {
-    pub(super) client: reqwest::Client,
+    pub(super) client: SharedClient,
     pub(super) settings: Arc<HttpSettings>,
 }
 
 impl HttpTransport {
     /// A transport with `settings`.
     pub fn new(settings: HttpSettings) -> Result<HttpTransport, HttpSetupError> {
-        Ok(HttpTransport { client: settings.client()?, settings: Arc::new(settings) })
+        let client = SharedClient::new(settings.client()?, settings.proxy_label());
+        Ok(HttpTransport { client, settings: Arc::new(settings) })
     }
 
     /// A transport sharing `client` (and its connections) with other users.
-    pub fn with_client(client: reqwest::Client, settings: Arc<HttpSettings>) -> HttpTransport {
-        HttpTransport { client, settings }
+    pub fn with_client(
+        client: impl Into<SharedClient>,
+        settings: Arc<HttpSettings>,
+    ) -> HttpTransport {
+        HttpTransport { client: client.into(), settings }
+    }
+}
+
+/// A connection that failed through a proxy says so: the proxy, not the project, may
+/// be what is down.
+fn through(proxy: Option<String>) -> impl Fn(ExchangeError) -> ExchangeError {
+    move |error| match (error, &proxy) {
+        (ExchangeError::Connect(reason), Some(proxy)) => ExchangeError::Connect(format!(
+            "{reason}; through the proxy {proxy}: is it running, and are its host, port, \
+             user and password right?"
+        )),
+        (error, _) => error,
     }
 }
 
@@ -59,7 +76,7 @@ impl SchedulerTransport for HttpTransport {
         request: &SchedulerRequest<'static>,
     ) -> EffectFuture<Result<SchedulerReply, RpcError>> {
         let body = request.to_xml();
-        let client = self.client.clone();
+        let (client, proxy) = self.client.in_force();
         let settings = self.settings.clone();
         let url = url.to_owned();
         Box::pin(async move {
@@ -69,7 +86,10 @@ impl SchedulerTransport for HttpTransport {
                 .header(ACCEPT, "*/*")
                 .header(CONTENT_TYPE, SCHEDULER_REQUEST_CONTENT_TYPE)
                 .body(body);
-            let response = send(request, &mut watch).await.map_err(|e| rpc_error(&url, e))?;
+            let response = send(request, &mut watch)
+                .await
+                .map_err(through(proxy))
+                .map_err(|e| rpc_error(&url, e))?;
             let bytes = read_bounded(response, settings.max_scheduler_reply, &mut watch)
                 .await
                 .map_err(|e| rpc_error(&url, e))?;
@@ -83,13 +103,14 @@ impl SchedulerTransport for HttpTransport {
     }
 
     fn master_page(&self, url: &str) -> EffectFuture<Result<MasterPage, RpcError>> {
-        let client = self.client.clone();
+        let (client, proxy) = self.client.in_force();
         let settings = self.settings.clone();
         let url = url.to_owned();
         Box::pin(async move {
             let mut watch = ExchangeWatch::new(&settings);
             let response = send(client.get(&url).header(ACCEPT, "*/*"), &mut watch)
                 .await
+                .map_err(through(proxy))
                 .map_err(|e| rpc_error(&url, e))?;
             let bytes = read_bounded(response, settings.max_master_page, &mut watch)
                 .await

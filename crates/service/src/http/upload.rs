@@ -11,6 +11,7 @@ use super::download::{exchange_error, hash_file, open_regular};
 use super::exchange::read_bounded;
 use super::exchange::send;
 use super::settings::{HttpSettings, MAX_DATA_SERVER_REPLY};
+use super::throttle::Pace;
 use super::watch::ExchangeWatch;
 use boinc_core::protocol::{
     DataServerReply, DataServerRequest, FILE_SIZE_QUERY_THRESHOLD, FileUpload,
@@ -29,6 +30,7 @@ pub(crate) async fn upload(
     order: &TransferOrder,
     path: &Path,
     progress: ProgressSink,
+    pace: Pace,
 ) -> Result<Transferred, TransferError> {
     let (nbytes, md5) = hash_file(path).await?;
     if order.max_nbytes > 0.0 && nbytes as f64 > order.max_nbytes {
@@ -66,7 +68,7 @@ pub(crate) async fn upload(
     // The length goes with the request, as BOINC's client sends it: a file upload
     // handler behind a CGI server may see no body in a chunked request.
     let length = header.len() as u64 + (nbytes - offset);
-    let body = body_from(path, header, offset, nbytes - offset, watch.counter()).await?;
+    let body = body_from(path, header, offset, nbytes - offset, watch.counter(), pace).await?;
     let request =
         client.post(&order.url).header(reqwest::header::CONTENT_LENGTH, length).body(body);
     let response = send(request, &mut watch)
@@ -129,6 +131,7 @@ async fn body_from(
     offset: u64,
     length: u64,
     sent: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    pace: Pace,
 ) -> Result<reqwest::Body, TransferError> {
     let disk =
         |e: std::io::Error| TransferError::Disk { path: path.to_owned(), reason: e.to_string() };
@@ -139,12 +142,14 @@ async fn body_from(
         futures_util::stream::once(async move { Ok::<_, std::io::Error>(header.into_bytes()) });
     let rest = futures_util::stream::unfold(file, move |mut file| {
         let sent = sent.clone();
+        let pace = pace.clone();
         async move {
             let mut buffer = vec![0u8; 1 << 16];
             match file.read(&mut buffer).await {
                 Ok(0) => None,
                 Ok(n) => {
                     buffer.truncate(n);
+                    pace.after(n).await;
                     sent.fetch_add(n as u64, Ordering::Relaxed);
                     Some((Ok(buffer), file))
                 }
