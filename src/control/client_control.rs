@@ -873,6 +873,25 @@ impl ClientControl {
         self.last_decision.as_ref().map(|d| &d.fetch)
     }
 
+    /// Lends the latest decision's outlook to a caller that makes the work-fetch choice
+    /// elsewhere (the actors' fetch actor), without copying it; `None` before the first
+    /// decision. The borrower gives it back with [`ClientControl::return_fetch_outlook`]
+    /// before the decision is used again (`explain` reads the scores the choice wrote).
+    pub fn lend_fetch_outlook(&mut self) -> Option<FetchOutlook> {
+        self.last_decision.as_mut().map(|d| std::mem::take(&mut d.fetch))
+    }
+
+    /// Takes back an outlook lent by [`ClientControl::lend_fetch_outlook`], with what the
+    /// choice wrote into it. An outlook from before a newer decision is dropped: the
+    /// newer one's stays.
+    pub fn return_fetch_outlook(&mut self, outlook: FetchOutlook) {
+        if let Some(decision) = self.last_decision.as_mut()
+            && decision.fetch == FetchOutlook::default()
+        {
+            decision.fetch = outlook;
+        }
+    }
+
     /// The scheduler RPC to make now, given the work-fetch choice made over the latest
     /// decision's outlook: its work request, else a report that is due (asking for the
     /// project's share of any shortfall on the way; a batched project whose queue has

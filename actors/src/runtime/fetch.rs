@@ -1,15 +1,22 @@
-//! FetchActor: runs the client's get-work and report-result sessions (seed 002). The
-//! choice of project and the request per resource come from the scheduler's decision
-//! (seed 003: LTD plus shortfall, over the rr_sim the scheduler just ran); this actor
-//! carries the session to the project's actor and counts sessions and failures.
+//! FetchActor: chooses which project to ask for work and runs the client's get-work and
+//! report-result sessions (seed 002). The choice is seed 003's, long-term debt plus
+//! shortfall, made here over the outlook the scheduler lends it (what its round-robin
+//! simulation found per resource and project); the journal records each choice with the
+//! debt and shortfall it rested on. The session goes to the project's actor; this actor
+//! counts sessions and failures.
 
 use super::project::ProjectActor;
 use super::supervision::{ActorId, ActorKind};
 use crate::effects::RpcError;
 use crate::runtime::context::ActorContext;
-use crate::runtime::messages::RunSession;
-use actix::{Actor, ActorFutureExt, Addr, Context, Handler, ResponseActFuture, WrapFuture};
+use crate::runtime::messages::{ChooseWork, RunSession, WorkChoice};
+use actix::{
+    Actor, ActorFutureExt, Addr, Context, Handler, MessageResult, ResponseActFuture, WrapFuture,
+};
+use boinc_core::model::ResourceMap;
 use boinc_core::protocol::SchedulerReply;
+use boinc_core::work_fetch::{FetchReason, select_work_fetch};
+use serde::Serialize;
 
 /// The client's fetch actor.
 pub struct FetchActor {
@@ -45,6 +52,51 @@ impl Handler<ProjectActors> for FetchActor {
 
     fn handle(&mut self, message: ProjectActors, _: &mut Context<Self>) {
         self.projects = message.0;
+    }
+}
+
+/// A work-fetch choice as the journal keeps it: the project asked and for how much, and
+/// the figures seed 003 ranked it by.
+#[derive(Serialize)]
+struct ChoiceRecord {
+    now: f64,
+    reason: FetchReason,
+    /// The project chosen (its index), if any.
+    project: Option<u32>,
+    /// Seconds of work asked for, per resource.
+    req_seconds: ResourceMap<f64>,
+    /// The chosen project's overall long-term debt, CPU-seconds.
+    long_term_debt: Option<f64>,
+    /// The chosen project's shortfall per resource, instance-seconds.
+    shortfall: Option<ResourceMap<f64>>,
+    /// Its ranking score per resource where it was a candidate (debt plus shortfall).
+    score: Option<ResourceMap<Option<f64>>>,
+}
+
+impl Handler<ChooseWork> for FetchActor {
+    type Result = MessageResult<ChooseWork>;
+
+    fn handle(&mut self, message: ChooseWork, _: &mut Context<Self>) -> Self::Result {
+        let ChooseWork { now, mut outlook } = message;
+        self.context.maybe_panic(ActorId::single(ActorKind::Fetch), now);
+        let choice = select_work_fetch(&mut outlook);
+        if self.context.journal.is_on() {
+            let project = choice.request.map(|request| request.project);
+            let chosen = project.and_then(|p| outlook.candidates.get(p.index()));
+            let record = ChoiceRecord {
+                now,
+                reason: choice.reason,
+                project: project.map(|p| p.0),
+                req_seconds: outlook.resources.map(|r, _| {
+                    choice.request.map_or(0.0, |request| request.resources[r].req_seconds)
+                }),
+                long_term_debt: chosen.map(|info| info.overall_long_term_debt),
+                shortfall: chosen.map(|info| info.shortfall),
+                score: chosen.map(|info| info.score),
+            };
+            self.context.delivered("fetch", "ChooseWork", &record);
+        }
+        MessageResult(WorkChoice { choice, outlook })
     }
 }
 

@@ -7,7 +7,7 @@ use boinc_core::control::{HostView, ProcessStatus, ProjectRpcState, RpcCall, Tas
 use boinc_core::model::{ClientState, JobId, Project, ProjectId, ResourceType};
 use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::RestartTracker;
-use boinc_core::work_fetch::WorkReply;
+use boinc_core::work_fetch::{FetchChoice, FetchOutlook, WorkReply};
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -154,6 +154,31 @@ pub struct MasterFetch {
     pub now: Time,
     /// The project as the scheduler holds it (authoritative).
     pub project: Project,
+}
+
+/// The scheduler lends the fetch actor its latest outlook (every project's long-term
+/// debt, shortfall, backoffs and caps per resource, from the round-robin simulation it
+/// just ran); the fetch actor makes seed 003's choice over it and answers with the
+/// choice and the outlook, the candidates' scores written in. The outlook is moved,
+/// not copied, and not journaled: the fetch actor journals the choice and the figures
+/// it rested on.
+#[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "WorkChoice")]
+pub struct ChooseWork {
+    /// When.
+    pub now: Time,
+    /// What the choice reads.
+    #[serde(skip)]
+    pub outlook: FetchOutlook,
+}
+
+/// The fetch actor's answer to [`ChooseWork`].
+#[derive(Debug, Clone)]
+pub struct WorkChoice {
+    /// The project to ask and how much, or why none.
+    pub choice: FetchChoice,
+    /// The outlook lent, with the scores the choice wrote.
+    pub outlook: FetchOutlook,
 }
 
 /// Run a scheduler RPC session (from the scheduler to the FetchActor, and from it to

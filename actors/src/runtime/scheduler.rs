@@ -19,9 +19,9 @@ use super::disk::DiskActor;
 use super::events::ClientEvent;
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment, LoanReturn,
-    MasterFetch, Poll, PollAnswer, PollTasks, RunSession, SettleSession, Shutdown, Snapshot,
-    Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick, User,
+    Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
+    LoanReturn, MasterFetch, Poll, PollAnswer, PollTasks, RunSession, SettleSession, Shutdown,
+    Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick, User, WorkChoice,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -44,6 +44,7 @@ use boinc_core::control::{
 use boinc_core::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType};
 use boinc_core::protocol::SchedulerReply;
 use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
+use boinc_core::work_fetch::FetchChoice;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -731,12 +732,16 @@ impl Scheduler {
         }
     }
 
-    /// The session to start now, if the policies want one: the core's work-fetch choice
-    /// over the latest decision's outlook (`ClientControl::rpc_call`), as the core engine
-    /// makes it.
-    fn session(&mut self, now: Time) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
+    /// The session to start now, if the policies want one, given the fetch actor's
+    /// work-fetch `choice` (`ClientControl::rpc_call_for`: its work request, else a
+    /// report that is due), as the core engine makes it.
+    fn session(
+        &mut self,
+        choice: FetchChoice,
+        now: Time,
+    ) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
         let fetch = self.fetch.clone()?;
-        let call = self.client.rpc_call(now)?;
+        let call = self.client.rpc_call_for(choice, now)?;
         let project = call.request.project;
         let name = self.project_name(project);
         tracing::debug!(project = %name, reported = call.reported.len(), "scheduler RPC starts");
@@ -1024,10 +1029,48 @@ impl SchedulerActor {
         }));
     }
 
+    /// Asks the fetch actor for its work-fetch choice over the latest decision's outlook
+    /// (lent to it, not copied), then starts the session that follows from it. The
+    /// scheduler takes nothing else in meanwhile: the choice belongs to this step.
     fn start_session(&self, now: Time, ctx: &mut Context<Self>) {
-        let Some((call, fetch, message)) = self.inner.borrow_mut().session(now) else {
-            return;
+        let lent = {
+            let mut s = self.inner.borrow_mut();
+            let fetch = s.fetch.clone();
+            fetch.and_then(|fetch| Some((fetch, s.client.lend_fetch_outlook()?)))
         };
+        let Some((fetch, outlook)) = lent else { return };
+        self.inner.borrow_mut().operations += 1;
+        let asked = fetch.send(ChooseWork { now, outlook });
+        ctx.wait(asked.into_actor(self).map(move |answer, act, ctx| {
+            let session = {
+                let mut s = act.inner.borrow_mut();
+                s.operations -= 1;
+                let session = match answer {
+                    Ok(WorkChoice { choice, outlook }) => {
+                        s.client.return_fetch_outlook(outlook);
+                        s.session(choice, now)
+                    }
+                    // The outlook went down with the actor; the next decision makes another.
+                    Err(_) => {
+                        s.fetch_failed(now);
+                        None
+                    }
+                };
+                // No session may have planned the next look for work.
+                s.publish_wakeup(now);
+                session
+            };
+            if let Some(session) = session {
+                act.run_session(session, ctx);
+            }
+        }));
+    }
+
+    fn run_session(
+        &self,
+        (call, fetch, message): (RpcCall, Addr<FetchActor>, RunSession),
+        ctx: &mut Context<Self>,
+    ) {
         self.inner.borrow_mut().operations += 1;
         ctx.spawn(fetch.send(message).into_actor(self).map(move |outcome, act, ctx| {
             // The reply arrives when it arrives: it is taken in at that time.

@@ -115,6 +115,48 @@ fn the_same_seed_writes_the_same_journal() {
     assert!(a == b, "two runs with seed 1 wrote different journals");
 }
 
+/// The fetch actor makes seed 003's choice itself, over the outlook the scheduler lends
+/// it, and the journal shows each choice with the debt and shortfall it rested on; every
+/// session that asks for work asks the project it chose.
+#[test]
+fn the_fetch_actor_journals_its_choice_with_debt_and_shortfall() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("choices.jsonl");
+    record("s2", 2.0, Faults::default(), &path);
+    let recorded = read_journal(&path).unwrap();
+    let mut choices = 0;
+    let mut sessions_asking = 0;
+    let mut last_choice: Option<&JournalEntry> = None;
+    for entry in recorded.iter().filter(|e| e.actor == "fetch" && e.kind == EntryKind::Message) {
+        match entry.name.as_str() {
+            "ChooseWork" => {
+                if entry.body["project"].is_u64() {
+                    choices += 1;
+                    assert!(entry.body["long_term_debt"].is_f64(), "{:?}", entry.body);
+                    assert!(entry.body["shortfall"].is_array(), "{:?}", entry.body);
+                    assert!(entry.body["score"].is_array(), "{:?}", entry.body);
+                }
+                last_choice = Some(entry);
+            }
+            "RunSession" => {
+                let choice = last_choice.expect("a choice before every session");
+                assert_eq!(choice.time, entry.time, "the session follows its step's choice");
+                let request = &entry.body["call"]["request"];
+                let asks = request["resources"]
+                    .as_array()
+                    .is_some_and(|r| r.iter().any(|r| r["req_seconds"].as_f64() > Some(0.0)));
+                if asks && choice.body["project"].is_u64() {
+                    sessions_asking += 1;
+                    assert_eq!(request["project"], choice.body["project"], "{:?}", entry.body);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(choices > 5, "{choices} choices of a project in 2 days");
+    assert!(sessions_asking > 5, "{sessions_asking} sessions asked for work");
+}
+
 fn inputs_named<'a>(
     entries: &'a [JournalEntry],
     name: &str,
