@@ -187,6 +187,19 @@ mod tests {
     use crate::model::{ProcessUsage, ResourceType};
     use crate::model::{SyntheticHost, synthetic_host};
 
+    /// The view of `state` at `now`, on a plain host.
+    fn view_of(state: &crate::model::ClientState, now: f64) -> ClientView<'_> {
+        ClientView {
+            now,
+            state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: 0.0,
+            modes: Modes::of(state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+        }
+    }
+
     #[test]
     fn resources_as_boinc_words_them() {
         let usage = |avg_ncpus, coprocessor| ResourceUsage { avg_ncpus, coprocessor };
@@ -235,15 +248,7 @@ mod tests {
             swap_size: 6877184.0,
             page_fault_rate: 0.5,
         };
-        let view = ClientView {
-            now,
-            state: &state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(&state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
-        };
+        let view = view_of(&state, now);
         let mut out = XmlOut::new();
         write_result(&mut out, &view, JobId::from_index(0));
         let text = String::from_utf8(out.finish()).expect("utf-8");
@@ -277,15 +282,7 @@ mod tests {
             state.jobs[job].completed_time = completed;
             state.jobs[job].final_cpu_time = 12.5;
         }
-        let view = ClientView {
-            now,
-            state: &state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(&state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
-        };
+        let view = view_of(&state, now);
         let mut out = XmlOut::new();
         write_old_results(&mut out, &view);
         let text = String::from_utf8(out.finish()).expect("utf-8");
