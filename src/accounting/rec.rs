@@ -8,6 +8,19 @@ use crate::model::{ClientState, ProjectId, ResourceMap, ResourceType};
 /// REC halves every ten days, as in BOINC 8.
 pub const REC_HALF_LIFE: f64 = 10.0 * 86_400.0;
 
+/// BOINC's credit for one flop·second (`COBBLESTONE_SCALE`): a 1-GFLOPS processor earns
+/// 200 credits a day.
+pub const COBBLESTONE_SCALE: f64 = 200.0 / 86_400e9;
+
+/// A project's REC on BOINC's scale: credit a day, averaged with the half-life, which is
+/// what BOINC's tools show (the Manager's "Average work done"). The model keeps the
+/// decayed flops·second sum, which orders projects the same way; over steps short
+/// against the half-life BOINC's average is that sum × ln 2 × one day / half-life, in
+/// credits.
+pub fn rec_credit_per_day(rec: f64) -> f64 {
+    rec * COBBLESTONE_SCALE * std::f64::consts::LN_2 * 86_400.0 / REC_HALF_LIFE
+}
+
 /// Priority of a project with no resource share (a "backup" project): below every
 /// project with a share, so it only gets processors nobody else wants.
 pub const ZERO_SHARE_PRIORITY: f64 = -1.0e9;

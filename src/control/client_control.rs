@@ -51,6 +51,7 @@ use crate::rpc_policy::{
     report_goes_first,
 };
 use crate::supervise::{RestartPolicy, RestartTracker};
+use crate::transfer::FULL_DISK_RECHECK;
 use crate::work_fetch::{
     BatchingScratch, FetchChoice, FetchOutlook, WorkRequest, clear_backoff, piggyback_request,
     report_batching_into, select_work_fetch,
@@ -123,6 +124,8 @@ pub struct ClientControl {
     /// Per resource, whether its tasks may compute (the resource actors' answers to the
     /// host's availability, or [`HostView::resource_may_compute`]'s).
     computing: ResourceMap<bool>,
+    /// The last decision held tasks back that would have started, the disk being full.
+    new_tasks_wait_for_disk: bool,
     last_schedule_time: Time,
     last_accounting_time: Time,
     /// Instance-seconds used per project and resource since the last accounting.
@@ -193,6 +196,7 @@ impl ClientControl {
             host: HostView::UP,
             suspension_changed: false,
             computing: ResourceMap::from_fn(|_| true),
+            new_tasks_wait_for_disk: false,
             last_schedule_time: start,
             last_accounting_time: start,
             usage: vec![ResourceMap::default(); nprojects],
@@ -300,6 +304,12 @@ impl ClientControl {
         &self.running
     }
 
+    /// Whether the last decision kept tasks waiting that need a start, the disk being
+    /// full (their slots' files could not be written).
+    pub fn new_tasks_wait_for_disk(&self) -> bool {
+        self.new_tasks_wait_for_disk
+    }
+
     /// Decisions made so far.
     pub fn decisions(&self) -> u64 {
         self.decisions
@@ -346,6 +356,7 @@ impl ClientControl {
             checkpoint_wall_time: task.checkpoint_wall_time,
             finished: false,
             peaks: task.peaks,
+            process: task.process,
         };
         Some(TaskSpec {
             project: job.project,
@@ -580,6 +591,14 @@ impl ClientControl {
         if !self.host.user_active {
             self.state.prefs.ram_max_used_busy_pct = self.state.prefs.ram_max_used_idle_pct;
         }
+        // On a full disk a task cannot start (its slot's files could not be written, and
+        // it would end at once as an error): the tasks that would need a start wait,
+        // for this decision, as if suspended; those with a process run on.
+        let held = if self.file_transfers && disk_full(&self.state) {
+            hold_starts(&mut self.state)
+        } else {
+            Vec::new()
+        };
         // Accounting changes debts, not the jobs the facts describe: they still hold.
         let mut decision = decide_with_scratch(
             &self.state,
@@ -591,6 +610,10 @@ impl ClientControl {
         );
         (self.state.run_mode, self.state.gpu_mode) = modes;
         self.state.prefs.ram_max_used_busy_pct = busy_memory;
+        for &id in &held {
+            self.state.jobs[id.index()].suspended = false;
+        }
+        self.new_tasks_wait_for_disk = !held.is_empty();
         self.decisions += 1;
         let starts_edf_job = decision.enforcement.actions.iter().any(|a| {
             matches!(a.kind, ActionKind::Start { .. } | ActionKind::Resume { .. })
@@ -1025,6 +1048,10 @@ impl ClientControl {
     pub fn next_wakeup(&self, now: Time) -> Time {
         let period = self.state.prefs.scheduling_period();
         let mut next = if self.suspension_changed { now } else { now + period };
+        // Tasks held back by a full disk start as soon as a look at the disk finds room.
+        if self.new_tasks_wait_for_disk {
+            next = next.min(now + FULL_DISK_RECHECK);
+        }
         // The beat after a slice's end never comes earlier for a later end, so the first
         // slice to end gives the first beat: the beat is worked out once, not per task.
         let first_slice_end = self
@@ -1201,6 +1228,21 @@ impl ClientControl {
     }
 }
 
+/// Marks suspended every runnable job whose task would need a start (none yet, or
+/// quit): the jobs held back while the disk is full. Returns them, to be released.
+fn hold_starts(state: &mut ClientState) -> Vec<JobId> {
+    let mut held = Vec::new();
+    for (index, job) in state.jobs.iter_mut().enumerate() {
+        let needs_start =
+            job.task.as_ref().is_none_or(|t| t.scheduler_state == SchedulerState::Uninitialized);
+        if needs_start && !job.suspended && job.state == JobState::FilesDownloaded {
+            job.suspended = true;
+            held.push(JobId::from_index(index));
+        }
+    }
+    held
+}
+
 /// The slot of a job's task (enforcement gives every started job one).
 fn slot_of(job: &crate::model::Job) -> u32 {
     job.task.as_ref().map_or(u32::MAX, |t| t.slot)
@@ -1215,6 +1257,10 @@ fn take_status(task: &mut ActiveTask, status: &ProcessStatus) {
     task.checkpoint_cpu_time = status.checkpoint_cpu_time;
     task.checkpoint_wall_time = status.checkpoint_wall_time;
     task.peaks = task.peaks.max(status.peaks);
+    task.process = status.process;
+    if status.process.pid != 0 {
+        task.working_set_size = status.process.working_set_size_smoothed;
+    }
 }
 
 /// Keeps, for each task, only its last watch command (commands for other kinds keep
@@ -1367,6 +1413,44 @@ mod tests {
         room.schedule(start);
         let call = room.rpc_call(start).expect("a work request");
         assert!(asks(&call), "{call:?}");
+    }
+
+    /// A task started on a full disk fails at once (its slot's files cannot be
+    /// written) and is reported as an error: while the disk is full no new task starts,
+    /// the tasks running on keep running, and the client says why; with room again,
+    /// the waiting tasks start.
+    #[test]
+    fn no_new_task_starts_while_the_disk_is_full() {
+        let start = 100_000.0;
+        let mut control = small_host_control(start);
+        control.enable_file_transfers(start);
+        control.state_mut().host.d_total = 100e9;
+        control.state_mut().host.d_free = 50e9;
+        let started = |commands: &[TaskCommand]| {
+            commands.iter().filter(|c| matches!(c, TaskCommand::Start(_))).count()
+        };
+        let commands = control.schedule(start);
+        assert!(started(&commands) >= 2, "{commands:?}");
+        assert!(!control.new_tasks_wait_for_disk());
+
+        // A task ends on a full disk: its CPU is free, and nothing starts on it.
+        control.state_mut().host.d_free = 1000.0;
+        let done = control.running()[0];
+        let others = control.running()[1..].to_vec();
+        control.complete(done, start + 60.0);
+        let commands = control.schedule(start + 60.0);
+        assert_eq!(started(&commands), 0, "a task started on a full disk: {commands:?}");
+        assert_eq!(control.running(), others.as_slice(), "the running tasks run on");
+        assert!(control.new_tasks_wait_for_disk());
+        let suspended = control.state().jobs.iter().filter(|j| j.suspended).count();
+        assert_eq!(suspended, 0, "no job is left suspended by the wait");
+
+        // The disk is looked at again soon.
+        assert!(control.next_wakeup(start + 90.0) <= start + 90.0 + FULL_DISK_RECHECK);
+        control.state_mut().host.d_free = 50e9;
+        let commands = control.schedule(start + 120.0);
+        assert!(started(&commands) >= 1, "{commands:?}");
+        assert!(!control.new_tasks_wait_for_disk());
     }
 
     /// A project the user detached is not contacted again: not even the master page

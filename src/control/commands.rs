@@ -5,7 +5,7 @@
 use super::suspend_reason::SuspendReasons;
 use super::task_program::TaskProgram;
 use crate::Time;
-use crate::model::{ProjectId, ResourceType, ResourceUsage, TaskPeaks};
+use crate::model::{ProcessUsage, ProjectId, ResourceType, ResourceUsage, TaskPeaks};
 use serde::{Deserialize, Serialize};
 
 /// The host's availability as the client sees it.
@@ -105,6 +105,9 @@ pub struct ProcessStatus {
     /// The most the task's processes have held over all its runs.
     #[serde(default)]
     pub peaks: TaskPeaks,
+    /// What its process uses now (zero: no process, or not measured).
+    #[serde(default)]
+    pub process: ProcessUsage,
 }
 
 /// What the control loop asks of a task's process.

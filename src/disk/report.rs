@@ -60,6 +60,9 @@ pub struct DiskReport {
     pub projects: BTreeMap<String, DiskProjectReport>,
     /// What `data_manager_poll` would delete now, in order (empty without a violation).
     pub delete_next: Vec<DeleteNextReport>,
+    /// The disk is full (`disk::disk_full`): new tasks wait for room (a running one runs
+    /// on), no work is asked for and downloads wait.
+    pub full: bool,
 }
 
 impl DiskReport {
@@ -99,7 +102,7 @@ impl DiskReport {
                 _ => None,
             })
             .collect();
-        DiskReport { limits, projects, delete_next }
+        DiskReport { limits, projects, delete_next, full: super::disk_full(state) }
     }
 
     /// The report as text for a terminal.
@@ -123,6 +126,12 @@ impl DiskReport {
                 gigabytes(p.usage),
                 gigabytes(p.limit),
                 if p.offender { "  [offender]" } else { "" }
+            );
+        }
+        if self.full {
+            let _ = writeln!(
+                out,
+                "  the disk is full: new tasks wait for room, no work is asked for, downloads wait"
             );
         }
         if self.delete_next.is_empty() {

@@ -86,6 +86,13 @@ pub struct TaskPeaks {
     pub disk_usage: f64,
 }
 
+impl ProcessUsage {
+    /// Whether nothing was measured (no process).
+    pub fn is_none(&self) -> bool {
+        *self == ProcessUsage::default()
+    }
+}
+
 impl TaskPeaks {
     /// The larger of each figure: peaks only grow, and a run restarted from its
     /// checkpoint measures afresh without lowering what was already seen.
@@ -96,6 +103,25 @@ impl TaskPeaks {
             disk_usage: self.disk_usage.max(other.disk_usage),
         }
     }
+}
+
+/// What a task's process uses now, as the host measures it: what the GUIs show of a
+/// running task (BOINC's `<pid>`, `<swap_size>`, `<working_set_size>`,
+/// `<page_fault_rate>`). All zero while the task has no process; never saved, since a
+/// restarted client measures afresh.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessUsage {
+    /// The app's process id (0: no process).
+    pub pid: u32,
+    /// Resident memory of its processes now, bytes.
+    pub working_set_size: f64,
+    /// Resident memory smoothed over the measurements (each one half of the figure),
+    /// bytes.
+    pub working_set_size_smoothed: f64,
+    /// Swap its processes hold, bytes.
+    pub swap_size: f64,
+    /// Major page faults a second.
+    pub page_fault_rate: f64,
 }
 
 /// A job that has started at some point: it has a slot directory (seed 001 "active").
@@ -118,8 +144,12 @@ pub struct ActiveTask {
     /// When the current run episode started (the step 6 hysteresis of seed 000 asks
     /// whether it has run less than a scheduling period).
     pub run_start_time: Time,
-    /// Resident memory of the task, bytes (0: unknown).
+    /// Resident memory of the task, smoothed over its measurements (BOINC's
+    /// `working_set_size_smoothed`, which its memory checks read), bytes (0: unknown).
     pub working_set_size: f64,
+    /// What its process uses now (zero while it has none).
+    #[serde(default, skip_serializing_if = "ProcessUsage::is_none")]
+    pub process: ProcessUsage,
     /// The most the task has held over all its runs.
     #[serde(default)]
     pub peaks: TaskPeaks,
@@ -158,6 +188,7 @@ impl ActiveTask {
             checkpoint_wall_time: 0.0,
             run_start_time: 0.0,
             working_set_size: 0.0,
+            process: ProcessUsage::default(),
             peaks: TaskPeaks::default(),
             once_ran_edf: false,
             slot,
@@ -183,6 +214,7 @@ impl ActiveTask {
     /// app restarts.
     pub fn quit(&mut self) {
         self.scheduler_state = SchedulerState::Uninitialized;
+        self.process = ProcessUsage::default();
         self.gpu_instances.clear();
         if self.elapsed_time > 0.0 {
             self.fraction_done *= self.checkpoint_elapsed_time / self.elapsed_time;

@@ -34,7 +34,7 @@ pub use host::{
     MAX_GPU_INSTANCES, MAX_INSTANCE_FLOPS, NetStats, TimeStats, TimeTotals,
 };
 pub use ids::{AppId, AppVersionId, FileId, JobId, ProjectId, WorkunitId};
-pub use job::{ActiveTask, Job, JobState, SchedulerState, TaskPeaks};
+pub use job::{ActiveTask, Job, JobState, ProcessUsage, SchedulerState, TaskPeaks};
 pub use opencl::OpenclDevice;
 pub use predicates::ProjectFacts;
 pub(crate) use predicates::is_positive_finite;

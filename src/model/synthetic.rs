@@ -135,6 +135,7 @@ pub fn synthetic_host(shape: SyntheticHost) -> ClientState {
             checkpoint_wall_time: now - 300.0,
             run_start_time: now - 1800.0,
             working_set_size: 3e8,
+            process: Default::default(),
             peaks: TaskPeaks { working_set_size: 3e8, ..TaskPeaks::default() },
             once_ran_edf: false,
             slot: i as u32,

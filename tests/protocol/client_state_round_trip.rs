@@ -339,6 +339,7 @@ fn active_task() -> impl Strategy<Value = ActiveTask> {
             checkpoint_wall_time: g.0,
             run_start_time: g.1,
             working_set_size: g.2,
+            process: Default::default(),
             peaks: TaskPeaks { working_set_size: g.2, swap_size: f.1, disk_usage: f.0 },
             once_ran_edf: g.3,
             slot: g.4,

@@ -958,7 +958,23 @@ impl SchedulerActor {
             if s.shutting_down {
                 Vec::new()
             } else {
+                let waited = s.client.new_tasks_wait_for_disk();
                 let commands = s.client.schedule(now);
+                let waits = s.client.new_tasks_wait_for_disk();
+                if waits != waited {
+                    // Tasks held back by a full disk ask the user to act: a notice.
+                    let action = if waits {
+                        "disk full: new tasks wait for room (running ones go on); free some \
+                         space or allow BOINC more in the disk preferences"
+                    } else {
+                        "the disk has room again: new tasks start"
+                    };
+                    s.context.events.emit(ClientEvent::DiskAction {
+                        time: now,
+                        action: action.into(),
+                        alert: waits,
+                    });
+                }
                 tracing::debug!(
                     decisions = s.client.decisions(),
                     commands = commands.len(),

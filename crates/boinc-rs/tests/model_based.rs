@@ -7,7 +7,8 @@
 //! bounded wait, what the client says must be what is on the machine:
 //! - a task the state calls executing has exactly one live process in its slot; a task
 //!   suspended in memory at most one; a task quit or never started none; no process
-//!   works in a slot no task holds, and no app is left a zombie;
+//!   works in a slot no task holds, and no app is left a zombie; an executing task
+//!   shows its process's pid and memory (what `get_results` writes), a quit one no pid;
 //! - a detached project has no task, and no file in its project directory;
 //! - every task that ended well reports a CPU time above 0 and at most its elapsed time
 //!   times its CPUs;
@@ -196,6 +197,19 @@ impl Model {
                 && snapshot.running.iter().any(|r| r.index() == id);
             if executing && in_slot.len() != 1 {
                 return Some(format!("{} executing with processes {in_slot:?}", job.name));
+            }
+            // What get_results shows of its process (`<pid>`, memory) is that process's.
+            if executing
+                && (task.process.pid as i32 != in_slot[0].pid
+                    || task.process.working_set_size <= 0.0)
+            {
+                return Some(format!(
+                    "{} executing as {:?}, its process {:?}",
+                    job.name, task.process, in_slot[0]
+                ));
+            }
+            if task.scheduler_state == SchedulerState::Uninitialized && task.process.pid != 0 {
+                return Some(format!("{} has no process, yet shows {:?}", job.name, task.process));
             }
             // Suspended in memory (as BOINC keeps a task that has not checkpointed, so
             // its work is not lost), a task keeps its one process; quit, it has none.

@@ -37,11 +37,25 @@ pub(crate) fn write_client_state(out: &mut XmlOut, view: &ClientView) {
             out.real("avg_ncpus", version.usage.avg_ncpus);
             out.real("flops", version.flops);
             out.text("plan_class", &version.plan_class);
+            if !version.api_version.is_empty() {
+                out.text("api_version", &version.api_version);
+            }
             if let Some((resource, count)) = version.usage.coprocessor {
                 out.start("coproc");
                 out.text("type", super::project_status::resource_name(resource));
                 out.real("count", count);
                 out.end("coproc");
+            }
+            // The Manager shows the main program's file name as the task's executable.
+            for file_ref in &version.files {
+                out.start("file_ref");
+                out.text("file_name", &state.file(file_ref.file).name);
+                if !file_ref.open_name.is_empty() {
+                    out.text("open_name", &file_ref.open_name);
+                }
+                out.flag("main_program", file_ref.main_program);
+                out.flag("copy_file", file_ref.copy_file);
+                out.end("file_ref");
             }
             out.end("app_version");
         }

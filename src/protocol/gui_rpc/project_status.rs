@@ -4,6 +4,7 @@
 //! `<dont_request_more_work/>`, ...) only when set, as BOINC writes them.
 
 use super::view::ClientView;
+use crate::accounting::rec::rec_credit_per_day;
 use crate::control::task_program::PROJECTS_DIR;
 use crate::disk::limits::{DiskLimits, project_usage};
 use crate::model::{ProjectId, ResourceType};
@@ -57,7 +58,7 @@ pub(crate) fn write_project(
     out.int("master_fetch_failures", project.master_fetch_failures);
     out.real("min_rpc_time", project.min_rpc_time);
     out.real("next_rpc_time", 0.0);
-    out.real("rec", project.rec);
+    out.real("rec", rec_credit_per_day(project.rec));
     out.real("rec_time", project.rec_time);
     out.real("resource_share", project.resource_share);
     out.real("disk_usage", disk_usage.get(id.index()).copied().unwrap_or(0.0));
@@ -131,4 +132,50 @@ pub(crate) fn write_projects(out: &mut XmlOut, view: &ClientView) {
 /// largest.
 fn saturating_i64(id: u64) -> i64 {
     i64::try_from(id).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::rec::update_rec;
+    use crate::cpu_sched::test_support::StateBuilder;
+    use crate::model::ResourceMap;
+    use crate::protocol::gui_rpc::view::Modes;
+
+    /// BOINC shows REC as credit a day: a project that has had one 1-GFLOPS CPU all to
+    /// itself for long enough earns BOINC's 200 credits a day (a cobblestone's
+    /// definition), and shows about 200.
+    #[test]
+    fn rec_is_shown_as_credit_a_day() {
+        let mut builder = StateBuilder::new(1);
+        let project = builder.project("a", 100.0);
+        let mut state = builder.build();
+        assert_eq!(state.host.p_fpops, 1e9);
+        let mut used = ResourceMap::default();
+        used[ResourceType::Cpu] = 3600.0;
+        let start = 1_000_000.0;
+        update_rec(&mut state, &[], start);
+        for hour in 1..=24 * 100 {
+            update_rec(&mut state, std::slice::from_ref(&used), start + f64::from(hour) * 3600.0);
+        }
+        let view = ClientView {
+            now: start + 100.0 * 86_400.0,
+            state: &state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: start,
+            modes: Modes::of(&state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+        };
+        let mut out = XmlOut::new();
+        write_project(&mut out, &view, project, &[0.0]);
+        let text = String::from_utf8(out.finish()).expect("utf-8");
+        let rec: f64 = text
+            .split("<rec>")
+            .nth(1)
+            .and_then(|rest| rest.split("</rec>").next())
+            .and_then(|value| value.parse().ok())
+            .expect("a <rec>");
+        assert!((rec - 200.0).abs() < 2.0, "REC shown as {rec}, not about 200 credits a day");
+    }
 }

@@ -108,13 +108,20 @@ pub(crate) fn write_result(out: &mut XmlOut, view: &ClientView, id: JobId) {
         out.int("active_task_state", process_state);
         out.int("app_version_num", version.map_or(0, |v| v.version_num));
         out.int("slot", task.slot);
+        out.int("pid", task.process.pid);
         out.int("scheduler_state", scheduler_state);
         out.real("checkpoint_cpu_time", task.checkpoint_cpu_time);
         out.real("fraction_done", task.fraction_done);
         out.real("current_cpu_time", task.current_cpu_time);
         out.real("elapsed_time", task.elapsed_time);
-        out.real("working_set_size", task.working_set_size);
+        out.real("swap_size", task.process.swap_size);
+        out.real("working_set_size", task.process.working_set_size);
         out.real("working_set_size_smoothed", task.working_set_size);
+        out.real("page_fault_rate", task.process.page_fault_rate);
+        // What an app moves over the network itself is not measured (BOINC counts it
+        // only for apps that report it).
+        out.real("bytes_sent", 0.0);
+        out.real("bytes_received", 0.0);
         let rate =
             if task.elapsed_time > 0.0 { task.fraction_done / task.elapsed_time } else { 0.0 };
         out.real("progress_rate", rate);
@@ -178,8 +185,21 @@ pub(crate) fn write_old_results(out: &mut XmlOut, view: &ClientView) {
 mod tests {
     use super::super::view::Modes;
     use super::*;
-    use crate::model::ResourceType;
-    use crate::model::{ClientState, SyntheticHost, synthetic_host};
+    use crate::model::{ClientState, ProcessUsage, ResourceType};
+    use crate::model::{SyntheticHost, synthetic_host};
+
+    /// The view of `state` at `now`, on a plain host.
+    fn view_of(state: &ClientState, now: f64) -> ClientView<'_> {
+        ClientView {
+            now,
+            state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: 0.0,
+            modes: Modes::of(state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+        }
+    }
 
     #[test]
     fn resources_as_boinc_words_them() {
@@ -212,16 +232,44 @@ mod tests {
         assert_eq!(task_states(&task), (PROCESS_UNINITIALIZED, CPU_SCHED_PREEMPTED));
     }
 
-    /// The GUI RPC's view of `state` at `now`.
-    fn view_at(state: &ClientState, now: f64) -> ClientView<'_> {
-        ClientView {
-            now,
-            state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+    /// A running task's process as BOINC 7.20.5 shows it (fixture
+    /// gui_rpc_samples.txt, pair 4): its pid, memory, swap and page faults, in BOINC's
+    /// order.
+    #[test]
+    fn a_running_task_shows_its_process_as_boinc_does() {
+        let now = 10_000.0;
+        let mut state =
+            synthetic_host(SyntheticHost { ncpus: 2, njobs: 2, running_prefix: 1, seed: 3, now });
+        let task = state.jobs[0].task.as_mut().expect("a running task");
+        task.working_set_size = 2015232.0;
+        task.process = ProcessUsage {
+            pid: 8261,
+            working_set_size: 4030464.0,
+            working_set_size_smoothed: 2015232.0,
+            swap_size: 6877184.0,
+            page_fault_rate: 0.5,
+        };
+        let view = view_of(&state, now);
+        let mut out = XmlOut::new();
+        write_result(&mut out, &view, JobId::from_index(0));
+        let text = String::from_utf8(out.finish()).expect("utf-8");
+        let order = [
+            "<slot>",
+            "<pid>8261</pid>",
+            "<scheduler_state>",
+            "<elapsed_time>",
+            "<swap_size>6877184.000000</swap_size>",
+            "<working_set_size>4030464.000000</working_set_size>",
+            "<working_set_size_smoothed>2015232.000000</working_set_size_smoothed>",
+            "<page_fault_rate>0.500000</page_fault_rate>",
+            "<bytes_sent>0.000000</bytes_sent>",
+            "<bytes_received>0.000000</bytes_received>",
+            "<progress_rate>",
+        ];
+        let mut from = 0;
+        for element in order {
+            let at = text[from..].find(element).unwrap_or_else(|| panic!("{element} in {text}"));
+            from += at + element.len();
         }
     }
 
@@ -235,7 +283,7 @@ mod tests {
             state.jobs[job].completed_time = completed;
             state.jobs[job].final_cpu_time = 12.5;
         }
-        let view = view_at(&state, now);
+        let view = view_of(&state, now);
         let mut out = XmlOut::new();
         write_old_results(&mut out, &view);
         let text = String::from_utf8(out.finish()).expect("utf-8");
@@ -256,7 +304,7 @@ mod tests {
         let mut state =
             synthetic_host(SyntheticHost { ncpus: 2, njobs: 2, running_prefix: 0, seed: 3, now });
         state.jobs[1].task = Some(ActiveTask { too_large: true, ..ActiveTask::new(1) });
-        let view = view_at(&state, now);
+        let view = view_of(&state, now);
         let mut out = XmlOut::new();
         write_results(&mut out, &view, false);
         let text = String::from_utf8(out.finish()).expect("utf-8");

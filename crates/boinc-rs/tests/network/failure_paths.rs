@@ -1,14 +1,16 @@
 //! Failure paths a fleet of hosts meets, with a whole client against `boinc-rs
 //! project-server`: an app's crashes counted across a restart of the client (the
 //! restart limit is kept in the state file, so a host that restarts its client does not
-//! run a crashing app for ever).
+//! run a crashing app for ever); a full disk that holds new tasks back, with a notice,
+//! until there is room.
 
 use crate::support;
 
+use boinc_core::disk::MIN_ROOM;
 use boinc_core::model::{CcConfig, ClientState, JobState};
 use boinc_core::supervise::{EXIT_SIGNAL, RestartPolicy};
-use boinc_runtime::ClientEvent;
 use boinc_runtime::client::ClientBuilder;
+use boinc_runtime::{ClientEvent, UserAction};
 use std::time::Duration;
 use support::live_client::{LiveClient, attached_state, captured_log, log_lines_with};
 use support::project_server::ProjectServerProcess;
@@ -101,4 +103,143 @@ fn an_apps_crash_count_survives_a_restart_of_the_client() {
         QUICK.max_failures as usize + 1,
         "{before} crashes before the restart, {after} restarts after it"
     );
+}
+
+/// How soon tasks held back by a full disk start once it has room: the disk is measured
+/// again at the client's next full step (at the latest its scheduling check).
+const ROOM_AGAIN_WAIT: Duration = Duration::from_secs(90);
+
+/// A tmpfs of its own, unmounted when dropped; `None` (with the reason) where this
+/// process may not mount one.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    fn mount(size: &str) -> Result<Tmpfs, String> {
+        if !nix::unistd::geteuid().is_root() {
+            return Err("not root: cannot mount a tmpfs".into());
+        }
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let output = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "boinc-rs-full-disk"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("no mount: {e}"))?;
+        if !output.status.success() {
+            return Err(format!("mount failed: {}", String::from_utf8_lossy(&output.stderr)));
+        }
+        Ok(Tmpfs { dir })
+    }
+
+    /// Fills the file system (bounded by its size) with one file; its path.
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write;
+        let path = self.dir.path().join("filler");
+        let mut file = std::fs::File::create(&path).expect("the filler");
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..4096 {
+            if file.write_all(&block).is_err() {
+                break;
+            }
+        }
+        let _ = file.sync_all();
+        path
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}
+
+/// On a full disk no new task starts (it would fail at once, its slot's files
+/// unwritable, and be reported as an error): the tasks wait, the user is told with a
+/// notice, nothing counts against the project; within a poll of room returning they
+/// start. The data directory is a small tmpfs (skipped, loudly, where the test may not
+/// mount one).
+#[test]
+fn on_a_full_disk_new_tasks_wait_and_start_once_there_is_room() {
+    let tmpfs = match Tmpfs::mount("1G") {
+        Ok(tmpfs) => tmpfs,
+        Err(why) => {
+            eprintln!("SKIPPED: the full-disk test needs a tmpfs: {why}");
+            return;
+        }
+    };
+    captured_log();
+    let server = ProjectServerProcess::start(&["--job-seconds", "600", "--request-delay", "1"]);
+    let data = tempfile::tempdir_in(tmpfs.dir.path()).expect("a data directory");
+    let mut state = attached_state(&server.url);
+    // The disk itself fills, not the preferences' share of a small one.
+    (state.prefs.disk_max_used_gb, state.prefs.disk_max_used_pct) = (0.0, 100.0);
+    state.prefs.disk_min_free_gb = 0.0;
+    let mut client = LiveClient::start_on(data, state, &CcConfig::default(), |b| b, false);
+    let waiting = |s: &boinc_runtime::runtime::messages::StateSnapshot| {
+        s.state
+            .jobs
+            .iter()
+            .filter(|j| j.state == JobState::FilesDownloaded && j.task.is_none())
+            .count()
+    };
+    let snapshot =
+        client.wait_for(STEP, |s| !s.running.is_empty() && waiting(s) >= 1).unwrap_or_else(|| {
+            panic!(
+                "no work running and waiting; {}; the server's log:\n{}",
+                server.status(),
+                server.log()
+            )
+        });
+
+    // A CPU comes free on a full disk (its task aborted): no task may start on it.
+    let filler = tmpfs.fill();
+    // The disk is measured at every poll.
+    let measured = client.poll_until(STEP, |s| s.state.host.d_free < MIN_ROOM);
+    assert!(measured.is_some(), "the full disk was never measured");
+    let running_before = snapshot.running.clone();
+    let aborted = snapshot.state.jobs[running_before[0].index()].name.clone();
+    client.handle.act_blocking(UserAction::AbortTask(aborted.clone())).expect("the abort");
+    let started = client.poll_until(Duration::from_secs(10), |s| {
+        s.running.iter().any(|id| !running_before.contains(id))
+    });
+    assert!(started.is_none(), "a task started on a full disk: {:?}", started.map(|s| s.running));
+    let alerted = |events: &[ClientEvent]| {
+        events.iter().any(|e| {
+            matches!(e, ClientEvent::DiskAction { alert: true, action, .. }
+                if action.contains("new tasks wait"))
+        })
+    };
+    assert!(alerted(client.events()), "no notice of the full disk: {:?}", client.events());
+    let snapshot = client.snapshot();
+    let errors: Vec<_> = snapshot
+        .state
+        .jobs
+        .iter()
+        .filter(|j| j.state.computing_done() && j.name != aborted)
+        .map(|j| &j.name)
+        .collect();
+    assert!(errors.is_empty(), "jobs ended on the full disk: {errors:?}");
+    let project = &snapshot.state.projects[0];
+    assert_eq!(project.nrpc_failures, 0, "the full disk counted against the project");
+
+    std::fs::remove_file(&filler).expect("the filler goes");
+    let running = client
+        .poll_until(ROOM_AGAIN_WAIT, |s| s.running.iter().any(|id| !running_before.contains(id)));
+    assert!(
+        running.is_some(),
+        "no task started within {ROOM_AGAIN_WAIT:?} of room returning ({:?}); the client's log:\n{}",
+        {
+            let s = client.snapshot();
+            let jobs: Vec<_> = s
+                .state
+                .jobs
+                .iter()
+                .map(|j| (j.name.clone(), j.state, j.suspended, j.task.is_some()))
+                .collect();
+            (s.state.host.d_free, s.state.run_mode, s.running, jobs)
+        },
+        log_lines_with(&[]).join("\n")
+    );
+    client.stop();
 }

@@ -12,3 +12,4 @@ mod project_server_client_faults;
 mod project_server_faults;
 mod project_server_real_client;
 mod project_server_reports;
+mod side_by_side;

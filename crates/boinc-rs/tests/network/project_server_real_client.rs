@@ -23,21 +23,21 @@ use support::service::stop_child;
 use support::wait::{holds_within, poll_for, wait_until_or};
 
 /// The GUI RPC password of the scratch client.
-const PASSWORD: &str = "boinc-rs-test";
+pub(super) const PASSWORD: &str = "boinc-rs-test";
 /// How long the whole exchange may take (two small jobs, a 100+ MB debug binary to
 /// download, a shared and busy machine).
 const EXCHANGE_WAIT: Duration = Duration::from_secs(300);
 
 /// The real client in a scratch directory, stopped (quit over GUI RPC, then signals)
 /// when dropped.
-struct RealClient {
-    dir: tempfile::TempDir,
+pub(super) struct RealClient {
+    pub(super) dir: tempfile::TempDir,
     port: u16,
     child: Child,
 }
 
 impl RealClient {
-    fn start() -> RealClient {
+    pub(super) fn start() -> RealClient {
         let dir = tempfile::tempdir().expect("temp dir");
         // Offline on loopback; the tasks report at once; nothing suspends them on a
         // busy machine.
@@ -99,11 +99,11 @@ impl RealClient {
     }
 
     /// Runs boinccmd against the client (bounded); whether it succeeded, and its output.
-    fn boinccmd(&self, args: &[&str]) -> (bool, String) {
+    pub(super) fn boinccmd(&self, args: &[&str]) -> (bool, String) {
         boinccmd(self.port, args)
     }
 
-    fn log(&self) -> String {
+    pub(super) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("client.log")).unwrap_or_default()
     }
 
@@ -123,7 +123,7 @@ impl Drop for RealClient {
 
 /// Runs boinccmd against the client on `port` (bounded); whether it succeeded, and its
 /// output.
-fn boinccmd(port: u16, args: &[&str]) -> (bool, String) {
+pub(super) fn boinccmd(port: u16, args: &[&str]) -> (bool, String) {
     let mut child = Command::new("boinccmd")
         .args(["--host", &format!("127.0.0.1:{port}"), "--passwd", PASSWORD])
         .args(args)
@@ -166,7 +166,7 @@ fn story(log: &str) -> String {
     log.lines().filter(|l| KEYS.iter().any(|k| l.contains(k))).collect::<Vec<_>>().join("\n")
 }
 
-fn attach(client: &RealClient, project: &ProjectServerProcess) {
+pub(super) fn attach(client: &RealClient, project: &ProjectServerProcess) {
     let (ok, output) =
         client.boinccmd(&["--project_attach", &project.url, "an-account-key-of-our-choice"]);
     assert!(ok, "boinccmd --project_attach failed: {output}");

@@ -25,6 +25,8 @@ pub(crate) struct TreeUsage {
     pub(crate) cpu_seconds: f64,
     /// Resident memory of the processes alive now, bytes.
     pub(crate) resident_bytes: f64,
+    /// Major page faults of the processes alive now and of the children they waited for.
+    pub(crate) major_faults: u64,
     /// Processes measured.
     pub(crate) processes: usize,
     /// The app's process has exited (it waits, a zombie, to be reaped).
@@ -40,6 +42,8 @@ struct StatFigures {
     cpu_ticks: u64,
     /// Resident set, pages.
     resident_pages: u64,
+    /// majflt + cmajflt.
+    major_faults: u64,
 }
 
 /// A system figure, or `default` where the system does not say.
@@ -69,8 +73,10 @@ fn parse_stat(line: &str) -> Option<StatFigures> {
     let ticks = [field(14)?, field(15)?, field(16)?, field(17)?];
     let cpu_ticks = ticks.iter().map(|&t| u64::try_from(t).unwrap_or(0)).sum();
     let resident_pages = u64::try_from(field(24)?).unwrap_or(0);
+    let faults = [field(12)?, field(13)?];
+    let major_faults = faults.iter().map(|&f| u64::try_from(f).unwrap_or(0)).sum();
     let state = fields.first()?.bytes().next()?;
-    Some(StatFigures { state, cpu_ticks, resident_pages })
+    Some(StatFigures { state, cpu_ticks, resident_pages, major_faults })
 }
 
 /// The swap a process holds, bytes (`VmSwap` in `/proc/PID/status`); `None` where it
@@ -156,6 +162,7 @@ impl TreeMeter {
         let exited = matches!(figures.state, b'Z' | b'X');
         let mut ticks = figures.cpu_ticks;
         let mut pages = figures.resident_pages;
+        let mut faults = figures.major_faults;
         let mut processes = 1;
         if !exited && (self.polls % CHILD_SCAN_EVERY == 0 || !self.children.is_empty()) {
             self.children = children_of_all_threads(self.pid);
@@ -177,6 +184,7 @@ impl TreeMeter {
             };
             ticks = ticks.saturating_add(figures.cpu_ticks);
             pages = pages.saturating_add(figures.resident_pages);
+            faults = faults.saturating_add(figures.major_faults);
             processes += 1;
             if let Ok(text) = std::fs::read(format!("/proc/{next}/task/{next}/children")) {
                 pending.extend(parse_children(&text));
@@ -185,6 +193,7 @@ impl TreeMeter {
         Ok(TreeUsage {
             cpu_seconds: ticks as f64 / clock_ticks_per_second(),
             resident_bytes: pages as f64 * page_size(),
+            major_faults: faults,
             processes,
             exited,
         })
@@ -197,11 +206,16 @@ mod tests {
 
     #[test]
     fn reads_a_stat_line_with_an_awkward_name() {
-        let line = "4242 (a (b) c) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 7 3 20 0 1 0 \
+        let line = "4242 (a (b) c) R 1 4242 4242 0 -1 4194304 100 0 5 2 250 50 7 3 20 0 1 0 \
                     12345 1000000 321 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0";
         assert_eq!(
             parse_stat(line),
-            Some(StatFigures { state: b'R', cpu_ticks: 250 + 50 + 7 + 3, resident_pages: 321 })
+            Some(StatFigures {
+                state: b'R',
+                cpu_ticks: 250 + 50 + 7 + 3,
+                resident_pages: 321,
+                major_faults: 5 + 2
+            })
         );
         assert_eq!(parse_stat("4242 (x) R 1"), None);
         assert_eq!(parse_stat("garbage"), None);

@@ -32,6 +32,7 @@ use boinc_core::Time;
 use boinc_core::control::{
     ExitUnderLimits, ProcessStatus, TaskBounds, TaskSpec, file_size_limit, limit_behind_exit,
 };
+use boinc_core::model::ProcessUsage;
 use boinc_core::protocol::app_api::{
     FINISH_FILE, Heartbeat, InitData, ProcessControl, STDERR_FILE_LIMIT, STDERR_REPORT_BYTES,
     TEMPORARY_EXIT_FILE, TemporaryExit,
@@ -102,6 +103,12 @@ pub(crate) struct TaskProcess {
     cpu_seconds: f64,
     /// Resident memory, as last measured.
     resident_bytes: f64,
+    /// Major page faults so far, as last measured.
+    major_faults: u64,
+    /// The last smoothing of the memory figure: when, and the page faults then.
+    smoothed_at: Option<(Instant, u64)>,
+    /// Swap, as last measured.
+    swap_bytes: f64,
     /// When the slot's disk use (and the app's swap) was last measured.
     disk_checked: Option<Instant>,
     /// The slot's disk use, bytes, as last measured.
@@ -114,6 +121,10 @@ pub(crate) struct TaskProcess {
     /// Stopped (SIGSTOP) by the CPU usage limit, which continues it.
     throttled: bool,
 }
+
+/// How often the smoothed memory figure and the page-fault rate are brought up to date
+/// (BOINC's figures halve towards the measurement at each memory check).
+const SMOOTHING_PERIOD: Duration = Duration::from_secs(10);
 
 /// How much of a run's standard error is read to explain its exit.
 const EXIT_STDERR_BYTES: u64 = 4096;
@@ -175,6 +186,8 @@ impl TaskProcess {
             elapsed_time: spec.status.checkpoint_elapsed_time,
             current_cpu_time: spec.status.checkpoint_cpu_time,
             finished: false,
+            // This run's process is measured afresh.
+            process: ProcessUsage::default(),
             ..spec.status
         };
         Ok(TaskProcess {
@@ -191,6 +204,9 @@ impl TaskProcess {
             running_since: Some(Instant::now()),
             cpu_seconds: 0.0,
             resident_bytes: 0.0,
+            major_faults: 0,
+            smoothed_at: None,
+            swap_bytes: 0.0,
             disk_checked: None,
             slot_bytes: 0.0,
             address_space_limited: address_space.is_some(),
@@ -396,6 +412,7 @@ impl TaskProcess {
             Ok(usage) => {
                 self.cpu_seconds = self.cpu_seconds.max(usage.cpu_seconds);
                 self.resident_bytes = usage.resident_bytes;
+                self.major_faults = usage.major_faults;
                 !usage.exited
             }
             Err(_) => false,
@@ -435,6 +452,7 @@ impl TaskProcess {
         let status = &mut self.status;
         status.peaks.disk_usage = status.peaks.disk_usage.max(self.slot_bytes);
         if let Some(swap) = swap_bytes(self.pid.as_raw()) {
+            self.swap_bytes = swap;
             status.peaks.swap_size = status.peaks.swap_size.max(swap);
         }
     }
@@ -447,6 +465,24 @@ impl TaskProcess {
         status.elapsed_time = elapsed;
         status.current_cpu_time = self.base.current_cpu_time + self.cpu_seconds;
         status.peaks.working_set_size = status.peaks.working_set_size.max(self.resident_bytes);
+        let instant = Instant::now();
+        let smoothing_due = self
+            .smoothed_at
+            .is_none_or(|(at, _)| instant.saturating_duration_since(at) >= SMOOTHING_PERIOD);
+        if smoothing_due {
+            let process = &mut status.process;
+            process.working_set_size_smoothed =
+                0.5 * process.working_set_size_smoothed + 0.5 * self.resident_bytes;
+            if let Some((at, faults)) = self.smoothed_at {
+                let seconds = instant.saturating_duration_since(at).as_secs_f64();
+                let new_faults = self.major_faults.saturating_sub(faults) as f64;
+                process.page_fault_rate = if seconds > 0.0 { new_faults / seconds } else { 0.0 };
+            }
+            self.smoothed_at = Some((instant, self.major_faults));
+        }
+        status.process.pid = u32::try_from(self.pid.as_raw()).unwrap_or(0);
+        status.process.working_set_size = self.resident_bytes;
+        status.process.swap_size = self.swap_bytes;
         match self.channels.as_ref().and_then(AppChannels::reported) {
             Some(report) => {
                 if let Some(fraction) = report.fraction_done {
@@ -502,6 +538,8 @@ impl TaskProcess {
         self.update_status(now);
         // The outputs are all in the slot now: its largest size is likely this one.
         self.sample_slot(None, Instant::now());
+        // The process is gone: the task shows none.
+        self.status.process = ProcessUsage::default();
         let finished = self.finished(spec, &wait);
         let report = match std::mem::replace(&mut self.phase, Phase::Running) {
             Phase::Ending { report: Some(exit), .. } => Some(exit),
