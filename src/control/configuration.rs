@@ -50,7 +50,7 @@ impl Configuration {
     pub fn user_actions(&self) -> Vec<UserAction> {
         vec![
             UserAction::SetPreferences(Box::new(self.prefs.clone())),
-            UserAction::SetConfig(self.cc_config.clone()),
+            UserAction::SetConfig(Box::new(self.cc_config.clone())),
             UserAction::SetAppConfigs(self.app_configs.clone()),
         ]
     }

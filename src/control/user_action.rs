@@ -85,7 +85,7 @@ pub enum UserAction {
     /// Preferences re-read by the host (global_prefs.xml with its override on top).
     SetPreferences(Box<Prefs>),
     /// Client options re-read by the host (cc_config.xml).
-    SetConfig(CcConfig),
+    SetConfig(Box<CcConfig>),
     /// Projects' app_config.xml re-read by the host, by master URL: applied to each
     /// project's apps and app versions (a project no longer attached is skipped).
     SetAppConfigs(Vec<(String, AppConfig)>),
@@ -298,7 +298,7 @@ pub fn apply_user_action(
             forget_project_files(state, p);
         }
         UserAction::SetPreferences(prefs) => state.prefs = Prefs::clone(prefs),
-        UserAction::SetConfig(config) => state.config = config.clone(),
+        UserAction::SetConfig(config) => state.config = (**config).clone(),
         UserAction::SetAppConfigs(configs) => {
             for (url, config) in configs {
                 if let Some(p) = state.project_by_url(url) {
@@ -495,7 +495,7 @@ mod tests {
             .unwrap();
         assert_eq!(s.prefs, prefs);
         let config = CcConfig { ncpus: Some(2), ..CcConfig::default() };
-        apply_user_action(&mut s, &UserAction::SetConfig(config.clone()), 1.0).unwrap();
+        apply_user_action(&mut s, &UserAction::SetConfig(Box::new(config.clone())), 1.0).unwrap();
         assert_eq!(s.config, config);
     }
 

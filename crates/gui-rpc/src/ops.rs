@@ -518,7 +518,7 @@ async fn reload_configuration(
     }
     let actions = match part {
         ConfigurationPart::Options => vec![
-            UserAction::SetConfig(configuration.cc_config),
+            UserAction::SetConfig(Box::new(configuration.cc_config)),
             UserAction::SetAppConfigs(configuration.app_configs),
         ],
         ConfigurationPart::Preferences => {
