@@ -77,6 +77,7 @@ fn run(scenario: &Path, days: f64) -> Result<Summary, Box<dyn std::error::Error>
             ClientEvent::ProjectNotice { .. } => "project_notice",
             ClientEvent::ProjectFeeds { .. } => "project_feeds",
             ClientEvent::WebPreferences { .. } => "web_preferences",
+            ClientEvent::Suspension { .. } => "suspension",
         };
         *summary.events.entry(kind).or_default() += 1;
     }

@@ -26,6 +26,6 @@ pub mod sim;
 pub mod state_files;
 
 pub use client::{Client, ClientBuilder, ClientError, ClientHandle, Effects, RunReport};
-pub use runtime::events::ClientEvent;
+pub use runtime::events::{ClientEvent, SuspendedActivity};
 pub use runtime::messages::UserAction;
 pub use sim::run_actor_simulation;

@@ -2,11 +2,52 @@
 //! subscriber, async (tokio) or not (crossbeam), through a bounded channel.
 
 use boinc_core::Time;
+use boinc_core::control::{SuspendReason, SuspendReasons};
 use boinc_core::model::ResourceType;
 use boinc_core::protocol::{MessagePriority, RssFeed};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// What a [`ClientEvent::Suspension`] stopped or started again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuspendedActivity {
+    /// Every task.
+    Computation,
+    /// GPU tasks (beyond computation as a whole).
+    GpuComputation,
+    /// File transfers and scheduler RPCs.
+    Network,
+}
+
+impl SuspendedActivity {
+    /// The activity as BOINC's event log names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            SuspendedActivity::Computation => "computation",
+            SuspendedActivity::GpuComputation => "GPU computation",
+            SuspendedActivity::Network => "network activity",
+        }
+    }
+
+    /// What changed between two hosts' suspensions, in this order: computation, GPU
+    /// computation, network.
+    pub fn changes(
+        before: &SuspendReasons,
+        after: &SuspendReasons,
+    ) -> Vec<(SuspendedActivity, Option<SuspendReason>)> {
+        [
+            (SuspendedActivity::Computation, before.cpu, after.cpu),
+            (SuspendedActivity::GpuComputation, before.gpu, after.gpu),
+            (SuspendedActivity::Network, before.network, after.network),
+        ]
+        .into_iter()
+        .filter(|(_, was, is)| was != is)
+        .map(|(activity, _, is)| (activity, is))
+        .collect()
+    }
+}
 
 /// Something the client did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -202,6 +243,16 @@ pub enum ClientEvent {
         project: String,
         /// The text.
         text: String,
+    },
+    /// Computing, GPU computing or network activity was suspended (`reason`) or resumed
+    /// (`None`): the host's conditions, the preferences or the user's modes changed.
+    Suspension {
+        /// When.
+        time: Time,
+        /// What stopped or started again.
+        activity: SuspendedActivity,
+        /// Why it is suspended now; `None` once it runs again.
+        reason: Option<SuspendReason>,
     },
     /// A project's scheduler named the feeds its notices are on (`<rss_feeds>`): all of
     /// them, an empty list when it has none any more.

@@ -16,7 +16,7 @@
 
 use super::context::ActorContext;
 use super::disk::DiskActor;
-use super::events::ClientEvent;
+use super::events::{ClientEvent, SuspendedActivity};
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
     Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
@@ -1263,6 +1263,10 @@ impl Handler<HostChanged> for SchedulerActor {
                         }
                         Err(_) => s.resource_failed(position, now),
                     }
+                }
+                let before = s.client.host().suspend;
+                for (activity, reason) in SuspendedActivity::changes(&before, &view.suspend) {
+                    s.context.events.emit(ClientEvent::Suspension { time: now, activity, reason });
                 }
                 s.client.set_host_with(view, computing);
                 // A suspension that began or ended is decided on at the next step.

@@ -6,9 +6,9 @@
 
 use super::event_log_file::EventLogFile;
 use boinc_core::Time;
-use boinc_core::control::{MessageLog, MessagePriority, NoticeLog};
+use boinc_core::control::{MessageLog, MessagePriority, NoticeLog, SuspendReason};
 use boinc_core::protocol::Notice;
-use boinc_runtime::runtime::events::ClientEvent;
+use boinc_runtime::runtime::events::{ClientEvent, SuspendedActivity};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -189,6 +189,22 @@ pub(crate) fn message_for(event: &ClientEvent) -> Option<(Time, String, MessageP
         ClientEvent::ProjectMessage { time, project, priority, text } => {
             (*time, project.clone(), MessagePriority::of_server_message(priority), text.clone())
         }
+        ClientEvent::Suspension { time, activity, reason: Some(reason) } => {
+            // The user's own use of the computer stopping the work is what a volunteer
+            // wonders about ("why does nothing run?"): a notice, once, as well.
+            let priority = if *reason == SuspendReason::UserActive
+                && *activity != SuspendedActivity::Network
+            {
+                UserAlert
+            } else {
+                Info
+            };
+            let body = format!("Suspending {} - {}", activity.words(), reason.words());
+            (*time, String::new(), priority, body)
+        }
+        ClientEvent::Suspension { time, activity, reason: None } => {
+            (*time, String::new(), Info, format!("Resuming {}", activity.words()))
+        }
         ClientEvent::ProjectFeeds { .. } | ClientEvent::WebPreferences { .. } => return None,
     })
 }
@@ -319,6 +335,43 @@ mod tests {
             .map(|n| (n.project_name.as_str(), n.description.as_str()))
             .collect();
         assert_eq!(notices, [("beta", "old app"), ("alpha", "disk full on the server")]);
+    }
+
+    /// Suspensions and resumptions are in the event log in BOINC's words; the computer
+    /// being in use is a client notice too, once however often the user comes back.
+    #[tokio::test]
+    async fn a_computer_in_use_is_a_notice_and_every_suspension_a_message() {
+        let (sender, receiver) = tokio::sync::mpsc::channel(16);
+        let sink = MessageSink::with_capacity(100);
+        let feeding = tokio::spawn(feed(receiver, sink.clone()));
+        let suspension =
+            |time, activity, reason| ClientEvent::Suspension { time, activity, reason };
+        for event in [
+            suspension(1.0, SuspendedActivity::GpuComputation, Some(SuspendReason::UserActive)),
+            suspension(2.0, SuspendedActivity::GpuComputation, None),
+            suspension(3.0, SuspendedActivity::GpuComputation, Some(SuspendReason::UserActive)),
+            suspension(4.0, SuspendedActivity::Network, Some(SuspendReason::TimeOfDay)),
+            suspension(5.0, SuspendedActivity::Computation, Some(SuspendReason::Batteries)),
+        ] {
+            sender.send(event).await.expect("sent");
+        }
+        drop(sender);
+        feeding.await.expect("fed");
+        let log = sink.lock();
+        let lines: Vec<&str> = log.messages.after(0).map(|m| m.body.as_str()).collect();
+        assert_eq!(
+            lines,
+            [
+                "Suspending GPU computation - computer is in use",
+                "Resuming GPU computation",
+                "Suspending GPU computation - computer is in use",
+                "Suspending network activity - time of day",
+                "Suspending computation - on batteries",
+            ]
+        );
+        let notices: Vec<&str> =
+            log.notices.after(0, false).map(|n| n.description.as_str()).collect();
+        assert_eq!(notices, ["Suspending GPU computation - computer is in use"]);
     }
 
     /// A client notice about a project (a GPU it has no app for) is a notice of the
