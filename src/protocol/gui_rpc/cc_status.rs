@@ -60,13 +60,8 @@ mod tests {
 
     fn cc_status(state: &ClientState, suspended: SuspendReasons) -> String {
         let view = ClientView {
-            now: 0.0,
-            state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            data_dir: std::path::Path::new("/var/lib/boinc-rs"),
             modes: Modes { suspended, ..Modes::of(state) },
+            ..ClientView::plain(state, 0.0)
         };
         let mut out = XmlOut::new();
         write_cc_status(&mut out, &view, 2000);

@@ -140,7 +140,6 @@ mod tests {
     use crate::accounting::rec::update_rec;
     use crate::cpu_sched::test_support::StateBuilder;
     use crate::model::ResourceMap;
-    use crate::protocol::gui_rpc::view::Modes;
 
     /// BOINC shows REC as credit a day: a project that has had one 1-GFLOPS CPU all to
     /// itself for long enough earns BOINC's 200 credits a day (a cobblestone's
@@ -159,13 +158,8 @@ mod tests {
             update_rec(&mut state, std::slice::from_ref(&used), start + f64::from(hour) * 3600.0);
         }
         let view = ClientView {
-            now: start + 100.0 * 86_400.0,
-            state: &state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
             client_start_time: start,
-            modes: Modes::of(&state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+            ..ClientView::plain(&state, start + 100.0 * 86_400.0)
         };
         let mut out = XmlOut::new();
         write_project(&mut out, &view, project, &[0.0]);

@@ -183,23 +183,9 @@ pub(crate) fn write_old_results(out: &mut XmlOut, view: &ClientView) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::view::Modes;
     use super::*;
-    use crate::model::{ClientState, ProcessUsage, ResourceType};
+    use crate::model::{ProcessUsage, ResourceType};
     use crate::model::{SyntheticHost, synthetic_host};
-
-    /// The view of `state` at `now`, on a plain host.
-    fn view_of(state: &ClientState, now: f64) -> ClientView<'_> {
-        ClientView {
-            now,
-            state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
-        }
-    }
 
     #[test]
     fn resources_as_boinc_words_them() {
@@ -249,7 +235,7 @@ mod tests {
             swap_size: 6877184.0,
             page_fault_rate: 0.5,
         };
-        let view = view_of(&state, now);
+        let view = ClientView::plain(&state, now);
         let mut out = XmlOut::new();
         write_result(&mut out, &view, JobId::from_index(0));
         let text = String::from_utf8(out.finish()).expect("utf-8");
@@ -283,7 +269,7 @@ mod tests {
             state.jobs[job].completed_time = completed;
             state.jobs[job].final_cpu_time = 12.5;
         }
-        let view = view_of(&state, now);
+        let view = ClientView::plain(&state, now);
         let mut out = XmlOut::new();
         write_old_results(&mut out, &view);
         let text = String::from_utf8(out.finish()).expect("utf-8");
@@ -304,7 +290,7 @@ mod tests {
         let mut state =
             synthetic_host(SyntheticHost { ncpus: 2, njobs: 2, running_prefix: 0, seed: 3, now });
         state.jobs[1].task = Some(ActiveTask { too_large: true, ..ActiveTask::new(1) });
-        let view = view_of(&state, now);
+        let view = ClientView::plain(&state, now);
         let mut out = XmlOut::new();
         write_results(&mut out, &view, false);
         let text = String::from_utf8(out.finish()).expect("utf-8");

@@ -66,18 +66,9 @@ pub(crate) fn write_file_transfers(out: &mut XmlOut, view: &ClientView) {
 mod tests {
     use super::*;
     use crate::model::{FileInfo, ProjectId, SyntheticHost, synthetic_host};
-    use crate::protocol::gui_rpc::view::Modes;
 
     fn rendered(state: &crate::model::ClientState) -> String {
-        let view = ClientView {
-            now: 10_000.0,
-            state,
-            in_flight: &[],
-            platform: "x86_64-pc-linux-gnu",
-            client_start_time: 0.0,
-            modes: Modes::of(state),
-            data_dir: std::path::Path::new("/var/lib/boinc-client"),
-        };
+        let view = ClientView::plain(state, 10_000.0);
         let mut out = XmlOut::new();
         write_file_transfers(&mut out, &view);
         String::from_utf8(out.finish()).expect("utf-8")

@@ -92,6 +92,23 @@ pub struct ClientView<'a> {
     pub data_dir: &'a std::path::Path,
 }
 
+#[cfg(test)]
+impl<'a> ClientView<'a> {
+    /// The view of `state` at `now` on a plain Linux host with nothing in flight, as the
+    /// writers' tests render it.
+    pub(crate) fn plain(state: &'a ClientState, now: Time) -> Self {
+        ClientView {
+            now,
+            state,
+            in_flight: &[],
+            platform: "x86_64-pc-linux-gnu",
+            client_start_time: 0.0,
+            modes: Modes::of(state),
+            data_dir: std::path::Path::new("/var/lib/boinc-client"),
+        }
+    }
+}
+
 impl ClientView<'_> {
     /// Whether a project is shown at all: BOINC forgets a project it detaches from.
     pub(crate) fn shown(&self, project: ProjectId) -> bool {
