@@ -53,6 +53,14 @@ struct Xlib {
 type ExitHandler = Option<unsafe extern "C" fn(*mut Display, *mut c_void)>;
 type SetExitHandler = unsafe extern "C" fn(*mut Display, ExitHandler, *mut c_void);
 
+type IoErrorHandler = Option<unsafe extern "C" fn(*mut Display) -> c_int>;
+
+/// A connection's server went away: nothing to print, nothing to end; the exit handler
+/// that Xlib calls next marks the connection broken.
+unsafe extern "C" fn ignore_io_error(_display: *mut Display) -> c_int {
+    0
+}
+
 /// Xlib's default error handler ends the process on any protocol error: this one
 /// only lets the failed request fail.
 unsafe extern "C" fn ignore_error(_display: *mut Display, _event: *mut c_void) -> c_int {
@@ -86,8 +94,15 @@ fn load() -> Result<Xlib, String> {
     }
     let set_error_handler: unsafe extern "C" fn(ErrorHandler) -> ErrorHandler =
         symbol(x11, b"XSetErrorHandler\0")?;
-    // SAFETY: the handler is a plain function that touches nothing.
-    unsafe { set_error_handler(Some(ignore_error)) };
+    let set_io_error_handler: unsafe extern "C" fn(IoErrorHandler) -> IoErrorHandler =
+        symbol(x11, b"XSetIOErrorHandler\0")?;
+    // SAFETY: the handlers are plain functions that touch nothing. Xlib's default I/O
+    // error handler prints and may end the process when a server goes away; this one
+    // returns, and the connection's exit handler (below) marks it broken instead.
+    unsafe {
+        set_error_handler(Some(ignore_error));
+        set_io_error_handler(Some(ignore_io_error));
+    }
     Ok(Xlib {
         open_display: symbol(x11, b"XOpenDisplay\0")?,
         close_display: symbol(x11, b"XCloseDisplay\0")?,
