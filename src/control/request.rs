@@ -42,6 +42,10 @@ use std::borrow::Cow;
 /// `<dont_use_dcf/>`), so boinc-rs reports the version whose formats it reads.
 pub const PROTOCOL_VERSION: ClientVersion = ClientVersion { major: 8, minor: 3, release: 0 };
 
+/// The platform a request names for a project run with the volunteer's own apps
+/// (app_info.xml, BOINC's anonymous platform).
+pub const ANONYMOUS_PLATFORM: &str = "anonymous";
+
 /// How boinc-rs names itself to projects (`<client_brand>`), with its version.
 pub const CLIENT_BRAND: &str = concat!("boinc-rs ", env!("CARGO_PKG_VERSION"));
 
@@ -177,8 +181,16 @@ pub fn build_request_with<'s>(
         cpu_req_instances: work[ResourceType::Cpu].req_ninstances,
         estimated_delay: call.estimated_delay[ResourceType::Cpu],
         client_cap_plan_class: true,
-        platform_name: Cow::Borrowed(&identity.platform),
-        alt_platforms: Cow::Borrowed(&identity.alt_platforms),
+        // The volunteer's own apps (app_info.xml): the project is told no platform, only
+        // the versions listed below, as BOINC's client tells it.
+        platform_name: match project.anonymous_platform {
+            true => Cow::Borrowed(ANONYMOUS_PLATFORM),
+            false => Cow::Borrowed(&identity.platform),
+        },
+        alt_platforms: match project.anonymous_platform {
+            true => Cow::Borrowed(&[]),
+            false => Cow::Borrowed(&identity.alt_platforms),
+        },
         code_sign_key: project.code_sign_key.as_deref().map(Cow::Borrowed),
         working_global_preferences: Some(state.prefs.clone()),
         // Sent even when empty, as BOINC 7.20's client sends it.
