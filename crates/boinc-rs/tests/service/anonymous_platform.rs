@@ -87,7 +87,8 @@ fn jobs_run_with_the_volunteers_own_app_and_no_app_is_downloaded() {
     let reply = gui_rpc(&service, "<get_state/>");
     assert!(
         reply.contains(&format!("<version_num>{VOLUNTEER_VERSION}</version_num>"))
-            && reply.contains(&format!("<file_name>{VOLUNTEER_APP}</file_name>")),
+            && reply.contains(&format!("<file_name>{VOLUNTEER_APP}</file_name>"))
+            && reply.contains("<anonymous_platform/>"),
         "{reply}"
     );
     let messages = gui_rpc(&service, "<get_messages><seqno>0</seqno></get_messages>");
