@@ -235,8 +235,9 @@ impl<'s> JobLists<'s> {
         listed.clear();
         listed.resize(state.app_versions.len(), -1);
         let mut app_versions = emptied(std::mem::take(&mut scratch.app_versions));
+        let anonymous = state.projects.get(project.index()).is_some_and(|p| p.anonymous_platform);
         for (index, version) in state.app_versions.iter().enumerate() {
-            if version.project == project {
+            if version.project == project && (!anonymous || declared(state, version)) {
                 listed[index] = app_versions.len() as i32;
                 app_versions.push(version_description(state, version, identity));
             }
@@ -322,6 +323,16 @@ impl<'s> JobLists<'s> {
         }
         lists
     }
+}
+
+/// Whether `version` is one of the volunteer's own (app_info.xml): all its files are
+/// theirs. A project on the anonymous platform is told of those alone, not of versions
+/// it sent before the volunteer declared their own.
+fn declared(state: &ClientState, version: &AppVersion) -> bool {
+    version
+        .files
+        .iter()
+        .all(|r| state.files.get(r.file.index()).is_some_and(|f| f.anonymous_platform))
 }
 
 /// An app version as a request lists it.
@@ -596,6 +607,35 @@ mod tests {
         state.projects[0].hostid = 0;
         let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
         assert_eq!(request.rpc_seqno, 0);
+    }
+
+    /// On the anonymous platform the request names no platform and lists only the
+    /// volunteer's versions: not one the project sent before app_info.xml was there.
+    #[test]
+    fn an_anonymous_project_is_told_of_the_volunteers_versions_alone() {
+        let mut state = state();
+        let identity = ClientIdentity {
+            alt_platforms: vec!["i686-pc-linux-gnu".into()],
+            ..Default::default()
+        };
+        let mut own = FileInfo::new(ProjectId(0), "own_build", 10.0);
+        own.anonymous_platform = true;
+        state.files.push(FileInfo::new(ProjectId(0), "sent_build", 10.0));
+        state.files.push(own);
+        state.app_versions[0].files = vec![FileRef::new(crate::model::FileId(0))];
+        state.app_versions[1].files = vec![FileRef::new(crate::model::FileId(1))];
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
+        assert_eq!(
+            (request.platform_name.as_ref(), request.app_versions.len()),
+            (identity.platform.as_str(), 2)
+        );
+        assert_eq!(request.alt_platforms.len(), 1);
+        state.projects[0].anonymous_platform = true;
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
+        assert_eq!(request.platform_name, ANONYMOUS_PLATFORM);
+        assert!(request.alt_platforms.is_empty());
+        let listed: Vec<u32> = request.app_versions.iter().map(|v| v.version_num).collect();
+        assert_eq!(listed, [2], "the volunteer's version alone");
     }
 
     #[test]
