@@ -117,4 +117,16 @@ mod tests {
         assert!(refs.forget_result(&state, JobId(0)).is_empty());
         assert!(refs.is_needed(queued_input));
     }
+
+    /// The volunteer's own files (app_info.xml) are theirs: never planned for deletion,
+    /// even with nothing referring to them.
+    #[test]
+    fn the_volunteers_own_files_are_needed() {
+        let mut b = DiskStateBuilder::new(&[1.0]);
+        let own = b.file(0, 10.0, true, 0.0);
+        let mut state = b.state;
+        assert!(!FileReferences::of(&state).is_needed(own));
+        state.files[own.index()].anonymous_platform = true;
+        assert!(FileReferences::of(&state).is_needed(own));
+    }
 }

@@ -140,7 +140,7 @@ pub struct Project {
     /// directory, BOINC's anonymous platform): requests say `anonymous` and list those
     /// versions, and no reply replaces them. Read from the file at every start, never
     /// saved.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous_platform: bool,
 }
 

@@ -113,7 +113,7 @@ pub struct FileInfo {
     pub transfer: FileTransferState,
     /// One of the volunteer's own files, listed in the project's app_info.xml: never
     /// downloaded, never checked against a signature, never deleted by the client.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous_platform: bool,
 }
 
