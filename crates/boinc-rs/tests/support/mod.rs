@@ -20,6 +20,7 @@ pub mod project_server;
 pub mod service;
 pub mod wait;
 pub mod webdriver;
+pub mod xvfb;
 
 pub use live::*;
 pub use wait::{wait_for, wait_for_or, wait_until, wait_until_or};
