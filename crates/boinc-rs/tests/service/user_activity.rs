@@ -41,6 +41,7 @@ fn synthetic_input_suspends_gpu_work_until_the_user_is_idle() {
         devices: false,
         x_displays: Some(vec![xvfb.display.clone()]),
         interrupts: None,
+        logind: false,
     };
     let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings)
         .with_user_activity_sources(sources);
