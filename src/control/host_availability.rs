@@ -69,8 +69,8 @@ impl HostConditions {
 /// `suspend_if_no_recent_input` minutes without input, while an exclusive app runs,
 /// and while other programs use more CPU than `suspend_cpu_usage`; GPU computing stops
 /// too while the user is active unless that is allowed separately (BOINC's default is
-/// not) and while an exclusive GPU app runs; the network stops outside its window and
-/// while an exclusive app runs.
+/// not) and while an exclusive GPU app runs; the network stops outside its window,
+/// while the user is active if computing stops then, and while an exclusive app runs.
 pub fn host_view(conditions: &HostConditions, prefs: &Prefs) -> HostView {
     let reasons = SuspendReasons {
         cpu: cpu_reason(conditions, prefs),
@@ -131,6 +131,11 @@ fn network_reason(conditions: &HostConditions, prefs: &Prefs) -> Option<SuspendR
     {
         return Some(SuspendReason::TimeOfDay);
     }
+    // BOINC 7.20.5 keeps off the network while the user is active, when it may not
+    // compute then either (measured beside it: "computer is in use" for both).
+    if !prefs.run_if_user_active && !conditions.user_idle(prefs) {
+        return Some(SuspendReason::UserActive);
+    }
     // BOINC 7.20.5 keeps off the network too while an exclusive app runs.
     conditions.exclusive_app_running.then_some(SuspendReason::ExclusiveAppRunning)
 }
@@ -180,7 +185,11 @@ mod tests {
         let view = host_view(&at(Some(10.0), false), &prefs);
         assert_eq!(view.suspend.cpu, Some(SuspendReason::UserActive));
         assert!(!view.active && !view.gpu_active);
+        // As BOINC 7.20.5 (measured beside it): the network waits for the user too.
+        assert_eq!(view.suspend.network, Some(SuspendReason::UserActive));
+        assert!(!view.connected);
         let busy_gpu = host_view(&at(Some(10.0), false), &Prefs::default());
+        assert_eq!(busy_gpu.suspend.network, None, "computing allowed: the network too");
         assert_eq!(
             (busy_gpu.suspend.cpu, busy_gpu.suspend.gpu),
             (None, Some(SuspendReason::UserActive))

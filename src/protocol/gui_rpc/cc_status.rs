@@ -6,7 +6,7 @@
 
 use super::view::{ClientView, ModeStatus};
 use crate::control::{SuspendReason, reason_code};
-use crate::model::RunMode;
+use crate::model::{ResourceType, RunMode};
 use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's `NETWORK_STATUS_ONLINE`: reported while a scheduler RPC is under way.
@@ -42,8 +42,11 @@ pub(crate) fn write_cc_status(out: &mut XmlOut, view: &ClientView, max_event_log
     out.int("network_status", network_status);
     out.bit("ams_password_error", false);
     let reasons = view.modes.reasons();
+    // BOINC reports no GPU suspension on a host whose GPUs it does not use (measured
+    // beside 7.20.5 without GPUs: 0 under GPU mode "never" too).
+    let uses_gpus = ResourceType::GPUS.into_iter().any(|gpu| view.state.instances(gpu) > 0);
     write_mode(out, "task", &view.modes.task, reasons.cpu);
-    write_mode(out, "gpu", &view.modes.gpu, reasons.gpu);
+    write_mode(out, "gpu", &view.modes.gpu, reasons.gpu.filter(|_| uses_gpus));
     write_mode(out, "network", &view.modes.network, reasons.network);
     out.bit("disallow_attach", false);
     out.bit("simple_gui_only", false);
@@ -55,7 +58,7 @@ pub(crate) fn write_cc_status(out: &mut XmlOut, view: &ClientView, max_event_log
 mod tests {
     use super::*;
     use crate::control::SuspendReasons;
-    use crate::model::ClientState;
+    use crate::model::{ClientState, Coprocessor};
     use crate::protocol::gui_rpc::view::Modes;
 
     fn cc_status(state: &ClientState, suspended: SuspendReasons) -> String {
@@ -81,8 +84,26 @@ mod tests {
         assert!(text.contains("<gpu_suspend_reason>0</gpu_suspend_reason>"), "{text}");
         assert!(text.contains("<network_suspend_reason>8</network_suspend_reason>"), "{text}");
         let gpu_only = SuspendReasons { cpu: None, ..reasons };
+        // As BOINC 7.20.5 (measured beside it): a host without a GPU has no GPU
+        // suspension to report.
+        let text = cc_status(&state, gpu_only);
+        assert!(text.contains("<gpu_suspend_reason>0</gpu_suspend_reason>"), "{text}");
+        state.gpu_mode = RunMode::Never;
+        let text = cc_status(&state, SuspendReasons::NONE);
+        assert!(text.contains("<gpu_suspend_reason>0</gpu_suspend_reason>"), "{text}");
+        state.gpu_mode = RunMode::Auto;
+        state.host.coprocessors[ResourceType::Nvidia] = Some(Coprocessor {
+            resource: ResourceType::Nvidia,
+            name: "a GPU".into(),
+            count: 1,
+            peak_flops: 1e12,
+            available_ram: 4e9,
+        });
         let text = cc_status(&state, gpu_only);
         assert!(text.contains("<gpu_suspend_reason>2</gpu_suspend_reason>"), "{text}");
+        state.config.no_gpus = true;
+        let text = cc_status(&state, gpu_only);
+        assert!(text.contains("<gpu_suspend_reason>0</gpu_suspend_reason>"), "{text}");
         state.run_mode = RunMode::Never;
         let text = cc_status(&state, reasons);
         assert!(text.contains("<task_suspend_reason>4</task_suspend_reason>"), "{text}");

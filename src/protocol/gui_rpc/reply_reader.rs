@@ -205,6 +205,10 @@ pub struct CcStatusLine {
     pub network_mode: i64,
     /// Why computing is suspended (0: it is not).
     pub task_suspend_reason: i64,
+    /// Why GPU computing is suspended beyond computing (0: it is not).
+    pub gpu_suspend_reason: i64,
+    /// Why file transfers and scheduler RPCs are suspended (0: they are not).
+    pub network_suspend_reason: i64,
 }
 
 /// The modes of a `get_cc_status` reply.
@@ -216,6 +220,8 @@ pub fn read_cc_status(reply: &str) -> Result<CcStatusLine, XmlError> {
         gpu_mode: whole(status, "gpu_mode"),
         network_mode: whole(status, "network_mode"),
         task_suspend_reason: whole(status, "task_suspend_reason"),
+        gpu_suspend_reason: whole(status, "gpu_suspend_reason"),
+        network_suspend_reason: whole(status, "network_suspend_reason"),
     })
 }
 
@@ -324,12 +330,20 @@ mod tests {
     fn cc_status_and_projects() {
         let status = read_cc_status(
             "<cc_status>\n   <task_suspend_reason>4</task_suspend_reason>\n   <task_mode>3</task_mode>\n   \
-             <gpu_mode>2</gpu_mode>\n   <network_mode>2</network_mode>\n</cc_status>\n",
+             <gpu_mode>2</gpu_mode>\n   <network_mode>2</network_mode>\n   \
+             <network_suspend_reason>8</network_suspend_reason>\n</cc_status>\n",
         )
         .expect("readable");
         assert_eq!(
             status,
-            CcStatusLine { task_mode: 3, gpu_mode: 2, network_mode: 2, task_suspend_reason: 4 }
+            CcStatusLine {
+                task_mode: 3,
+                gpu_mode: 2,
+                network_mode: 2,
+                task_suspend_reason: 4,
+                gpu_suspend_reason: 0,
+                network_suspend_reason: 8,
+            }
         );
         let projects = read_projects(
             "<projects>\n<project>\n<master_url>http://a/</master_url>\n<project_name>A</project_name>\n\

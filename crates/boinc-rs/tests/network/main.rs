@@ -14,3 +14,4 @@ mod project_server_faults;
 mod project_server_real_client;
 mod project_server_reports;
 mod side_by_side;
+mod side_by_side_conditions;

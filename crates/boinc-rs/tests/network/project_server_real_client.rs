@@ -38,6 +38,12 @@ pub(super) struct RealClient {
 
 impl RealClient {
     pub(super) fn start() -> RealClient {
+        RealClient::start_with_env(&[])
+    }
+
+    /// [`RealClient::start`] with `env` added to the client's environment (the X
+    /// display a user-activity test gives it).
+    pub(super) fn start_with_env(env: &[(&str, &str)]) -> RealClient {
         let dir = tempfile::tempdir().expect("temp dir");
         // Offline on loopback; the tasks report at once; nothing suspends them on a
         // busy machine.
@@ -70,6 +76,7 @@ impl RealClient {
                 .arg(dir.path())
                 .args(["--gui_rpc_port", &port.to_string(), "--no_gpus", "--skip_cpu_benchmarks"])
                 .current_dir(dir.path())
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(log_file.try_clone().expect("log"))
                 .stderr(log_file)
@@ -96,6 +103,11 @@ impl RealClient {
             }
         });
         RealClient { dir, port, child }
+    }
+
+    /// Its GUI RPC port.
+    pub(super) fn port(&self) -> u16 {
+        self.port
     }
 
     /// Runs boinccmd against the client (bounded); whether it succeeded, and its output.

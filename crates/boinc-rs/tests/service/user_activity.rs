@@ -12,63 +12,16 @@ use boinc_core::control::SuspendReason;
 use boinc_core::model::Prefs;
 use boinc_runtime::effects::{HostDiscovery, SystemClock};
 use boinc_service::host_discovery::{DiscoverySettings, LiveHostDiscovery, UserActivitySources};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::wait::{poll_for, wait_for, wait_until};
+use support::xvfb::Xvfb;
 
 /// The client looks at the host's conditions once a second: activity counts within
 /// this (with room for a loaded machine).
 const POLL_PERIOD: Duration = Duration::from_secs(3);
 /// `idle_time_to_run`, minutes: six seconds.
 const IDLE_MINUTES: f64 = 0.1;
-
-/// A virtual X server on a display of its own, stopped when dropped.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    fn start() -> Xvfb {
-        // A display number no other server holds (its lock file and socket are free).
-        let number = (90..190)
-            .find(|n| {
-                !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-                    && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            })
-            .expect("a free X display number");
-        let display = format!(":{number}");
-        let child = Command::new("Xvfb")
-            .args([display.as_str(), "-ac", "-nolisten", "tcp", "-screen", "0", "640x480x24"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts");
-        let xvfb = Xvfb { child, display };
-        let socket = format!("/tmp/.X11-unix/X{number}");
-        wait_until("Xvfb's socket", Duration::from_secs(20), || Path::new(&socket).exists());
-        xvfb
-    }
-
-    /// Moves the pointer: input as the X server sees it.
-    fn move_pointer(&self, x: u32, y: u32) {
-        let status = Command::new("xdotool")
-            .args(["mousemove", &x.to_string(), &y.to_string()])
-            .env("DISPLAY", &self.display)
-            .status()
-            .expect("xdotool runs");
-        assert!(status.success(), "xdotool mousemove failed");
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 #[cfg_attr(
@@ -88,6 +41,7 @@ fn synthetic_input_suspends_gpu_work_until_the_user_is_idle() {
         devices: false,
         x_displays: Some(vec![xvfb.display.clone()]),
         interrupts: None,
+        logind: false,
     };
     let discovery = LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), settings)
         .with_user_activity_sources(sources);

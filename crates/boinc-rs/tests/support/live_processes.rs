@@ -1,6 +1,7 @@
 //! What runs on the machine, read from Linux's /proc, for the tests that check what a
 //! client says of its tasks against the processes behind them: the processes working in
-//! a data directory's slots, and the zombies a parent leaves unreaped.
+//! a data directory's slots, the CPU time they used, and the zombies a parent leaves
+//! unreaped.
 
 #![allow(dead_code)] // Each test binary uses a different part.
 
@@ -31,6 +32,24 @@ pub fn processes_in(slots: &Path) -> Vec<SlotProcess> {
 /// The zombie children of `parent`: processes that ended and were never waited for.
 pub fn zombie_children(parent: i32) -> Vec<i32> {
     pids().filter(|&pid| state(pid) == Some('Z') && parent_of(pid) == Some(parent)).collect()
+}
+
+/// The CPU time, user and system, seconds, that the processes working under `slots`
+/// have used so far.
+pub fn cpu_seconds_in(slots: &Path) -> f64 {
+    // /proc counts in USER_HZ, which Linux fixes at 100 for user space.
+    let ticks = 100.0;
+    processes_in(slots)
+        .iter()
+        .filter_map(|p| {
+            let fields = stat_fields(p.pid)?;
+            // utime and stime: the 14th and 15th fields, the 12th and 13th after the
+            // command.
+            let used: u64 =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some(used as f64 / ticks)
+        })
+        .sum()
 }
 
 fn pids() -> impl Iterator<Item = i32> {

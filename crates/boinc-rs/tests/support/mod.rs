@@ -21,6 +21,7 @@ pub mod service;
 pub mod volunteer_apps;
 pub mod wait;
 pub mod webdriver;
+pub mod xvfb;
 
 pub use live::*;
 pub use wait::{wait_for, wait_for_or, wait_until, wait_until_or};

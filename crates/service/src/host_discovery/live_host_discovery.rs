@@ -414,8 +414,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         // The input devices' times only, as observe_host_conditions reads them, and no
         // check of other programs' CPU use (the build machine is busy).
-        let sources =
-            UserActivitySources { devices: true, x_displays: Some(Vec::new()), interrupts: None };
+        let sources = UserActivitySources {
+            devices: true,
+            x_displays: Some(Vec::new()),
+            interrupts: None,
+            logind: false,
+        };
         let discovery =
             LiveHostDiscovery::new(dir.path(), Arc::new(SystemClock), DiscoverySettings::default())
                 .with_user_activity_sources(sources);

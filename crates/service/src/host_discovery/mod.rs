@@ -10,6 +10,7 @@ mod gpu_peak_flops;
 mod gpu_probe;
 mod host_conditions;
 mod live_host_discovery;
+mod logind_idle;
 mod nvidia;
 mod opencl;
 mod other_cpu;

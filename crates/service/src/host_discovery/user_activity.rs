@@ -1,11 +1,18 @@
 //! When a person last used the host (BOINC's "computer in use"), from every source the
 //! host has, the most recent winning: the access times of input devices and terminals
-//! (`host_conditions`), the X server's screensaver idle time (`x11_idle`), and the
+//! (`host_conditions`), the X server's screensaver idle time (`x11_idle`), the
 //! interrupt counts of keyboards and mice in `/proc/interrupts`, which grow with input
-//! whatever reads it (once they have grown while watched). A host with none of them (a server, a container) has no user,
-//! which counts as always idle.
+//! whatever reads it (once they have grown while watched), and logind's idle hint
+//! (`logind_idle`), which a Wayland desktop sets. A host with none of them (a server, a
+//! container) has no user, which counts as always idle.
+//!
+//! logind's hint is coarse: a desktop calls its session idle only after its own idle
+//! delay (minutes), so "in use" means input within that delay, not now. Where the X
+//! server answers, its idle time (for the same desktop, to the millisecond) is taken
+//! instead of logind's "in use"; logind's "idle since" counts beside every source.
 
 use super::host_conditions::latest_input_idle;
+use super::logind_idle::{LogindHint, LogindIdleWatch};
 use super::x11_idle::X11IdleWatch;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -26,6 +33,8 @@ pub struct UserActivitySources {
     pub x_displays: Option<Vec<String>>,
     /// The interrupts file (`/proc/interrupts`), `None` for none.
     pub interrupts: Option<PathBuf>,
+    /// logind's idle hint, over the system D-Bus.
+    pub logind: bool,
 }
 
 impl Default for UserActivitySources {
@@ -34,6 +43,7 @@ impl Default for UserActivitySources {
             devices: true,
             x_displays: None,
             interrupts: Some(PathBuf::from("/proc/interrupts")),
+            logind: true,
         }
     }
 }
@@ -98,6 +108,7 @@ pub(crate) struct UserActivity {
     devices: bool,
     x11: Option<X11IdleWatch>,
     interrupts: Option<InputInterrupts>,
+    logind: Option<LogindIdleWatch>,
 }
 
 impl UserActivity {
@@ -111,6 +122,7 @@ impl UserActivity {
             devices: sources.devices,
             x11,
             interrupts: sources.interrupts.map(InputInterrupts::new),
+            logind: if sources.logind { LogindIdleWatch::start(None) } else { None },
         }
     }
 
@@ -120,7 +132,30 @@ impl UserActivity {
         let devices = self.devices.then(|| latest_input_idle(SystemTime::now())).flatten();
         let x11 = self.x11.as_ref().and_then(|watch| watch.idle_seconds(now));
         let interrupts = self.interrupts.as_mut().and_then(|i| i.idle_seconds(now));
-        [devices, x11, interrupts].into_iter().flatten().reduce(f64::min)
+        let logind = self.logind.as_ref().and_then(|watch| watch.hint(now));
+        let observed = Observed { devices, x11, interrupts, logind };
+        observed.idle_seconds(SystemTime::now())
+    }
+}
+
+/// What each source says: seconds idle, or logind's hint; `None` where it sees nothing.
+#[derive(Debug, Clone, Copy, Default)]
+struct Observed {
+    devices: Option<f64>,
+    x11: Option<f64>,
+    interrupts: Option<f64>,
+    logind: Option<LogindHint>,
+}
+
+impl Observed {
+    /// Seconds since the user's last input at `now` (see the module documentation): the
+    /// least any source says, logind's "in use" left out where the X server answers.
+    fn idle_seconds(&self, now: SystemTime) -> Option<f64> {
+        let logind = match self.logind {
+            Some(LogindHint::InUse) if self.x11.is_some() => None,
+            hint => hint.and_then(|hint| hint.idle_seconds(now)),
+        };
+        [self.devices, self.x11, self.interrupts, logind].into_iter().flatten().reduce(f64::min)
     }
 }
 
@@ -161,8 +196,45 @@ mod tests {
 
     #[test]
     fn no_source_no_user() {
-        let sources =
-            UserActivitySources { devices: false, x_displays: Some(Vec::new()), interrupts: None };
+        let sources = UserActivitySources {
+            devices: false,
+            x_displays: Some(Vec::new()),
+            interrupts: None,
+            logind: false,
+        };
         assert_eq!(UserActivity::new(sources).idle_seconds(Instant::now()), None);
+    }
+
+    #[test]
+    fn the_sources_combine_the_most_recent_input_winning() {
+        let now = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+        let ago = |seconds| now - std::time::Duration::from_secs(seconds);
+        let idle = |observed: Observed| observed.idle_seconds(now);
+        assert_eq!(idle(Observed::default()), None, "no source: no user");
+        // logind alone (a Wayland desktop): in use is input now, idle counts from the hint.
+        let wayland = Observed { logind: Some(LogindHint::InUse), ..Observed::default() };
+        assert_eq!(idle(wayland), Some(0.0));
+        let away = Observed { logind: Some(LogindHint::IdleSince(ago(600))), ..wayland };
+        assert_eq!(idle(away), Some(600.0));
+        let unknown = Observed { logind: Some(LogindHint::Idle), ..wayland };
+        assert_eq!(idle(unknown), None, "idle since an unknown time: no input seen");
+        // In use beside a terminal untouched for an hour: the user is there.
+        let terminal = Observed { devices: Some(3600.0), ..wayland };
+        assert_eq!(idle(terminal), Some(0.0));
+        // The X server answers for the same desktop, to the second: it is taken over
+        // logind's coarse "in use"...
+        let x11 = Observed { x11: Some(200.0), ..wayland };
+        assert_eq!(idle(x11), Some(200.0));
+        // ...but a more recent input anywhere still wins.
+        let typing = Observed { x11: Some(200.0), interrupts: Some(5.0), ..wayland };
+        assert_eq!(idle(typing), Some(5.0));
+        let idle_x = Observed {
+            x11: Some(900.0),
+            logind: Some(LogindHint::IdleSince(ago(300))),
+            ..Observed::default()
+        };
+        assert_eq!(idle(idle_x), Some(300.0), "logind's idle time counts beside X's");
+        let recent_x = Observed { x11: Some(10.0), ..idle_x };
+        assert_eq!(idle(recent_x), Some(10.0));
     }
 }
