@@ -45,6 +45,10 @@ use std::time::Duration;
 /// How often the account files are looked at (BOINC's client looks as often).
 const ACCOUNT_SCAN_INTERVAL: Duration = Duration::from_secs(5);
 
+/// How long a stopping service waits for the client's thread to end (its actors let go
+/// of the state store, and the data directory's lock with it, as they are dropped).
+const CLIENT_THREAD_WAIT: Duration = Duration::from_secs(20);
+
 /// The file in the data directory that holds the GUI RPC port the service listens on
 /// (a decimal number and a newline): removed at start, written (atomically) once the
 /// listener is bound, removed again when the service stops. A starter that asked for
@@ -322,17 +326,34 @@ impl Service {
 
     /// Waits until the client stops (a GUI RPC `quit`, or [`Service::stop`]), then stops
     /// what ran beside it.
+    ///
+    /// When it returns, the data directory is free for another client: the tasks beside
+    /// the client have ended and the client's thread, whose actors keep the state store
+    /// and with it the directory's lock, has exited (waited for a bounded time). A service
+    /// restarted in the same process found the directory still locked otherwise.
     pub async fn finished(self) -> Result<RunReport, ServiceError> {
         let report = self.handle.finished().await;
-        self.account_task.abort();
-        self.prefs_task.abort();
-        self.account_manager_task.abort();
-        if let Some(task) = self.notice_task {
+        let mut beside = vec![self.account_task, self.prefs_task, self.account_manager_task];
+        beside.extend(self.notice_task);
+        for task in &beside {
             task.abort();
+        }
+        for task in beside {
+            // Cancelled: the wait only makes sure the task's future is gone.
+            let _ = task.await;
         }
         if let Some(task) = self.gui_rpc_task {
             task.abort();
+            let _ = task.await;
             remove_port_file(&self.dir, GUI_RPC_PORT_FILE);
+        }
+        let handle = self.handle.clone();
+        let joined = tokio::task::spawn_blocking(move || handle.join());
+        if tokio::time::timeout(CLIENT_THREAD_WAIT, joined).await.is_err() {
+            tracing::warn!(
+                "the client's thread has not ended {} s after the client stopped",
+                CLIENT_THREAD_WAIT.as_secs()
+            );
         }
         Ok(report?)
     }
