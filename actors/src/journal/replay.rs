@@ -85,6 +85,9 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
     let Some(setup_entry) = recorded.first() else {
         return Err(ClientError::Journal("the journal is empty".into()));
     };
+    if setup_entry.name == "LiveSetup" {
+        return super::live_replay::replay_live(recorded);
+    }
     let setup: RunSetup = serde_json::from_value(setup_entry.body.clone())
         .map_err(|e| ClientError::Journal(format!("its setup line is not a run setup: {e}")))?;
     let journal = Journal::verify(recorded);
@@ -169,7 +172,7 @@ async fn next_driver_input(journal: &Journal) -> Option<JournalEntry> {
 /// How many times replay lets the actors run before it looks at the journal again.
 const SETTLE_ROUNDS: usize = 16;
 
-fn parse<T: serde::de::DeserializeOwned>(entry: &JournalEntry) -> Result<T, ClientError> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(entry: &JournalEntry) -> Result<T, ClientError> {
     serde_json::from_value(entry.body.clone()).map_err(|e| {
         ClientError::Journal(format!("entry {} ({}) is malformed: {e}", entry.seq, entry.name))
     })

@@ -463,7 +463,10 @@ impl Scheduler {
             ended_slots.push(slot);
             // The app's standard error and why it failed go to the project with the
             // result, as BOINC reports them.
-            let stderr = self.process_host.take_stderr(&self.client.state().job(id).name);
+            let name = &self.client.state().job(id).name;
+            let stderr = self
+                .context
+                .exchange("scheduler", "Stderr", || self.process_host.take_stderr(name));
             self.client.report_app_output(id, message.as_deref(), stderr.as_deref());
             let job = self.client.state().job(id);
             let event = ClientEvent::TaskFinished {
