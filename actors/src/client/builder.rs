@@ -297,10 +297,8 @@ impl ClientBuilder {
                     persistence: effects.persistence.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
-                let live = latched.map(|clock| LiveInputs {
-                    clock,
-                    actions: shared.actions_through_driver(),
-                });
+                let live = latched
+                    .map(|clock| LiveInputs { clock, actions: shared.actions_through_driver() });
                 let driver = WallClockDriver {
                     link,
                     handle: shared.clone(),

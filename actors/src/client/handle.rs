@@ -66,9 +66,7 @@ impl HandleShared {
     }
 
     /// From now on user actions go to the driver, through the channel returned.
-    pub(crate) fn actions_through_driver(
-        &self,
-    ) -> tokio::sync::mpsc::UnboundedReceiver<UserCall> {
+    pub(crate) fn actions_through_driver(&self) -> tokio::sync::mpsc::UnboundedReceiver<UserCall> {
         let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
         *self.actions.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
         receiver

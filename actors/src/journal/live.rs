@@ -94,9 +94,9 @@ impl JournaledFileSystem {
         path: &str,
         live: impl FnOnce() -> Result<T, FileSystemError>,
     ) -> Result<T, FileSystemError> {
-        let answer = self.journal.exchange(self.clock.now(), "disk", name, || {
-            live().map_err(|error| error.to_string())
-        });
+        let answer = self
+            .journal
+            .exchange(self.clock.now(), "disk", name, || live().map_err(|error| error.to_string()));
         answer.map_err(|reason| FileSystemError::Io {
             operation: "read back",
             path: PathBuf::from(path),

@@ -4,12 +4,12 @@
 //! message). Recording writes them out; verifying compares a replayed run with a
 //! recorded one entry by entry and feeds the recorded inputs back to the effects.
 
+use super::gate::Gate;
 use boinc_core::Time;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use super::gate::Gate;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +56,7 @@ pub enum JournalError {
     },
     /// A line is not a journal entry.
     #[error(
-        "journal {path}, line {line}: not a journal entry ({source}); was it written by `boinc-rs sim --journal`?"
+        "journal {path}, line {line}: not a journal entry ({source}); was it written by `boinc-rs sim --journal` or `boinc-rs run --journal`?"
     )]
     Parse {
         /// The journal file.
@@ -478,7 +478,11 @@ struct Rotation {
 impl Rotation {
     /// Writes one line to `writer`, rotating the file first when the line would take it
     /// past the limit (a line is never split between files).
-    fn write(&mut self, writer: &mut Option<Box<dyn Write + Send>>, line: &[u8]) -> std::io::Result<()> {
+    fn write(
+        &mut self,
+        writer: &mut Option<Box<dyn Write + Send>>,
+        line: &[u8],
+    ) -> std::io::Result<()> {
         if self.written > 0 && self.written + line.len() as u64 > self.limit {
             if let Some(mut old) = writer.take() {
                 old.flush()?;
@@ -499,4 +503,45 @@ pub fn rotated_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".1");
     PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live journal of `lines` entries, each about 100 bytes, rotated past `limit`.
+    fn written(dir: &Path, limit: u64, lines: usize) -> PathBuf {
+        let path = dir.join("journal.jsonl");
+        let journal = Journal::live_to_file(&path, limit).expect("the journal");
+        journal.append(0.0, "driver", EntryKind::Setup, "LiveSetup", &"setup");
+        for i in 1..lines {
+            journal.append(i as f64, "scheduler", EntryKind::Input, "Tick", &"x".repeat(20));
+        }
+        journal.finish().expect("written");
+        path
+    }
+
+    #[test]
+    fn a_journal_past_its_limit_goes_on_in_a_new_file_and_reads_whole_after_one_rotation() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = written(dir.path(), 2_000, 30);
+        let older = std::fs::metadata(rotated_path(&path)).expect("FILE.1").len();
+        assert!(older <= 2_000, "{older} bytes in FILE.1");
+        let entries = read_journal(&path).expect("FILE.1 then FILE");
+        assert_eq!(entries.len(), 30);
+        assert!(entries.iter().enumerate().all(|(i, e)| e.seq == i as u64));
+    }
+
+    #[test]
+    fn a_journal_rotated_twice_says_its_beginning_is_gone() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = written(dir.path(), 1_000, 60);
+        for file in [&path, &rotated_path(&path)] {
+            let size = std::fs::metadata(file).expect("the file").len();
+            assert!(size <= 1_000, "{} is {size} bytes", file.display());
+        }
+        let error = read_journal(&path).expect_err("no setup line left");
+        assert!(matches!(error, JournalError::NoSetup { .. }), "{error}");
+        assert!(error.to_string().contains("--journal-limit-mb"), "{error}");
+    }
 }

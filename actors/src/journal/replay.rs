@@ -172,7 +172,9 @@ async fn next_driver_input(journal: &Journal) -> Option<JournalEntry> {
 /// How many times replay lets the actors run before it looks at the journal again.
 const SETTLE_ROUNDS: usize = 16;
 
-pub(super) fn parse<T: serde::de::DeserializeOwned>(entry: &JournalEntry) -> Result<T, ClientError> {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(
+    entry: &JournalEntry,
+) -> Result<T, ClientError> {
     serde_json::from_value(entry.body.clone()).map_err(|e| {
         ClientError::Journal(format!("entry {} ({}) is malformed: {e}", entry.seq, entry.name))
     })

@@ -27,7 +27,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A data directory attached to the project at `url`, checkpointing every second and
 /// reporting results as soon as they are uploaded.
-fn attached_data_dir(url: &str) -> tempfile::TempDir {
+pub(crate) fn attached_data_dir(url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a data directory");
     let status = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
         .args(["attach", "--dir"])
@@ -67,7 +67,7 @@ fn peek_state(dir: &Path) -> Option<ClientState> {
     boinc_core::protocol::parse_client_state(&text, "client_state.xml").ok()
 }
 
-fn log_of(path: &Path) -> String {
+pub(crate) fn log_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let tail: Vec<char> = text.chars().rev().take(20_000).collect();
     tail.into_iter().rev().collect()
