@@ -8,52 +8,37 @@
 //! difference is the divergence.
 
 use super::live::{JournaledFileSystem, LatchedClock, LiveSetup};
-use super::replay::{ReplayReport, parse};
+use super::replay::{Recorded, ReplayReport, deliver};
 use crate::client::ClientError;
 use crate::effects::{
-    DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, ProcessError, ProcessHost,
-    ProcessReport, ProgressSink, RpcError, SchedulerTransport, TransferError, Transferred,
+    DiskSpace, EffectFuture, FileSystem, FileSystemError, FileTransfer, ProgressSink, RpcError,
+    SchedulerTransport, TransferError, Transferred,
 };
 use crate::journal::{EntryKind, Journal, JournalEntry};
 use crate::runtime::context::ActorContext;
 use crate::runtime::disk::DiskActor;
 use crate::runtime::events::EventBus;
 use crate::runtime::live_disk::LiveDisk;
-use crate::runtime::messages::{HostChanged, PollTasks, Shutdown, Startup, Tick, User};
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::runtime::supervision::PanicInjector;
 use crate::sim::paused_system;
-use boinc_core::control::{ClientControl, TaskCommand};
+use boinc_core::control::ClientControl;
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::transfer::TransferOrder;
 use std::sync::Arc;
 
-/// The effects of a live run's replay: whatever the world said is in the journal (the
-/// journal's answer replaces each of these where the run recorded one).
-struct Replayed(Journal);
+/// The effects of a live run's replay other than the processes (whose reports are read
+/// back as a simulated run's are): whatever the world said is in the journal, whose
+/// answer replaces each of these where the run recorded one.
+struct Replayed;
 
 /// Why a replayed effect has no answer of its own.
 const REPLAYED: &str = "replayed from the journal";
 
-impl ProcessHost for Replayed {
-    fn command(&self, _: &TaskCommand) -> Result<(), ProcessError> {
-        Ok(())
-    }
-
-    fn poll(&self, _: u32) -> Result<ProcessReport, ProcessError> {
-        self.0
-            .recorded_input::<Result<ProcessReport, String>>("ProcessReport")
-            .unwrap_or(Ok(ProcessReport::Gone))
-            .map_err(ProcessError::Host)
-    }
-
-    fn reap(&self, _: u32) -> Result<(), ProcessError> {
-        Ok(())
-    }
-
-    fn kill(&self, _: u32) -> Result<(), ProcessError> {
-        Ok(())
-    }
+/// A transfer's end as a replayed effect has it (the journal has the run's).
+fn not_moved(order: &TransferOrder) -> EffectFuture<Result<Transferred, TransferError>> {
+    let error = TransferError::Connect { url: order.url.clone(), reason: REPLAYED.into() };
+    Box::pin(std::future::ready(Err(error)))
 }
 
 impl SchedulerTransport for Replayed {
@@ -78,8 +63,7 @@ impl FileTransfer for Replayed {
         order: &TransferOrder,
         _: ProgressSink,
     ) -> EffectFuture<Result<Transferred, TransferError>> {
-        let error = TransferError::Connect { url: order.url.clone(), reason: REPLAYED.into() };
-        Box::pin(std::future::ready(Err(error)))
+        not_moved(order)
     }
 
     fn upload(
@@ -87,8 +71,7 @@ impl FileTransfer for Replayed {
         order: &TransferOrder,
         _: ProgressSink,
     ) -> EffectFuture<Result<Transferred, TransferError>> {
-        let error = TransferError::Connect { url: order.url.clone(), reason: REPLAYED.into() };
-        Box::pin(std::future::ready(Err(error)))
+        not_moved(order)
     }
 
     fn install(&self, _: &TransferOrder) -> Result<(), TransferError> {
@@ -135,7 +118,7 @@ pub(crate) fn replay_live(recorded: Vec<JournalEntry>) -> Result<ReplayReport, C
             faults: PanicInjector::new(&[]),
         };
         replaying.append(start, "driver", EntryKind::Setup, "LiveSetup", &setup);
-        let effects = Arc::new(Replayed(replaying.clone()));
+        let effects = Arc::new(Replayed);
         let disk = setup.disk_manager.then(|| {
             let file_system =
                 JournaledFileSystem::new(effects.clone(), replaying.clone(), clock.clone());
@@ -149,7 +132,7 @@ pub(crate) fn replay_live(recorded: Vec<JournalEntry>) -> Result<ReplayReport, C
         let (mut scheduler, link) = SchedulerActor::launch(SchedulerSetup {
             client,
             context,
-            process_host: effects.clone(),
+            process_host: Arc::new(Recorded(replaying.clone())),
             transport: effects,
             seed: setup.seed,
             boinc_compat: false,
@@ -179,27 +162,8 @@ pub(crate) fn replay_live(recorded: Vec<JournalEntry>) -> Result<ReplayReport, C
                 }
                 continue;
             }
-            loop {
-                let sent = match entry.name.as_str() {
-                    "Startup" => scheduler.send(Startup { now: entry.time }).await.map(|_| true),
-                    "Tick" => scheduler.send(parse::<Tick>(&entry)?).await.map(|_| true),
-                    "PollTasks" => scheduler.send(parse::<PollTasks>(&entry)?).await.map(|_| true),
-                    "User" => scheduler.send(parse::<User>(&entry)?).await.map(|_| true),
-                    "HostChanged" => {
-                        scheduler.send(parse::<HostChanged>(&entry)?).await.map(|_| true)
-                    }
-                    "Shutdown" => scheduler.send(parse::<Shutdown>(&entry)?).await.map(|_| true),
-                    _ => Ok(false),
-                };
-                match sent {
-                    Ok(true) => break,
-                    Ok(false) => {
-                        replaying.nothing_replayed();
-                        break;
-                    }
-                    // The recorded run's scheduler failed here too: its driver rebuilt it.
-                    Err(_) => scheduler = SchedulerActor::rebuild(link.inner.clone()),
-                }
+            if !deliver(&mut scheduler, &link, &entry).await? {
+                replaying.nothing_replayed();
             }
         }
         Ok::<(), ClientError>(())

@@ -4,14 +4,13 @@
 //! network, processes or clock, re-derives every decision the run made. One recorded
 //! decision changed and replay names it as the first difference.
 
-use super::service::{attached_data_dir, log_of};
+use super::service::{log_of, project_and_data_dir};
 use crate::support;
 
 use serde_json::Value;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
-use support::project_server::ProjectServerProcess;
 use support::service::{signal, start_service_with, wait_exit};
 
 /// How long the run may take to have its first results reported (a report goes with
@@ -30,31 +29,16 @@ fn recorded_journal() -> &'static str {
 /// Runs a client with `--journal` until the server has two results reported, stops it,
 /// and returns the journal's text.
 fn record_a_live_run() -> String {
-    let server = ProjectServerProcess::start(&[
-        "--jobs",
-        "4",
-        "--job-seconds",
-        "3",
-        "--request-delay",
-        "1",
-        "--max-jobs-per-cpu",
-        "2",
-    ]);
-    let data = attached_data_dir(&server.url);
+    let (server, data) = project_and_data_dir("4", "3", "2");
     let dir = data.path();
     let journal = dir.join("journal.jsonl");
     let log = dir.join("service.log");
     let journal_arg = journal.to_str().expect("a UTF-8 path");
     let mut service = start_service_with(dir, &log, &["--journal", journal_arg], &[]);
-    let reported = |status: &Value| {
-        status["jobs"]
-            .as_array()
-            .map_or(0, |jobs| jobs.iter().filter(|j| !j["reported_at"].is_null()).count())
-    };
     server.wait_for_or(
         "two results reported",
         REPORTED_WAIT,
-        |status| reported(status) >= 2,
+        |status| status["jobs_reported"].as_u64().is_some_and(|n| n >= 2),
         || log_of(&log),
     );
     signal(&service, nix::sys::signal::Signal::SIGTERM);

@@ -27,7 +27,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A data directory attached to the project at `url`, checkpointing every second and
 /// reporting results as soon as they are uploaded.
-pub(crate) fn attached_data_dir(url: &str) -> tempfile::TempDir {
+fn attached_data_dir(url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a data directory");
     let status = Command::new(env!("CARGO_BIN_EXE_boinc-rs"))
         .args(["attach", "--dir"])
@@ -91,7 +91,13 @@ struct Checkpointed {
     slot: u32,
 }
 
-fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpointed {
+/// A project of `jobs` jobs of `seconds` CPU seconds, asked for work every second, a
+/// host holding `per_cpu` of them per CPU; and a data directory attached to it.
+pub(crate) fn project_and_data_dir(
+    jobs: &str,
+    seconds: &str,
+    per_cpu: &str,
+) -> (ProjectServerProcess, tempfile::TempDir) {
     let server = ProjectServerProcess::start(&[
         "--jobs",
         jobs,
@@ -100,9 +106,14 @@ fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpo
         "--request-delay",
         "1",
         "--max-jobs-per-cpu",
-        "1",
+        per_cpu,
     ]);
     let data = attached_data_dir(&server.url);
+    (server, data)
+}
+
+fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpointed {
+    let (server, data) = project_and_data_dir(jobs, seconds, "1");
     let dir = data.path();
     let log: PathBuf = dir.with_extension("log");
     let service = start_service(dir, &log);
