@@ -78,11 +78,12 @@ pub struct InstanceAssignment {
     pub tasks: Vec<(u32, f64, Vec<u32>)>,
 }
 
-/// The scheduler asks a task for its process's state. The report is the handler's
-/// answer, and also goes to `answer` when one is given: a step polls every running task
-/// at once, and takes their answers from one channel rather than one reply each.
+/// The scheduler asks a task for its process's state. The report goes on the step's
+/// board through `answer`: a step polls every running task at once and takes their
+/// answers from one board rather than one reply each (a reply would cost each poll a
+/// oneshot channel, and its report a copy into it).
 #[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "TaskReport")]
+#[rtype(result = "()")]
 pub struct Poll {
     /// When.
     pub now: Time,
@@ -104,10 +105,10 @@ pub struct PollAnswer {
 
 impl PollAnswer {
     /// Hands `report` back to the step that asked.
-    pub fn send(self, report: &TaskReport) {
+    pub fn send(self, report: TaskReport) {
         let mut reports = self.board.reports.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(place) = reports.get_mut(self.position) {
-            *place = Some(report.clone());
+            *place = Some(report);
         }
     }
 }
@@ -138,12 +139,14 @@ pub struct PollBoard {
 }
 
 impl PollBoard {
-    /// A board held by the step until [`PollBoard::sent`]; the receiver fires once the
-    /// step let go and every answer is in.
-    pub fn new() -> (Arc<PollBoard>, tokio::sync::oneshot::Receiver<()>) {
+    /// A board for up to `polls` answers (more only cost a reallocation), held by the
+    /// step until [`PollBoard::sent`]; the receiver fires once the step let go and every
+    /// answer is in. Sized up front: a step polls dozens of tasks on a big host, and a
+    /// board grown answer by answer copied every report it held each time.
+    pub fn new(polls: usize) -> (Arc<PollBoard>, tokio::sync::oneshot::Receiver<()>) {
         let (done, all_in) = tokio::sync::oneshot::channel();
         let board = PollBoard {
-            reports: Mutex::new(Vec::new()),
+            reports: Mutex::new(Vec::with_capacity(polls)),
             outstanding: std::sync::atomic::AtomicUsize::new(1),
             done: Mutex::new(Some(done)),
         };

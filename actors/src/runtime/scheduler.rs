@@ -378,7 +378,7 @@ impl Scheduler {
     /// tasks in order and the channel. A poll sent to an actor that failed is dropped
     /// with its mailbox, and counts as unanswered.
     fn polls(&mut self, now: Time) -> StepPolls {
-        let (board, all_in) = PollBoard::new();
+        let (board, all_in) = PollBoard::new(self.client.running().len());
         let mut polled = Vec::with_capacity(self.client.running().len());
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
@@ -400,30 +400,32 @@ impl Scheduler {
         StepPolls { polled, board, all_in }
     }
 
-    /// Applies the task reports; returns the jobs that finished successfully.
+    /// Applies the task reports, the polled tasks' in the same order (`None`: the poll
+    /// went down with its actor); returns the jobs that finished successfully.
     fn apply_reports(
         &mut self,
-        reports: Vec<(JobId, u32, Result<TaskReport, MailboxError>)>,
+        polled: Vec<(JobId, u32)>,
+        reports: Vec<Option<TaskReport>>,
         now: Time,
     ) -> Vec<JobId> {
         let mut finished = Vec::new();
-        for (id, slot, report) in reports {
+        for ((id, slot), report) in polled.into_iter().zip(reports) {
             let actor = ActorId { kind: ActorKind::Task, index: slot };
-            if report.is_ok() {
+            if report.is_some() {
                 self.supervisor.healthy(actor, now);
             }
             match report {
-                Ok(TaskReport::Running(status)) => {
+                Some(TaskReport::Running(status)) => {
                     self.restarts.remove(&slot);
                     self.client.apply_status(id, &status);
                     self.client.note_app_running(id, &self.app_restart_policy, now);
                 }
-                Ok(TaskReport::Finished(status)) => {
+                Some(TaskReport::Finished(status)) => {
                     self.client.apply_status(id, &status);
                     self.task_ended(slot);
                     finished.push((id, slot, None, None));
                 }
-                Ok(TaskReport::Restarting { checkpoint, restart_at, crashes }) => {
+                Some(TaskReport::Restarting { checkpoint, restart_at, crashes }) => {
                     self.client.apply_status(id, &checkpoint);
                     self.client.note_crash(id, &crashes, restart_at);
                     if self.restarts.insert(slot, restart_at) != Some(restart_at) {
@@ -434,13 +436,13 @@ impl Scheduler {
                         });
                     }
                 }
-                Ok(TaskReport::Failed { exit_status, message }) => {
+                Some(TaskReport::Failed { exit_status, message }) => {
                     tracing::warn!(job = %self.client.state().job(id).name, exit_status, %message, "task failed");
                     self.task_ended(slot);
                     finished.push((id, slot, Some(exit_status), Some(message)));
                 }
-                Ok(TaskReport::Idle) => {}
-                Err(_) => {
+                Some(TaskReport::Idle) => {}
+                None => {
                     self.tasks.remove(&slot);
                     match self.actor_failed(actor, now) {
                         // The process lives on; a new actor takes it over then.
@@ -1299,33 +1301,30 @@ impl SchedulerActor {
             let StepPolls { polled, board, all_in } = polls;
             // Fires when every poll was answered or dropped with its actor.
             let _ = all_in.await;
-            let got = board.take();
-            polled
-                .into_iter()
-                .zip(got)
-                .map(|((id, slot), report)| (id, slot, report.ok_or(MailboxError::Closed)))
-                .collect::<Vec<_>>()
+            (polled, board.take())
         };
-        AtomicResponse::new(Box::pin(polled.into_actor(self).then(move |reports, act, _| {
-            let (finished, ended, full_disk) = {
-                let mut s = act.inner.borrow_mut();
-                let tasks_before = s.client.running().len();
-                let finished = s.apply_reports(reports, now);
-                let ended = s.client.running().len() != tasks_before;
-                (finished, ended, s.client.disk_full())
-            };
-            // On a full disk every poll looks at the room: tasks and downloads waiting
-            // for it go on within a poll of its return, not at the next full step.
-            let room_again = match !full && !ended && full_disk {
-                true => act.disk_measure(now),
-                false => actix::fut::ready(false).boxed_local(),
-            };
-            room_again
-                .then(move |room_again, act, _| {
-                    act.after_polls(finished, full || ended || room_again, now)
-                })
-                .boxed_local()
-        })))
+        AtomicResponse::new(Box::pin(polled.into_actor(self).then(
+            move |(polled, reports), act, _| {
+                let (finished, ended, full_disk) = {
+                    let mut s = act.inner.borrow_mut();
+                    let tasks_before = s.client.running().len();
+                    let finished = s.apply_reports(polled, reports, now);
+                    let ended = s.client.running().len() != tasks_before;
+                    (finished, ended, s.client.disk_full())
+                };
+                // On a full disk every poll looks at the room: tasks and downloads waiting
+                // for it go on within a poll of its return, not at the next full step.
+                let room_again = match !full && !ended && full_disk {
+                    true => act.disk_measure(now),
+                    false => actix::fut::ready(false).boxed_local(),
+                };
+                room_again
+                    .then(move |room_again, act, _| {
+                        act.after_polls(finished, full || ended || room_again, now)
+                    })
+                    .boxed_local()
+            },
+        )))
     }
 
     /// What follows a step's polls: for a full step (or when a task ended, or room came

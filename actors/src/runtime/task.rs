@@ -292,16 +292,15 @@ impl Handler<Command> for TaskActor {
 }
 
 impl Handler<Poll> for TaskActor {
-    type Result = actix::MessageResult<Poll>;
+    type Result = ();
 
     fn handle(&mut self, mut message: Poll, ctx: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "Poll", &message);
         let answer = message.answer.take();
         let report = self.poll(message, ctx);
         if let Some(answer) = answer {
-            answer.send(&report);
+            answer.send(report);
         }
-        actix::MessageResult(report)
     }
 }
 

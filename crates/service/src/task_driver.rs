@@ -12,7 +12,7 @@ use boinc_runtime::effects::{Clock, ProcessHost};
 use boinc_runtime::journal::Journal;
 use boinc_runtime::runtime::context::ActorContext;
 use boinc_runtime::runtime::events::EventBus;
-use boinc_runtime::runtime::messages::{Command, Poll, TaskReport};
+use boinc_runtime::runtime::messages::{Command, Poll, PollBoard, TaskReport};
 use boinc_runtime::runtime::task::{TaskActor, TaskSupervision};
 use std::sync::Arc;
 
@@ -103,6 +103,12 @@ impl TaskDriver {
 
     /// Polls the task. After it finished or failed the actor is gone: an error.
     pub async fn poll(&self) -> Result<TaskReport, MailboxError> {
-        self.actor.send(Poll { now: self.now(), answer: None }).await
+        let (board, all_in) = PollBoard::new(1);
+        let answer = board.answer();
+        board.sent();
+        self.actor.send(Poll { now: self.now(), answer: Some(answer) }).await?;
+        // The answer was handed in (or dropped) by the time the handler returned.
+        let _ = all_in.await;
+        board.take().pop().flatten().ok_or(MailboxError::Closed)
     }
 }
