@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 use support::service::{signal, start_service_with, wait_exit};
+use support::wait::wait_until_or;
 
 /// How long the run may take to have its first results reported (a report goes with
 /// the client's scheduling check, once a minute).
@@ -39,6 +40,17 @@ fn record_a_live_run() -> String {
         "two results reported",
         REPORTED_WAIT,
         |status| status["jobs_reported"].as_u64().is_some_and(|n| n >= 2),
+        || log_of(&log),
+    );
+    // The reply to the report is taken in (a reply still on its way when the client
+    // stops is never taken in, and so not in the journal).
+    let reported_in_reply = |text: &str| {
+        text.lines().any(|l| l.contains("scheduler RPC done") && !l.contains("reported=0"))
+    };
+    wait_until_or(
+        "the client to take the report's reply in",
+        REPORTED_WAIT,
+        || reported_in_reply(&log_of(&log)),
         || log_of(&log),
     );
     signal(&service, nix::sys::signal::Signal::SIGTERM);
