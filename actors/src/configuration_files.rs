@@ -66,8 +66,9 @@ fn source(file: &Option<(String, String)>) -> Option<SourceText<'_>> {
 }
 
 /// A file's text; `None` when it is absent; an error when it cannot be read, is not
-/// text, or is larger than [`MAX_CONFIG_FILE`].
-fn read_bounded(path: &Path) -> Result<Option<String>, String> {
+/// text, or is larger than a megabyte (no user's configuration file is). The service
+/// reads the projects' app_info.xml with it too.
+pub fn read_bounded(path: &Path) -> Result<Option<String>, String> {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),

@@ -6,6 +6,7 @@
 //! crosses to the world at a scheduler RPC is a protocol request and reply
 //! ([`build_request`], [`apply_reply`]), as with a real project.
 
+pub mod anonymous_platform;
 pub mod app_limits;
 pub mod attach;
 pub mod client_control;
@@ -28,6 +29,7 @@ pub mod task_program;
 pub mod user_action;
 pub mod web_prefs;
 
+pub use anonymous_platform::{take_app_info, usable_app_info};
 pub use app_limits::{
     ADDRESS_SPACE_FLOOR, ExitUnderLimits, address_space_limit, allocation_failure_reported,
     file_size_limit, limit_behind_exit,
@@ -48,8 +50,8 @@ pub use reply::{
 };
 pub use reply_check::{ReplyRefusal, check_reply, is_plain_file_name};
 pub use request::{
-    CLIENT_BRAND, ClientIdentity, PROTOCOL_VERSION, RequestScratch, build_request,
-    build_request_with,
+    ANONYMOUS_PLATFORM, CLIENT_BRAND, ClientIdentity, PROTOCOL_VERSION, RequestScratch,
+    build_request, build_request_with,
 };
 pub use rpc_session::{ProjectRpcState, apply_master_fetch, apply_rpc_outcome, client_rng};
 pub use state_saving::{SaveDue, SavePolicy, SaveReason, SaveSchedule, durable_digest};

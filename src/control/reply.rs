@@ -428,7 +428,7 @@ fn file_refs(references: Vec<FileReference>, files: &HashMap<String, FileId>) ->
 
 /// What a sent app version's jobs occupy; an error names a coprocessor type the client
 /// has no resource for.
-fn usage_of(description: &AppVersionDescription) -> Result<ResourceUsage, String> {
+pub(crate) fn usage_of(description: &AppVersionDescription) -> Result<ResourceUsage, String> {
     let coprocessor = match &description.coprocessor {
         None => None,
         Some(usage) => {
@@ -448,6 +448,12 @@ fn take_app_versions(
     files: &HashMap<String, FileId>,
     outcome: &mut ReplyOutcome,
 ) {
+    // The volunteer's own apps (app_info.xml) are the only versions of an anonymous
+    // project: a reply replaces none of them and adds none, as BOINC's client ignores
+    // them.
+    if state.projects[project.index()].anonymous_platform {
+        return;
+    }
     for description in versions {
         let Some(app) = find_app(state, project, &description.app_name) else {
             let app = description.app_name.into_owned();
@@ -779,14 +785,14 @@ fn take_unmatched_acks_and_aborts(
 }
 
 /// The project's app of that name.
-fn find_app(state: &ClientState, project: ProjectId, name: &str) -> Option<AppId> {
+pub(crate) fn find_app(state: &ClientState, project: ProjectId, name: &str) -> Option<AppId> {
     state.apps.iter().position(|a| a.project == project && a.name == name).map(AppId::from_index)
 }
 
 /// The app version a job of `app` runs with: the one with its version number (when
 /// given), plan class and platform (when both name one); with no version number, the
 /// newest such.
-fn find_version(
+pub(crate) fn find_version(
     state: &ClientState,
     app: AppId,
     version_num: Option<u32>,

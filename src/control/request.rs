@@ -42,6 +42,10 @@ use std::borrow::Cow;
 /// `<dont_use_dcf/>`), so boinc-rs reports the version whose formats it reads.
 pub const PROTOCOL_VERSION: ClientVersion = ClientVersion { major: 8, minor: 3, release: 0 };
 
+/// The platform a request names for a project run with the volunteer's own apps
+/// (app_info.xml, BOINC's anonymous platform).
+pub const ANONYMOUS_PLATFORM: &str = "anonymous";
+
 /// How boinc-rs names itself to projects (`<client_brand>`), with its version.
 pub const CLIENT_BRAND: &str = concat!("boinc-rs ", env!("CARGO_PKG_VERSION"));
 
@@ -177,8 +181,16 @@ pub fn build_request_with<'s>(
         cpu_req_instances: work[ResourceType::Cpu].req_ninstances,
         estimated_delay: call.estimated_delay[ResourceType::Cpu],
         client_cap_plan_class: true,
-        platform_name: Cow::Borrowed(&identity.platform),
-        alt_platforms: Cow::Borrowed(&identity.alt_platforms),
+        // The volunteer's own apps (app_info.xml): the project is told no platform, only
+        // the versions listed below, as BOINC's client tells it.
+        platform_name: match project.anonymous_platform {
+            true => Cow::Borrowed(ANONYMOUS_PLATFORM),
+            false => Cow::Borrowed(&identity.platform),
+        },
+        alt_platforms: match project.anonymous_platform {
+            true => Cow::Borrowed(&[]),
+            false => Cow::Borrowed(&identity.alt_platforms),
+        },
         code_sign_key: project.code_sign_key.as_deref().map(Cow::Borrowed),
         working_global_preferences: Some(state.prefs.clone()),
         // Sent even when empty, as BOINC 7.20's client sends it.
@@ -223,8 +235,9 @@ impl<'s> JobLists<'s> {
         listed.clear();
         listed.resize(state.app_versions.len(), -1);
         let mut app_versions = emptied(std::mem::take(&mut scratch.app_versions));
+        let anonymous = state.projects.get(project.index()).is_some_and(|p| p.anonymous_platform);
         for (index, version) in state.app_versions.iter().enumerate() {
-            if version.project == project {
+            if version.project == project && (!anonymous || declared(state, version)) {
                 listed[index] = app_versions.len() as i32;
                 app_versions.push(version_description(state, version, identity));
             }
@@ -310,6 +323,16 @@ impl<'s> JobLists<'s> {
         }
         lists
     }
+}
+
+/// Whether `version` is one of the volunteer's own (app_info.xml): all its files are
+/// theirs. A project on the anonymous platform is told of those alone, not of versions
+/// it sent before the volunteer declared their own.
+fn declared(state: &ClientState, version: &AppVersion) -> bool {
+    version
+        .files
+        .iter()
+        .all(|r| state.files.get(r.file.index()).is_some_and(|f| f.anonymous_platform))
 }
 
 /// An app version as a request lists it.
@@ -584,6 +607,35 @@ mod tests {
         state.projects[0].hostid = 0;
         let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
         assert_eq!(request.rpc_seqno, 0);
+    }
+
+    /// On the anonymous platform the request names no platform and lists only the
+    /// volunteer's versions: not one the project sent before app_info.xml was there.
+    #[test]
+    fn an_anonymous_project_is_told_of_the_volunteers_versions_alone() {
+        let mut state = state();
+        let identity = ClientIdentity {
+            alt_platforms: vec!["i686-pc-linux-gnu".into()],
+            ..Default::default()
+        };
+        let mut own = FileInfo::new(ProjectId(0), "own_build", 10.0);
+        own.anonymous_platform = true;
+        state.files.push(FileInfo::new(ProjectId(0), "sent_build", 10.0));
+        state.files.push(own);
+        state.app_versions[0].files = vec![FileRef::new(crate::model::FileId(0))];
+        state.app_versions[1].files = vec![FileRef::new(crate::model::FileId(1))];
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
+        assert_eq!(
+            (request.platform_name.as_ref(), request.app_versions.len()),
+            (identity.platform.as_str(), 2)
+        );
+        assert_eq!(request.alt_platforms.len(), 1);
+        state.projects[0].anonymous_platform = true;
+        let request = build_request(&state, &call(&[], &[]), &identity, 10.0);
+        assert_eq!(request.platform_name, ANONYMOUS_PLATFORM);
+        assert!(request.alt_platforms.is_empty());
+        let listed: Vec<u32> = request.app_versions.iter().map(|v| v.version_num).collect();
+        assert_eq!(listed, [2], "the volunteer's version alone");
     }
 
     #[test]

@@ -4,13 +4,14 @@
 //! The control loop applies an action at once and schedules again, so its effect on the
 //! processes (a task suspended, a job started) follows in the same instant.
 
+use super::anonymous_platform::take_app_info;
 use super::attach::apply_accounts;
 use crate::Time;
 use crate::model::{
     AppConfig, CcConfig, ClientState, FileStatus, FileTransferState, JobId, JobState, Prefs,
     ProjectId, RunMode,
 };
-use crate::protocol::Account;
+use crate::protocol::{Account, AppInfo};
 use crate::work_fetch::clear_backoff;
 use serde::{Deserialize, Serialize};
 
@@ -89,6 +90,15 @@ pub enum UserAction {
     /// Projects' app_config.xml re-read by the host, by master URL: applied to each
     /// project's apps and app versions (a project no longer attached is skipped).
     SetAppConfigs(Vec<(String, AppConfig)>),
+    /// A project's app_info.xml read by the host, its missing files left out: the
+    /// volunteer's own apps, which the project is run with from now on (BOINC's
+    /// anonymous platform; `control::anonymous_platform`).
+    TakeAppInfo {
+        /// The project's master URL.
+        master_url: String,
+        /// What the file declares.
+        app_info: Box<AppInfo>,
+    },
     /// Retry a file's download or upload now: its own backoff and its project's
     /// backoff in that direction end (the Manager's "Retry now", `boinccmd
     /// --file_transfer URL NAME retry`).
@@ -306,6 +316,10 @@ pub fn apply_user_action(
                 }
             }
         }
+        UserAction::TakeAppInfo { master_url, app_info } => {
+            let p = find_project(state, master_url)?;
+            take_app_info(state, p, app_info);
+        }
         UserAction::RetryFileTransfer { project, file } => {
             let (p, f, upload) = find_transfer(state, project, file)?;
             let record = &mut state.files[f];
@@ -368,7 +382,8 @@ fn drop_jobs_of(state: &ClientState, p: ProjectId, effect: &mut ActionEffect) {
 /// reset starts it afresh, as BOINC deletes them): a job that needs one downloads it
 /// again, app included, rather than starting an app that is not there.
 fn forget_project_files(state: &mut ClientState, p: ProjectId) {
-    for file in state.files.iter_mut().filter(|f| f.project == p) {
+    // The volunteer's own files (app_info.xml) are theirs: a reset keeps them.
+    for file in state.files.iter_mut().filter(|f| f.project == p && !f.anonymous_platform) {
         file.status = FileStatus::NotPresent;
         file.uploaded = false;
         file.transfer_deferred = false;

@@ -6,7 +6,8 @@
 //! A file is *needed*, and never planned for deletion, when a job that the server has
 //! not acknowledged refers to it (its workunit's input or its own output: this covers
 //! running tasks, queued jobs and unreported results), when it is an app's executable
-//! (app versions refer to it; the model keeps no link from versions to files), or when
+//! (app versions refer to it; the model keeps no link from versions to files), when it
+//! is one of the volunteer's own files (app_info.xml), or when
 //! it is an output still waiting for its upload. A file referred to only by
 //! acknowledged results is *referenced* but not needed: the client forgets such results
 //! (step 3), after which the file may go.
@@ -29,7 +30,7 @@ impl FileReferences {
         let mut needed: Vec<bool> = state
             .files
             .iter()
-            .map(|f| f.executable || (f.upload_when_present && !f.uploaded))
+            .map(|f| f.executable || f.anonymous_platform || (f.upload_when_present && !f.uploaded))
             .collect();
         let mut acknowledged = vec![0u32; nfiles];
         for job in &state.jobs {
@@ -115,5 +116,17 @@ mod tests {
         // Forgetting a result the server has not acknowledged releases nothing.
         assert!(refs.forget_result(&state, JobId(0)).is_empty());
         assert!(refs.is_needed(queued_input));
+    }
+
+    /// The volunteer's own files (app_info.xml) are theirs: never planned for deletion,
+    /// even with nothing referring to them.
+    #[test]
+    fn the_volunteers_own_files_are_needed() {
+        let mut b = DiskStateBuilder::new(&[1.0]);
+        let own = b.file(0, 10.0, true, 0.0);
+        let mut state = b.state;
+        assert!(!FileReferences::of(&state).is_needed(own));
+        state.files[own.index()].anonymous_platform = true;
+        assert!(FileReferences::of(&state).is_needed(own));
     }
 }

@@ -136,6 +136,12 @@ pub struct Project {
     /// versions a later reply brings take it, and the project's own limits.
     #[serde(default)]
     pub app_config: super::app_config::AppConfig,
+    /// The volunteer runs their own apps for the project (an app_info.xml in its
+    /// directory, BOINC's anonymous platform): requests say `anonymous` and list those
+    /// versions, and no reply replaces them. Read from the file at every start, never
+    /// saved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anonymous_platform: bool,
 }
 
 /// A project's transfer backoff in each direction (BOINC's per-project file transfer
@@ -270,6 +276,7 @@ impl Project {
             njobs_error: 0,
             elapsed_time: 0.0,
             app_config: super::app_config::AppConfig::default(),
+            anonymous_platform: false,
         }
     }
 }

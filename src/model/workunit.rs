@@ -111,6 +111,10 @@ pub struct FileInfo {
     /// next, bytes moved so far (BOINC's `<persistent_file_xfer>`).
     #[serde(default)]
     pub transfer: FileTransferState,
+    /// One of the volunteer's own files, listed in the project's app_info.xml: never
+    /// downloaded, never checked against a signature, never deleted by the client.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anonymous_platform: bool,
 }
 
 /// One file's transfer across its attempts (BOINC's persistent file transfer): the
@@ -166,6 +170,7 @@ impl FileInfo {
             download_time: 0.0,
             time_last_used: 0.0,
             transfer: FileTransferState::default(),
+            anonymous_platform: false,
         }
     }
 }

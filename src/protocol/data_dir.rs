@@ -19,6 +19,9 @@ pub const GLOBAL_PREFS_OVERRIDE: &str = "global_prefs_override.xml";
 pub const CC_CONFIG: &str = "cc_config.xml";
 /// A project's app configuration, in the project's directory.
 pub const APP_CONFIG: &str = "app_config.xml";
+/// A project's anonymous-platform declaration (the volunteer's own apps), in the
+/// project's directory.
+pub const APP_INFO: &str = "app_info.xml";
 /// The file a running client holds locked, so that one client runs per directory.
 pub const LOCK_FILE: &str = "lockfile";
 

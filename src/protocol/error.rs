@@ -173,6 +173,29 @@ pub enum XmlProblem {
     /// A run mode BOINC doesn't define.
     #[error("unknown run mode {0}; use 1 (always), 2 (according to preferences) or 3 (never)")]
     UnknownRunMode(i64),
+    /// A file name that is a path, or has control characters, in a file the user writes.
+    #[error(
+        "\"{0}\" is not a plain file name; name the file as it is in the project's directory, \
+         without a path"
+    )]
+    NotAPlainFileName(String),
+    /// A download URL in app_info.xml: the volunteer's own files are never downloaded.
+    #[error(
+        "a <url> in app_info.xml: the volunteer's own files are never downloaded; put the \
+         file in the project's directory and remove the <url>"
+    )]
+    UrlInAppInfo,
+    /// An app version names an app the same file does not declare.
+    #[error(
+        "names app \"{0}\", which no <app> of the file declares; add the <app> or fix the name"
+    )]
+    UndeclaredApp(String),
+    /// An app version names a file the same file does not declare.
+    #[error(
+        "names file \"{0}\", which no <file_info> of the file declares; add the <file_info> \
+         or fix the name"
+    )]
+    UndeclaredFile(String),
     /// A file status BOINC doesn't define.
     #[error("unknown file status {0}; use 0 (not present), 1 (present) or a negative error code")]
     UnknownFileStatus(i64),

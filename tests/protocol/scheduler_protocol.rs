@@ -7,12 +7,12 @@
 
 use boinc_core::control::{
     ClientIdentity, CodeSignKeyUpdate, RpcCall, SlotFileRole, apply_reply, build_request,
-    task_program,
+    take_app_info, task_program, usable_app_info,
 };
 use boinc_core::model::{ClientState, JobState, Project, ProjectId, ResourceMap, ResourceType};
 use boinc_core::protocol::{
     MasterPage, MessagePriority, SchedulerReply, SchedulerRequest, parse_account,
-    parse_client_state,
+    parse_client_state, read_app_info,
 };
 use boinc_core::work_fetch::{ResourceRequest, WorkRequest};
 use std::fs;
@@ -29,11 +29,12 @@ fn fixture(relative: &str) -> String {
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-const REQUESTS: [&str; 6] = [
+const REQUESTS: [&str; 7] = [
     "boinc-7.20.5/sched_request_01_attach.xml",
     "boinc-7.20.5/sched_request_02_fetch_work.xml",
     "boinc-7.20.5/sched_request_03_report_failed_task.xml",
     "boinc-7.20.5/sched_request_04_report_success.xml",
+    "boinc-7.20.5/sched_request_05_anonymous_platform.xml",
     "boinc-8.3.0/sched_request_1_init_captured.xml",
     "boinc-8.3.0/sched_request_3_report_result_captured.xml",
 ];
@@ -57,7 +58,10 @@ fn every_captured_request_reads_and_reads_back_from_what_we_write() {
     for relative in REQUESTS {
         let read = request(relative);
         assert_eq!(read.authenticator, "0123456789abcdef0123456789abcdef", "{relative}");
-        assert_eq!(read.platform_name, "x86_64-pc-linux-gnu");
+        // The anonymous-platform capture names no platform (app_info.xml).
+        let platform =
+            if relative.contains("anonymous") { "anonymous" } else { "x86_64-pc-linux-gnu" };
+        assert_eq!(read.platform_name, platform, "{relative}");
         assert_eq!(read.host_info.p_ncpus, 2);
         assert_eq!(read.host_info.description.os_name, "Linux Debian");
         assert!(read.working_global_preferences.is_some());
@@ -393,5 +397,46 @@ fn report_request_beside_the_real_clients() {
             "boinc-7.20.5/sched_request_04_report_success.xml",
             "boinc-8.3.0/sched_request_3_report_result_captured.xml"
         ]
+    ));
+}
+
+/// A project run with the volunteer's own apps (app_info.xml, BOINC's anonymous
+/// platform): the request names the platform `anonymous` and no other, and lists the
+/// declared versions where BOINC 7.20.5 lists app versions, without their files.
+#[test]
+fn an_anonymous_platform_request_lists_the_volunteers_versions() {
+    let mut state = attached_state();
+    // BOINC 7.20.5 made its request with benchmarks skipped: 1 GFLOPS.
+    state.host.p_fpops = 1e9;
+    let info = read_app_info(&fixture("app_info/app_info.xml"), "app_info.xml").expect("reads");
+    let (info, missing) = usable_app_info(info, |_| Some(1000));
+    assert!(missing.is_empty(), "{missing:?}");
+    take_app_info(&mut state, ProjectId(0), &info);
+    let identity = ClientIdentity {
+        alt_platforms: vec!["i686-pc-linux-gnu".into()],
+        ..ClientIdentity::default()
+    };
+    let made = build_request(&state, &cpu_call(1.0, 0.0, &[]), &identity, 1795247974.0);
+    assert_eq!(made.platform_name, "anonymous");
+    assert!(made.alt_platforms.is_empty(), "no other platform is named");
+    let xml = made.to_xml();
+    let part = |from: &str, to: &str| -> String {
+        let start = xml.find(from).expect(from);
+        let end = xml[start..].find(to).expect(to) + start;
+        xml[start..end].to_owned()
+    };
+    let versions = part("<app_versions>", "<other_results>");
+    assert!(!versions.contains("file_ref"), "no files, as BOINC lists versions");
+    // BOINC 7.20.5's request from the same app_info.xml: the same platform and the
+    // same versions, element for element.
+    let theirs = request("boinc-7.20.5/sched_request_05_anonymous_platform.xml");
+    assert_eq!(theirs.platform_name, "anonymous");
+    assert!(theirs.alt_platforms.is_empty());
+    let ours = SchedulerRequest::from_xml(&xml).expect("our request reads");
+    assert_eq!(ours.app_versions, theirs.app_versions);
+    insta::assert_snapshot!(format!(
+        "{}\n...\n{}",
+        part("<client_cap_plan_class>", "<working_global_preferences>"),
+        versions
     ));
 }

@@ -8,7 +8,8 @@
 //! jobs in progress per CPU, and the reply says why it sends nothing in the words BOINC
 //! servers use. Every executable goes with the project's signature; the project's key
 //! goes to a client that lacks it, with the key change's signature to one that holds an
-//! old key.
+//! old key. A client on the anonymous platform (docs/design.md "Anonymous platform") gets
+//! jobs of the apps it declares, naming its own versions, and no executable.
 
 use super::apps::ServedApp;
 use super::keys::ProjectKeys;
@@ -16,6 +17,7 @@ use super::records::{
     AccountRecord, HostRecord, JobRecord, JobStatus, Misbehaviour, Outcome, ProjectRecords,
 };
 use super::reports::{Report, take_report};
+use boinc_core::control::ANONYMOUS_PLATFORM;
 use boinc_core::disk::FreeSpaceFigures;
 use boinc_core::model::ResourceType;
 use boinc_core::protocol::{
@@ -194,7 +196,8 @@ pub(crate) fn answer(
         reply.code_sign_key_signature = signature;
     }
 
-    let mut sending = Sending { context, flops, jobs: Vec::new() };
+    let mut sending =
+        Sending { context, flops, jobs: Vec::new(), declared: declared_versions(request) };
     resend_lost_jobs(records, request, hostid, now, &mut sending);
     answer.resent = sending.jobs.len();
     send_new_jobs(records, context, request, hostid, now, &mut sending, &mut reply.messages);
@@ -295,6 +298,50 @@ struct Sending<'c> {
     flops: f64,
     /// Result names, in reply order.
     jobs: Vec<String>,
+    /// A client on the anonymous platform: the CPU versions it declared, one per app
+    /// (its newest), which its jobs are sent for; `None` for any other client.
+    declared: Option<Vec<DeclaredVersion>>,
+}
+
+/// An app version a client on the anonymous platform runs (its app_info.xml), as its
+/// request lists it: jobs of the app name it, and no app file or version goes with them.
+#[derive(Debug, Clone, PartialEq)]
+struct DeclaredVersion {
+    app: String,
+    version_num: u32,
+    plan_class: String,
+    platform: String,
+}
+
+/// The CPU versions an anonymous-platform request declares, the newest of each app
+/// (`None`: the request names a platform). A GPU version gets no jobs: the project's
+/// apps are CPU apps.
+fn declared_versions(request: &SchedulerRequest) -> Option<Vec<DeclaredVersion>> {
+    if request.platform_name != ANONYMOUS_PLATFORM {
+        return None;
+    }
+    let mut declared: Vec<DeclaredVersion> = Vec::new();
+    for version in request.app_versions.iter().filter(|v| v.coprocessor.is_none()) {
+        let candidate = DeclaredVersion {
+            app: version.app_name.to_string(),
+            version_num: version.version_num,
+            plan_class: version.plan_class.to_string(),
+            platform: version.platform.to_string(),
+        };
+        match declared.iter_mut().find(|d| d.app == candidate.app) {
+            Some(held) if held.version_num < candidate.version_num => *held = candidate,
+            Some(_) => {}
+            None => declared.push(candidate),
+        }
+    }
+    Some(declared)
+}
+
+impl Sending<'_> {
+    /// The version a job of `app` is sent for on an anonymous-platform client.
+    fn declared_for(&self, app: &str) -> Option<&DeclaredVersion> {
+        self.declared.as_ref()?.iter().find(|d| d.app == app)
+    }
 }
 
 impl Sending<'_> {
@@ -305,18 +352,25 @@ impl Sending<'_> {
         for name in &self.jobs {
             let Some(job) = records.jobs.get(name) else { continue };
             let Some(app) = context.apps.iter().find(|a| a.name == job.app) else { continue };
-            if described.insert(&app.name) {
-                describe_app(context, app, self.flops, reply);
+            let declared = self.declared_for(&app.name);
+            if self.declared.is_some() && declared.is_none() {
+                continue;
             }
-            describe_job(context, app, job, self.flops, reply);
+            if described.insert(&app.name) {
+                describe_app(context, app, self.flops, declared.is_none(), reply);
+            }
+            describe_job(context, app, job, self.flops, declared, reply);
         }
     }
 }
 
+/// The app, and with `with_version` its version and executable (a client on the
+/// anonymous platform has its own).
 fn describe_app(
     context: &SchedulerContext,
     app: &ServedApp,
     flops: f64,
+    with_version: bool,
     reply: &mut SchedulerReply,
 ) {
     reply.apps.push(AppDescription {
@@ -324,6 +378,9 @@ fn describe_app(
         user_friendly_name: app.user_friendly_name.clone(),
         non_cpu_intensive: false,
     });
+    if !with_version {
+        return;
+    }
     let signature = match context.signatures {
         SignatureMode::Valid => Some(app.signature.clone()),
         SignatureMode::Bad => Some(with_a_digit_changed(&app.signature)),
@@ -359,9 +416,16 @@ fn describe_job(
     app: &ServedApp,
     job: &JobRecord,
     flops: f64,
+    declared: Option<&DeclaredVersion>,
     reply: &mut SchedulerReply,
 ) {
     let JobStatus::InProgress { deadline, .. } = job.status else { return };
+    let (version_num, plan_class, platform) = match declared {
+        Some(version) => {
+            (version.version_num, version.plan_class.clone(), version.platform.clone())
+        }
+        None => (super::apps::VERSION_NUM, String::new(), app.platform.clone()),
+    };
     let mut command_line = app.command_prefix.clone();
     if app.is_example {
         command_line.extend(["--seconds".to_owned(), job.seconds.to_string()]);
@@ -399,7 +463,7 @@ fn describe_job(
     reply.workunits.push(WorkunitDescription {
         name: job.workunit.clone(),
         app_name: app.name.clone(),
-        version_num: Some(super::apps::VERSION_NUM),
+        version_num: Some(version_num),
         command_line: command_line.join(" "),
         rsc_fpops_est: fpops_est,
         rsc_fpops_bound: fpops_est * FPOPS_BOUND_FACTOR,
@@ -419,8 +483,9 @@ fn describe_job(
         name: job.name.clone(),
         wu_name: job.workunit.clone(),
         report_deadline: deadline,
-        platform: app.platform.clone(),
-        version_num: Some(super::apps::VERSION_NUM),
+        platform,
+        version_num: Some(version_num),
+        plan_class,
         file_refs: vec![FileReference {
             file_name: job.output.clone(),
             open_name: "out".into(),
@@ -493,8 +558,16 @@ fn send_new_jobs(
     let platforms: Vec<&str> = std::iter::once(request.platform_name.as_ref())
         .chain(request.alt_platforms.iter().map(String::as_str))
         .collect();
-    let usable: Vec<&ServedApp> =
-        context.apps.iter().filter(|app| platforms.contains(&app.platform.as_str())).collect();
+    // A client on the anonymous platform runs the apps it declares, whatever they were
+    // built for; any other runs those built for its platforms.
+    let usable: Vec<&ServedApp> = context
+        .apps
+        .iter()
+        .filter(|app| match &sending.declared {
+            Some(_) => sending.declared_for(&app.name).is_some(),
+            None => platforms.contains(&app.platform.as_str()),
+        })
+        .collect();
     if usable.is_empty() {
         messages.push(ServerMessage::no_tasks_sent());
         messages.push(ServerMessage::computer_type_not_supported());

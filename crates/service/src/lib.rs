@@ -23,6 +23,7 @@
 
 pub mod account_files;
 mod account_manager;
+mod app_info_file;
 pub mod atomic_file;
 pub mod data_dir_lock;
 pub mod data_dir_modes;
@@ -34,6 +35,7 @@ pub mod log_filter;
 mod notices;
 mod preferences_follower;
 pub mod process;
+mod project_files;
 pub mod service;
 pub mod standalone_task;
 pub mod state_keeper;

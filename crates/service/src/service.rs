@@ -20,6 +20,7 @@ use super::http::{HttpSettings, LiveNetwork, project_web_rpc};
 use super::notices::NoticeFeeds;
 use super::preferences_follower::follow_preferences;
 use super::process::{AppUser, AppUserError, CpuThrottler, LiveProcessHost, ProcessHostConfig};
+use super::project_files::{AppInfoFiles, take_project_files};
 use super::state_keeper::StateKeeper;
 use super::state_store::{StateStore, StateStoreError};
 use boinc_core::control::{
@@ -29,6 +30,7 @@ use boinc_core::model::{ClientState, ProxyInfo};
 use boinc_core::protocol::gui_rpc::AccountManagerTarget;
 use boinc_gui_rpc::{
     AccountManagerInfo, GuiRpcConfig, GuiRpcError, GuiRpcServer, HostServices, LocalRpc,
+    MessageSink,
 };
 use boinc_runtime::client::{Client, ClientError, ClientHandle, Effects, RunReport};
 use boinc_runtime::configuration_files::read_configuration_dir;
@@ -38,7 +40,7 @@ use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// How often the account files are looked at (BOINC's client looks as often).
@@ -206,6 +208,8 @@ impl Service {
         // The accounts first: a project's app_config.xml, there before the project's
         // first reply, is read with the rest.
         take_account_files(&dir, &mut state);
+        let app_info = AppInfoFiles::read(&dir, &state);
+        app_info.take(&mut state);
         let configuration_warnings = apply_configuration(&dir, &mut state);
         let mut discovery = LiveHostDiscovery::new(
             &dir,
@@ -217,6 +221,7 @@ impl Service {
         }
         let discovery = Arc::new(discovery);
         describe_host(&discovery, &mut state).await?;
+        app_info.take(&mut state);
         let mut process_config = ProcessHostConfig::new(&dir);
         process_config.app_user = app_user;
         let process_host = Arc::new(LiveProcessHost::new(process_config, clock.clone())?);
@@ -260,6 +265,7 @@ impl Service {
         // A port file a killed service left behind names a port nobody listens on.
         remove_port_file(&dir, GUI_RPC_PORT_FILE);
         let mut notice_task = None;
+        let event_log: Arc<OnceLock<MessageSink>> = Arc::default();
         let mut gui_rpc_local = None;
         let (gui_rpc, gui_rpc_task) = match config.gui_rpc_port {
             Some(port) => {
@@ -271,6 +277,7 @@ impl Service {
                     account_manager: account_manager.clone(),
                     network: network.clone(),
                     discovery: host_discovery,
+                    event_log: event_log.clone(),
                 });
                 let server =
                     match GuiRpcServer::bind_with(rpc, handle.clone(), Some(services)).await {
@@ -289,6 +296,10 @@ impl Service {
                 for warning in &configuration_warnings {
                     sink.push(now, "", MessagePriority::UserAlert, warning);
                 }
+                for (project, priority, text) in &app_info.lines {
+                    sink.push(now, project, *priority, text);
+                }
+                let _ = event_log.set(sink.clone());
                 let feeds = NoticeFeeds::new(&dir, notice_http, sink, &project_names);
                 notice_task = Some(tokio::spawn(feeds.run(handle.events())));
                 gui_rpc_local = Some(server.local());
@@ -297,7 +308,8 @@ impl Service {
             }
             None => (None, None),
         };
-        let account_task = tokio::spawn(watch_account_files(dir.clone(), handle.clone()));
+        let account_task =
+            tokio::spawn(watch_account_files(dir.clone(), handle.clone(), event_log.clone()));
         let prefs_task = tokio::spawn(follow_preferences(
             dir.clone(),
             handle.clone(),
@@ -445,7 +457,11 @@ fn take_account_files(dir: &Path, state: &mut ClientState) {
 
 /// Looks at the account files every few seconds and attaches the client to each new
 /// one (or takes a changed key), until the client stops.
-async fn watch_account_files(dir: PathBuf, client: ClientHandle) {
+async fn watch_account_files(
+    dir: PathBuf,
+    client: ClientHandle,
+    event_log: Arc<OnceLock<MessageSink>>,
+) {
     let mut interval = tokio::time::interval(ACCOUNT_SCAN_INTERVAL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -474,38 +490,13 @@ async fn watch_account_files(dir: PathBuf, client: ClientHandle) {
             match client.act(action).await {
                 Ok(()) => {
                     tracing::info!(project = %account.master_url, "attached from its account file");
-                    take_app_config(&dir, &client, &account.master_url).await;
+                    take_project_files(&dir, &client, &account.master_url, event_log.get()).await;
                 }
                 Err(ClientError::Action(error)) => {
                     tracing::warn!(%error, project = %account.master_url, "account file not taken")
                 }
                 Err(_) => return,
             }
-        }
-    }
-}
-
-/// The app_config.xml a project just attached has in its directory (written before the
-/// attach), applied; its problems logged.
-async fn take_app_config(dir: &Path, client: &ClientHandle, master_url: &str) {
-    let Ok(snapshot) = client.snapshot().await else { return };
-    let dir = dir.to_path_buf();
-    let read =
-        tokio::task::spawn_blocking(move || read_configuration_dir(&dir, &snapshot.state)).await;
-    let Ok((configuration, _)) = read else { return };
-    let file = format!(
-        "{}/{}",
-        boinc_core::control::project_dir(master_url),
-        boinc_core::protocol::data_dir::APP_CONFIG
-    );
-    for problem in configuration.problems.iter().filter(|p| p.file == file) {
-        tracing::warn!(%problem, "configuration");
-    }
-    let configs: Vec<_> =
-        configuration.app_configs.into_iter().filter(|(url, _)| url == master_url).collect();
-    if !configs.is_empty() {
-        if let Err(error) = client.act(UserAction::SetAppConfigs(configs)).await {
-            tracing::warn!(%error, project = %master_url, "app_config.xml not applied");
         }
     }
 }
@@ -517,6 +508,8 @@ struct ServiceHostServices {
     account_manager: Arc<AccountManagerClient>,
     network: LiveNetwork,
     discovery: Arc<LiveHostDiscovery>,
+    /// The event log, once the GUI RPC server holding it is bound.
+    event_log: Arc<OnceLock<MessageSink>>,
 }
 
 impl HostServices for ServiceHostServices {
@@ -528,17 +521,22 @@ impl HostServices for ServiceHostServices {
     ) -> BoxFuture<'static, Result<(), String>> {
         let dir = self.dir.clone();
         let client = self.client.clone();
+        let event_log = self.event_log.clone();
         Box::pin(async move {
             // The account file first: the attachment survives a restart.
             let written = write_account_file(&dir, &master_url, &authenticator)
                 .map_err(|error| error.to_string())?;
             tracing::info!(file = %written.display(), "account file written");
             let action = UserAction::AttachAccount {
-                master_url,
+                master_url: master_url.clone(),
                 authenticator,
                 project_name: (!project_name.is_empty()).then_some(project_name),
             };
-            client.act(action).await.map_err(|error| error.to_string())
+            client.act(action).await.map_err(|error| error.to_string())?;
+            // What the volunteer put in the project's directory before attaching
+            // applies from the start, as it does for a project attached before a start.
+            take_project_files(&dir, &client, &master_url, event_log.get()).await;
+            Ok(())
         })
     }
 

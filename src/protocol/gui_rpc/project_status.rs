@@ -72,6 +72,9 @@ pub(crate) fn write_project(
     out.int("njobs_error", saturating_i64(project.njobs_error));
     out.real("elapsed_time", project.elapsed_time);
     out.real("last_rpc_time", project.last_rpc_time);
+    // The volunteer's own apps (app_info.xml): the Manager says so in the project's
+    // properties, as BOINC 7.20.5 has it here.
+    out.flag("anonymous_platform", project.anonymous_platform);
     out.flag("master_url_fetch_pending", project.master_fetch_pending);
     out.flag("suspended_via_gui", project.suspended);
     out.flag("dont_request_more_work", project.dont_request_more_work);

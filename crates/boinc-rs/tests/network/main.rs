@@ -3,6 +3,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod anonymous_platform_real_client;
 mod failure_paths;
 mod file_transfers;
 mod http_transport;

@@ -6,6 +6,7 @@ mod served;
 mod support;
 
 mod account_manager_service;
+mod anonymous_platform;
 mod app_config_live;
 mod boinccmd_service;
 mod detach_attach;

@@ -18,6 +18,7 @@ pub mod live_processes;
 pub mod peer_port;
 pub mod project_server;
 pub mod service;
+pub mod volunteer_apps;
 pub mod wait;
 pub mod webdriver;
 
