@@ -304,6 +304,12 @@ impl ClientControl {
         &self.running
     }
 
+    /// Whether the disk was full at its latest measurement, for a client that moves its
+    /// own files (one that does not writes none: its disk is never full to it).
+    pub fn disk_full(&self) -> bool {
+        self.file_transfers && disk_full(&self.state)
+    }
+
     /// Whether the last decision kept tasks waiting that need a start, the disk being
     /// full (their slots' files could not be written).
     pub fn new_tasks_wait_for_disk(&self) -> bool {

@@ -17,12 +17,12 @@
 
 use super::error::ClientError;
 use super::handle::{ClientHandle, HandleShared, RunReport};
-use super::wall_clock_driver::WallClockDriver;
+use super::wall_clock_driver::{LiveInputs, WallClockDriver};
 use crate::effects::{
     Clock, FileSystem, FileTransfer, HostDiscovery, ProcessHost, SchedulerTransport,
     StatePersistence,
 };
-use crate::journal::{EntryKind, Journal};
+use crate::journal::{EntryKind, Journal, JournaledFileSystem, LatchedClock, LiveSetup};
 use crate::runtime::context::ActorContext;
 use crate::runtime::disk::DiskActor;
 use crate::runtime::events::{ClientEvent, EventBus};
@@ -235,14 +235,45 @@ impl ClientBuilder {
         let faults = PanicInjector::new(&self.faults.panics);
         match self.effects {
             Some(effects) => {
-                let start = effects.clock.now();
+                // A live journal's actors read the time its latest input came in, and
+                // the data directory's answers are recorded.
+                let latched = self
+                    .journal
+                    .is_gated()
+                    .then(|| Arc::new(LatchedClock::over(effects.clock.clone())));
+                let clock: Arc<dyn Clock> = match &latched {
+                    Some(latched) => latched.clone(),
+                    None => effects.clock.clone(),
+                };
+                let start = clock.now();
+                if latched.is_some() {
+                    let setup = LiveSetup {
+                        policy: self.config.policy,
+                        seed: self.config.seed,
+                        existing_jobs_only: self.config.existing_jobs_only,
+                        app_restart_policy: self.app_restart_policy,
+                        actor_restart_policy: self.actor_restart_policy,
+                        file_transfers: effects.file_transfer.is_some(),
+                        disk_manager: effects.file_system.is_some(),
+                        state: state.clone(),
+                    };
+                    self.journal.append(start, "driver", EntryKind::Setup, "LiveSetup", &setup);
+                }
                 let context = ActorContext {
-                    clock: effects.clock.clone(),
+                    clock: clock.clone(),
                     journal: self.journal.clone(),
                     events: events.clone(),
                     faults,
                 };
                 let disk = effects.file_system.clone().map(|file_system| {
+                    let file_system: Arc<dyn FileSystem> = match &latched {
+                        Some(_) => Arc::new(JournaledFileSystem::new(
+                            file_system,
+                            self.journal.clone(),
+                            clock.clone(),
+                        )),
+                        None => file_system,
+                    };
                     DiskActor::new(context.clone(), Box::new(LiveDisk::new(&state, file_system)))
                 });
                 let client = ClientControl::new(
@@ -266,12 +297,15 @@ impl ClientBuilder {
                     persistence: effects.persistence.clone(),
                 });
                 let shared = HandleShared::new(scheduler, events, arbiter, base);
+                let live = latched
+                    .map(|clock| LiveInputs { clock, actions: shared.actions_through_driver() });
                 let driver = WallClockDriver {
                     link,
                     handle: shared.clone(),
                     supervisor: ActorSupervisor::new(self.actor_restart_policy, self.config.seed),
                     effects,
                     journal: self.journal,
+                    live,
                 };
                 spawn_driver(shared.clone(), driver.run());
                 Ok(ClientHandle { shared })

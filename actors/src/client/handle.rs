@@ -38,7 +38,13 @@ pub(crate) struct HandleShared {
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// The tokio instant virtual time is measured from.
     base: tokio::time::Instant,
+    /// Where user actions go when the driver takes them in (a live journal's run, whose
+    /// inputs come in one at a time); `None`: straight to the scheduler.
+    actions: Mutex<Option<tokio::sync::mpsc::UnboundedSender<UserCall>>>,
 }
+
+/// A user action on its way to the driver, and where its outcome goes.
+pub(crate) type UserCall = (UserAction, tokio::sync::oneshot::Sender<Result<(), ClientError>>);
 
 impl HandleShared {
     pub(crate) fn new(
@@ -55,7 +61,28 @@ impl HandleShared {
             done: watch::channel(None).0,
             thread: Mutex::new(None),
             base,
+            actions: Mutex::new(None),
         })
+    }
+
+    /// From now on user actions go to the driver, through the channel returned.
+    pub(crate) fn actions_through_driver(&self) -> tokio::sync::mpsc::UnboundedReceiver<UserCall> {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        *self.actions.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(sender);
+        receiver
+    }
+
+    /// Sends `action` to the driver when it takes them in; the action back otherwise.
+    fn route(
+        &self,
+        action: UserAction,
+    ) -> Result<tokio::sync::oneshot::Receiver<Result<(), ClientError>>, UserAction> {
+        let actions = self.actions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(sender) = actions.as_ref() else { return Err(action) };
+        let (answer, receiver) = tokio::sync::oneshot::channel();
+        // A driver gone drops the answer: the caller hears the client stopped.
+        let _ = sender.send((action, answer));
+        Ok(receiver)
     }
 
     pub(crate) fn scheduler(&self) -> Addr<SchedulerActor> {
@@ -91,6 +118,10 @@ pub struct ClientHandle {
 
 fn stopped(error: actix::MailboxError) -> ClientError {
     ClientError::Stopped(error.to_string())
+}
+
+fn driver_gone() -> ClientError {
+    ClientError::Stopped("the client stopped before it took the action in".into())
 }
 
 /// The longest a blocking call waits for the client's answer.
@@ -163,12 +194,18 @@ impl ClientHandle {
     /// run mode, update, detach, attach). It takes effect at once: the client schedules
     /// again and the processes follow before this returns.
     pub async fn act(&self, action: UserAction) -> Result<(), ClientError> {
-        self.call(User { action }).await?
+        match self.shared.route(action) {
+            Ok(answer) => answer.await.map_err(|_| driver_gone())?,
+            Err(action) => self.call(User { action }).await?,
+        }
     }
 
     /// [`ClientHandle::act`] for a thread that is not async.
     pub fn act_blocking(&self, action: UserAction) -> Result<(), ClientError> {
-        self.call_blocking(User { action })?
+        match self.shared.route(action) {
+            Ok(answer) => answer.blocking_recv().map_err(|_| driver_gone())?,
+            Err(action) => self.call_blocking(User { action })?,
+        }
     }
 
     /// A copy of the client's state now.

@@ -1,10 +1,11 @@
 //! The client's data directory, as the disk manager (seed 004) acts on it: the size of a
 //! project's file, deleting one, and the space on the disk that holds the directory.
 
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// Total size and free space of the disk holding the data directory, bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DiskSpace {
     /// The disk's size.
     pub total: f64,

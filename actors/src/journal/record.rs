@@ -4,12 +4,13 @@
 //! message). Recording writes them out; verifying compares a replayed run with a
 //! recorded one entry by entry and feeds the recorded inputs back to the effects.
 
+use super::gate::Gate;
 use boinc_core::Time;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// What a journal entry records.
@@ -55,7 +56,7 @@ pub enum JournalError {
     },
     /// A line is not a journal entry.
     #[error(
-        "journal {path}, line {line}: not a journal entry ({source}); was it written by `boinc-rs sim --journal`?"
+        "journal {path}, line {line}: not a journal entry ({source}); was it written by `boinc-rs sim --journal` or `boinc-rs run --journal`?"
     )]
     Parse {
         /// The journal file.
@@ -66,15 +67,41 @@ pub enum JournalError {
         source: serde_json::Error,
     },
     /// The journal has no setup line.
-    #[error("journal {path} is empty or does not start with its setup line")]
+    #[error(
+        "journal {path} is empty or does not start with its setup line (a live journal rotated more than once has lost its beginning: record a shorter run, or give `run --journal-limit-mb` more room)"
+    )]
     NoSetup {
         /// The journal file.
         path: String,
     },
 }
 
-/// Reads a whole journal.
+/// Reads a whole journal. A live journal that was rotated once starts in `FILE.1`:
+/// that part is read first.
 pub fn read_journal(path: &Path) -> Result<Vec<JournalEntry>, JournalError> {
+    let mut entries = read_lines(path)?;
+    if entries.first().is_some_and(|e| e.kind != EntryKind::Setup) {
+        let older = rotated_path(path);
+        if older.exists() {
+            let mut whole = read_lines(&older)?;
+            let follows = match (whole.last(), entries.first()) {
+                (Some(last), Some(first)) => last.seq + 1 == first.seq,
+                _ => false,
+            };
+            if follows {
+                whole.append(&mut entries);
+                entries = whole;
+            }
+        }
+    }
+    if entries.first().is_none_or(|e: &JournalEntry| e.kind != EntryKind::Setup) {
+        return Err(JournalError::NoSetup { path: path.display().to_string() });
+    }
+    Ok(entries)
+}
+
+/// A journal file's entries, as they are.
+fn read_lines(path: &Path) -> Result<Vec<JournalEntry>, JournalError> {
     let shown = path.display().to_string();
     let file =
         File::open(path).map_err(|source| JournalError::Io { path: shown.clone(), source })?;
@@ -90,9 +117,6 @@ pub fn read_journal(path: &Path) -> Result<Vec<JournalEntry>, JournalError> {
             source,
         })?;
         entries.push(entry);
-    }
-    if entries.first().is_none_or(|e: &JournalEntry| e.kind != EntryKind::Setup) {
-        return Err(JournalError::NoSetup { path: shown });
     }
     Ok(entries)
 }
@@ -130,8 +154,13 @@ impl std::fmt::Display for Divergence {
 enum Sink {
     /// Nothing is kept (no journal asked for).
     Off,
-    /// Lines go to a writer; optionally also kept in memory.
-    Record { writer: Option<Box<dyn Write + Send>>, kept: Option<Vec<JournalEntry>> },
+    /// Lines go to a writer (rotated at a size limit when it is a file); optionally
+    /// also kept in memory.
+    Record {
+        writer: Option<Box<dyn Write + Send>>,
+        kept: Option<Vec<JournalEntry>>,
+        rotation: Option<Rotation>,
+    },
     /// Lines are compared with a recording.
     Verify {
         recorded: Vec<JournalEntry>,
@@ -146,7 +175,11 @@ enum Sink {
 #[derive(Clone)]
 pub struct Journal {
     on: bool,
+    /// A live run's journal: inputs that arrive on their own (replies, transfers) are
+    /// taken in at the driver's quiet points, and the effects' answers are recorded.
+    gated: bool,
     inner: Arc<Mutex<JournalInner>>,
+    gate: Arc<Gate>,
 }
 
 struct JournalInner {
@@ -163,7 +196,37 @@ impl Journal {
 
     /// A journal written to `writer`, and kept in memory when `keep`.
     pub fn record(writer: Option<Box<dyn Write + Send>>, keep: bool) -> Self {
-        Journal::with(Sink::Record { writer, kept: keep.then(Vec::new) })
+        Journal::with(Sink::Record { writer, kept: keep.then(Vec::new), rotation: None })
+    }
+
+    /// A live run's journal, written to the file at `path`: when it grows past
+    /// `limit` bytes it is renamed `path.1` (replacing an older one) and a new file
+    /// goes on from the next line.
+    pub fn live_to_file(path: &Path, limit: u64) -> Result<Self, JournalError> {
+        let file = File::create(path)
+            .map_err(|source| JournalError::Io { path: path.display().to_string(), source })?;
+        let rotation = Rotation { path: path.to_path_buf(), limit, written: 0 };
+        let mut journal = Journal::with(Sink::Record {
+            writer: Some(Box::new(BufWriter::new(file))),
+            kept: None,
+            rotation: Some(rotation),
+        });
+        journal.gated = true;
+        Ok(journal)
+    }
+
+    /// A live run's journal kept in memory only (tests).
+    pub fn live_in_memory() -> Self {
+        let mut journal = Journal::record(None, true);
+        journal.gated = true;
+        journal
+    }
+
+    /// A journal that checks the replay of a live run against `recorded`.
+    pub fn verify_live(recorded: Vec<JournalEntry>) -> Self {
+        let mut journal = Journal::verify(recorded);
+        journal.gated = true;
+        journal
     }
 
     /// A journal written to the file at `path`.
@@ -184,13 +247,33 @@ impl Journal {
 
     fn with(sink: Sink) -> Self {
         let on = !matches!(sink, Sink::Off);
-        Journal { on, inner: Arc::new(Mutex::new(JournalInner { seq: 0, sink, error: None })) }
+        Journal {
+            on,
+            gated: false,
+            inner: Arc::new(Mutex::new(JournalInner { seq: 0, sink, error: None })),
+            gate: Arc::default(),
+        }
     }
 
     /// Whether anything is recorded or checked (messages need not be serialised
     /// otherwise).
     pub fn is_on(&self) -> bool {
         self.on
+    }
+
+    /// Whether this is a live run's journal (recorded or replayed): see [`Gate`].
+    pub fn is_gated(&self) -> bool {
+        self.gated
+    }
+
+    /// Whether this journal checks a replay (rather than recording a run).
+    pub fn is_replay(&self) -> bool {
+        matches!(self.inner().sink, Sink::Verify { .. })
+    }
+
+    /// The gate of a live run's inputs that arrive on their own.
+    pub(crate) fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// Appends an entry.
@@ -220,13 +303,16 @@ impl Journal {
         let JournalInner { sink, error, .. } = &mut *inner;
         match sink {
             Sink::Off => {}
-            Sink::Record { writer, kept } => {
-                if let Some(writer) = writer
-                    && error.is_none()
-                {
-                    let written = serde_json::to_writer(&mut *writer, &entry)
-                        .map_err(std::io::Error::other)
-                        .and_then(|()| writer.write_all(b"\n"));
+            Sink::Record { writer, kept, rotation } => {
+                if writer.is_some() && error.is_none() {
+                    let written = serde_json::to_vec(&entry).map_err(std::io::Error::other);
+                    let written = written.and_then(|mut line| {
+                        line.push(b'\n');
+                        match rotation {
+                            Some(rotation) => rotation.write(writer, &line),
+                            None => writer.as_mut().map_or(Ok(()), |out| out.write_all(&line)),
+                        }
+                    });
                     if let Err(e) = written {
                         *error = Some(e);
                     }
@@ -331,6 +417,25 @@ impl Journal {
         })
     }
 
+    /// On replay: the journal has an entry here that the replay did not make (nothing
+    /// asked for the input, or no actor delivered the message).
+    pub fn nothing_replayed(&self) {
+        let mut inner = self.inner();
+        let Sink::Verify { recorded, cursor, divergence, last_input } = &mut inner.sink else {
+            return;
+        };
+        if divergence.is_none() {
+            *divergence = recorded.get(*cursor).map(|e| {
+                Box::new(Divergence {
+                    seq: e.seq,
+                    recorded: Some(e.clone()),
+                    replayed: None,
+                    last_input: *last_input,
+                })
+            });
+        }
+    }
+
     /// Entries appended so far.
     pub fn len(&self) -> u64 {
         self.inner().seq
@@ -359,5 +464,84 @@ impl Journal {
             writer.flush()?;
         }
         Ok(())
+    }
+}
+
+/// A live journal file's size limit: past it the file becomes `FILE.1` and a new one
+/// goes on.
+struct Rotation {
+    path: PathBuf,
+    limit: u64,
+    written: u64,
+}
+
+impl Rotation {
+    /// Writes one line to `writer`, rotating the file first when the line would take it
+    /// past the limit (a line is never split between files).
+    fn write(
+        &mut self,
+        writer: &mut Option<Box<dyn Write + Send>>,
+        line: &[u8],
+    ) -> std::io::Result<()> {
+        if self.written > 0 && self.written + line.len() as u64 > self.limit {
+            if let Some(mut old) = writer.take() {
+                old.flush()?;
+            }
+            std::fs::rename(&self.path, rotated_path(&self.path))?;
+            *writer = Some(Box::new(BufWriter::new(File::create(&self.path)?)));
+            self.written = 0;
+        }
+        let Some(out) = writer.as_mut() else { return Ok(()) };
+        out.write_all(line)?;
+        self.written += line.len() as u64;
+        Ok(())
+    }
+}
+
+/// Where a rotated journal's older part is kept: `FILE.1`.
+pub fn rotated_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".1");
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live journal of `lines` entries, each about 100 bytes, rotated past `limit`.
+    fn written(dir: &Path, limit: u64, lines: usize) -> PathBuf {
+        let path = dir.join("journal.jsonl");
+        let journal = Journal::live_to_file(&path, limit).expect("the journal");
+        journal.append(0.0, "driver", EntryKind::Setup, "LiveSetup", &"setup");
+        for i in 1..lines {
+            journal.append(i as f64, "scheduler", EntryKind::Input, "Tick", &"x".repeat(20));
+        }
+        journal.finish().expect("written");
+        path
+    }
+
+    #[test]
+    fn a_journal_past_its_limit_goes_on_in_a_new_file_and_reads_whole_after_one_rotation() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = written(dir.path(), 2_000, 30);
+        let older = std::fs::metadata(rotated_path(&path)).expect("FILE.1").len();
+        assert!(older <= 2_000, "{older} bytes in FILE.1");
+        let entries = read_journal(&path).expect("FILE.1 then FILE");
+        assert_eq!(entries.len(), 30);
+        assert!(entries.iter().enumerate().all(|(i, e)| e.seq == i as u64));
+    }
+
+    #[test]
+    fn a_journal_rotated_twice_says_its_beginning_is_gone() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = written(dir.path(), 1_000, 60);
+        for file in [&path, &rotated_path(&path)] {
+            let size = std::fs::metadata(file).expect("the file").len();
+            assert!(size <= 1_000, "{} is {size} bytes", file.display());
+        }
+        let error = read_journal(&path).expect_err("no setup line left");
+        assert!(matches!(error, JournalError::NoSetup { .. }), "{error}");
+        assert!(error.to_string().contains("--journal-limit-mb"), "{error}");
     }
 }

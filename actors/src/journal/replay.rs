@@ -11,16 +11,17 @@ use crate::journal::{Divergence, EntryKind, Journal, JournalEntry};
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::EventBus;
 use crate::runtime::messages::{HostChanged, PollTasks, Shutdown, Startup, Tick, User};
-use crate::runtime::scheduler::SchedulerActor;
+use crate::runtime::scheduler::{SchedulerActor, SchedulerLink};
 use crate::runtime::supervision::PanicInjector;
 use crate::sim::{SimConfig, SimulatedWorld, paused_system};
+use actix::Addr;
 use boinc_core::control::TaskCommand;
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::RestartPolicy;
 use std::sync::Arc;
 
 /// The effects of a replay: whatever the world said is read back from the journal.
-struct Recorded(Journal);
+pub(super) struct Recorded(pub(super) Journal);
 
 /// What a replayed effect answers where the journal has nothing (the divergence is
 /// reported by the journal itself).
@@ -85,6 +86,9 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
     let Some(setup_entry) = recorded.first() else {
         return Err(ClientError::Journal("the journal is empty".into()));
     };
+    if setup_entry.name == "LiveSetup" {
+        return super::live_replay::replay_live(recorded);
+    }
     let setup: RunSetup = serde_json::from_value(setup_entry.body.clone())
         .map_err(|e| ClientError::Journal(format!("its setup line is not a run setup: {e}")))?;
     let journal = Journal::verify(recorded);
@@ -119,25 +123,7 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
         let (mut scheduler, link) = SchedulerActor::launch(scheduler_setup);
         while let Some(entry) = next_driver_input(&replaying).await {
             clock.set(entry.time);
-            let delivered = loop {
-                let sent = match entry.name.as_str() {
-                    "Startup" => scheduler.send(Startup { now: entry.time }).await.map(|_| true),
-                    "Tick" => scheduler.send(parse::<Tick>(&entry)?).await.map(|_| true),
-                    "PollTasks" => scheduler.send(parse::<PollTasks>(&entry)?).await.map(|_| true),
-                    // A refused action is refused again: the journal checks the rest.
-                    "User" => scheduler.send(parse::<User>(&entry)?).await.map(|_| true),
-                    "HostChanged" => {
-                        scheduler.send(parse::<HostChanged>(&entry)?).await.map(|_| true)
-                    }
-                    "Shutdown" => scheduler.send(parse::<Shutdown>(&entry)?).await.map(|_| true),
-                    _ => Ok(false),
-                };
-                match sent {
-                    Ok(delivered) => break delivered,
-                    // The recorded run's scheduler failed here too: its driver rebuilt it.
-                    Err(_) => scheduler = SchedulerActor::rebuild(link.inner.clone()),
-                }
-            };
+            let delivered = deliver(&mut scheduler, &link, &entry).await?;
             if !delivered || replaying.divergence(false).is_some() {
                 break;
             }
@@ -145,6 +131,40 @@ pub fn replay(recorded: Vec<JournalEntry>) -> Result<ReplayReport, ClientError> 
         Ok::<(), ClientError>(())
     })?;
     Ok(ReplayReport { entries: journal.len(), divergence: journal.divergence(true) })
+}
+
+/// How many times one recorded input is delivered to a scheduler rebuilt after failing
+/// on it, before replay gives up.
+const REDELIVERIES: usize = 100;
+
+/// Delivers a recorded input of the scheduler's; whether it is one the scheduler takes.
+/// A scheduler that fails on it is rebuilt and handed it again, as the recorded run's
+/// driver did.
+pub(super) async fn deliver(
+    scheduler: &mut Addr<SchedulerActor>,
+    link: &SchedulerLink,
+    entry: &JournalEntry,
+) -> Result<bool, ClientError> {
+    for _ in 0..REDELIVERIES {
+        let sent = match entry.name.as_str() {
+            "Startup" => scheduler.send(Startup { now: entry.time }).await.map(|_| true),
+            "Tick" => scheduler.send(parse::<Tick>(entry)?).await.map(|_| true),
+            "PollTasks" => scheduler.send(parse::<PollTasks>(entry)?).await.map(|_| true),
+            // A refused action is refused again: the journal checks the rest.
+            "User" => scheduler.send(parse::<User>(entry)?).await.map(|_| true),
+            "HostChanged" => scheduler.send(parse::<HostChanged>(entry)?).await.map(|_| true),
+            "Shutdown" => scheduler.send(parse::<Shutdown>(entry)?).await.map(|_| true),
+            _ => Ok(false),
+        };
+        match sent {
+            Ok(delivered) => return Ok(delivered),
+            Err(_) => *scheduler = SchedulerActor::rebuild(link.inner.clone()),
+        }
+    }
+    Err(ClientError::Journal(format!(
+        "the scheduler kept failing on entry {} ({})",
+        entry.seq, entry.name
+    )))
 }
 
 /// The next input for the driver to deliver, once the actors have done all they do

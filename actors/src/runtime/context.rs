@@ -37,6 +37,35 @@ impl ActorContext {
         }
     }
 
+    /// A synchronous effect's answer, recorded in a live journal (see
+    /// [`Journal::exchange`]); otherwise just `live()`.
+    pub fn exchange<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        actor: &str,
+        name: &str,
+        live: impl FnOnce() -> T,
+    ) -> T {
+        if !self.journal.is_gated() {
+            return live();
+        }
+        self.journal.exchange(self.clock.now(), actor, name, live)
+    }
+
+    /// An effect's answer that arrives on its own, recorded as `actor`'s input `name`
+    /// (see [`Journal::admit`]).
+    pub fn admit<T, F>(
+        &self,
+        actor: String,
+        name: &'static str,
+        arrival: F,
+    ) -> impl std::future::Future<Output = T> + 'static
+    where
+        T: Serialize + serde::de::DeserializeOwned + 'static,
+        F: std::future::Future<Output = T> + 'static,
+    {
+        self.journal.admit(self.clock.clone(), actor, name, arrival)
+    }
+
     /// Panics if the tests injected a panic for `actor` now.
     pub fn maybe_panic(&self, actor: ActorId, now: Time) {
         self.faults.maybe_panic(actor, now);

@@ -10,7 +10,7 @@ use super::supervision::{ActorId, ActorKind};
 use crate::effects::DiskManager;
 use crate::runtime::context::ActorContext;
 use crate::runtime::events::ClientEvent;
-use crate::runtime::messages::{DiskReply, DiskStep};
+use crate::runtime::messages::{DiskMeasure, DiskReply, DiskStep};
 use actix::{Actor, Context, Handler};
 use boinc_core::Time;
 use boinc_core::model::{ClientState, FileStatus, RunMode};
@@ -124,6 +124,18 @@ impl Handler<DiskReply> for DiskActor {
         });
         drop(disk);
         self.report(before, state, now);
+    }
+}
+
+impl Handler<DiskMeasure> for DiskActor {
+    type Result = ();
+
+    fn handle(&mut self, message: DiskMeasure, _: &mut Context<Self>) -> Self::Result {
+        self.context.delivered("disk", "DiskMeasure", &message);
+        let DiskMeasure { state: mut loan, .. } = message;
+        let state = loan.state();
+        let mut disk = self.manager();
+        guarded("DiskMeasure", || disk.measure(state));
     }
 }
 

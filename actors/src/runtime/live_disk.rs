@@ -109,6 +109,10 @@ impl DiskManager for LiveDisk {
         }
     }
 
+    fn measure(&mut self, state: &mut ClientState) {
+        LiveDisk::measure(self, state);
+    }
+
     fn after_reply(&mut self, state: &mut ClientState, _new_jobs: &[JobId], now: Time) {
         // The new jobs' files come by download, associated as they arrive; what the
         // server acknowledged goes now.

@@ -352,6 +352,18 @@ pub struct DiskStep {
     pub state: StateLoan,
 }
 
+/// The disk's free space measured alone (a client whose disk is full looks at every
+/// poll whether room came back).
+#[derive(Debug, Serialize, Deserialize, actix::Message)]
+#[rtype(result = "()")]
+pub struct DiskMeasure {
+    /// When.
+    pub now: Time,
+    /// The client state, lent for the measurement (not journaled).
+    #[serde(skip)]
+    pub state: StateLoan,
+}
+
 /// A reply brought jobs: their files are associated.
 #[derive(Debug, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "()")]

@@ -72,8 +72,8 @@ impl Handler<MasterFetch> for ProjectActor {
             .maybe_panic(ActorId { kind: ActorKind::Project, index: self.project.0 }, message.now);
         let MasterFetch { now, project } = message;
         let fetch = self.transport.master_page(&project.master_url);
+        let fetch = self.context.admit(self.id.clone(), "MasterPage", fetch);
         AtomicResponse::new(Box::pin(fetch.into_actor(self).map(move |page, actor, _| {
-            actor.context.input(&actor.id, "MasterPage", &page);
             let mut project = project;
             let read = match page {
                 Ok(page) if !page.scheduler_urls.is_empty() => {
@@ -115,8 +115,8 @@ impl Handler<RunSession> for ProjectActor {
             )))));
         };
         let rpc = self.transport.scheduler_rpc(&url, &request);
+        let rpc = self.context.admit(self.id.clone(), "RpcReply", rpc);
         AtomicResponse::new(Box::pin(rpc.into_actor(self).map(move |reply, actor, _| {
-            actor.context.input(&actor.id, "RpcReply", &reply);
             // A reply the client may not take (a key change the pinned key did not
             // sign, a file name that is not a plain name) counts as a failed RPC.
             let reply = reply.and_then(|reply| match check_reply(&project, &reply) {

@@ -19,9 +19,10 @@ use super::disk::DiskActor;
 use super::events::{ClientEvent, SuspendedActivity};
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, ChooseWork, Command, DiskReply, DiskStep, HostChanged, InstanceAssignment,
-    LoanReturn, MasterFetch, Poll, PollBoard, PollTasks, RunSession, SettleSession, Shutdown,
-    Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick, User, WorkChoice,
+    Availability, ChooseWork, Command, DiskMeasure, DiskReply, DiskStep, HostChanged,
+    InstanceAssignment, LoanReturn, MasterFetch, Poll, PollBoard, PollTasks, RunSession,
+    SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick,
+    User, WorkChoice,
 };
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
@@ -465,7 +466,10 @@ impl Scheduler {
             ended_slots.push(slot);
             // The app's standard error and why it failed go to the project with the
             // result, as BOINC reports them.
-            let stderr = self.process_host.take_stderr(&self.client.state().job(id).name);
+            let name = &self.client.state().job(id).name;
+            let stderr = self
+                .context
+                .exchange("scheduler", "Stderr", || self.process_host.take_stderr(name));
             self.client.report_app_output(id, message.as_deref(), stderr.as_deref());
             let job = self.client.state().job(id);
             let event = ClientEvent::TaskFinished {
@@ -1301,29 +1305,72 @@ impl SchedulerActor {
         };
         AtomicResponse::new(Box::pin(polled.into_actor(self).then(
             move |(polled, reports), act, _| {
-                let (finished, ended) = {
+                let (finished, ended, full_disk) = {
                     let mut s = act.inner.borrow_mut();
                     let tasks_before = s.client.running().len();
                     let finished = s.apply_reports(polled, reports, now);
                     let ended = s.client.running().len() != tasks_before;
-                    (finished, ended)
+                    (finished, ended, s.client.disk_full())
                 };
-                if !full && !ended {
-                    act.inner.borrow().publish_wakeup(now);
-                    return actix::fut::ready(()).boxed_local();
-                }
-                act.disk_step(finished, now)
-                    .then(move |(), act, _| act.schedule(now))
-                    .map(move |(), act, ctx| {
-                        act.start_operations(now, ctx);
-                        act.start_transfers(now, ctx);
-                        let mut s = act.inner.borrow_mut();
-                        s.client.compact();
-                        s.publish_wakeup(now);
+                // On a full disk every poll looks at the room: tasks and downloads waiting
+                // for it go on within a poll of its return, not at the next full step.
+                let room_again = match !full && !ended && full_disk {
+                    true => act.disk_measure(now),
+                    false => actix::fut::ready(false).boxed_local(),
+                };
+                room_again
+                    .then(move |room_again, act, _| {
+                        act.after_polls(finished, full || ended || room_again, now)
                     })
                     .boxed_local()
             },
         )))
+    }
+
+    /// What follows a step's polls: for a full step (or when a task ended, or room came
+    /// back on a full disk), the disk manager's poll, a decision and its commands, and
+    /// the RPC step's operations.
+    fn after_polls(
+        &self,
+        finished: Vec<JobId>,
+        full: bool,
+        now: Time,
+    ) -> LocalBoxActorFuture<Self, ()> {
+        if !full {
+            self.inner.borrow().publish_wakeup(now);
+            return actix::fut::ready(()).boxed_local();
+        }
+        self.disk_step(finished, now)
+            .then(move |(), act, _| act.schedule(now))
+            .map(move |(), act, ctx| {
+                act.start_operations(now, ctx);
+                act.start_transfers(now, ctx);
+                let mut s = act.inner.borrow_mut();
+                s.client.compact();
+                s.publish_wakeup(now);
+            })
+            .boxed_local()
+    }
+
+    /// Measures the disk's free space alone (its disk was full); whether it has room
+    /// now.
+    fn disk_measure(&self, now: Time) -> LocalBoxActorFuture<Self, bool> {
+        let Some(disk) = self.inner.borrow().disk.clone() else {
+            return actix::fut::ready(false).boxed_local();
+        };
+        let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
+        async move { disk.send(DiskMeasure { now, state }).await }
+            .into_actor(self)
+            .map(move |done, act, _| {
+                let mut s = act.inner.borrow_mut();
+                s.disk_returned(&home, done.is_ok(), now);
+                let room = !s.client.disk_full();
+                if room {
+                    tracing::info!("the disk has room again");
+                }
+                room
+            })
+            .boxed_local()
     }
 }
 

@@ -16,8 +16,18 @@ use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::supervise::{AppExit, RestartPolicy, RestartTracker, TaskFate, app_fate};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What a refused process command means to the task: its previous run is still
+/// quitting (a start waits), or it failed (why, in the host's words). A live journal
+/// records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+enum CommandRefusal {
+    StillEnding,
+    Failed(String),
+}
 
 /// How often a run asked to quit is looked at until it has exited, and how soon a start
 /// waiting for it is tried again.
@@ -112,23 +122,34 @@ impl TaskActor {
     /// previous run still quitting is waited for: the start is tried again shortly,
     /// and the wait counts as no run of the app.
     fn start(&mut self, spec: &TaskSpec, now: Time) -> Option<AppExit> {
-        match self.host.command(&TaskCommand::Start(Box::new(spec.clone()))) {
+        match self.command(&TaskCommand::Start(Box::new(spec.clone()))) {
             Ok(()) => {
                 self.tracker.started(now);
                 None
             }
-            Err(ProcessError::StillEnding { .. }) => {
+            Err(CommandRefusal::StillEnding) => {
                 tracing::debug!(task = %self.id, "the previous run is still quitting");
                 self.restart_at = Some(now + ENDING_POLL.as_secs_f64());
                 self.restart_wait = ENDING_POLL.as_secs_f64();
                 None
             }
-            Err(error) => {
+            Err(CommandRefusal::Failed(error)) => {
                 self.tracker.started(now);
                 tracing::warn!(task = %self.id, %error, "cannot start the app");
-                Some(AppExit::StartFailed(error.to_string()))
+                Some(AppExit::StartFailed(error))
             }
         }
+    }
+
+    /// Has the process host carry a command out; its answer is an input a live
+    /// journal records.
+    fn command(&self, command: &TaskCommand) -> Result<(), CommandRefusal> {
+        self.context.exchange(&self.id, "CommandDone", || {
+            self.host.command(command).map_err(|error| match error {
+                ProcessError::StillEnding { .. } => CommandRefusal::StillEnding,
+                error => CommandRefusal::Failed(error.to_string()),
+            })
+        })
     }
 
     /// Looks after a run the client asked to quit until it is gone: nothing else polls
@@ -259,8 +280,8 @@ impl Handler<Command> for TaskActor {
             TaskCommand::Abort { .. } => self.restart_at = None,
             TaskCommand::WatchCheckpoint { .. } => {}
         }
-        if let Err(error) = self.host.command(&message.command) {
-            tracing::warn!(task = %self.id, %error, "process command failed");
+        if let Err(refusal) = self.command(&message.command) {
+            tracing::warn!(task = %self.id, error = ?refusal, "process command failed");
         }
         match &message.command {
             TaskCommand::Preempt { remove_from_memory: true, .. } => self.follow_ending(ctx),

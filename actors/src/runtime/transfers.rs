@@ -92,7 +92,8 @@ impl TransferRunner {
             Direction::Download => self.transfer.download(order, progress),
             Direction::Upload => self.transfer.upload(order, progress),
         };
-        Box::pin(async move {
+        let who = format!("transfer:{}", order.name);
+        Box::pin(self.context.admit(who, "TransferEnded", async move {
             match future.await {
                 Ok(Transferred::Downloaded { nbytes, md5 }) => {
                     TransferResult::Downloaded { nbytes: nbytes as f64, md5 }
@@ -112,7 +113,7 @@ impl TransferRunner {
                     })
                 }
             }
-        })
+        }))
     }
 
     /// Progress events for `order`; the bytes held so far are kept in `held`.
@@ -157,7 +158,8 @@ impl TransferRunner {
         let mut problem = failure;
         match settlement.staged {
             StagedDownload::Install => {
-                let installed = match self.transfer.install(order) {
+                let install = || self.transfer.install(order);
+                let installed = match self.context.exchange("transfers", "Installed", install) {
                     Ok(()) => TransferResult::Installed,
                     Err(error) => {
                         problem = Some(error.to_string());

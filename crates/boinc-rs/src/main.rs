@@ -3,7 +3,8 @@
 //! - `boinc-rs explain --state DIR`: what the scheduler would decide at one instant, and why.
 //! - `boinc-rs sim --scenario DIR`: a scenario in virtual time, with BOINC's figures of merit
 //!   (`--engine actors`: through the actor system; `--journal FILE` records it).
-//! - `boinc-rs replay FILE`: re-runs a journal's actors and checks every decision.
+//! - `boinc-rs replay FILE`: re-runs a journal's actors (a simulated run's or a live
+//!   one's, `run --journal FILE`) and checks every decision.
 //! - `boinc-rs app-test EXE`: runs one app under the client's process supervision and
 //!   reports how it behaved.
 //! - `boinc-rs example-app`: the science app shipped with boinc-rs (run by a client).
@@ -74,7 +75,8 @@ enum Command {
     /// Run a scenario in virtual time and print BOINC's figures of merit.
     Sim(cli::sim::SimArgs),
     /// Re-run the actors from a journal written by `sim --engine actors --journal FILE`
-    /// and check every decision; exits non-zero at the first divergence.
+    /// or `run --journal FILE` (offline: no network, processes or clock) and check every
+    /// decision; exits non-zero at the first divergence.
     Replay {
         /// The journal (JSON lines).
         #[arg(value_name = "FILE")]

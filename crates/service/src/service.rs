@@ -35,6 +35,7 @@ use boinc_gui_rpc::{
 use boinc_runtime::client::{Client, ClientError, ClientHandle, Effects, RunReport};
 use boinc_runtime::configuration_files::read_configuration_dir;
 use boinc_runtime::effects::{Clock, HostDiscovery, SystemClock};
+use boinc_runtime::journal::Journal;
 use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -71,6 +72,9 @@ pub struct ServiceConfig {
     /// The program GPUs are looked for with, in a process of its own (`boinc-rs
     /// detect-gpus`); `None`: in the client's process.
     pub gpu_detector: Option<GpuDetector>,
+    /// Where every input the client takes in is journaled, for `boinc-rs replay`
+    /// (`run --journal`), and the size past which the file becomes `FILE.1`.
+    pub journal: Option<(PathBuf, u64)>,
 }
 
 impl ServiceConfig {
@@ -82,6 +86,7 @@ impl ServiceConfig {
             tick_interval: Duration::from_secs(1),
             app_user: None,
             gpu_detector: None,
+            journal: None,
         }
     }
 }
@@ -252,7 +257,13 @@ impl Service {
         // project's outage a fleet that shared one would retry in lockstep.
         let seed = live_seed(&state.host.description.host_cpid);
         tracing::debug!(seed, "random stream");
-        let handle = Client::builder().state(state).effects(effects).seed(seed).start()?;
+        let mut builder = Client::builder().state(state).effects(effects).seed(seed);
+        if let Some((path, limit)) = &config.journal {
+            let journal = Journal::live_to_file(path, *limit)
+                .map_err(|e| ClientError::Journal(e.to_string()))?;
+            builder = builder.journal(journal);
+        }
+        let handle = builder.start()?;
         let account_manager =
             Arc::new(AccountManagerClient::new(&dir, handle.clone(), transport, manager_clock));
         // A port file a killed service left behind names a port nobody listens on.

@@ -39,6 +39,14 @@ pub(crate) struct RunArgs {
     /// primary group (docs/app-isolation.md).
     #[arg(long, value_name = "USER")]
     app_user: Option<String>,
+    /// Journal every input the client takes in (ticks, replies, transfers, process
+    /// reports, disk readings, user actions) to FILE, for `boinc-rs replay FILE`.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<PathBuf>,
+    /// Past this size the journal is renamed FILE.1 (an older one replaced) and a new
+    /// FILE goes on.
+    #[arg(long, value_name = "MB", default_value_t = 256, requires = "journal")]
+    journal_limit_mb: u64,
     /// Write the log as JSON lines (one object per event) instead of text.
     #[arg(long)]
     pub(crate) log_json: bool,
@@ -61,6 +69,8 @@ pub(crate) fn run(args: RunArgs) -> Result<()> {
         config.gui_rpc_port = (!args.no_gui_rpc).then_some(args.gui_rpc_port);
         config.app_user = args.app_user.clone();
         config.gpu_detector = gpu_detector();
+        config.journal =
+            args.journal.clone().map(|path| (path, args.journal_limit_mb.saturating_mul(1 << 20)));
         let service = Service::start(config)
             .await
             .with_context(|| format!("cannot start the client in {}", args.dir.display()))?;

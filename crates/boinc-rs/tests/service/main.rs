@@ -13,6 +13,7 @@ mod detach_attach;
 mod gpu_detection;
 mod gui_rpc_hostile;
 mod gui_rpc_peers;
+mod live_replay;
 mod manager_ops;
 mod proxies;
 mod service;

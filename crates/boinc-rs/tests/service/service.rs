@@ -67,7 +67,7 @@ fn peek_state(dir: &Path) -> Option<ClientState> {
     boinc_core::protocol::parse_client_state(&text, "client_state.xml").ok()
 }
 
-fn log_of(path: &Path) -> String {
+pub(crate) fn log_of(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let tail: Vec<char> = text.chars().rev().take(20_000).collect();
     tail.into_iter().rev().collect()
@@ -91,7 +91,13 @@ struct Checkpointed {
     slot: u32,
 }
 
-fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpointed {
+/// A project of `jobs` jobs of `seconds` CPU seconds, asked for work every second, a
+/// host holding `per_cpu` of them per CPU; and a data directory attached to it.
+pub(crate) fn project_and_data_dir(
+    jobs: &str,
+    seconds: &str,
+    per_cpu: &str,
+) -> (ProjectServerProcess, tempfile::TempDir) {
     let server = ProjectServerProcess::start(&[
         "--jobs",
         jobs,
@@ -100,9 +106,14 @@ fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpo
         "--request-delay",
         "1",
         "--max-jobs-per-cpu",
-        "1",
+        per_cpu,
     ]);
     let data = attached_data_dir(&server.url);
+    (server, data)
+}
+
+fn run_until_a_checkpoint(jobs: &str, seconds: &str, checkpoint: f64) -> Checkpointed {
+    let (server, data) = project_and_data_dir(jobs, seconds, "1");
     let dir = data.path();
     let log: PathBuf = dir.with_extension("log");
     let service = start_service(dir, &log);
