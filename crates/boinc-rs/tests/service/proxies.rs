@@ -171,25 +171,31 @@ fn every_request_goes_through_the_proxy_the_volunteer_sets() {
     assert!(kept.contains("<use_socks_proxy/>") && !kept.contains("<use_http_proxy/>"), "{kept}");
     let shown = gui_rpc(&service, "<get_proxy_settings/>");
     assert!(shown.contains(&format!("<socks_server_port>{}</socks_server_port>", socks.port)));
-    let before = (server.counter("scheduler_requests"), requests(&http, &cgi));
+    let messages_with = |text: &str| {
+        let messages = gui_rpc(&service, "<get_messages>\n<seqno>0</seqno>\n</get_messages>\n");
+        messages.matches(text).count()
+    };
+    let completed = || messages_with("Scheduler request completed");
+    let before = (server.counter("scheduler_requests"), requests(&http, &cgi), completed());
     let update =
         format!("<project_update>\n<project_url>{}</project_url>\n</project_update>\n", server.url);
     let server_port =
         server.url.trim_end_matches('/').rsplit(':').next().expect("a port").to_owned();
     let connected = format!("connected to 127.0.0.1:{server_port}");
     gui_rpc(&service, &update);
+    // Until the client took the reply in: an Update asked for while its RPC is still
+    // under way is answered by that RPC (as in BOINC), and the next one would not go out.
     wait_until("an RPC through the SOCKS5 proxy", WORK_WAIT, || {
-        server.counter("scheduler_requests") > before.0 && socks.count(&connected) >= 1
+        server.counter("scheduler_requests") > before.0
+            && socks.count(&connected) >= 1
+            && completed() > before.2
     });
     assert_eq!(requests(&http, &cgi), before.1, "the HTTP proxy was still used");
     eprintln!("through microsocks: {} connections", socks.count(&connected));
 
     // The SOCKS5 proxy stops: the next RPC fails, and the project is not reached.
     socks.stop();
-    let failures = || {
-        let messages = gui_rpc(&service, "<get_messages>\n<seqno>0</seqno>\n</get_messages>\n");
-        messages.matches("Scheduler request failed").count()
-    };
+    let failures = || messages_with("Scheduler request failed");
     let before = (server.counter("scheduler_requests"), failures());
     gui_rpc(&service, &update);
     support::wait::wait_until_or(
