@@ -291,11 +291,20 @@ fn throttle_row(table: &mut Table, sides: &[&Side; 2], limit: f64) {
     let throttled = cpu_rates(sides);
     let share = [0, 1].map(|i| if full[i] > 0.0 { throttled[i] / full[i] } else { 0.0 });
     // A client whose apps hardly ran even unthrottled (the machine busy with other
-    // programs) cannot be judged: said in the row, not counted as a difference.
-    let measurable = |i: usize| full[i] >= MEASURABLE_CPU_RATE;
+    // programs) cannot be judged, nor one whose apps got more throttled than
+    // unthrottled (the other programs' load fell between the two windows: BOINC runs
+    // its apps in SCHED_IDLE, where they get only what nothing else wants). Said in the
+    // row, not counted as a difference; a throttle that does nothing (about 100 %) is
+    // still judged.
+    let steady = |i: usize| throttled[i] <= full[i] * (1.0 + 1.0 / 3.0);
+    let measurable = |i: usize| full[i] >= MEASURABLE_CPU_RATE && steady(i);
     let show = |i: usize| {
         let seen = seen[i].map_or("no answer".to_owned(), |s| s.to_string());
-        let judged = if measurable(i) { "" } else { " (too loaded to judge)" };
+        let judged = match (full[i] >= MEASURABLE_CPU_RATE, steady(i)) {
+            (false, _) => " (too loaded to judge)",
+            (true, false) => " (the load changed while measuring: not judged)",
+            (true, true) => "",
+        };
         format!(
             "{seen}; apps {:.2} CPU/s, {:.2} unthrottled: {:.0} %{judged}",
             throttled[i],
