@@ -112,7 +112,10 @@ const COMPACT_ACKED_SHARE: usize = 16;
 /// The client's control state beside its [`ClientState`].
 #[derive(Debug, Clone)]
 pub struct ClientControl {
-    state: ClientState,
+    state: Box<ClientState>,
+    /// What stands in for the state while it is lent out (kept from loan to loan, so
+    /// that lending allocates nothing).
+    stand_in: Option<Box<ClientState>>,
     identity: ClientIdentity,
     policy: Policy,
     boinc_compat: bool,
@@ -188,7 +191,8 @@ impl ClientControl {
         let running = state.job_ids().filter(|&id| state.job(id).is_running()).collect();
         let nprojects = state.projects.len();
         ClientControl {
-            state,
+            state: Box::new(state),
+            stand_in: None,
             identity: ClientIdentity::default(),
             policy,
             boinc_compat,
@@ -243,13 +247,19 @@ impl ClientControl {
 
     /// Lends the client state out (to a session that must read it while the loop waits
     /// for the session); [`ClientControl::restore_state`] puts it back.
-    pub fn take_state(&mut self) -> ClientState {
-        std::mem::take(&mut self.state)
+    pub fn take_state(&mut self) -> Box<ClientState> {
+        let stand_in = self.stand_in.take().unwrap_or_default();
+        std::mem::replace(&mut self.state, stand_in)
     }
 
     /// Puts back the state lent by [`ClientControl::take_state`].
-    pub fn restore_state(&mut self, state: ClientState) {
-        self.state = state;
+    pub fn restore_state(&mut self, state: Box<ClientState>) {
+        let mut stand_in = std::mem::replace(&mut self.state, state);
+        // Whatever was done to the stand-in while the state was out is forgotten.
+        if stand_in.jobs.len() + stand_in.projects.len() + stand_in.files.len() > 0 {
+            *stand_in = ClientState::default();
+        }
+        self.stand_in = Some(stand_in);
     }
 
     /// The job with this name in this project, if the client still holds it.

@@ -45,12 +45,19 @@ struct DiskView {
 
 impl DiskView {
     fn of(state: &ClientState) -> Self {
-        let present = state.files.iter().filter(|f| f.status == FileStatus::Present);
-        DiskView {
-            files_present: present.clone().count(),
-            bytes_present: present.map(|f| f.nbytes).sum(),
+        // One pass: the view is taken twice at every disk step, over every file.
+        let mut view = DiskView {
+            files_present: 0,
+            bytes_present: 0.0,
             computing: state.run_mode != RunMode::Never,
+        };
+        for file in &state.files {
+            if file.status == FileStatus::Present {
+                view.files_present += 1;
+                view.bytes_present += file.nbytes;
+            }
         }
+        view
     }
 }
 

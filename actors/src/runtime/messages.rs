@@ -9,7 +9,10 @@ use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::RestartTracker;
 use boinc_core::work_fetch::{FetchChoice, FetchOutlook, WorkReply};
 use serde::{Deserialize, Serialize};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Waker;
 
 pub use boinc_core::control::UserAction;
 
@@ -97,18 +100,29 @@ pub struct Poll {
 /// counts as done: the step hears when the last one is.
 #[derive(Debug)]
 pub struct PollAnswer {
-    /// The poll's position among the step's polls.
+    /// The poll's position among the round's polls.
     position: usize,
-    /// The step's board.
-    board: Arc<PollBoard>,
+    /// The round it answers (a board is used round after round).
+    round: u64,
+    /// The step's board (`None` once the answer was sent).
+    board: Option<Arc<PollBoard>>,
 }
 
 impl PollAnswer {
     /// Hands `report` back to the step that asked.
-    pub fn send(self, report: TaskReport) {
-        let mut reports = self.board.reports.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(place) = reports.get_mut(self.position) {
+    pub fn send(mut self, report: TaskReport) {
+        let Some(board) = self.board.take() else { return };
+        let mut state = board.lock();
+        if state.round != self.round {
+            return;
+        }
+        if let Some(place) = state.reports.get_mut(self.position) {
             *place = Some(report);
+        }
+        // Stored and counted under one lock.
+        if let Some(waiting) = state.count_down() {
+            drop(state);
+            waiting.wake();
         }
     }
 }
@@ -116,72 +130,139 @@ impl PollAnswer {
 impl Clone for PollAnswer {
     /// Another answer for the same poll: the step waits for it too.
     fn clone(&self) -> Self {
-        self.board.hold();
-        PollAnswer { position: self.position, board: Arc::clone(&self.board) }
+        if let Some(board) = &self.board {
+            let mut state = board.lock();
+            if state.round == self.round {
+                state.outstanding += 1;
+            }
+        }
+        PollAnswer { position: self.position, round: self.round, board: self.board.clone() }
     }
 }
 
 impl Drop for PollAnswer {
     fn drop(&mut self) {
-        self.board.release();
+        if let Some(board) = self.board.take() {
+            board.release(self.round);
+        }
     }
 }
 
-/// One step's poll answers: a place per polled task, filled in as the tasks answer, and a
-/// signal once every answer is in or dropped. Cheaper than a channel per step: a poll
-/// costs a store and a count, with one wake-up for the step.
-#[derive(Debug)]
+/// The polls' answers, a place per polled task filled in as the tasks answer, and a
+/// signal once every answer is in or dropped. One board serves every step of a
+/// scheduler, round after round: a poll costs a store and a count, and a step neither
+/// allocates a board nor a channel.
+#[derive(Debug, Default)]
 pub struct PollBoard {
-    reports: Mutex<Vec<Option<TaskReport>>>,
+    state: Mutex<BoardState>,
+}
+
+#[derive(Debug, Default)]
+struct BoardState {
+    reports: Vec<Option<TaskReport>>,
     /// Answers still out, plus the step's own hold while it sends the polls.
-    outstanding: std::sync::atomic::AtomicUsize,
-    done: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    outstanding: usize,
+    round: u64,
+    /// The step waiting for the last answer.
+    waiting: Option<Waker>,
 }
 
 impl PollBoard {
-    /// A board for up to `polls` answers (more only cost a reallocation), held by the
-    /// step until [`PollBoard::sent`]; the receiver fires once the step let go and every
-    /// answer is in. Sized up front: a step polls dozens of tasks on a big host, and a
-    /// board grown answer by answer copied every report it held each time.
-    pub fn new(polls: usize) -> (Arc<PollBoard>, tokio::sync::oneshot::Receiver<()>) {
-        let (done, all_in) = tokio::sync::oneshot::channel();
-        let board = PollBoard {
-            reports: Mutex::new(Vec::with_capacity(polls)),
-            outstanding: std::sync::atomic::AtomicUsize::new(1),
-            done: Mutex::new(Some(done)),
-        };
-        (Arc::new(board), all_in)
+    /// A board; each round of polls starts with [`PollBoard::begin`].
+    pub fn new() -> Arc<PollBoard> {
+        Arc::new(PollBoard::default())
     }
 
-    /// The answer for the next poll, in sending order.
+    fn lock(&self) -> std::sync::MutexGuard<'_, BoardState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new round of polls, its answers kept in `reports` (emptied; a buffer from an
+    /// earlier round, so that a step on a big host does not allocate room for dozens of
+    /// reports each time). The step holds the round until [`PollBoard::sent`].
+    pub fn begin(&self, mut reports: Vec<Option<TaskReport>>) {
+        reports.clear();
+        let mut board = self.lock();
+        board.round += 1;
+        board.reports = reports;
+        board.outstanding = 1;
+        board.waiting = None;
+    }
+
+    /// The answer for the round's next poll, in sending order.
     pub fn answer(self: &Arc<Self>) -> PollAnswer {
-        let mut reports = self.reports.lock().unwrap_or_else(PoisonError::into_inner);
-        reports.push(None);
-        self.hold();
-        PollAnswer { position: reports.len() - 1, board: Arc::clone(self) }
-    }
-
-    /// Every poll is sent: the step lets go of the board.
-    pub fn sent(&self) {
-        self.release();
-    }
-
-    /// The reports, by position (`None` where a poll went unanswered).
-    pub fn take(&self) -> Vec<Option<TaskReport>> {
-        std::mem::take(&mut *self.reports.lock().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    fn hold(&self) {
-        self.outstanding.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    }
-
-    fn release(&self) {
-        if self.outstanding.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1
-            && let Some(done) = self.done.lock().unwrap_or_else(PoisonError::into_inner).take()
-        {
-            // A step that stopped listening (its client is going away) needs no signal.
-            let _ = done.send(());
+        let mut board = self.lock();
+        board.reports.push(None);
+        board.outstanding += 1;
+        PollAnswer {
+            position: board.reports.len() - 1,
+            round: board.round,
+            board: Some(Arc::clone(self)),
         }
+    }
+
+    /// Every poll of the round is sent: the step lets go of it.
+    pub fn sent(&self) {
+        let round = self.lock().round;
+        self.release(round);
+    }
+
+    /// Resolves once every answer of the round is in or dropped (and the step let go).
+    pub fn all_in(self: &Arc<Self>) -> AllIn {
+        AllIn { board: Arc::clone(self), round: self.lock().round }
+    }
+
+    /// The round's reports, by position (`None` where a poll went unanswered).
+    pub fn take(&self) -> Vec<Option<TaskReport>> {
+        std::mem::take(&mut self.lock().reports)
+    }
+
+    fn release(&self, round: u64) {
+        let mut board = self.lock();
+        if board.round != round {
+            return;
+        }
+        if let Some(waiting) = board.count_down() {
+            drop(board);
+            waiting.wake();
+        }
+    }
+}
+
+impl BoardState {
+    /// One answer less out; the waiting step, to wake once the last is in.
+    fn count_down(&mut self) -> Option<Waker> {
+        if self.outstanding == 0 {
+            return None;
+        }
+        self.outstanding -= 1;
+        match self.outstanding {
+            0 => self.waiting.take(),
+            _ => None,
+        }
+    }
+}
+
+/// The future of [`PollBoard::all_in`].
+#[derive(Debug)]
+pub struct AllIn {
+    board: Arc<PollBoard>,
+    round: u64,
+}
+
+impl Future for AllIn {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let mut board = self.board.lock();
+        if board.round != self.round || board.outstanding == 0 {
+            return std::task::Poll::Ready(());
+        }
+        match &board.waiting {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => board.waiting = Some(cx.waker().clone()),
+        }
+        std::task::Poll::Pending
     }
 }
 
@@ -393,9 +474,9 @@ pub struct LoanReturn(Arc<Mutex<Option<Box<ClientState>>>>);
 
 impl StateLoan {
     /// Lends `state`; the state comes back through the [`LoanReturn`].
-    pub fn new(state: ClientState) -> (StateLoan, LoanReturn) {
+    pub fn new(state: Box<ClientState>) -> (StateLoan, LoanReturn) {
         let home = Arc::new(Mutex::new(None));
-        (StateLoan { state: Some(Box::new(state)), home: home.clone() }, LoanReturn(home))
+        (StateLoan { state: Some(state), home: home.clone() }, LoanReturn(home))
     }
 
     /// The lent state. An empty loan (one made by deserialising a journal line) lends
@@ -415,7 +496,7 @@ impl Drop for StateLoan {
 
 impl LoanReturn {
     /// The state, once the loan has ended (`None` while it is still out).
-    pub fn take(&self) -> Option<ClientState> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take().map(|state| *state)
+    pub fn take(&self) -> Option<Box<ClientState>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }

@@ -8,11 +8,13 @@ pub mod events;
 pub mod fetch;
 pub mod live_disk;
 pub mod messages;
+pub mod poll_bell;
 pub mod project;
 pub mod resource;
 pub mod scheduler;
 pub mod supervision;
 pub mod task;
+pub(crate) mod task_links;
 pub mod time_text;
 pub(crate) mod transfers;
 

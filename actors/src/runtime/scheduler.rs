@@ -19,7 +19,7 @@ use super::disk::DiskActor;
 use super::events::{ClientEvent, SuspendedActivity};
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
-    Availability, ChooseWork, Command, DiskMeasure, DiskReply, DiskStep, HostChanged,
+    AllIn, Availability, ChooseWork, Command, DiskMeasure, DiskReply, DiskStep, HostChanged,
     InstanceAssignment, LoanReturn, MasterFetch, Poll, PollBoard, PollTasks, RunSession,
     SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick,
     User, WorkChoice,
@@ -28,6 +28,7 @@ use super::project::ProjectActor;
 use super::resource::ResourceActor;
 use super::supervision::{ActorId, ActorKind, ActorSupervisor};
 use super::task::{TaskActor, TaskSupervision};
+use super::task_links::{TaskLink, TaskLinks};
 use super::time_text::TimeText;
 use super::transfers::{TransferRunner, project_name};
 use crate::client::ClientError;
@@ -96,8 +97,12 @@ pub struct Scheduler {
     boinc_compat: bool,
     app_restart_policy: RestartPolicy,
     persistence: Option<Arc<dyn StatePersistence>>,
-    /// Task actors by slot.
-    tasks: BTreeMap<u32, Addr<TaskActor>>,
+    /// Task actors by slot, with the bells they are polled through.
+    tasks: TaskLinks,
+    /// The board the task polls answer on, step after step.
+    poll_board: Arc<PollBoard>,
+    /// The last step's report buffer, for the next (a step allocates none).
+    spare_reports: Vec<Option<TaskReport>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
     /// Project actors by project.
@@ -124,12 +129,11 @@ pub struct Scheduler {
     transfers: Option<TransferRunner>,
 }
 
-/// One step's polls: the tasks polled (by position), the board their answers go on, and
-/// the signal that all are in (or dropped with their actors).
+/// One step's polls: the tasks polled (by position) and the signal that all answers
+/// are on the board (or dropped with their actors).
 struct StepPolls {
     polled: Vec<(JobId, u32)>,
-    board: Arc<PollBoard>,
-    all_in: tokio::sync::oneshot::Receiver<()>,
+    all_in: AllIn,
 }
 
 /// The central scheduler actor: a shell around the shared [`Scheduler`].
@@ -189,7 +193,9 @@ impl SchedulerActor {
             boinc_compat: setup.boinc_compat,
             app_restart_policy: setup.app_restart_policy,
             persistence: setup.persistence,
-            tasks: BTreeMap::new(),
+            tasks: TaskLinks::default(),
+            poll_board: PollBoard::new(),
+            spare_reports: Vec::new(),
             resources,
             projects,
             fetch: Some(fetch),
@@ -251,8 +257,8 @@ impl Scheduler {
     }
 
     fn task_actor(&mut self, slot: u32, job: &str, id: Option<JobId>) -> Addr<TaskActor> {
-        if let Some(actor) = self.tasks.get(&slot) {
-            return actor.clone();
+        if let Some(link) = self.tasks.get(slot) {
+            return link.actor.clone();
         }
         let supervision = TaskSupervision { policy: self.app_restart_policy, seed: self.seed };
         // A rebuilt actor takes over the running task's spec from the authoritative state.
@@ -269,9 +275,9 @@ impl Scheduler {
             crashes,
             restart_at,
         )
-        .leaving_the_slot()
-        .start();
-        self.tasks.insert(slot, actor.clone());
+        .leaving_the_slot();
+        let (actor, bell) = actor.start_with_bell();
+        self.tasks.insert(slot, TaskLink { actor: actor.clone(), bell });
         actor
     }
 
@@ -378,26 +384,30 @@ impl Scheduler {
     /// tasks in order and the channel. A poll sent to an actor that failed is dropped
     /// with its mailbox, and counts as unanswered.
     fn polls(&mut self, now: Time) -> StepPolls {
-        let (board, all_in) = PollBoard::new(self.client.running().len());
+        let board = Arc::clone(&self.poll_board);
+        board.begin(std::mem::take(&mut self.spare_reports));
         let mut polled = Vec::with_capacity(self.client.running().len());
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
             let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
                 continue;
             };
-            if self.rebuilds.contains_key(&ActorId { kind: ActorKind::Task, index: slot }) {
+            if !self.rebuilds.is_empty()
+                && self.rebuilds.contains_key(&ActorId { kind: ActorKind::Task, index: slot })
+            {
                 continue;
             }
-            if !self.tasks.contains_key(&slot) {
+            if self.tasks.get(slot).is_none() {
                 let name = self.client.state().job(id).name.clone();
                 self.task_actor(slot, &name, Some(id));
             }
-            let Some(actor) = self.tasks.get(&slot) else { continue };
+            let Some(link) = self.tasks.get(slot) else { continue };
             polled.push((id, slot));
-            actor.do_send(Poll { now, answer: Some(board.answer()) });
+            // An actor already gone drops the poll at once: unanswered, it counts as failed.
+            link.bell.ring(Poll { now, answer: Some(board.answer()) });
         }
         board.sent();
-        StepPolls { polled, board, all_in }
+        StepPolls { polled, all_in: board.all_in() }
     }
 
     /// Applies the task reports, the polled tasks' in the same order (`None`: the poll
@@ -405,21 +415,26 @@ impl Scheduler {
     fn apply_reports(
         &mut self,
         polled: Vec<(JobId, u32)>,
-        reports: Vec<Option<TaskReport>>,
+        mut reports: Vec<Option<TaskReport>>,
         now: Time,
     ) -> Vec<JobId> {
         let mut finished = Vec::new();
-        for ((id, slot), report) in polled.into_iter().zip(reports) {
+        for ((id, slot), place) in polled.into_iter().zip(reports.iter_mut()) {
             let actor = ActorId { kind: ActorKind::Task, index: slot };
-            if report.is_some() {
+            if place.is_some() {
                 self.supervisor.healthy(actor, now);
             }
-            match report {
-                Some(TaskReport::Running(status)) => {
+            // The common report, a running task's state, is read where it lies.
+            if let Some(TaskReport::Running(status)) = place {
+                if !self.restarts.is_empty() {
                     self.restarts.remove(&slot);
-                    self.client.apply_status(id, &status);
-                    self.client.note_app_running(id, &self.app_restart_policy, now);
                 }
+                self.client.apply_status(id, status);
+                self.client.note_app_running(id, &self.app_restart_policy, now);
+                continue;
+            }
+            match place.take() {
+                Some(TaskReport::Running(_)) => {}
                 Some(TaskReport::Finished(status)) => {
                     self.client.apply_status(id, &status);
                     self.task_ended(slot);
@@ -443,7 +458,7 @@ impl Scheduler {
                 }
                 Some(TaskReport::Idle) => {}
                 None => {
-                    self.tasks.remove(&slot);
+                    self.tasks.remove(slot);
                     match self.actor_failed(actor, now) {
                         // The process lives on; a new actor takes it over then.
                         RestartDecision::RestartAt(at) => {
@@ -460,6 +475,8 @@ impl Scheduler {
                 }
             }
         }
+        reports.clear();
+        self.spare_reports = reports;
         let mut completed = Vec::new();
         let mut ended_slots = Vec::with_capacity(finished.len());
         for (id, slot, error, message) in finished {
@@ -508,7 +525,7 @@ impl Scheduler {
     }
 
     fn task_ended(&mut self, slot: u32) {
-        self.tasks.remove(&slot);
+        self.tasks.remove(slot);
         self.restarts.remove(&slot);
         self.supervisor.forget(ActorId { kind: ActorKind::Task, index: slot });
     }
@@ -546,7 +563,7 @@ impl Scheduler {
             tracing::debug!(command = command.name(), job = %job, slot, "task command");
             let actor = match &command {
                 TaskCommand::Start(_) => Some(self.task_actor(slot, &job, None)),
-                _ => self.tasks.get(&slot).cloned(),
+                _ => self.tasks.get(slot).map(|link| link.actor.clone()),
             };
             if matches!(command, TaskCommand::Abort { .. }) {
                 self.task_ended(slot);
@@ -924,7 +941,7 @@ impl Scheduler {
         for &id in self.client.running() {
             let job = self.client.state().job(id);
             let Some(task) = job.task.as_ref() else { continue };
-            if let Some(actor) = self.tasks.get(&task.slot) {
+            if let Some(link) = self.tasks.get(task.slot) {
                 let command = TaskCommand::Preempt {
                     project: job.project,
                     job: job.name.clone(),
@@ -932,7 +949,7 @@ impl Scheduler {
                     remove_from_memory: true,
                     for_deadline: false,
                 };
-                deliveries.push((actor.clone(), Command { command, now }));
+                deliveries.push((link.actor.clone(), Command { command, now }));
             }
         }
         deliveries
@@ -1107,9 +1124,13 @@ impl SchedulerActor {
                 None => None,
             }
         };
+        // The reply waits on the heap: a future holding it by value would be allocated
+        // (and moved) at a size that costs the allocator far more, session after session.
+        let carried = Box::new((call, outcome));
         settled
             .into_actor(self)
             .then(move |settled, act, _| {
+                let (call, outcome) = *carried;
                 let (brought, new_jobs) =
                     act.inner.borrow_mut().session_ended(&call, outcome, settled, now);
                 act.after_session(brought, new_jobs, now)
@@ -1297,10 +1318,11 @@ impl SchedulerActor {
             s.rebuild_due_actors(now);
             (s.polls(now), full || set_back)
         };
+        let board = Arc::clone(&self.inner.borrow().poll_board);
         let polled = async move {
-            let StepPolls { polled, board, all_in } = polls;
-            // Fires when every poll was answered or dropped with its actor.
-            let _ = all_in.await;
+            let StepPolls { polled, all_in } = polls;
+            // Resolves when every poll was answered or dropped with its actor.
+            all_in.await;
             (polled, board.take())
         };
         AtomicResponse::new(Box::pin(polled.into_actor(self).then(

@@ -4,13 +4,14 @@
 //! the checkpoint after the app restart policy's backoff, or an error); this actor
 //! carries the decision out, restarting the app when its time comes.
 
+use super::poll_bell::PollBell;
 use super::supervision::{ActorId, ActorKind};
 use crate::effects::{ProcessError, ProcessHost, ProcessReport};
 use crate::runtime::context::ActorContext;
 use crate::runtime::messages::{Command, Poll, TaskReport};
 use crate::runtime::time_text::TimeText;
 use actix::ActorContext as _;
-use actix::{Actor, AsyncContext, Context, Handler};
+use actix::{Actor, Addr, AsyncContext, Context, Handler, StreamHandler};
 use boinc_core::Time;
 use boinc_core::control::{ProcessStatus, TaskCommand, TaskSpec};
 use boinc_core::supervise::{AppExit, RestartPolicy, RestartTracker, TaskFate, app_fate};
@@ -53,7 +54,9 @@ pub struct TaskActor {
     context: ActorContext,
     host: Arc<dyn ProcessHost>,
     /// How the task was last started, for restarts.
-    spec: Option<TaskSpec>,
+    /// (Boxed: the actor's future is allocated for every task run, and a spec inline
+    /// would make it an allocation the allocator serves slowly.)
+    spec: Option<Box<TaskSpec>>,
     /// Its app ended and restarts at this time from `spec` rolled back to the checkpoint.
     restart_at: Option<Time>,
     /// The wait planned for that restart, seconds.
@@ -68,7 +71,10 @@ pub struct TaskActor {
     reap_at_end: bool,
     policy: RestartPolicy,
     tracker: RestartTracker,
-    rng: ChaCha8Rng,
+    /// The restart jitter's random stream, seeded when the app first ends (most tasks
+    /// never need it, and a task actor is started for every task run).
+    rng: Option<Box<ChaCha8Rng>>,
+    seed: u64,
 }
 
 impl TaskActor {
@@ -86,14 +92,12 @@ impl TaskActor {
         crashes: RestartTracker,
         restart_at: Option<Time>,
     ) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(supervision.seed);
-        rng.set_stream(TASK_STREAM_BASE + u64::from(slot));
         TaskActor {
             id: format!("task:{slot}:{job}"),
             slot,
             context,
             host,
-            spec,
+            spec: spec.map(Box::new),
             restart_at: None,
             restart_wait: 0.0,
             pending_exit: None,
@@ -101,7 +105,8 @@ impl TaskActor {
             reap_at_end: true,
             policy: supervision.policy,
             tracker: crashes,
-            rng,
+            rng: None,
+            seed: supervision.seed,
         }
     }
 
@@ -194,7 +199,13 @@ impl TaskActor {
         now: Time,
         ctx: &mut Context<Self>,
     ) -> TaskReport {
-        match app_fate(exit, &mut self.tracker, &self.policy, now, &mut self.rng) {
+        let (slot, seed) = (self.slot, self.seed);
+        let rng = self.rng.get_or_insert_with(|| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(TASK_STREAM_BASE + u64::from(slot));
+            Box::new(rng)
+        });
+        match app_fate(exit, &mut self.tracker, &self.policy, now, rng) {
             TaskFate::Finished => {
                 self.reap();
                 ctx.stop();
@@ -250,7 +261,7 @@ impl Handler<Command> for TaskActor {
         let now = message.now;
         match &message.command {
             TaskCommand::Start(spec) => {
-                self.spec = Some((**spec).clone());
+                self.spec = Some(spec.clone());
                 self.restart_at = None;
                 // The app crashed before the client restarted: its restart waits out
                 // the backoff the crash was given.
@@ -294,7 +305,34 @@ impl Handler<Command> for TaskActor {
 impl Handler<Poll> for TaskActor {
     type Result = ();
 
-    fn handle(&mut self, mut message: Poll, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) -> Self::Result {
+        self.answer_poll(message, ctx);
+    }
+}
+
+/// Polls rung on the actor's [`PollBell`] (the scheduler's every step).
+impl StreamHandler<Poll> for TaskActor {
+    fn handle(&mut self, message: Poll, ctx: &mut Context<Self>) {
+        self.answer_poll(message, ctx);
+    }
+
+    /// The scheduler let go of the bell: the actor stops once nothing else holds it
+    /// (a run it asked to quit is still looked after until it is gone).
+    fn finished(&mut self, _: &mut Context<Self>) {}
+}
+
+impl TaskActor {
+    /// Starts the actor with a doorbell the scheduler polls it through.
+    pub fn start_with_bell(self) -> (Addr<TaskActor>, PollBell) {
+        let (bell, requests) = PollBell::pair();
+        let actor = TaskActor::create(|ctx| {
+            ctx.add_stream(requests);
+            self
+        });
+        (actor, bell)
+    }
+
+    fn answer_poll(&mut self, mut message: Poll, ctx: &mut Context<Self>) {
         self.context.delivered(&self.id, "Poll", &message);
         let answer = message.answer.take();
         let report = self.poll(message, ctx);
@@ -308,7 +346,6 @@ impl TaskActor {
     /// The task's report at the poll's time: an exit waiting to be told, a restart
     /// waiting out its backoff (or due now), else the process's state.
     fn poll(&mut self, message: Poll, ctx: &mut Context<Self>) -> TaskReport {
-        let _span = tracing::debug_span!("task", slot = self.slot).entered();
         let now = message.now;
         self.context.maybe_panic(ActorId { kind: ActorKind::Task, index: self.slot }, now);
         if let Some(exit) = self.pending_exit.take() {

@@ -103,12 +103,13 @@ impl TaskDriver {
 
     /// Polls the task. After it finished or failed the actor is gone: an error.
     pub async fn poll(&self) -> Result<TaskReport, MailboxError> {
-        let (board, all_in) = PollBoard::new(1);
+        let board = PollBoard::new();
+        board.begin(Vec::with_capacity(1));
         let answer = board.answer();
         board.sent();
         self.actor.send(Poll { now: self.now(), answer: Some(answer) }).await?;
         // The answer was handed in (or dropped) by the time the handler returned.
-        let _ = all_in.await;
+        board.all_in().await;
         board.take().pop().flatten().ok_or(MailboxError::Closed)
     }
 }
