@@ -65,6 +65,12 @@ mod transfers;
 /// real client polls at this pace; BOINC's emulator steps 60 s).
 pub const FETCH_POLL_INTERVAL: f64 = 60.0;
 
+/// How often a live client looks for results to report between work fetches: BOINC
+/// 7.20.5 looks every 5 s, so a result reported immediately (`report_results_immediately`,
+/// a deadline near, a user's update) goes seconds after its upload, not at the next
+/// minute's work fetch.
+pub const REPORT_POLL_INTERVAL: f64 = 5.0;
+
 /// The clock counts as set back when it reads this much earlier than at the previous
 /// step (seconds): less is an ordinary correction.
 const CLOCK_BACK_TOLERANCE: f64 = 5.0;
@@ -139,6 +145,12 @@ pub struct ClientControl {
     awaiting_checkpoint: Vec<JobId>,
     next_fetch_check: Time,
     next_rpc_allowed: Time,
+    /// How often reports may go between work fetches (a live client); `None`: at the
+    /// work-fetch pace only, as in BOINC's emulator, whose steps are a minute apart.
+    report_poll: Option<f64>,
+    /// The report poll's next look, and when a report falls due (as of the latest plan).
+    next_report_allowed: Time,
+    next_report_due: Time,
     /// The latest time the RPC step was given (none before the first): a later,
     /// earlier one means the clock was set back.
     clock_seen: Option<Time>,
@@ -208,6 +220,9 @@ impl ClientControl {
             awaiting_checkpoint: Vec::new(),
             next_fetch_check: start,
             next_rpc_allowed: start,
+            report_poll: None,
+            next_report_allowed: start,
+            next_report_due: f64::INFINITY,
             clock_seen: None,
             last_decision: None,
             report_batching: Vec::new(),
@@ -250,6 +265,13 @@ impl ClientControl {
     pub fn take_state(&mut self) -> Box<ClientState> {
         let stand_in = self.stand_in.take().unwrap_or_default();
         std::mem::replace(&mut self.state, stand_in)
+    }
+
+    /// Looks for results to report every `seconds` between work fetches, as a live
+    /// client does ([`REPORT_POLL_INTERVAL`]); an emulated client reports at the
+    /// work-fetch pace, as BOINC's emulator.
+    pub fn poll_reports_every(&mut self, seconds: f64) {
+        self.report_poll = Some(seconds.max(0.0));
     }
 
     /// Puts back the state lent by [`ClientControl::take_state`].
@@ -751,6 +773,14 @@ impl ClientControl {
     ) {
         if fetch_wanted {
             self.next_fetch_check = now;
+            if self.report_poll.is_some() {
+                let waiting =
+                    fresh.then(|| decision.facts.iter().map(|f| f.ready_to_report as usize).sum());
+                let (batching, scratch) = (&self.report_batching, &mut self.report_scratch);
+                self.next_report_due =
+                    next_report_time_with(&self.state, now, batching, waiting, scratch)
+                        .unwrap_or(f64::INFINITY);
+            }
             return;
         }
         let low_water = self.state.prefs.work_buf_min();
@@ -784,17 +814,28 @@ impl ClientControl {
             fresh.then(|| decision.facts.iter().map(|f| f.ready_to_report as usize).sum());
         let batching = &self.report_batching;
         let scratch = &mut self.report_scratch;
-        if let Some(due) = next_report_time_with(&self.state, now, batching, waiting, scratch) {
+        let due = next_report_time_with(&self.state, now, batching, waiting, scratch);
+        if let Some(due) = due {
             next = next.min(due);
         }
+        self.next_report_due = due.unwrap_or(f64::INFINITY);
         self.next_fetch_check = next;
     }
 
     /// Whether the RPC step goes on at `now`.
     pub fn rpc_gate(&mut self, now: Time) -> RpcGate {
         self.follow_clock(now);
-        if self.existing_jobs_only || now < self.next_rpc_allowed || now < self.next_fetch_check {
+        if self.existing_jobs_only || now < self.next_fetch_check {
             return RpcGate::Closed;
+        }
+        if now < self.next_rpc_allowed {
+            // Within the work-fetch minute only a report that is due goes, and the report
+            // poll looks no more often than its interval, whatever it finds.
+            let Some(poll) = self.report_poll else { return RpcGate::Closed };
+            if now < self.next_report_allowed || now < self.next_report_due {
+                return RpcGate::Closed;
+            }
+            self.next_report_allowed = now + poll;
         }
         if !self.host.on || !self.host.connected {
             // The availability change that brings the host back triggers a new decision
@@ -824,6 +865,7 @@ impl ClientControl {
         if let Some(back) = set_back {
             // The poll interval keeps what was left of it; the next check is due now.
             self.next_rpc_allowed -= back;
+            self.next_report_allowed -= back;
             self.next_fetch_check = self.next_fetch_check.min(now);
         }
         if set_back.is_some() || self.clock_seen.is_none() {
@@ -927,7 +969,9 @@ impl ClientControl {
         let decision = self.last_decision.as_ref()?;
         // Work fetched onto a full disk could not be downloaded: only reports go.
         let full = self.file_transfers && disk_full(&self.state);
-        let fetch = choice.request.filter(|_| !full);
+        // Within the work-fetch minute (the report poll opened the step) only reports go,
+        // with what work they may piggyback.
+        let fetch = choice.request.filter(|_| !full && now >= self.next_rpc_allowed);
         // Reports are looked at when nothing is fetched, or when one may have to go first.
         let batching = &self.report_batching;
         let due_report = if fetch.is_none() || self.state.time_stats.late_report_margin() > 0.0 {
@@ -981,6 +1025,9 @@ impl ClientControl {
         self.rpcs += 1;
         self.state.projects[request.project.index()].rpc_in_flight = true;
         self.next_rpc_allowed = now + FETCH_POLL_INTERVAL;
+        if let Some(poll) = self.report_poll {
+            self.next_report_allowed = now + poll;
+        }
         self.next_fetch_check = now;
         let reported = self
             .state
@@ -1084,6 +1131,9 @@ impl ClientControl {
         }
         if !self.existing_jobs_only {
             next = next.min(self.next_fetch_check.max(self.next_rpc_allowed));
+            if self.report_poll.is_some() {
+                next = next.min(self.next_report_due.max(self.next_report_allowed));
+            }
         }
         if self.file_transfers {
             next = next.min(self.next_transfer_check.max(now));
@@ -1542,6 +1592,53 @@ mod tests {
         assert_eq!(control.rpc_gate(now), RpcGate::Open);
         let call = control.rpc_call(now).expect("the update's RPC");
         assert_eq!(call.request.project, ProjectId(1));
+    }
+
+    /// A result to report at once (report_results_immediately) that completes within
+    /// the work-fetch minute goes seconds later from a live client, as from BOINC, which
+    /// looks for reports every 5 s; an emulated client waits for the minute, as BOINC's
+    /// emulator. The report alone goes: the minute still holds the work fetch back.
+    #[test]
+    fn a_live_client_reports_between_work_fetches() {
+        for live in [false, true] {
+            let start = 100_000.0;
+            let mut control = small_host_control(start);
+            if live {
+                control.poll_reports_every(REPORT_POLL_INTERVAL);
+            }
+            control.state_mut().config.report_results_immediately = true;
+            control.schedule(start);
+            let first = control.rpc_call(start).expect("the first RPC");
+            control.finish_rpc(&first, None, start + 1.0);
+            for project in &mut control.state_mut().projects {
+                project.min_rpc_time = start;
+            }
+            let done = start + 10.0;
+            let job = &mut control.state_mut().jobs[0];
+            job.ready_to_report = true;
+            job.completed_time = done;
+            let project = job.project;
+            let name = job.name.clone();
+            control.schedule(done);
+            let now = done + 1.0;
+            let wakeup = control.next_wakeup(done);
+            let gate = control.rpc_gate(now);
+            if !live {
+                assert_eq!(gate, RpcGate::Closed, "an emulated client waits for the minute");
+                assert!(wakeup >= start + FETCH_POLL_INTERVAL, "woken at {wakeup}");
+                continue;
+            }
+            assert!(wakeup <= now, "the report poll wakes the loop ({wakeup})");
+            assert_eq!(gate, RpcGate::Open, "the report poll opens the step");
+            let call = control.rpc_call(now).expect("the report goes");
+            assert_eq!(call.request.project, project);
+            assert!(call.reported.contains(&name), "{:?} reports {name}", call.reported);
+            assert_eq!(
+                control.rpc_gate(now + 1.0),
+                RpcGate::Closed,
+                "no second look within the report poll's interval"
+            );
+        }
     }
 
     /// The soak's clock jump (docs/soak.md): a user's update after the wall clock went

@@ -35,7 +35,9 @@ pub use app_limits::{
     file_size_limit, limit_behind_exit,
 };
 pub use attach::{AccountChanges, apply_accounts};
-pub use client_control::{ClientControl, FETCH_POLL_INTERVAL, RpcCall, RpcGate};
+pub use client_control::{
+    ClientControl, FETCH_POLL_INTERVAL, REPORT_POLL_INTERVAL, RpcCall, RpcGate,
+};
 pub use clock_change::clamp_backoffs_to_now;
 pub use commands::{HostView, ProcessStatus, TaskCommand, TaskSpec};
 pub use configuration::{Configuration, ConfigurationFiles, read_configuration};

@@ -32,7 +32,7 @@ use crate::runtime::supervision::{ActorSupervisor, PanicInjector};
 use crate::sim::driver::VirtualDriver;
 use crate::sim::effects::Faults;
 use crate::sim::{SimConfig, SimulatedWorld};
-use boinc_core::control::ClientControl;
+use boinc_core::control::{ClientControl, REPORT_POLL_INTERVAL};
 use boinc_core::model::ClientState;
 use boinc_core::supervise::RestartPolicy;
 use boinc_core::{Policy, Time};
@@ -276,13 +276,15 @@ impl ClientBuilder {
                     };
                     DiskActor::new(context.clone(), Box::new(LiveDisk::new(&state, file_system)))
                 });
-                let client = ClientControl::new(
+                let mut client = ClientControl::new(
                     state,
                     self.config.policy,
                     false,
                     self.config.existing_jobs_only,
                     start,
                 );
+                // A live client reports between work fetches, as BOINC does.
+                client.poll_reports_every(REPORT_POLL_INTERVAL);
                 let (scheduler, link) = SchedulerActor::launch(SchedulerSetup {
                     client,
                     context,

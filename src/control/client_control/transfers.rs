@@ -121,6 +121,8 @@ impl ClientControl {
         }
         if reportable || !failed.is_empty() {
             self.next_fetch_check = self.next_fetch_check.min(now);
+            // The report poll looks at once (and finds whether a report is due).
+            self.next_report_due = self.next_report_due.min(now);
         }
     }
 }

@@ -280,6 +280,47 @@ fn waiting_on_a_stalled_rpc_costs_next_to_nothing() {
     wait_exit(&mut service, STOP_TIMEOUT).expect("the service stops");
 }
 
+/// A result to report at once (the data directory's cc_config.xml says
+/// `report_results_immediately`) goes seconds after its upload, as BOINC 7.20.5 looks
+/// for results to report every 5 s; not at the next minute's work fetch, as it did.
+#[test]
+fn a_result_to_report_at_once_goes_seconds_after_its_upload() {
+    let server =
+        ProjectServerProcess::start(&["--jobs", "1", "--job-seconds", "3", "--request-delay", "1"]);
+    let data = attached_data_dir(&server.url);
+    let dir = data.path();
+    let log: PathBuf = dir.with_extension("log");
+    let mut service = start_service(dir, &log);
+    let epoch_now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    let reported_at = wait_for_or(
+        "the result's report",
+        Duration::from_secs(180),
+        || (server.status()["jobs_reported"].as_u64() == Some(1)).then(epoch_now),
+        || format!("the service's log:\n{}", log_of(&log)),
+    );
+    let completed = wait_for_or(
+        "the state to hold the task's end",
+        Duration::from_secs(30),
+        || {
+            let state = peek_state(dir)?;
+            let job = state.jobs.first()?;
+            (job.completed_time > 0.0).then_some(job.completed_time)
+        },
+        || format!("the service's log:\n{}", log_of(&log)),
+    );
+    signal(&service, nix::sys::signal::Signal::SIGTERM);
+    let _ = wait_exit(&mut service, STOP_TIMEOUT);
+    let gap = reported_at - completed;
+    eprintln!("reported {gap:.1} s after the task ended");
+    // The upload takes a moment and the report poll looks every 5 s; the minute's work
+    // fetch would have taken about 50 s more.
+    assert!(gap < 25.0, "reported {gap:.1} s after the task ended\n{}", log_of(&log));
+}
+
 #[test]
 fn twenty_kills_lose_no_result_and_report_none_twice() {
     const JOBS: u64 = 8;
