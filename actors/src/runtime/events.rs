@@ -32,10 +32,13 @@ impl SuspendedActivity {
     }
 
     /// What changed between two hosts' suspensions, in this order: computation, GPU
-    /// computation, network.
+    /// computation, network. A client that uses no GPU (`uses_gpus` false) tells no GPU
+    /// suspension, as BOINC 7.20.5, whose event log says nothing of GPU computation on
+    /// a host without one.
     pub fn changes(
         before: &SuspendReasons,
         after: &SuspendReasons,
+        uses_gpus: bool,
     ) -> Vec<(SuspendedActivity, Option<SuspendReason>)> {
         [
             (SuspendedActivity::Computation, before.cpu, after.cpu),
@@ -43,6 +46,7 @@ impl SuspendedActivity {
             (SuspendedActivity::Network, before.network, after.network),
         ]
         .into_iter()
+        .filter(|(activity, _, _)| uses_gpus || *activity != SuspendedActivity::GpuComputation)
         .filter(|(_, was, is)| was != is)
         .map(|(activity, _, is)| (activity, is))
         .collect()
@@ -337,5 +341,30 @@ impl EventBus {
         if dropped > 0 {
             self.1.fetch_add(dropped, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The user at the keyboard suspends computation; GPU computation too, as the
+    /// preferences say, but a client without a GPU tells only the first.
+    #[test]
+    fn a_client_without_gpus_tells_no_gpu_suspension() {
+        let before = SuspendReasons::NONE;
+        let after = SuspendReasons {
+            cpu: Some(SuspendReason::UserActive),
+            gpu: Some(SuspendReason::UserActive),
+            network: None,
+        };
+        let told = |uses_gpus| -> Vec<SuspendedActivity> {
+            SuspendedActivity::changes(&before, &after, uses_gpus)
+                .into_iter()
+                .map(|(activity, _)| activity)
+                .collect()
+        };
+        assert_eq!(told(true), [SuspendedActivity::Computation, SuspendedActivity::GpuComputation]);
+        assert_eq!(told(false), [SuspendedActivity::Computation]);
     }
 }

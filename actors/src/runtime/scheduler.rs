@@ -1292,7 +1292,11 @@ impl Handler<HostChanged> for SchedulerActor {
                     }
                 }
                 let before = s.client.host().suspend;
-                for (activity, reason) in SuspendedActivity::changes(&before, &view.suspend) {
+                let state = s.client.state();
+                let uses_gpus = ResourceType::GPUS.into_iter().any(|gpu| state.instances(gpu) > 0);
+                for (activity, reason) in
+                    SuspendedActivity::changes(&before, &view.suspend, uses_gpus)
+                {
                     s.context.events.emit(ClientEvent::Suspension { time: now, activity, reason });
                 }
                 s.client.set_host_with(view, computing);

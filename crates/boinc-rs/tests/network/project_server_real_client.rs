@@ -144,17 +144,27 @@ pub(super) fn boinccmd(port: u16, args: &[&str]) -> (bool, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("boinccmd runs");
+    // Read as it writes: an output larger than a pipe's buffer (a long event log) would
+    // otherwise keep boinccmd from ever finishing.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
     if !holds_within(Duration::from_secs(30), || matches!(child.try_wait(), Ok(Some(_)))) {
         stop_child(&mut child, nix::sys::signal::Signal::SIGKILL, Duration::from_secs(5));
         return (false, "boinccmd did not finish".into());
     }
-    let output = child.wait_with_output().expect("boinccmd output");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
+    let status = child.wait().expect("boinccmd's status");
+    let text =
+        format!("{}{}", stdout.join().unwrap_or_default(), stderr.join().unwrap_or_default());
+    (status.success(), text)
 }
 
 /// The lines of the client's log that tell the story of the exchange.

@@ -128,6 +128,13 @@ impl Side {
         reply.and_then(|r| read_tasks(&r).ok()).map_or(0, |t| t.len())
     }
 
+    /// The client's event log, as `boinccmd --get_messages` shows it.
+    fn messages(&self) -> String {
+        let (ok, output) = boinccmd(self.port, &["--get_messages", "0"]);
+        assert!(ok, "{}: boinccmd --get_messages failed: {output}", self.name);
+        output
+    }
+
     fn cmd(&self, args: &[&str]) {
         let (ok, output) = boinccmd(self.port, args);
         assert!(ok, "{}: boinccmd {args:?} failed: {output}", self.name);
@@ -448,6 +455,17 @@ fn the_same_conditions_suspend_the_same_things_in_boinc_and_boinc_rs() {
                 s.task == 2 && s.executing == 0
             });
             settle(&mut table, "  (no input for idle_time_to_run, 6 s)", &sides, computing);
+            // run_gpu_if_user_active is off, but neither client has a GPU: BOINC's event
+            // log says nothing of GPU computation, and boinc-rs's must not either.
+            let told: Vec<bool> =
+                sides.iter().map(|s| s.messages().contains("Suspending GPU computation")).collect();
+            let cell = |told: bool| if told { "GPU suspension told" } else { "none told" };
+            table.rows.push((
+                "  (event log, no GPU)".into(),
+                cell(told[0]).into(),
+                cell(told[1]).into(),
+                told[0] == told[1],
+            ));
             apply(&[]);
         }
         None => table.rows.push((
