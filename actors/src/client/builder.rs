@@ -255,6 +255,7 @@ impl ClientBuilder {
                         actor_restart_policy: self.actor_restart_policy,
                         file_transfers: effects.file_transfer.is_some(),
                         disk_manager: effects.file_system.is_some(),
+                        report_poll: Some(REPORT_POLL_INTERVAL),
                         state: state.clone(),
                     };
                     self.journal.append(start, "driver", EntryKind::Setup, "LiveSetup", &setup);

@@ -30,6 +30,10 @@ pub struct LiveSetup {
     pub file_transfers: bool,
     /// Whether the client managed the data directory's disk use.
     pub disk_manager: bool,
+    /// How often the client looked for results to report between work fetches
+    /// (seconds); a journal from before the report poll has none, and replays without.
+    #[serde(default)]
+    pub report_poll: Option<f64>,
     /// The client's state at the start: its projects, jobs, host, preferences and
     /// configuration.
     pub state: ClientState,
@@ -116,5 +120,33 @@ impl FileSystem for JournaledFileSystem {
 
     fn disk_space(&self) -> Result<DiskSpace, FileSystemError> {
         self.record("DiskSpace", "", || self.inner.disk_space())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal written before the report poll replays without it: its setup line has
+    /// no `report_poll`, and the replayed client reports at the work-fetch pace it had.
+    #[test]
+    fn a_setup_line_without_the_report_poll_replays_without_it() {
+        let setup = LiveSetup {
+            policy: Policy::Seed,
+            seed: 7,
+            existing_jobs_only: false,
+            app_restart_policy: RestartPolicy::APP,
+            actor_restart_policy: RestartPolicy::ACTOR,
+            file_transfers: true,
+            disk_manager: true,
+            report_poll: Some(5.0),
+            state: ClientState::default(),
+        };
+        let mut line = serde_json::to_value(&setup).expect("the setup serialises");
+        let read: LiveSetup = serde_json::from_value(line.clone()).expect("it reads back");
+        assert_eq!(read.report_poll, Some(5.0));
+        line.as_object_mut().expect("an object").remove("report_poll");
+        let older: LiveSetup = serde_json::from_value(line).expect("an older line reads");
+        assert_eq!(older.report_poll, None);
     }
 }

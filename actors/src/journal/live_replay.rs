@@ -22,7 +22,7 @@ use crate::runtime::live_disk::LiveDisk;
 use crate::runtime::scheduler::{SchedulerActor, SchedulerSetup};
 use crate::runtime::supervision::PanicInjector;
 use crate::sim::paused_system;
-use boinc_core::control::{ClientControl, REPORT_POLL_INTERVAL};
+use boinc_core::control::ClientControl;
 use boinc_core::protocol::{MasterPage, SchedulerReply, SchedulerRequest};
 use boinc_core::transfer::TransferOrder;
 use std::sync::Arc;
@@ -129,7 +129,9 @@ pub(crate) fn replay_live(recorded: Vec<JournalEntry>) -> Result<ReplayReport, C
             setup.file_transfers.then(|| effects.clone() as Arc<dyn FileTransfer>);
         let mut client =
             ClientControl::new(setup.state, setup.policy, false, setup.existing_jobs_only, start);
-        client.poll_reports_every(REPORT_POLL_INTERVAL);
+        if let Some(seconds) = setup.report_poll {
+            client.poll_reports_every(seconds);
+        }
         let (mut scheduler, link) = SchedulerActor::launch(SchedulerSetup {
             client,
             context,
