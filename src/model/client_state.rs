@@ -169,6 +169,12 @@ impl ClientState {
         self.config.ncpus.filter(|&n| n > 0).unwrap_or(self.host.p_ncpus)
     }
 
+    /// Whether the client uses any GPU: BOINC tells nothing of GPU computation (no
+    /// suspend reason, no event) on a host whose GPUs it does not use.
+    pub fn uses_gpus(&self) -> bool {
+        ResourceType::GPUS.into_iter().any(|gpu| self.instances(gpu) > 0)
+    }
+
     /// Instances of a processing resource the client may use (GPUs: at most
     /// [`MAX_GPU_INSTANCES`](crate::model::MAX_GPU_INSTANCES) of a type).
     pub fn instances(&self, resource: ResourceType) -> u32 {

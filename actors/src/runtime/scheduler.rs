@@ -379,10 +379,10 @@ impl Scheduler {
     }
 
     /// Asks every running task's actor for its report at `now`. The polls are all sent
-    /// before any answer is awaited, and every answer comes back on one channel: the
+    /// before any answer is awaited, and every answer comes back on one board: the
     /// step waits once for all of them rather than once per task. Returns the polled
-    /// tasks in order and the channel. A poll sent to an actor that failed is dropped
-    /// with its mailbox, and counts as unanswered.
+    /// tasks in order and the signal that their answers are in. A poll rung to an actor
+    /// that failed is dropped with its end of the bell, and counts as unanswered.
     fn polls(&mut self, now: Time) -> StepPolls {
         let board = Arc::clone(&self.poll_board);
         board.begin(std::mem::take(&mut self.spare_reports));
@@ -1292,8 +1292,7 @@ impl Handler<HostChanged> for SchedulerActor {
                     }
                 }
                 let before = s.client.host().suspend;
-                let state = s.client.state();
-                let uses_gpus = ResourceType::GPUS.into_iter().any(|gpu| state.instances(gpu) > 0);
+                let uses_gpus = s.client.state().uses_gpus();
                 for (activity, reason) in
                     SuspendedActivity::changes(&before, &view.suspend, uses_gpus)
                 {

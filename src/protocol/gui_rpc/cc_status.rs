@@ -6,7 +6,7 @@
 
 use super::view::{ClientView, ModeStatus};
 use crate::control::{SuspendReason, reason_code};
-use crate::model::{ResourceType, RunMode};
+use crate::model::RunMode;
 use crate::protocol::xml_out::XmlOut;
 
 /// BOINC's `NETWORK_STATUS_ONLINE`: reported while a scheduler RPC is under way.
@@ -44,7 +44,7 @@ pub(crate) fn write_cc_status(out: &mut XmlOut, view: &ClientView, max_event_log
     let reasons = view.modes.reasons();
     // BOINC reports no GPU suspension on a host whose GPUs it does not use (measured
     // beside 7.20.5 without GPUs: 0 under GPU mode "never" too).
-    let uses_gpus = ResourceType::GPUS.into_iter().any(|gpu| view.state.instances(gpu) > 0);
+    let uses_gpus = view.state.uses_gpus();
     write_mode(out, "task", &view.modes.task, reasons.cpu);
     write_mode(out, "gpu", &view.modes.gpu, reasons.gpu.filter(|_| uses_gpus));
     write_mode(out, "network", &view.modes.network, reasons.network);
@@ -58,7 +58,7 @@ pub(crate) fn write_cc_status(out: &mut XmlOut, view: &ClientView, max_event_log
 mod tests {
     use super::*;
     use crate::control::SuspendReasons;
-    use crate::model::{ClientState, Coprocessor};
+    use crate::model::{ClientState, Coprocessor, ResourceType};
     use crate::protocol::gui_rpc::view::Modes;
 
     fn cc_status(state: &ClientState, suspended: SuspendReasons) -> String {
