@@ -62,8 +62,15 @@ impl DiskView {
 }
 
 impl DiskActor {
+    /// What the event stream is told the manager did is measured against this view of
+    /// the state before it: none when nobody listens.
+    fn view_before(&self, state: &ClientState) -> Option<DiskView> {
+        self.context.events.has_subscribers().then(|| DiskView::of(state))
+    }
+
     /// Tells the event stream what the manager did.
-    fn report(&self, before: DiskView, state: &ClientState, now: Time) {
+    fn report(&self, before: Option<DiskView>, state: &ClientState, now: Time) {
+        let Some(before) = before else { return };
         let after = DiskView::of(state);
         if after.files_present < before.files_present {
             let action = format!(
@@ -104,7 +111,7 @@ impl Handler<DiskStep> for DiskActor {
         self.context.maybe_panic(ActorId::single(ActorKind::Disk), message.now);
         let DiskStep { now, finished, state: mut loan } = message;
         let state = loan.state();
-        let before = DiskView::of(state);
+        let before = self.view_before(state);
         let mut disk = self.manager();
         guarded("DiskStep", || {
             for &id in &finished {
@@ -124,7 +131,7 @@ impl Handler<DiskReply> for DiskActor {
         self.context.delivered("disk", "DiskReply", &message);
         let DiskReply { now, new_jobs, state: mut loan } = message;
         let state = loan.state();
-        let before = DiskView::of(state);
+        let before = self.view_before(state);
         let mut disk = self.manager();
         guarded("DiskReply", || {
             disk.after_reply(state, &new_jobs, now);

@@ -318,6 +318,15 @@ impl EventBus {
         self.1.load(Ordering::Relaxed)
     }
 
+    /// Sends the event `make` makes to every subscriber still listening, making it only
+    /// when someone listens (an emulated run with nobody listening makes none of the
+    /// names and texts its events carry).
+    pub fn emit_with(&self, make: impl FnOnce() -> ClientEvent) {
+        if self.has_subscribers() {
+            self.emit(make());
+        }
+    }
+
     /// Sends an event to every subscriber still listening; a full channel loses it.
     pub fn emit(&self, event: ClientEvent) {
         let mut s = self.subscribers();

@@ -73,12 +73,33 @@ pub struct ResourceAvailable {
     pub host: HostView,
 }
 
-/// Which tasks occupy a resource's instances after a decision.
+/// How a decision changed which tasks occupy a resource's instances: the changes for
+/// that resource alone, in the order they happened.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, actix::Message)]
 #[rtype(result = "()")]
-pub struct InstanceAssignment {
-    /// (slot, instances used, GPU instances) of each running task using the resource.
-    pub tasks: Vec<(u32, f64, Vec<u32>)>,
+pub struct InstanceChanges {
+    /// The changes, in order.
+    pub changes: Vec<InstanceChange>,
+}
+
+/// One change of a resource's occupancy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum InstanceChange {
+    /// The task in `slot` runs on the resource: `used` instances of it, on these GPU
+    /// instances (none for the CPU).
+    Occupied {
+        /// The task's slot.
+        slot: u32,
+        /// Instances used (a fraction for a GPU job's CPU).
+        used: f64,
+        /// The GPU instances it runs on.
+        gpus: Vec<u32>,
+    },
+    /// The task in `slot` no longer runs on the resource (preempted, aborted, ended).
+    Vacated {
+        /// The task's slot.
+        slot: u32,
+    },
 }
 
 /// The scheduler asks a task for its process's state. The report goes on the step's

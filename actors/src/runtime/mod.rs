@@ -8,6 +8,7 @@ pub mod events;
 pub mod fetch;
 pub mod live_disk;
 pub mod messages;
+pub(crate) mod occupancy;
 pub mod poll_bell;
 pub mod project;
 pub mod resource;

@@ -20,10 +20,11 @@ use super::events::{ClientEvent, SuspendedActivity};
 use super::fetch::{FetchActor, ProjectActors};
 use super::messages::{
     AllIn, Availability, ChooseWork, Command, DiskMeasure, DiskReply, DiskStep, HostChanged,
-    InstanceAssignment, LoanReturn, MasterFetch, Poll, PollBoard, PollTasks, RunSession,
-    SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats, TaskReport, Tick,
-    User, WorkChoice,
+    InstanceChange, InstanceChanges, LoanReturn, MasterFetch, Poll, PollBoard, PollTasks,
+    RunSession, SettleSession, Shutdown, Snapshot, Startup, StateLoan, StateSnapshot, Stats,
+    TaskReport, Tick, User, WorkChoice,
 };
+use super::occupancy::Occupancy;
 use super::project::ProjectActor;
 use super::resource::ResourceActor;
 use super::supervision::{ActorId, ActorKind, ActorSupervisor};
@@ -105,6 +106,8 @@ pub struct Scheduler {
     spare_reports: Vec<Option<TaskReport>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
+    /// Which task holds which resources, and the changes the resource actors are told.
+    occupancy: Occupancy,
     /// Project actors by project.
     projects: Vec<Addr<ProjectActor>>,
     fetch: Option<Addr<FetchActor>>,
@@ -176,6 +179,12 @@ impl SchedulerActor {
             })
             .collect();
         let fetch = FetchActor::new(setup.context.clone(), projects.clone()).start();
+        let occupancy = Occupancy::of(state.job_ids().filter_map(|id| {
+            let job = state.job(id);
+            let (task, version) = (job.task.as_ref()?, job.app_version?);
+            let running = setup.client.running().contains(&id);
+            Some((task.slot, state.app_version(version).usage, task.gpu_instances.clone(), running))
+        }));
         let mut client = setup.client;
         let transfers = setup.file_transfer.map(|transfer| {
             client.enable_file_transfers(setup.context.clock.now());
@@ -197,6 +206,7 @@ impl SchedulerActor {
             poll_board: PollBoard::new(),
             spare_reports: Vec::new(),
             resources,
+            occupancy,
             projects,
             fetch: Some(fetch),
             disk: setup.disk.clone().map(Actor::start),
@@ -365,6 +375,7 @@ impl Scheduler {
                             self.context.clone(),
                         )
                         .start();
+                        rebuilt.do_send(InstanceChanges { changes: self.occupants(resource) });
                         self.resources[position].1 = Some(rebuilt);
                     }
                 }
@@ -489,19 +500,21 @@ impl Scheduler {
                 .exchange("scheduler", "Stderr", || self.process_host.take_stderr(name));
             self.client.report_app_output(id, message.as_deref(), stderr.as_deref());
             let job = self.client.state().job(id);
-            let event = ClientEvent::TaskFinished {
+            let event = self.context.events.has_subscribers().then(|| ClientEvent::TaskFinished {
                 time: now,
                 project: self.project_name(job.project),
                 job: job.name.clone(),
                 error: error.is_some(),
-            };
+            });
             if let Some(exit_status) = error {
                 self.client.fail(id, exit_status, now);
             } else {
                 self.client.complete(id, now);
                 completed.push(id);
             }
-            self.context.events.emit(event);
+            if let Some(event) = event {
+                self.context.events.emit(event);
+            }
         }
         self.clean_ended_slots(&ended_slots, now);
         completed
@@ -525,6 +538,7 @@ impl Scheduler {
     }
 
     fn task_ended(&mut self, slot: u32) {
+        self.occupancy.ended(slot);
         self.tasks.remove(slot);
         self.restarts.remove(&slot);
         self.supervisor.forget(ActorId { kind: ActorKind::Task, index: slot });
@@ -538,29 +552,32 @@ impl Scheduler {
         now: Time,
     ) -> Vec<(Addr<TaskActor>, Command)> {
         let mut deliveries = Vec::with_capacity(commands.len());
-        let changed = !commands.is_empty();
         for command in commands {
             let (project, job, slot) = command.target();
-            let job = job.to_string();
             match &command {
                 TaskCommand::Start(_) | TaskCommand::Resume { .. } => {
-                    self.context.events.emit(ClientEvent::TaskStarted {
+                    self.context.events.emit_with(|| ClientEvent::TaskStarted {
                         time: now,
                         project: self.project_name(project),
-                        job: job.clone(),
+                        job: job.to_string(),
                     });
                 }
                 TaskCommand::Preempt { remove_from_memory, .. } => {
-                    self.context.events.emit(ClientEvent::TaskPreempted {
+                    self.context.events.emit_with(|| ClientEvent::TaskPreempted {
                         time: now,
                         project: self.project_name(project),
-                        job: job.clone(),
+                        job: job.to_string(),
                         removed_from_memory: *remove_from_memory,
                     });
                 }
                 TaskCommand::WatchCheckpoint { .. } | TaskCommand::Abort { .. } => {}
             }
             tracing::debug!(command = command.name(), job = %job, slot, "task command");
+            let client = &self.client;
+            self.occupancy.command(&command, || {
+                let id = client.find_job(project, job)?;
+                Some(client.state().app_version(client.state().job(id).app_version?).usage)
+            });
             let actor = match &command {
                 TaskCommand::Start(_) => Some(self.task_actor(slot, &job, None)),
                 _ => self.tasks.get(slot).map(|link| link.actor.clone()),
@@ -579,28 +596,38 @@ impl Scheduler {
                 None => {}
             }
         }
-        if changed {
-            self.assign_instances();
+        if self.occupancy.has_changes() {
+            self.tell_resources();
         }
         deliveries
     }
 
-    /// Tells each resource actor which tasks occupy its instances now.
-    fn assign_instances(&self) {
-        let state = self.client.state();
+    /// Tells each resource actor how its occupancy changed (a resource with no change is
+    /// told nothing).
+    fn tell_resources(&mut self) {
         for (resource, actor) in &self.resources {
-            let Some(actor) = actor else { continue };
-            let mut tasks = Vec::new();
-            for &id in self.client.running() {
-                let job = state.job(id);
-                let (Some(av), Some(task)) = (job.app_version, job.task.as_ref()) else { continue };
-                let used = state.app_version(av).usage.usage_of(*resource);
-                if used > 0.0 {
-                    tasks.push((task.slot, used, task.gpu_instances.clone()));
-                }
+            let changes = self.occupancy.take_changes(*resource);
+            if let (false, Some(actor)) = (changes.is_empty(), actor) {
+                actor.do_send(InstanceChanges { changes });
             }
-            actor.do_send(InstanceAssignment { tasks });
         }
+    }
+
+    /// Every running task on `resource`, as occupying it: what a rebuilt resource
+    /// actor is told first.
+    fn occupants(&self, resource: ResourceType) -> Vec<InstanceChange> {
+        let state = self.client.state();
+        let mut changes = Vec::new();
+        for &id in self.client.running() {
+            let job = state.job(id);
+            let (Some(av), Some(task)) = (job.app_version, job.task.as_ref()) else { continue };
+            let used = state.app_version(av).usage.usage_of(resource);
+            if used > 0.0 {
+                let gpus = if resource.is_gpu() { task.gpu_instances.clone() } else { Vec::new() };
+                changes.push(InstanceChange::Occupied { slot: task.slot, used, gpus });
+            }
+        }
+        changes
     }
 
     /// A project's actor failed: a new one is built from the authoritative state, and
@@ -766,11 +793,14 @@ impl Scheduler {
         let fetch = self.fetch.clone()?;
         let call = self.client.rpc_call_for(choice, now)?;
         let project = call.request.project;
-        let name = self.project_name(project);
-        tracing::debug!(project = %name, reported = call.reported.len(), "scheduler RPC starts");
-        self.context.events.emit(ClientEvent::WorkRequested {
+        tracing::debug!(
+            project = project.0,
+            reported = call.reported.len(),
+            "scheduler RPC starts"
+        );
+        self.context.events.emit_with(|| ClientEvent::WorkRequested {
             time: now,
-            project: name,
+            project: self.project_name(project),
             req_seconds: ResourceType::ALL
                 .into_iter()
                 .filter(|&r| call.request.requests(r))
