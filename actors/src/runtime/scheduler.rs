@@ -579,7 +579,7 @@ impl Scheduler {
                 Some(client.state().app_version(client.state().job(id).app_version?).usage)
             });
             let actor = match &command {
-                TaskCommand::Start(_) => Some(self.task_actor(slot, &job, None)),
+                TaskCommand::Start(_) => Some(self.task_actor(slot, job, None)),
                 _ => self.tasks.get(slot).map(|link| link.actor.clone()),
             };
             if matches!(command, TaskCommand::Abort { .. }) {
