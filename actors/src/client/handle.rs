@@ -89,6 +89,17 @@ impl HandleShared {
         self.scheduler.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
+    /// Sends `message` to the scheduler without holding a copy of its address (an
+    /// address copy is two allocations: the driver sends at every step).
+    pub(crate) fn send_to_scheduler<M>(&self, message: M) -> actix::dev::Request<SchedulerActor, M>
+    where
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+        SchedulerActor: actix::Handler<M>,
+    {
+        self.scheduler.read().unwrap_or_else(std::sync::PoisonError::into_inner).send(message)
+    }
+
     pub(crate) fn set_scheduler(&self, scheduler: Addr<SchedulerActor>) {
         *self.scheduler.write().unwrap_or_else(std::sync::PoisonError::into_inner) = scheduler;
     }

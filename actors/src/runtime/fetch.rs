@@ -103,7 +103,7 @@ impl Handler<ChooseWork> for FetchActor {
 impl Handler<RunSession> for FetchActor {
     // Sessions of different projects run side by side: one slow server holds up no
     // other project's session.
-    type Result = ResponseActFuture<Self, Result<Result<SchedulerReply, RpcError>, String>>;
+    type Result = ResponseActFuture<Self, Result<Result<Box<SchedulerReply>, RpcError>, String>>;
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered("fetch", "RunSession", &message);
@@ -111,7 +111,7 @@ impl Handler<RunSession> for FetchActor {
         self.context.maybe_panic(ActorId::single(ActorKind::Fetch), message.now);
         self.sessions += 1;
         let project = message.call.request.project;
-        let Some(actor) = self.projects.get(project.index()).cloned() else {
+        let Some(actor) = self.projects.get(project.index()) else {
             self.failures += 1;
             return Box::pin(actix::fut::ready(Err(format!("no actor for project {}", project.0))));
         };

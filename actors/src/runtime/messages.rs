@@ -362,9 +362,10 @@ pub struct WorkChoice {
 /// Run a scheduler RPC session (from the scheduler to the FetchActor, and from it to
 /// the ProjectActor). The answer is the server's reply, or why there is none; the
 /// project's actor settles the session's effect on its protocol state when the
-/// scheduler has taken the reply in ([`SettleSession`]).
+/// scheduler has taken the reply in ([`SettleSession`]). The reply travels boxed: it
+/// passes through both actors' futures and channels, and a box moves as a pointer.
 #[derive(Debug, Clone, Serialize, Deserialize, actix::Message)]
-#[rtype(result = "Result<Result<SchedulerReply, RpcError>, String>")]
+#[rtype(result = "Result<Result<Box<SchedulerReply>, RpcError>, String>")]
 pub struct RunSession {
     /// When.
     pub now: Time,

@@ -99,7 +99,7 @@ impl Handler<MasterFetch> for ProjectActor {
 }
 
 impl Handler<RunSession> for ProjectActor {
-    type Result = AtomicResponse<Self, Result<Result<SchedulerReply, RpcError>, String>>;
+    type Result = AtomicResponse<Self, Result<Result<Box<SchedulerReply>, RpcError>, String>>;
 
     fn handle(&mut self, message: RunSession, _: &mut Context<Self>) -> Self::Result {
         self.context.delivered(&self.id, "RunSession", &message);
@@ -127,7 +127,7 @@ impl Handler<RunSession> for ProjectActor {
             });
             // The scheduler logs the outcome once, with the project's name and its backoff.
             actor.session = Some((project, call.request));
-            Ok(reply)
+            Ok(reply.map(Box::new))
         })))
     }
 }

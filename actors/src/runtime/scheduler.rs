@@ -56,7 +56,7 @@ use tokio::sync::watch;
 
 /// A session's answer through the fetch actor: the server's reply or why there is
 /// none; an error when the session never reached a project's actor.
-type SessionAnswer = Result<Result<SchedulerReply, RpcError>, String>;
+type SessionAnswer = Result<Result<Box<SchedulerReply>, RpcError>, String>;
 
 /// What the scheduler needs to start the other actors.
 pub struct SchedulerSetup {
@@ -712,6 +712,23 @@ impl Scheduler {
 
     /// The disk actor's step ended (`delivered`: it answered): the lent state is taken
     /// back; an actor that failed is rebuilt.
+    /// Lends the state to the disk actor in the message `lend` makes of the loan;
+    /// `None` (and nothing lent) when there is no disk actor. The message is sent
+    /// through the scheduler's own address of the actor, not a copy of it.
+    fn lend_to_disk<M>(
+        &mut self,
+        lend: impl FnOnce(StateLoan) -> M,
+    ) -> Option<(actix::dev::Request<DiskActor, M>, LoanReturn)>
+    where
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+        DiskActor: Handler<M>,
+    {
+        let disk = self.disk.as_ref()?;
+        let (state, home) = StateLoan::new(self.client.take_state());
+        Some((disk.send(lend(state)), home))
+    }
+
     fn disk_returned(&mut self, home: &LoanReturn, delivered: bool, now: Time) {
         match home.take() {
             Some(state) => self.client.restore_state(state),
@@ -789,8 +806,8 @@ impl Scheduler {
         &mut self,
         choice: FetchChoice,
         now: Time,
-    ) -> Option<(RpcCall, Addr<FetchActor>, RunSession)> {
-        let fetch = self.fetch.clone()?;
+    ) -> Option<(RpcCall, actix::dev::Request<FetchActor, RunSession>)> {
+        self.fetch.as_ref()?;
         let call = self.client.rpc_call_for(choice, now)?;
         let project = call.request.project;
         tracing::debug!(
@@ -815,24 +832,26 @@ impl Scheduler {
         let url = record.scheduler_urls.first().unwrap_or(&record.master_url).clone();
         let project = Some(Box::new(record.clone()));
         let message = RunSession { now, call: call.clone(), url, request, project };
-        Some((call, fetch, message))
+        let sent = self.fetch.as_ref()?.send(message);
+        Some((call, sent))
     }
 
-    /// What the session's project actor must settle once the reply is taken in: the
-    /// work the reply brought (seen before the reply is applied, as the project's RPC
-    /// policy reads it), or `None` for a failed RPC. `None` overall when the session
-    /// never reached the project's actor, or it failed in it.
+    /// Sends the session's project actor what it must settle once the reply is taken
+    /// in: the work the reply brought (seen before the reply is applied, as the
+    /// project's RPC policy reads it), or `None` for a failed RPC; returns the wait for
+    /// its answer. `None` overall (nothing sent) when the session never reached the
+    /// project's actor, or it failed in it.
     fn settlement(
         &self,
         call: &RpcCall,
         outcome: &Result<SessionAnswer, MailboxError>,
         now: Time,
-    ) -> Option<(Addr<ProjectActor>, SettleSession)> {
+    ) -> Option<actix::dev::Request<ProjectActor, SettleSession>> {
         let project = call.request.project;
         let Ok(Ok(reply)) = outcome else { return None };
-        let actor = self.projects.get(project.index())?.clone();
+        let actor = self.projects.get(project.index())?;
         let work = reply.as_ref().ok().map(|reply| work_reply(self.client.state(), project, reply));
-        Some((actor, SettleSession { now, work }))
+        Some(actor.send(SettleSession { now, work }))
     }
 
     /// A session ended at `now`: its outcome goes into the state, with the protocol
@@ -853,7 +872,7 @@ impl Scheduler {
                 self.supervisor
                     .healthy(ActorId { kind: ActorKind::Project, index: project.0 }, now);
                 let reply = match reply {
-                    Ok(reply) => Some(reply),
+                    Ok(reply) => Some(*reply),
                     Err(error) => {
                         let name = self.project_name(project);
                         tracing::warn!(
@@ -993,10 +1012,16 @@ impl SchedulerActor {
         &self,
         deliveries: Vec<(Addr<TaskActor>, Command)>,
     ) -> LocalBoxActorFuture<Self, ()> {
+        // Every command is in its actor's mailbox before any is waited for: the actors
+        // take them in the order they were sent (each its own in mailbox order), and
+        // the step goes on once all were handled, waking once per command rather than
+        // twice.
+        let sent: Vec<_> =
+            deliveries.into_iter().map(|(actor, command)| actor.send(command)).collect();
         async move {
-            for (actor, command) in deliveries {
+            for handled in sent {
                 // A task actor that died is noticed (and rebuilt) at the next poll.
-                let _ = actor.send(command).await;
+                let _ = handled.await;
             }
         }
         .into_actor(self)
@@ -1042,12 +1067,11 @@ impl SchedulerActor {
     /// The disk manager's step (seed 004's poll), with the state lent to it: no copy is
     /// made, and the state comes back even when the disk actor fails holding it.
     fn disk_step(&self, finished: Vec<JobId>, now: Time) -> LocalBoxActorFuture<Self, ()> {
-        let Some(disk) = self.inner.borrow().disk.clone() else {
+        let lent = self.inner.borrow_mut().lend_to_disk(|state| DiskStep { now, finished, state });
+        let Some((sent, home)) = lent else {
             return actix::fut::ready(()).boxed_local();
         };
-        let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
-        async move { disk.send(DiskStep { now, finished, state }).await }
-            .into_actor(self)
+        sent.into_actor(self)
             .map(move |done, act, _| act.inner.borrow_mut().disk_returned(&home, done.is_ok(), now))
             .boxed_local()
     }
@@ -1095,14 +1119,14 @@ impl SchedulerActor {
     /// (lent to it, not copied), then starts the session that follows from it. The
     /// scheduler takes nothing else in meanwhile: the choice belongs to this step.
     fn start_session(&self, now: Time, ctx: &mut Context<Self>) {
-        let lent = {
+        let asked = {
             let mut s = self.inner.borrow_mut();
-            let fetch = s.fetch.clone();
-            fetch.and_then(|fetch| Some((fetch, s.client.lend_fetch_outlook()?)))
+            let s = &mut *s;
+            let Some(fetch) = s.fetch.as_ref() else { return };
+            let Some(outlook) = s.client.lend_fetch_outlook() else { return };
+            s.operations += 1;
+            fetch.send(ChooseWork { now, outlook })
         };
-        let Some((fetch, outlook)) = lent else { return };
-        self.inner.borrow_mut().operations += 1;
-        let asked = fetch.send(ChooseWork { now, outlook });
         ctx.wait(asked.into_actor(self).map(move |answer, act, ctx| {
             let session = {
                 let mut s = act.inner.borrow_mut();
@@ -1130,11 +1154,11 @@ impl SchedulerActor {
 
     fn run_session(
         &self,
-        (call, fetch, message): (RpcCall, Addr<FetchActor>, RunSession),
+        (call, sent): (RpcCall, actix::dev::Request<FetchActor, RunSession>),
         ctx: &mut Context<Self>,
     ) {
         self.inner.borrow_mut().operations += 1;
-        ctx.spawn(fetch.send(message).into_actor(self).map(move |outcome, act, ctx| {
+        ctx.spawn(sent.into_actor(self).map(move |outcome, act, ctx| {
             // The reply arrives when it arrives: it is taken in at that time.
             let now = act.inner.borrow().context.clock.now();
             ctx.wait(act.finish_session(call, outcome, now));
@@ -1150,7 +1174,7 @@ impl SchedulerActor {
         let settlement = self.inner.borrow().settlement(&call, &outcome, now);
         let settled = async move {
             match settlement {
-                Some((actor, message)) => Some(actor.send(message).await),
+                Some(settling) => Some(settling.await),
                 None => None,
             }
         };
@@ -1176,18 +1200,15 @@ impl SchedulerActor {
         new_jobs: Vec<JobId>,
         now: Time,
     ) -> LocalBoxActorFuture<Self, ()> {
-        let disk = self.inner.borrow().disk.clone();
-        let after_disk = match disk {
+        let lent = self.inner.borrow_mut().lend_to_disk(|state| DiskReply { now, new_jobs, state });
+        let after_disk = match lent {
             None => actix::fut::ready(()).boxed_local(),
-            Some(disk) => {
-                let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
-                async move { disk.send(DiskReply { now, new_jobs, state }).await }
-                    .into_actor(self)
-                    .map(move |done, act, _| {
-                        act.inner.borrow_mut().disk_returned(&home, done.is_ok(), now)
-                    })
-                    .boxed_local()
-            }
+            Some((sent, home)) => sent
+                .into_actor(self)
+                .map(move |done, act, _| {
+                    act.inner.borrow_mut().disk_returned(&home, done.is_ok(), now)
+                })
+                .boxed_local(),
         };
         after_disk
             .then(
@@ -1410,12 +1431,11 @@ impl SchedulerActor {
     /// Measures the disk's free space alone (its disk was full); whether it has room
     /// now.
     fn disk_measure(&self, now: Time) -> LocalBoxActorFuture<Self, bool> {
-        let Some(disk) = self.inner.borrow().disk.clone() else {
+        let lent = self.inner.borrow_mut().lend_to_disk(|state| DiskMeasure { now, state });
+        let Some((sent, home)) = lent else {
             return actix::fut::ready(false).boxed_local();
         };
-        let (state, home) = StateLoan::new(self.inner.borrow_mut().client.take_state());
-        async move { disk.send(DiskMeasure { now, state }).await }
-            .into_actor(self)
+        sent.into_actor(self)
             .map(move |done, act, _| {
                 let mut s = act.inner.borrow_mut();
                 s.disk_returned(&home, done.is_ok(), now);

@@ -123,11 +123,19 @@ impl TaskActor {
         &self.id
     }
 
-    /// Starts the app from `spec`; a failure to start is an exit like any other. A
-    /// previous run still quitting is waited for: the start is tried again shortly,
-    /// and the wait counts as no run of the app.
-    fn start(&mut self, spec: &TaskSpec, now: Time) -> Option<AppExit> {
-        match self.command(&TaskCommand::Start(Box::new(spec.clone()))) {
+    /// Starts the app from the task's spec; a failure to start is an exit like any
+    /// other. A previous run still quitting is waited for: the start is tried again
+    /// shortly, and the wait counts as no run of the app.
+    fn start(&mut self, now: Time) -> Option<AppExit> {
+        let spec = self.spec.take()?;
+        // The spec goes to the process host inside the command and comes back: a start
+        // copies none of it.
+        let command = TaskCommand::Start(spec);
+        let result = self.command(&command);
+        if let TaskCommand::Start(spec) = command {
+            self.spec = Some(spec);
+        }
+        match result {
             Ok(()) => {
                 self.tracker.started(now);
                 None
@@ -258,10 +266,10 @@ impl Handler<Command> for TaskActor {
             job = message.command.target().1,
             "process command"
         );
-        let now = message.now;
-        match &message.command {
+        let Command { command, now } = message;
+        let command = match command {
             TaskCommand::Start(spec) => {
-                self.spec = Some(spec.clone());
+                self.spec = Some(spec);
                 self.restart_at = None;
                 // The app crashed before the client restarted: its restart waits out
                 // the backoff the crash was given.
@@ -272,29 +280,34 @@ impl Handler<Command> for TaskActor {
                     return;
                 }
                 // A failure to start shows as an exit at the next poll.
-                if let Some(exit) = self.start(spec, now) {
+                if let Some(exit) = self.start(now) {
                     self.pending_exit = Some(exit);
                 }
                 return;
             }
-            TaskCommand::Preempt { .. } => {
+            command @ TaskCommand::Preempt { .. } => {
                 // A quit task restarts from its checkpoint when it is started again.
                 self.restart_at = None;
                 self.tracker.stopped(&self.policy, now);
+                command
             }
-            TaskCommand::Resume { gpu_instances, .. } => {
+            TaskCommand::Resume { project, job, slot, gpu_instances } => {
                 if let Some(spec) = self.spec.as_mut() {
-                    spec.gpu_instances.clone_from(gpu_instances);
+                    spec.gpu_instances.clone_from(&gpu_instances);
                 }
                 self.tracker.started(now);
+                TaskCommand::Resume { project, job, slot, gpu_instances }
             }
-            TaskCommand::Abort { .. } => self.restart_at = None,
-            TaskCommand::WatchCheckpoint { .. } => {}
-        }
-        if let Err(refusal) = self.command(&message.command) {
+            command @ TaskCommand::Abort { .. } => {
+                self.restart_at = None;
+                command
+            }
+            command @ TaskCommand::WatchCheckpoint { .. } => command,
+        };
+        if let Err(refusal) = self.command(&command) {
             tracing::warn!(task = %self.id, error = ?refusal, "process command failed");
         }
-        match &message.command {
+        match &command {
             TaskCommand::Preempt { remove_from_memory: true, .. } => self.follow_ending(ctx),
             TaskCommand::Abort { job, .. } => self.follow_abort(job.clone(), ctx),
             _ => {}
@@ -366,9 +379,7 @@ impl TaskActor {
                 };
             }
             self.restart_at = None;
-            if let Some(spec) = self.spec.clone()
-                && let Some(exit) = self.start(&spec, now)
-            {
+            if let Some(exit) = self.start(now) {
                 return self.ended(&exit, checkpoint, now, ctx);
             }
             if let Some(restart_at) = self.restart_at {

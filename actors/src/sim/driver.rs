@@ -51,8 +51,7 @@ impl VirtualDriver {
     {
         let actor = ActorId::single(ActorKind::Scheduler);
         loop {
-            let scheduler = self.handle.scheduler();
-            match scheduler.send(message.clone()).await {
+            match self.handle.send_to_scheduler(message.clone()).await {
                 Ok(result) => {
                     self.supervisor.healthy(actor, *now);
                     return Ok(result);
