@@ -113,6 +113,7 @@ impl Client {
             app_restart_policy: RestartPolicy::APP,
             actor_restart_policy: RestartPolicy::ACTOR,
             realtime_factor: None,
+            paused_clock: false,
             events: EventBus::default(),
         }
     }
@@ -129,6 +130,9 @@ pub struct ClientBuilder {
     app_restart_policy: RestartPolicy,
     actor_restart_policy: RestartPolicy,
     realtime_factor: Option<f64>,
+    /// The runtime the client is spawned on has a paused clock (one this crate made):
+    /// a simulated client then moves it straight to its next step.
+    paused_clock: bool,
     /// The client's event bus, made here so that a host can subscribe before the client
     /// starts and miss nothing.
     events: EventBus,
@@ -195,6 +199,12 @@ impl ClientBuilder {
     /// instead of a simulated world.
     pub fn effects(mut self, effects: Effects) -> Self {
         self.effects = Some(effects);
+        self
+    }
+
+    /// The client will be spawned on a runtime whose clock this crate paused.
+    pub(crate) fn on_paused_clock(mut self) -> Self {
+        self.paused_clock = true;
         self
     }
 
@@ -355,6 +365,7 @@ impl ClientBuilder {
                     period: world.period,
                     start,
                     speed,
+                    paused_clock: self.paused_clock && self.realtime_factor.is_none(),
                     progress: self.progress,
                 };
                 spawn_driver(shared.clone(), driver.run());
@@ -368,6 +379,7 @@ impl ClientBuilder {
     /// runtime, multi-threaded too, or plain threads.
     pub fn start(self) -> Result<ClientHandle, ClientError> {
         let paused = self.effects.is_none() && self.realtime_factor.is_none();
+        let builder = if paused { self.on_paused_clock() } else { self };
         let (sender, receiver) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
             .name("boinc-rs client".into())
@@ -380,7 +392,7 @@ impl ClientBuilder {
                     }
                 };
                 system.block_on(async move {
-                    let handle = match self.spawn() {
+                    let handle = match builder.spawn() {
                         Ok(handle) => handle,
                         Err(error) => {
                             let _ = sender.send(Err(error));

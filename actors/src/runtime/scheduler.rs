@@ -104,6 +104,8 @@ pub struct Scheduler {
     poll_board: Arc<PollBoard>,
     /// The last step's report buffer, for the next (a step allocates none).
     spare_reports: Vec<Option<TaskReport>>,
+    /// The last step's list of polled tasks, for the next.
+    spare_polled: Vec<(JobId, u32)>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
     /// Which task holds which resources, and the changes the resource actors are told.
@@ -205,6 +207,7 @@ impl SchedulerActor {
             tasks: TaskLinks::default(),
             poll_board: PollBoard::new(),
             spare_reports: Vec::new(),
+            spare_polled: Vec::new(),
             resources,
             occupancy,
             projects,
@@ -397,7 +400,8 @@ impl Scheduler {
     fn polls(&mut self, now: Time) -> StepPolls {
         let board = Arc::clone(&self.poll_board);
         board.begin(std::mem::take(&mut self.spare_reports));
-        let mut polled = Vec::with_capacity(self.client.running().len());
+        let mut polled = std::mem::take(&mut self.spare_polled);
+        polled.clear();
         for index in 0..self.client.running().len() {
             let id = self.client.running()[index];
             let Some(slot) = self.client.state().job(id).task.as_ref().map(|t| t.slot) else {
@@ -425,12 +429,12 @@ impl Scheduler {
     /// went down with its actor); returns the jobs that finished successfully.
     fn apply_reports(
         &mut self,
-        polled: Vec<(JobId, u32)>,
+        mut polled: Vec<(JobId, u32)>,
         mut reports: Vec<Option<TaskReport>>,
         now: Time,
     ) -> Vec<JobId> {
         let mut finished = Vec::new();
-        for ((id, slot), place) in polled.into_iter().zip(reports.iter_mut()) {
+        for (&(id, slot), place) in polled.iter().zip(reports.iter_mut()) {
             let actor = ActorId { kind: ActorKind::Task, index: slot };
             if place.is_some() {
                 self.supervisor.healthy(actor, now);
@@ -488,6 +492,8 @@ impl Scheduler {
         }
         reports.clear();
         self.spare_reports = reports;
+        polled.clear();
+        self.spare_polled = polled;
         let mut completed = Vec::new();
         let mut ended_slots = Vec::with_capacity(finished.len());
         for (id, slot, error, message) in finished {
@@ -1390,15 +1396,13 @@ impl SchedulerActor {
                 };
                 // On a full disk every poll looks at the room: tasks and downloads waiting
                 // for it go on within a poll of its return, not at the next full step.
-                let room_again = match !full && !ended && full_disk {
-                    true => act.disk_measure(now),
-                    false => actix::fut::ready(false).boxed_local(),
-                };
-                room_again
-                    .then(move |room_again, act, _| {
-                        act.after_polls(finished, full || ended || room_again, now)
-                    })
-                    .boxed_local()
+                if !full && !ended && full_disk {
+                    act.disk_measure(now)
+                        .then(move |room_again, act, _| act.after_polls(finished, room_again, now))
+                        .boxed_local()
+                } else {
+                    act.after_polls(finished, full || ended, now)
+                }
             },
         )))
     }

@@ -37,6 +37,9 @@ pub(crate) struct VirtualDriver {
     /// Virtual seconds per second of tokio's clock: 1 on a paused clock (where tokio's
     /// time jumps anyway); a paced run's realtime factor on the wall clock.
     pub(crate) speed: f64,
+    /// Tokio's clock is paused (a runtime this crate made for the run): with nothing
+    /// in flight, the driver moves it straight to the next step.
+    pub(crate) paused_clock: bool,
     pub(crate) progress: Option<Box<dyn FnMut(f64) + Send>>,
 }
 
@@ -149,22 +152,11 @@ impl VirtualDriver {
                 self.call(Shutdown { now }, &mut now).await?;
                 break;
             }
-            let next = loop {
-                let wish = *self.link.wakeup.borrow_and_update();
-                let next = next_step_time(lock(&world).next_change(), wish, now, self.period);
-                if next >= end {
-                    break end;
-                }
-                let deadline = self.deadline(next);
-                tokio::select! {
-                    () = tokio::time::sleep_until(deadline) => break next,
-                    changed = self.link.wakeup.changed() => {
-                        if changed.is_err() {
-                            break next;
-                        }
-                    }
-                    _ = stop.changed() => break now + 1e-6,
-                }
+            let idle = self.paused_clock && self.link.inner.borrow().operations() == 0;
+            let next = if idle {
+                self.jump(now, end, &mut stop).await
+            } else {
+                self.wait_for_next_step(now, end, &mut stop).await
             };
             if next >= end {
                 self.advance(&mut now, end);
@@ -191,5 +183,59 @@ impl VirtualDriver {
             rpcs,
             simulation: Some(super::SimResult { figures, trace, decisions, rpcs }),
         })
+    }
+
+    /// The time of the next step, once tokio's clock is there: the earlier of what the
+    /// world and the scheduler want, or sooner when an operation in flight makes the
+    /// scheduler want a step sooner, or a stop is asked for.
+    async fn wait_for_next_step(
+        &mut self,
+        now: Time,
+        end: Time,
+        stop: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> Time {
+        let world = self.world.clone();
+        loop {
+            let wish = *self.link.wakeup.borrow_and_update();
+            let next = next_step_time(lock(&world).next_change(), wish, now, self.period);
+            if next >= end {
+                return end;
+            }
+            let deadline = self.deadline(next);
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return next,
+                changed = self.link.wakeup.changed() => {
+                    if changed.is_err() {
+                        return next;
+                    }
+                }
+                _ = stop.changed() => return now + 1e-6,
+            }
+        }
+    }
+
+    /// [`VirtualDriver::wait_for_next_step`] on a paused clock with nothing in flight:
+    /// no operation can make the scheduler want an earlier step, and no timer of the
+    /// run's is set, so the next step's time is known now and the clock is moved
+    /// straight there, without a timer to wait on.
+    async fn jump(
+        &mut self,
+        now: Time,
+        end: Time,
+        stop: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> Time {
+        if stop.has_changed().unwrap_or(false) {
+            return now + 1e-6;
+        }
+        let wish = *self.link.wakeup.borrow_and_update();
+        let next = next_step_time(lock(&self.world).next_change(), wish, now, self.period);
+        if next >= end {
+            return end;
+        }
+        let wait = self.deadline(next).saturating_duration_since(Instant::now());
+        if !wait.is_zero() {
+            tokio::time::advance(wait).await;
+        }
+        next
     }
 }

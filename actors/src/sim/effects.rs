@@ -167,6 +167,7 @@ impl SimWorld {
         &self.world
     }
 
+    #[inline]
     fn draw(&self, probability: f64) -> bool {
         probability > 0.0
             && self

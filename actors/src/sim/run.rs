@@ -22,7 +22,8 @@ pub fn run_actor_simulation(
         .config(config.clone())
         .faults(faults)
         .journal(journal)
-        .progress(progress);
+        .progress(progress)
+        .on_paused_clock();
     let report = system.block_on(async move { builder.spawn()?.finished().await })?;
     report
         .simulation
