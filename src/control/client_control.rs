@@ -1045,6 +1045,34 @@ impl ClientControl {
         build_request(&self.state, call, &self.identity, now)
     }
 
+    /// The scheduler request for `call` at `now`, owning everything (for a session
+    /// that outlives this borrow of the state), made in the buffers kept from one
+    /// request to the next.
+    pub fn build_owned_request(&mut self, call: &RpcCall, now: Time) -> SchedulerRequest<'static> {
+        let mut scratch = std::mem::take(&mut self.request_scratch);
+        let request =
+            build_request_with(&self.state, call, &self.identity, now, &mut scratch).into_owned();
+        self.request_scratch = scratch;
+        request
+    }
+
+    /// [`ClientControl::build_owned_request`] into `target`, a request kept from an
+    /// earlier session: its text and lists are rewritten in the room they have
+    /// ([`SchedulerRequest::refill`]), and the buffers the request was built in are kept
+    /// for the next.
+    pub fn refill_owned_request(
+        &mut self,
+        call: &RpcCall,
+        now: Time,
+        target: &mut SchedulerRequest<'static>,
+    ) {
+        let mut scratch = std::mem::take(&mut self.request_scratch);
+        let mut request = build_request_with(&self.state, call, &self.identity, now, &mut scratch);
+        target.refill(&mut request);
+        scratch.recycle(request);
+        self.request_scratch = scratch;
+    }
+
     /// Sends the scheduler request for `call` at `now` with `send` (which answers at
     /// once, as the emulated world does) and returns `send`'s answer. The request is
     /// [`super::build_request_with`]'s, in buffers kept from one request to the next.

@@ -39,6 +39,7 @@ mod project_init;
 mod proxy_info;
 mod queue_report;
 mod reported_result;
+mod request_refill;
 mod scheduler_reply;
 mod scheduler_request;
 mod server_message;

@@ -222,6 +222,24 @@ impl PollBoard {
         }
     }
 
+    /// The answers for the round's next `count` polls, in sending order, made under
+    /// one look at the board.
+    pub fn answers(self: &Arc<Self>, count: usize) -> impl Iterator<Item = PollAnswer> + use<> {
+        let (first, round) = {
+            let mut board = self.lock();
+            let first = board.reports.len();
+            board.reports.resize_with(first + count, || None);
+            board.outstanding += count;
+            (first, board.round)
+        };
+        let board = Arc::clone(self);
+        (first..first + count).map(move |position| PollAnswer {
+            position,
+            round,
+            board: Some(Arc::clone(&board)),
+        })
+    }
+
     /// Every poll of the round is sent: the step lets go of it.
     pub fn sent(&self) {
         let round = self.lock().round;
@@ -517,6 +535,12 @@ impl Drop for StateLoan {
 }
 
 impl LoanReturn {
+    /// Lends `state` again, to come back here: a lender with one loan out at a time
+    /// keeps one home for all of them.
+    pub fn lend(&self, state: Box<ClientState>) -> StateLoan {
+        StateLoan { state: Some(state), home: Arc::clone(&self.0) }
+    }
+
     /// The state, once the loan has ended (`None` while it is still out).
     pub fn take(&self) -> Option<Box<ClientState>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner).take()

@@ -45,7 +45,7 @@ use boinc_core::control::{
     ClientControl, ProjectRpcState, RpcCall, RpcGate, TaskCommand, work_reply,
 };
 use boinc_core::model::{ClientState, JobId, ProjectId, ResourceMap, ResourceType};
-use boinc_core::protocol::SchedulerReply;
+use boinc_core::protocol::{SchedulerReply, SchedulerRequest};
 use boinc_core::supervise::{EXIT_CHILD_FAILED, RestartDecision, RestartPolicy};
 use boinc_core::work_fetch::FetchChoice;
 use std::cell::RefCell;
@@ -106,6 +106,10 @@ pub struct Scheduler {
     spare_reports: Vec<Option<TaskReport>>,
     /// The last step's list of polled tasks, for the next.
     spare_polled: Vec<(JobId, u32)>,
+    /// Where the state comes back to from the disk actor (one loan is out at a time).
+    loan_home: LoanReturn,
+    /// The last session's request, refilled for the next.
+    last_request: Arc<SchedulerRequest<'static>>,
     /// Resource actors (`None` while one is being rebuilt or was given up on).
     resources: Vec<(ResourceType, Option<Addr<ResourceActor>>)>,
     /// Which task holds which resources, and the changes the resource actors are told.
@@ -208,6 +212,8 @@ impl SchedulerActor {
             poll_board: PollBoard::new(),
             spare_reports: Vec::new(),
             spare_polled: Vec::new(),
+            loan_home: LoanReturn::default(),
+            last_request: Arc::default(),
             resources,
             occupancy,
             projects,
@@ -309,7 +315,12 @@ impl Scheduler {
             self.restarts.values().copied().filter(|&t| t > now).fold(f64::INFINITY, f64::min);
         let rebuild = self.rebuilds.values().copied().fold(f64::INFINITY, f64::min);
         let next = self.client.next_wakeup(now).min(restart).min(rebuild.max(now));
-        self.wakeup.send_replace(next);
+        // The driver reads the wish at each step; it is woken only when the wish moves.
+        self.wakeup.send_if_modified(|wish| {
+            let moved = wish.to_bits() != next.to_bits();
+            *wish = next;
+            moved
+        });
     }
 
     /// Records an actor's failure: the restart decision, reported as an event.
@@ -416,10 +427,17 @@ impl Scheduler {
                 let name = self.client.state().job(id).name.clone();
                 self.task_actor(slot, &name, Some(id));
             }
-            let Some(link) = self.tasks.get(slot) else { continue };
-            polled.push((id, slot));
-            // An actor already gone drops the poll at once: unanswered, it counts as failed.
-            link.bell.ring(Poll { now, answer: Some(board.answer()) });
+            if self.tasks.get(slot).is_some() {
+                polled.push((id, slot));
+            }
+        }
+        // The board makes room for every answer at once, then each bell is rung.
+        for ((_, slot), answer) in polled.iter().zip(board.answers(polled.len())) {
+            if let Some(link) = self.tasks.get(*slot) {
+                // An actor already gone drops the poll at once: unanswered, it counts as
+                // failed.
+                link.bell.ring(Poll { now, answer: Some(answer) });
+            }
         }
         board.sent();
         StepPolls { polled, all_in: board.all_in() }
@@ -731,8 +749,8 @@ impl Scheduler {
         DiskActor: Handler<M>,
     {
         let disk = self.disk.as_ref()?;
-        let (state, home) = StateLoan::new(self.client.take_state());
-        Some((disk.send(lend(state)), home))
+        let state = self.loan_home.lend(self.client.take_state());
+        Some((disk.send(lend(state)), self.loan_home.clone()))
     }
 
     fn disk_returned(&mut self, home: &LoanReturn, delivered: bool, now: Time) {
@@ -832,7 +850,18 @@ impl Scheduler {
         });
         // The request describes the state as of now (with the free-space figures of seed
         // 004); the loop goes on meanwhile.
-        let request = Arc::new(self.client.build_request(&call, now).into_owned());
+        // The request the last session sent is rewritten in place once its project's
+        // actor has let go of it (it has, unless that session is still starting).
+        let request = match Arc::get_mut(&mut self.last_request) {
+            Some(kept) => {
+                self.client.refill_owned_request(&call, now, kept);
+                Arc::clone(&self.last_request)
+            }
+            None => {
+                self.last_request = Arc::new(self.client.build_owned_request(&call, now));
+                Arc::clone(&self.last_request)
+            }
+        };
         let record = self.client.state().project(project);
         // An emulated project's scheduler answers at its master URL.
         let url = record.scheduler_urls.first().unwrap_or(&record.master_url).clone();
@@ -909,22 +938,25 @@ impl Scheduler {
                 (None, before.clone())
             }
         };
-        let name = self.project_name(project);
         if let Some(reply) = &reply {
             tracing::info!(
-                project = %name,
+                project = %self.project_name(project),
                 reported = call.reported.len(),
                 jobs = reply.results.len(),
                 "scheduler RPC done"
             );
         }
-        self.context.events.emit(ClientEvent::RpcDone {
+        // The events' project name is made only for someone who listens.
+        let listening = self.context.events.has_subscribers();
+        let name = if listening { self.project_name(project) } else { String::new() };
+        self.context.events.emit_with(|| ClientEvent::RpcDone {
             time: now,
             project: name.clone(),
             success: reply.is_some(),
             jobs: reply.as_ref().map_or(0, |r| r.results.len()),
         });
-        if rpc_state.min_rpc_time > before.min_rpc_time && rpc_state.min_rpc_time > now {
+        if listening && rpc_state.min_rpc_time > before.min_rpc_time && rpc_state.min_rpc_time > now
+        {
             self.context.events.emit(ClientEvent::BackoffSet {
                 time: now,
                 project: name.clone(),
@@ -934,7 +966,7 @@ impl Scheduler {
         }
         for r in ResourceType::ALL {
             let until = rpc_state.resources[r].backoff_time;
-            if until > before.resources[r].backoff_time && until > now {
+            if listening && until > before.resources[r].backoff_time && until > now {
                 self.context.events.emit(ClientEvent::BackoffSet {
                     time: now,
                     project: name.clone(),
