@@ -835,7 +835,7 @@ impl Scheduler {
         let call = self.client.rpc_call_for(choice, now)?;
         let project = call.request.project;
         tracing::debug!(
-            project = project.0,
+            project = %self.project_name(project),
             reported = call.reported.len(),
             "scheduler RPC starts"
         );
