@@ -145,7 +145,7 @@ impl ClientHandle {
         M::Result: Send,
         SchedulerActor: Handler<M>,
     {
-        self.shared.scheduler().send(message).await.map_err(stopped)
+        self.shared.send_to_scheduler(message).await.map_err(stopped)
     }
 
     /// Sends `message` from a thread that is not async (never from the client's own

@@ -51,7 +51,7 @@ impl WallClockDriver {
         let actor = ActorId::single(ActorKind::Scheduler);
         loop {
             let now = self.effects.clock.now();
-            match self.handle.scheduler().send(message.clone()).await {
+            match self.handle.send_to_scheduler(message.clone()).await {
                 Ok(result) => {
                     self.supervisor.healthy(actor, now);
                     return Ok(result);

@@ -513,12 +513,6 @@ pub struct StateLoan {
 pub struct LoanReturn(Arc<Mutex<Option<Box<ClientState>>>>);
 
 impl StateLoan {
-    /// Lends `state`; the state comes back through the [`LoanReturn`].
-    pub fn new(state: Box<ClientState>) -> (StateLoan, LoanReturn) {
-        let home = Arc::new(Mutex::new(None));
-        (StateLoan { state: Some(state), home: home.clone() }, LoanReturn(home))
-    }
-
     /// The lent state. An empty loan (one made by deserialising a journal line) lends
     /// an empty state.
     pub fn state(&mut self) -> &mut ClientState {
